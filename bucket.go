@@ -1,0 +1,131 @@
+package cuckoo
+
+import "math/bits"
+
+// A bucket is one uint64 word holding four fingerprint slots and a
+// migration counter:
+//
+//	bit 63      62      61 ............ 4f   4f-1 ... 3f ... 2f ... f ... 0
+//	   [K-CAS tags]    [migration counter ]  [slot 3][slot 2][slot 1][slot 0]
+//
+// Slot s occupies bits [s*f, (s+1)*f). A fingerprint is never 0, so 0 marks
+// an empty slot. The counter takes the 62-4f bits left between the slots and
+// the two tag bits: 30 bits at f=8, 14 bits at f=12. The two top bits belong
+// to the K-CAS (kcas.go): a word with either of them set is a reference to a
+// descriptor, not a bucket, and is never interpreted by this file.
+//
+// Every word of the table is read and written only through sync/atomic
+// (kcas.go and locked.go); the functions here are pure functions of a word.
+
+const (
+	slotsPerBucket = 4
+	tagBits        = 2
+	payloadBits    = 64 - tagBits
+)
+
+// layout holds the masks for one fingerprint size. It is computed once in New
+// and copied by value into the hot paths.
+type layout struct {
+	f        uint   // fingerprint bits: 8 or 12
+	slotMask uint64 // (1<<f)-1
+	fpMask   uint64 // the four slots: (1<<4f)-1
+	lo       uint64 // 1 in the lowest bit of every slot
+	hi       uint64 // 1 in the highest bit of every slot
+	ctrShift uint   // 4f
+	ctrMask  uint64 // counter mask after shifting down: (1<<(62-4f))-1
+}
+
+func newLayout(f uint) layout {
+	l := layout{f: f}
+	l.slotMask = 1<<f - 1
+	l.fpMask = 1<<(4*f) - 1
+	for s := uint(0); s < slotsPerBucket; s++ {
+		l.lo |= 1 << (s * f)
+	}
+	l.hi = l.lo << (f - 1)
+	l.ctrShift = 4 * f
+	l.ctrMask = 1<<(payloadBits-4*f) - 1
+	return l
+}
+
+// counterBits reports the width of the migration counter.
+func (l layout) counterBits() uint { return payloadBits - 4*l.f }
+
+// zeroSlots returns a word with the high bit of every slot of x that is zero
+// set, and no other bit. It is the classic SWAR "has zero byte" test for
+// f-bit lanes: subtracting 1 from every lane borrows into the lane's high bit
+// only when the lane is zero, and masking with ^x drops lanes whose high bit
+// was already set. A borrow out of a zero lane can make the lane above it look
+// zero as well, so only the lowest set bit of the result is exact; every
+// caller either tests the result against zero or takes its lowest set bit.
+func (l layout) zeroSlots(x uint64) uint64 {
+	x &= l.fpMask
+	return (x - l.lo) &^ x & l.hi
+}
+
+// slotOf converts the lowest set bit of a zeroSlots result to a slot index.
+func (l layout) slotOf(z uint64) int {
+	tz := uint(bits.TrailingZeros64(z))
+	if l.f == 8 {
+		return int(tz >> 3)
+	}
+	return int(tz / 12)
+}
+
+// match returns the slot of w holding fp, or -1. fp must be non-zero.
+func (l layout) match(w, fp uint64) int {
+	z := l.zeroSlots(w ^ fp*l.lo)
+	if z == 0 {
+		return -1
+	}
+	return l.slotOf(z)
+}
+
+// contains reports whether any slot of w holds fp. fp must be non-zero.
+func (l layout) contains(w, fp uint64) bool {
+	return l.zeroSlots(w^fp*l.lo) != 0
+}
+
+// emptySlot returns the index of the first empty slot of w, or -1.
+func (l layout) emptySlot(w uint64) int {
+	z := l.zeroSlots(w)
+	if z == 0 {
+		return -1
+	}
+	return l.slotOf(z)
+}
+
+// occupied returns the number of non-empty slots of w.
+func (l layout) occupied(w uint64) int {
+	n := 0
+	for s := uint(0); s < slotsPerBucket; s++ {
+		if w>>(s*l.f)&l.slotMask != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// slot returns the fingerprint in slot s of w (0 when empty).
+func (l layout) slot(w uint64, s int) uint64 {
+	return w >> (uint(s) * l.f) & l.slotMask
+}
+
+// setSlot returns w with slot s set to fp.
+func (l layout) setSlot(w uint64, s int, fp uint64) uint64 {
+	sh := uint(s) * l.f
+	return w&^(l.slotMask<<sh) | fp<<sh
+}
+
+// counter returns the migration counter of w.
+func (l layout) counter(w uint64) uint64 {
+	return w >> l.ctrShift & l.ctrMask
+}
+
+// bumpCounter returns w with its migration counter increased by one, wrapping
+// within the counter's width (see the argument in twophase.go for why a wrap
+// is harmless unless a single lookup overlaps 2^c-1 migrations of a bucket).
+func (l layout) bumpCounter(w uint64) uint64 {
+	c := (l.counter(w) + 1) & l.ctrMask
+	return w&^(l.ctrMask<<l.ctrShift) | c<<l.ctrShift
+}

@@ -1,0 +1,426 @@
+// Package cuckoo is a concurrent cuckoo filter: an approximate set of byte
+// strings that many goroutines may Insert into, Lookup and Delete from at
+// once.
+//
+// # Guarantees
+//
+// False negatives are impossible: Lookup reports true for every key that was
+// inserted and has not been deleted, including while other goroutines insert,
+// delete and relocate fingerprints. Precisely, a Lookup finds a key if some
+// copy of the key's fingerprint stays in the filter for the whole call (see
+// "Duplicates" below for the one corner this excludes).
+//
+// False positives happen at a rate of about 8·α/2^f for fingerprint size f
+// and load factor α (0.19% at f=12 and 95% load, 3% at f=8): Lookup may
+// report true for a key that was never inserted.
+//
+// Insert returns ErrFull when it finds no room; the filter is then unchanged
+// apart from fingerprints it relocated between their two buckets: nothing is
+// lost. A filter made by New(n) holds at least n keys before the first
+// ErrFull in the tests (it is sized for 95% load with four-slot buckets).
+//
+// Duplicates: inserting a key k times stores k copies (at most 8 fit, the
+// slots of its two buckets); each Delete removes one. Deleting a key that was
+// never inserted can remove the fingerprint of a different key that
+// collides with it, creating a false negative for that key: only delete keys
+// you inserted. If a Lookup overlaps both an Insert of a new copy and the
+// Delete of the last older copy of the same fingerprint, it may miss.
+//
+// # Concurrency
+//
+// Every method may be called from any number of goroutines at once. In the
+// default LockFree mode Insert, Lookup and Delete are lock-free and
+// linearizable with the exception above; in Locked mode they take striped
+// queue locks (elided with Intel RTM where the processor supports it) and are
+// linearizable. Len and LoadFactor are exact when no operation is in flight.
+// Reset empties the filter; operations overlapping it may or may not survive
+// it.
+//
+// # Design
+//
+// The table is an array of 64-bit words, one per bucket of four fingerprint
+// slots, with a per-bucket migration counter in the spare bits (bucket.go).
+// A key hashes (xxhash) to a fingerprint and a bucket; its other bucket is
+// derived from the fingerprint, so fingerprints can be relocated without the
+// key. Insert puts the fingerprint into an empty slot with one CAS; when both
+// buckets are full it searches breadth-first for a path to an empty slot and
+// relocates fingerprints backwards along it, each move a multi-word CAS of
+// two buckets (migrate.go, kcas.go). Lookup reads both buckets twice and uses
+// the migration counters to tell a miss from a fingerprint in flight
+// (twophase.go).
+//
+// The algorithms follow the lock-free concurrent cuckoo filter of the paper
+// in Journal of Software (软件学报) 2025 36(7) (two-phase lookup, migration
+// counters, K-CAS relocation, BFS path discovery), Harris, Fraser and Pratt's
+// multi-word CAS with Arbel-Raviv and Brown's descriptor reuse, Fan et al.'s
+// cuckoo filter (CoNEXT 2014), and Mellor-Crummey and Scott's queue lock.
+package cuckoo
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// ErrFull is returned by Insert when no slot could be freed for the key. The
+// filter keeps every fingerprint it held.
+var ErrFull = errors.New("cuckoo: filter is full")
+
+// Mode selects how a Filter synchronizes concurrent operations.
+type Mode int
+
+const (
+	// LockFree uses single-word CAS for inserts and deletes, a multi-word
+	// CAS for relocations and a two-phase lookup. No goroutine ever waits
+	// for another. It is the default.
+	LockFree Mode = iota
+	// Locked guards buckets with striped MCS queue locks, elided with Intel
+	// RTM transactions where the processor supports them (see RTMActive).
+	Locked
+)
+
+// String returns "lockfree" or "locked".
+func (m Mode) String() string {
+	switch m {
+	case LockFree:
+		return "lockfree"
+	case Locked:
+		return "locked"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+const (
+	// DefaultFingerprintBits is the fingerprint size New uses unless told
+	// otherwise.
+	DefaultFingerprintBits = 12
+	// targetLoad is the load factor the table is sized for: Cap() is
+	// capacity/0.95 rounded up to whole buckets.
+	targetLoadNum, targetLoadDen = 19, 20
+	// maxBuckets bounds the table at 16 GiB: bucket indices must fit in 32
+	// bits for the index arithmetic and the path search.
+	maxBuckets = 1 << 31
+	// MaxCapacity is the largest capacity New accepts.
+	MaxCapacity = maxBuckets * slotsPerBucket * targetLoadNum / targetLoadDen
+)
+
+type config struct {
+	bits int
+	seed uint64
+	mode Mode
+}
+
+// Option configures New.
+type Option func(*config)
+
+// WithFingerprintBits sets the fingerprint size: 8 or 12 bits (the default).
+// Larger fingerprints lower the false-positive rate (about 8·α/2^bits) and
+// cost more memory. New rejects other sizes.
+func WithFingerprintBits(bits int) Option {
+	return func(c *config) { c.bits = bits }
+}
+
+// WithSeed sets the hash seed. Filters with the same seed, size and
+// fingerprint bits place every key in the same buckets with the same
+// fingerprint. The default seed is 0.
+func WithSeed(seed uint64) Option {
+	return func(c *config) { c.seed = seed }
+}
+
+// WithMode selects the synchronization mode (LockFree by default).
+func WithMode(m Mode) Option {
+	return func(c *config) { c.mode = m }
+}
+
+// Filter is a concurrent cuckoo filter. Create one with New; a zero Filter
+// holds nothing, reports every Insert as ErrFull, and can be loaded with
+// UnmarshalBinary or ReadFrom. A Filter must not be copied after first use.
+type Filter struct {
+	_ noCopy
+
+	t       kcasTable // the buckets; words change only through t (LockFree) or under locks (Locked)
+	m       uint64    // number of buckets
+	lay     layout
+	fpRange uint64 // 2^f - 1: fingerprints are 1..fpRange
+	seed    uint64
+	mode    Mode
+	count   shardedCount // fingerprints stored
+}
+
+// New returns a filter that can hold capacity keys. Its table has
+// Cap() = capacity/0.95 slots rounded up to whole four-slot buckets (about
+// 16.8 bits per key at f=12, 11.2 at f=8). It returns an error if capacity is
+// not positive or above MaxCapacity, or if an option has a value outside its
+// range.
+func New(capacity int, opts ...Option) (*Filter, error) {
+	c := config{bits: DefaultFingerprintBits, mode: LockFree}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if capacity <= 0 {
+		return nil, fmt.Errorf("cuckoo: capacity must be positive, got %d", capacity)
+	}
+	if uint64(capacity) > MaxCapacity {
+		return nil, fmt.Errorf("cuckoo: capacity %d exceeds the maximum %d", capacity, uint64(MaxCapacity))
+	}
+	if c.bits != 8 && c.bits != 12 {
+		return nil, fmt.Errorf("cuckoo: fingerprint bits must be 8 or 12, got %d", c.bits)
+	}
+	if c.mode != LockFree {
+		return nil, fmt.Errorf("cuckoo: unknown mode %d", int(c.mode))
+	}
+	slots := (uint64(capacity)*targetLoadDen + targetLoadNum - 1) / targetLoadNum
+	m := (slots + slotsPerBucket - 1) / slotsPerBucket
+	f := &Filter{}
+	f.init(m, uint(c.bits), c.seed, c.mode)
+	return f, nil
+}
+
+// init sets up an empty table of m buckets. m must be in [1, maxBuckets].
+func (f *Filter) init(m uint64, bits uint, seed uint64, mode Mode) {
+	f.t.words = make([]atomic.Uint64, m)
+	f.m = m
+	f.lay = newLayout(bits)
+	f.fpRange = 1<<bits - 1
+	f.seed = seed
+	f.mode = mode
+	f.count.reset()
+}
+
+// Mode returns the filter's synchronization mode.
+func (f *Filter) Mode() Mode { return f.mode }
+
+// FingerprintBits returns the fingerprint size in bits (0 for a zero Filter).
+func (f *Filter) FingerprintBits() int { return int(f.lay.f) }
+
+// Seed returns the hash seed.
+func (f *Filter) Seed() uint64 { return f.seed }
+
+// mix64 is the finalizer of MurmurHash3: it spreads the seed into every bit
+// so that different seeds give unrelated placements.
+func mix64(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+// hash returns the key's first bucket and its fingerprint. The bucket comes
+// from the high 32 bits of the hash and the fingerprint from the low 32, each
+// mapped onto its range by a multiply-shift (no division, no power-of-two
+// table), and the fingerprint is never 0.
+func (f *Filter) hash(key []byte) (b1, fp uint64) {
+	h := mix64(xxhash.Sum64(key) ^ f.seed)
+	fp = (h&0xffffffff*f.fpRange)>>32 + 1
+	b1 = (h >> 32 * f.m) >> 32
+	return b1, fp
+}
+
+// alt returns the other bucket of fp when it is in bucket b:
+// (H(fp) - b) mod m. It is an involution for every m, so no power-of-two
+// table is needed; when 2b = H(fp) mod m the fingerprint has one bucket.
+func (f *Filter) alt(b, fp uint64) uint64 {
+	hi, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, f.m)
+	if hi >= b {
+		return hi - b
+	}
+	return hi + f.m - b
+}
+
+// Insert adds key to the filter. It returns ErrFull if no slot could be
+// freed for it, in which case the filter holds exactly what it held before
+// (fingerprints may have moved between their two buckets). Inserting a key
+// again stores another copy.
+func (f *Filter) Insert(key []byte) error {
+	if f.m == 0 {
+		return ErrFull
+	}
+	b1, fp := f.hash(key)
+	b2 := f.alt(b1, fp)
+	for {
+		var added bool
+		if f.mode == Locked {
+			added = f.addLocked(b1, b2, fp)
+		} else {
+			added = f.add(b1, fp) || (b2 != b1 && f.add(b2, fp))
+		}
+		if added {
+			f.count.add(b1, 1)
+			return nil
+		}
+		if !f.makeRoom(b1, b2) {
+			return ErrFull
+		}
+	}
+}
+
+// add puts fp into an empty slot of bucket b with one CAS, and reports
+// whether it did (false: the bucket is full).
+func (f *Filter) add(b, fp uint64) bool {
+	l := f.lay
+	for {
+		w := f.t.words[b].Load()
+		if w&tagMask != 0 {
+			f.t.helpWord(w)
+			continue
+		}
+		s := l.emptySlot(w)
+		if s < 0 {
+			return false
+		}
+		if f.t.cas(b, w, l.setSlot(w, s, fp)) {
+			return true
+		}
+	}
+}
+
+// Lookup reports whether key may be in the filter. It never reports false
+// for a key that was inserted and not deleted (see the package doc for the
+// precise statement), and reports true for a key that was never inserted
+// with probability about 8·α/2^f.
+func (f *Filter) Lookup(key []byte) bool {
+	if f.m == 0 {
+		return false
+	}
+	b1, fp := f.hash(key)
+	b2 := f.alt(b1, fp)
+	if f.mode == Locked {
+		return f.lookupLocked(b1, b2, fp)
+	}
+	_, ok := f.find(b1, b2, fp)
+	return ok
+}
+
+// Delete removes one copy of key's fingerprint and reports whether it found
+// one. Delete only keys that were inserted: deleting another key can remove
+// a colliding fingerprint and so create a false negative.
+func (f *Filter) Delete(key []byte) bool {
+	if f.m == 0 {
+		return false
+	}
+	b1, fp := f.hash(key)
+	b2 := f.alt(b1, fp)
+	var ok bool
+	if f.mode == Locked {
+		ok = f.deleteLocked(b1, b2, fp)
+	} else {
+		ok = f.remove(b1, b2, fp)
+	}
+	if ok {
+		f.count.add(b1, -1)
+	}
+	return ok
+}
+
+// remove deletes one copy of fp from b1 or b2: the two-phase search finds a
+// bucket holding it, then one CAS clears the slot. If the fingerprint left
+// that bucket before the CAS the search runs again.
+func (f *Filter) remove(b1, b2, fp uint64) bool {
+	l := f.lay
+	for {
+		b, ok := f.find(b1, b2, fp)
+		if !ok {
+			return false
+		}
+		for {
+			w := f.t.words[b].Load()
+			if w&tagMask != 0 {
+				f.t.helpWord(w)
+				continue
+			}
+			s := l.match(w, fp)
+			if s < 0 {
+				break // moved or deleted meanwhile: search again
+			}
+			if f.t.cas(b, w, l.setSlot(w, s, 0)) {
+				return true
+			}
+		}
+	}
+}
+
+// Len returns the number of fingerprints stored. It is exact when no
+// operation is in flight.
+func (f *Filter) Len() int {
+	n := f.count.sum()
+	if n < 0 {
+		return 0
+	}
+	return int(n)
+}
+
+// Cap returns the number of fingerprint slots.
+func (f *Filter) Cap() int { return int(f.m * slotsPerBucket) }
+
+// LoadFactor returns Len()/Cap(), or 0 for a zero Filter.
+func (f *Filter) LoadFactor() float64 {
+	if f.m == 0 {
+		return 0
+	}
+	return float64(f.Len()) / float64(f.Cap())
+}
+
+// Reset removes every fingerprint. It may run concurrently with other
+// operations; those that overlap it may or may not see their effects
+// survive. Migration counters are kept, so lookups in flight stay correct.
+func (f *Filter) Reset() {
+	if f.mode == Locked {
+		f.resetLocked()
+		return
+	}
+	l := f.lay
+	for b := uint64(0); b < f.m; b++ {
+		for {
+			w := f.t.words[b].Load()
+			if w&tagMask != 0 {
+				f.t.helpWord(w)
+				continue
+			}
+			if f.t.cas(b, w, w&^l.fpMask) {
+				f.count.add(b, -int64(l.occupied(w)))
+				break
+			}
+		}
+	}
+}
+
+// shardedCount is the number of stored fingerprints, spread over padded
+// shards chosen by bucket so that concurrent inserts rarely share a cache
+// line. Only the sum is meaningful.
+type shardedCount struct {
+	shards [countShards]struct {
+		n atomic.Int64
+		_ [56]byte
+	}
+}
+
+const countShards = 32
+
+func (c *shardedCount) add(b uint64, d int64) { c.shards[b%countShards].n.Add(d) }
+
+func (c *shardedCount) sum() int64 {
+	var n int64
+	for i := range c.shards {
+		n += c.shards[i].n.Load()
+	}
+	return n
+}
+
+func (c *shardedCount) reset() {
+	for i := range c.shards {
+		c.shards[i].n.Store(0)
+	}
+}
+
+// noCopy makes go vet's copylocks check report copies of a Filter.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

@@ -1,0 +1,500 @@
+package cuckoo
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+// This file implements a lock-free multi-word compare-and-swap (K-CAS) over
+// the words of a table, after Harris, Fraser and Pratt, "A Practical
+// Multi-Word Compare-and-Swap Operation" (DISC 2002), with the descriptor reuse
+// of Arbel-Raviv and Brown, "Reuse, don't Recycle" (DISC 2017).
+//
+// Words. A word whose two top bits are clear holds a plain value (a bucket).
+// A word with tagKCAS set refers to a K-CAS descriptor, one with tagRDCSS set
+// refers to the RDCSS part of a descriptor. A reference is
+//
+//	tag | seq<<refSeqShift | slot
+//
+// where slot indexes the descriptor table and seq is the descriptor's
+// sequence number for the operation that installed the reference. No pointer
+// is ever hidden in an integer: the garbage collector sees the descriptor
+// table through ordinary pointers, and the table is never freed while the
+// kcasTable is alive.
+//
+// Descriptors. A goroutine leases a descriptor slot from a lock-free free
+// list for the whole of one operation and returns it afterwards. Reusing a
+// slot bumps its sequence number before any field is rewritten, so anyone
+// holding a reference with the old number can tell that the operation it
+// refers to is over. Fields are read with the seqlock pattern: load the state
+// word, load the fields, load the state word again; if both loads show the
+// reference's sequence number the fields belong to that operation. All fields
+// are atomics, so these reads are not data races.
+//
+// Protocol (HFP). The K-CAS descriptor lists up to maxK word indices in
+// ascending order with their expected (old) and new values, and a state word
+// seq<<2|status, status one of undecided, succeeded, failed.
+//
+//  1. Phase 1: for each word in order, install a reference to the descriptor
+//     if the word holds its old value. The install is an RDCSS: it places the
+//     K-CAS reference only if the descriptor is still undecided, so a helper
+//     that lags behind cannot install a reference to an operation that has
+//     already finished. A word holding another operation's reference is
+//     helped first. A word holding neither the old value nor our reference
+//     decides failure.
+//  2. Decide: CAS the state from (seq, undecided) to (seq, succeeded or
+//     failed). This is the linearization point. Because the sequence number is
+//     part of the compared value, a helper of an older use of the slot cannot
+//     decide a newer operation.
+//  3. Phase 2: replace every reference to the descriptor by the new value
+//     (succeeded) or the old value (failed). Before that, an RDCSS reference
+//     of a lagging helper that targets this descriptor is completed, which
+//     (the state being decided) restores the old value; otherwise the
+//     helper's own completion could install a K-CAS reference after phase 2
+//     had passed the word, leaving a reference to a slot that may already be
+//     reused. Once the owner has finished phase 2, no word holds or can come
+//     to hold a reference to this use of the descriptor: any later RDCSS for
+//     it reads a decided (or reused) state and restores the old value. Only
+//     then does the owner release the slot.
+//
+// Reads never block and never write: a reader that finds a K-CAS reference
+// reads the descriptor and returns the new value if the state is succeeded
+// and the old value otherwise; an RDCSS reference resolves to its expected old
+// value (the RDCSS has not taken effect yet). If the descriptor was reused in
+// the meantime the reference is gone from the word and the reader re-reads.
+// Writers that find a reference help the operation to completion (Insert and
+// Delete through helpWord) so that one stalled goroutine cannot block others:
+// the algorithm is lock-free.
+
+const (
+	tagKCAS  = uint64(1) << 63
+	tagRDCSS = uint64(1) << 62
+	tagMask  = tagKCAS | tagRDCSS
+
+	refSlotBits = 16
+	refSlotMask = 1<<refSlotBits - 1
+	refSeqShift = refSlotBits
+	refSeqMask  = 1<<(payloadBits-refSlotBits) - 1 // 46 bits of sequence
+
+	maxK = 4 // words per K-CAS
+
+	statusUndecided = 0
+	statusSucceeded = 1
+	statusFailed    = 2
+
+	descChunkSize = 64
+	maxDescs      = 1 << refSlotBits
+	maxDescChunks = maxDescs / descChunkSize
+)
+
+// kcasDesc is one slot of the descriptor table: a K-CAS descriptor and the
+// RDCSS descriptor its leaseholder uses to install references (its own, or
+// another operation's when helping). Every field is written only by the
+// goroutine holding the lease and read by anyone through a seqlock read.
+type kcasDesc struct {
+	state atomic.Uint64 // seq<<2 | status of the K-CAS part
+	n     atomic.Uint64 // number of words
+	idx   [maxK]atomic.Uint64
+	old   [maxK]atomic.Uint64
+	new   [maxK]atomic.Uint64
+
+	rseq atomic.Uint64 // sequence of the RDCSS part
+	rref atomic.Uint64 // the K-CAS reference the RDCSS installs
+	ridx atomic.Uint64 // the word it targets
+	rold atomic.Uint64 // the value the word must hold
+
+	_ [64 - (6+3*maxK)*8%64]byte // pad to whole cache lines
+}
+
+type descChunk struct {
+	desc [descChunkSize]kcasDesc
+	next [descChunkSize]atomic.Uint32 // free-list links: slot+1, 0 = end
+}
+
+// descPool is the descriptor table and its free list. The zero value is
+// ready to use; chunks are added when more goroutines than ever before run a
+// K-CAS at once, so steady state allocates nothing.
+type descPool struct {
+	head    atomic.Uint64 // free list: aba<<32 | slot+1
+	nchunks atomic.Uint32
+	chunks  [maxDescChunks]atomic.Pointer[descChunk]
+}
+
+func (p *descPool) desc(slot uint32) *kcasDesc {
+	return &p.chunks[slot/descChunkSize].Load().desc[slot%descChunkSize]
+}
+
+func (p *descPool) next(slot uint32) *atomic.Uint32 {
+	return &p.chunks[slot/descChunkSize].Load().next[slot%descChunkSize]
+}
+
+// lease pops a free slot, growing the table when the list is empty.
+func (p *descPool) lease() uint32 {
+	for {
+		h := p.head.Load()
+		top := uint32(h)
+		if top == 0 {
+			if s, ok := p.grow(); ok {
+				return s
+			}
+			continue
+		}
+		slot := top - 1
+		nxt := p.next(slot).Load()
+		// The ABA tag in the high half makes the CAS fail if the slot was
+		// popped and pushed back while we read its link.
+		if p.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(nxt)) {
+			return slot
+		}
+	}
+}
+
+// release pushes slot back on the free list.
+func (p *descPool) release(slot uint32) {
+	for {
+		h := p.head.Load()
+		p.next(slot).Store(uint32(h))
+		if p.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(slot+1)) {
+			return
+		}
+	}
+}
+
+// grow adds a chunk and returns one of its slots, pushing the others on the
+// free list. It returns false when another goroutine grew the table first (the
+// caller then retries the free list).
+func (p *descPool) grow() (uint32, bool) {
+	k := p.nchunks.Load()
+	if k == maxDescChunks {
+		// 65536 descriptors are leased at once: wait for one to come back.
+		runtime.Gosched()
+		return 0, false
+	}
+	c := new(descChunk)
+	won := p.chunks[k].CompareAndSwap(nil, c)
+	p.nchunks.CompareAndSwap(k, k+1)
+	if !won {
+		return 0, false
+	}
+	base := k * descChunkSize
+	for i := uint32(1); i < descChunkSize; i++ {
+		p.release(base + i)
+	}
+	return base, true
+}
+
+// kcasTable is an array of words supporting atomic loads, single-word CAS
+// and K-CAS. The filter's bucket table is one.
+type kcasTable struct {
+	words []atomic.Uint64
+	pool  descPool
+}
+
+// kcasOp is the argument of a K-CAS: n words with their expected and new
+// values. Indices must be distinct; kcas sorts them.
+type kcasOp struct {
+	n   int
+	idx [maxK]uint64
+	old [maxK]uint64
+	new [maxK]uint64
+}
+
+// add appends one word to the operation.
+func (op *kcasOp) add(i, old, new uint64) {
+	op.idx[op.n], op.old[op.n], op.new[op.n] = i, old, new
+	op.n++
+}
+
+// kcasSnap is a consistent copy of a descriptor's K-CAS part.
+type kcasSnap struct {
+	ref  uint64
+	slot uint32
+	seq  uint64
+	n    int
+	idx  [maxK]uint64
+	old  [maxK]uint64
+	new  [maxK]uint64
+}
+
+func kcasRef(slot uint32, seq uint64) uint64 {
+	return tagKCAS | (seq&refSeqMask)<<refSeqShift | uint64(slot)
+}
+
+func rdcssRef(slot uint32, seq uint64) uint64 {
+	return tagRDCSS | (seq&refSeqMask)<<refSeqShift | uint64(slot)
+}
+
+func refSlot(ref uint64) uint32 { return uint32(ref & refSlotMask) }
+func refSeq(ref uint64) uint64  { return ref >> refSeqShift & refSeqMask }
+
+// stateSeq extracts the sequence of a state word, truncated as in references.
+func stateSeq(st uint64) uint64 { return st >> 2 & refSeqMask }
+
+// snapKCAS reads the descriptor ref refers to. It returns the state word read
+// last (valid with the snapshot) and false if the descriptor has moved on to
+// another operation.
+func (t *kcasTable) snapKCAS(ref uint64, s *kcasSnap) (uint64, bool) {
+	slot, seq := refSlot(ref), refSeq(ref)
+	if slot >= t.pool.nchunks.Load()*descChunkSize {
+		return 0, false
+	}
+	d := t.pool.desc(slot)
+	if stateSeq(d.state.Load()) != seq {
+		return 0, false
+	}
+	n := d.n.Load()
+	if n > maxK {
+		return 0, false
+	}
+	s.ref, s.slot, s.seq, s.n = ref, slot, seq, int(n)
+	for i := 0; i < int(n); i++ {
+		s.idx[i] = d.idx[i].Load()
+		s.old[i] = d.old[i].Load()
+		s.new[i] = d.new[i].Load()
+	}
+	st := d.state.Load()
+	return st, stateSeq(st) == seq
+}
+
+// snapRDCSS reads the RDCSS part ref refers to: the K-CAS reference it
+// installs, its word and the old value. ok is false if the part has been
+// reused, in which case ref is no longer in any word.
+func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
+	slot, seq := refSlot(ref), refSeq(ref)
+	if slot >= t.pool.nchunks.Load()*descChunkSize {
+		return 0, 0, 0, false
+	}
+	d := t.pool.desc(slot)
+	if d.rseq.Load()&refSeqMask != seq {
+		return 0, 0, 0, false
+	}
+	kref, idx, old = d.rref.Load(), d.ridx.Load(), d.rold.Load()
+	return kref, idx, old, d.rseq.Load()&refSeqMask == seq
+}
+
+// load returns the logical value of word i: the plain value it holds, or the
+// value it holds once the operation it refers to is accounted for. It never
+// writes and never waits for another goroutine.
+func (t *kcasTable) load(i uint64) uint64 {
+	for {
+		v := t.words[i].Load()
+		if v&tagMask == 0 {
+			return v
+		}
+		if r, ok := t.resolve(i, v); ok {
+			return r
+		}
+	}
+}
+
+// resolve returns the logical value of word i, which was seen holding the
+// reference v. ok is false if the reference has since left the word.
+func (t *kcasTable) resolve(i, v uint64) (uint64, bool) {
+	if v&tagRDCSS != 0 {
+		// An RDCSS in flight has not changed the logical value yet.
+		_, _, old, ok := t.snapRDCSS(v)
+		return old, ok
+	}
+	var s kcasSnap
+	st, ok := t.snapKCAS(v, &s)
+	if !ok {
+		return 0, false
+	}
+	for k := 0; k < s.n; k++ {
+		if s.idx[k] == i {
+			if st&3 == statusSucceeded {
+				return s.new[k], true
+			}
+			return s.old[k], true
+		}
+	}
+	return 0, false
+}
+
+// cas is a single-word CAS of a plain value. It fails if the word holds
+// anything else, including a reference; callers then read again and, if they
+// see a reference, help it with helpWord.
+func (t *kcasTable) cas(i, old, new uint64) bool {
+	return t.words[i].CompareAndSwap(old, new)
+}
+
+// helpWord helps the operation whose reference v was seen in a word to
+// completion, so that the caller can retry its CAS.
+func (t *kcasTable) helpWord(v uint64) {
+	if v&tagRDCSS != 0 {
+		t.completeRDCSSRef(v)
+		return
+	}
+	if v&tagKCAS != 0 {
+		var s kcasSnap
+		if _, ok := t.snapKCAS(v, &s); ok {
+			my := t.pool.lease()
+			t.help(&s, my)
+			t.pool.release(my)
+		}
+	}
+}
+
+// kcas atomically replaces op.old[k] with op.new[k] at op.idx[k] for every k
+// if every word holds its old value, and reports whether it did. Values must
+// be plain (top two bits clear).
+func (t *kcasTable) kcas(op *kcasOp) bool {
+	// Ascending index order gives all operations one install order, which
+	// is what makes helping terminate (HFP).
+	for a := 1; a < op.n; a++ {
+		for b := a; b > 0 && op.idx[b] < op.idx[b-1]; b-- {
+			op.idx[b], op.idx[b-1] = op.idx[b-1], op.idx[b]
+			op.old[b], op.old[b-1] = op.old[b-1], op.old[b]
+			op.new[b], op.new[b-1] = op.new[b-1], op.new[b]
+		}
+	}
+	slot := t.pool.lease()
+	d := t.pool.desc(slot)
+	seq := d.state.Load()>>2 + 1
+	// Bump the sequence before rewriting any field (seqlock writer).
+	d.state.Store(seq<<2 | statusUndecided)
+	d.n.Store(uint64(op.n))
+	s := kcasSnap{ref: kcasRef(slot, seq), slot: slot, seq: seq & refSeqMask, n: op.n}
+	for k := 0; k < op.n; k++ {
+		d.idx[k].Store(op.idx[k])
+		d.old[k].Store(op.old[k])
+		d.new[k].Store(op.new[k])
+		s.idx[k], s.old[k], s.new[k] = op.idx[k], op.old[k], op.new[k]
+	}
+	ok := t.help(&s, slot)
+	t.pool.release(slot)
+	return ok
+}
+
+// help runs the HFP protocol for the operation in s, using the RDCSS part of
+// slot my for its installs. It returns the operation's outcome; a helper whose
+// snapshot is stale learns nothing and gets false.
+func (t *kcasTable) help(s *kcasSnap, my uint32) bool {
+	d := t.pool.desc(s.slot)
+	if st := d.state.Load(); stateSeq(st) == s.seq && st&3 == statusUndecided {
+		status := uint64(statusSucceeded)
+	install:
+		for k := 0; k < s.n; k++ {
+			for {
+				v := t.rdcss(my, s, k)
+				if v == s.ref {
+					break // installed, by us or a helper
+				}
+				if v&tagKCAS != 0 {
+					t.helpWordWith(v, my)
+					continue
+				}
+				if v != s.old[k] {
+					status = statusFailed
+					break install
+				}
+				break
+			}
+		}
+		d.state.CompareAndSwap(st, st&^3|status)
+	}
+	st := d.state.Load()
+	if stateSeq(st) != s.seq {
+		return false
+	}
+	ok := st&3 == statusSucceeded
+	for k := 0; k < s.n; k++ {
+		t.unhook(s, k, ok)
+	}
+	return ok
+}
+
+// helpWordWith is helpWord for a goroutine that already holds a lease.
+func (t *kcasTable) helpWordWith(v uint64, my uint32) {
+	if v&tagRDCSS != 0 {
+		t.completeRDCSSRef(v)
+		return
+	}
+	var s kcasSnap
+	if _, ok := t.snapKCAS(v, &s); ok {
+		t.help(&s, my)
+	}
+}
+
+// unhook is phase 2 for word k of s: it removes every reference to the
+// operation from the word, first completing a lagging helper's RDCSS that
+// targets it (see the protocol comment above).
+func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
+	i := s.idx[k]
+	final := s.old[k]
+	if ok {
+		final = s.new[k]
+	}
+	for {
+		v := t.words[i].Load()
+		switch {
+		case v == s.ref:
+			if t.words[i].CompareAndSwap(v, final) {
+				return
+			}
+		case v&tagRDCSS != 0:
+			kref, _, _, valid := t.snapRDCSS(v)
+			if !valid {
+				continue
+			}
+			if kref != s.ref {
+				return
+			}
+			t.completeRDCSSRef(v)
+		default:
+			return
+		}
+	}
+}
+
+// rdcss installs s.ref into word s.idx[k] if the word holds s.old[k] and the
+// operation is still undecided (Harris-Fraser-Pratt's RDCSS, with the
+// operation's state word as the control address). It returns the value it
+// found: s.old[k] if it attempted the install, otherwise a plain value or a
+// K-CAS reference that stood in the way.
+func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
+	i, old := s.idx[k], s.old[k]
+	d := t.pool.desc(my)
+	rseq := d.rseq.Load() + 1
+	d.rseq.Store(rseq)
+	d.rref.Store(s.ref)
+	d.ridx.Store(i)
+	d.rold.Store(old)
+	ref := rdcssRef(my, rseq)
+	for {
+		v := t.words[i].Load()
+		if v&tagRDCSS != 0 {
+			t.completeRDCSSRef(v)
+			continue
+		}
+		if v != old {
+			return v
+		}
+		if t.words[i].CompareAndSwap(old, ref) {
+			break
+		}
+	}
+	t.completeRDCSS(ref, s.ref, i, old)
+	return old
+}
+
+// completeRDCSSRef completes the RDCSS that ref refers to, if it is still in
+// flight.
+func (t *kcasTable) completeRDCSSRef(ref uint64) {
+	kref, i, old, ok := t.snapRDCSS(ref)
+	if ok {
+		t.completeRDCSS(ref, kref, i, old)
+	}
+}
+
+// completeRDCSS replaces ref in word i by the K-CAS reference kref if that
+// operation is still undecided, and by old otherwise.
+func (t *kcasTable) completeRDCSS(ref, kref, i, old uint64) {
+	d := t.pool.desc(refSlot(kref))
+	st := d.state.Load()
+	if st&3 == statusUndecided && stateSeq(st) == refSeq(kref) {
+		t.words[i].CompareAndSwap(ref, kref)
+	} else {
+		t.words[i].CompareAndSwap(ref, old)
+	}
+}

@@ -1,0 +1,157 @@
+package cuckoo
+
+// Making room for an insert whose two buckets are full (both modes).
+//
+// Path discovery and migration are kept apart, as in Algorithm 3 of the
+// lock-free cuckoo filter paper. Discovery is a breadth-first search from
+// both candidate buckets over the graph "a fingerprint in bucket b can move to
+// its other bucket", reading buckets without modifying anything. It stops at
+// the first bucket with an empty slot, so the path it finds is a shortest
+// one. A path is stored in one integer: bit 0 says which candidate bucket it
+// starts from, then two bits per step give the slot whose fingerprint moves.
+// The buckets along it are recomputed from the fingerprints when the path is
+// replayed.
+//
+// Migration then walks the path backwards: first the last fingerprint moves
+// into the empty slot at the end, which frees the slot the one before it
+// moves into, and so on, until a slot in the candidate bucket is free. Each
+// step is one atomic move of one fingerprint (a K-CAS of the two bucket words
+// in LockFree mode, the two stripes' locks in Locked mode) that also adds one
+// to both buckets' migration counters. Because every step only moves a
+// fingerprint from one of its buckets to the other, every fingerprint stays
+// findable at every instant, and a step that fails to validate (the
+// fingerprint is gone or the destination filled up meanwhile) leaves the
+// filter consistent: the path is then discovered anew. When no path exists,
+// Insert returns ErrFull and nothing has been lost.
+//
+// The paper sets the destination counter to max(src, dst)+1, for a
+// cross-bucket comparison in its lookup that is only sound with unbounded
+// counters. Our counters are 14 bits wide at f=12; the lookup compares each
+// bucket only with itself (twophase.go), for which +1 on both is what the
+// argument needs, and a max() of wrapped counters could jump a counter by up
+// to 2^14-1 in one step, defeating the wrap bound.
+
+const (
+	// maxPathLen is the most fingerprints one insert relocates. With
+	// four-slot buckets a breadth-first search to depth 5 reaches the 95%
+	// load factor the filter is sized for (libcuckoo uses the same bound);
+	// measured first-failure load factors are in the tests.
+	maxPathLen = 5
+	// bfsQueueLen bounds the nodes discovery visits: both roots and four
+	// children per node down to maxPathLen levels.
+	bfsQueueLen = 2 * ((1 << (2 * (maxPathLen + 1))) - 1) / 3
+)
+
+// A BFS node: bucket<<32 | depth<<24 | path.
+func bfsNode(bucket uint64, depth int, path uint64) uint64 {
+	return bucket<<32 | uint64(depth)<<24 | path
+}
+
+// discover searches for a path from b1 or b2 to a bucket with an empty slot.
+// It returns the path code and its length (the number of moves, 0 if b1 or
+// b2 itself has room), or ok=false if none exists within maxPathLen moves.
+func (f *Filter) discover(b1, b2 uint64) (path uint64, depth int, ok bool) {
+	var q [bfsQueueLen]uint64
+	q[0] = bfsNode(b1, 0, 0)
+	n := 1
+	if b2 != b1 {
+		q[1] = bfsNode(b2, 0, 1)
+		n = 2
+	}
+	l := f.lay
+	for h := 0; h < n; h++ {
+		x := q[h]
+		b, d, p := x>>32, int(x>>24&0xff), x&0xffffff
+		w := f.t.load(b)
+		if l.emptySlot(w) >= 0 {
+			return p, d, true
+		}
+		if d == maxPathLen {
+			continue
+		}
+		for s := 0; s < slotsPerBucket && n < len(q); s++ {
+			fp := l.slot(w, s)
+			alt := f.alt(b, fp)
+			if alt == b {
+				continue // this fingerprint has one bucket and cannot move
+			}
+			q[n] = bfsNode(alt, d+1, p|uint64(s)<<(1+2*d))
+			n++
+		}
+	}
+	return 0, 0, false
+}
+
+// makeRoom frees a slot in b1 or b2 by relocating fingerprints. It returns
+// false only if discovery finds no path: the filter is full around these
+// buckets. A true result does not reserve the slot; the caller retries its
+// insert, and a concurrent insert may take the slot first.
+func (f *Filter) makeRoom(b1, b2 uint64) bool {
+	var buckets [maxPathLen + 1]uint64
+	var slots [maxPathLen]int
+	var fps [maxPathLen]uint64
+	l := f.lay
+retry:
+	for {
+		path, depth, ok := f.discover(b1, b2)
+		if !ok {
+			return false
+		}
+		// Replay the path: recompute its buckets from the fingerprints now
+		// in the slots it names. Concurrent changes may make it stale;
+		// each move below re-validates.
+		buckets[0] = b1
+		if path&1 != 0 {
+			buckets[0] = b2
+		}
+		for k := 0; k < depth; k++ {
+			s := int(path >> (1 + 2*k) & 3)
+			fp := l.slot(f.t.load(buckets[k]), s)
+			if fp == 0 {
+				// The slot emptied meanwhile: a shorter path.
+				depth = k
+				break
+			}
+			slots[k], fps[k] = s, fp
+			buckets[k+1] = f.alt(buckets[k], fp)
+		}
+		for k := depth - 1; k >= 0; k-- {
+			if !f.move(buckets[k], slots[k], fps[k], buckets[k+1]) {
+				continue retry
+			}
+		}
+		return true
+	}
+}
+
+// move relocates fp from slot s of bucket src to an empty slot of dst in one
+// atomic step, adding one to both migration counters. It reports false if the
+// step no longer applies (fp left that slot, or dst has no room).
+func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
+	if src == dst {
+		return false
+	}
+	if f.mode == Locked {
+		return f.moveLocked(src, s, fp, dst)
+	}
+	l := f.lay
+	for {
+		ws := f.t.load(src)
+		if l.slot(ws, s) != fp {
+			return false
+		}
+		wd := f.t.load(dst)
+		e := l.emptySlot(wd)
+		if e < 0 {
+			return false
+		}
+		var op kcasOp
+		op.add(src, ws, l.bumpCounter(l.setSlot(ws, s, 0)))
+		op.add(dst, wd, l.bumpCounter(l.setSlot(wd, e, fp)))
+		if f.t.kcas(&op) {
+			return true
+		}
+		// A word changed under us (or held another operation's
+		// reference): validate again against fresh reads.
+	}
+}
