@@ -148,6 +148,7 @@ type Filter struct {
 	seed    uint64
 	mode    Mode
 	count   shardedCount // fingerprints stored
+	gate    snapshotGate // keeps relocations out of snapshots
 }
 
 // New returns a filter that can hold capacity keys. Its table has

@@ -1,5 +1,10 @@
 package cuckoo
 
+import (
+	"runtime"
+	"sync/atomic"
+)
+
 // Making room for an insert whose two buckets are full (both modes).
 //
 // Path discovery and migration are kept apart, as in Algorithm 3 of the
@@ -131,6 +136,8 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
 	if src == dst {
 		return false
 	}
+	f.gate.enterMove()
+	defer f.gate.exitMove()
 	if f.mode == Locked {
 		return f.moveLocked(src, s, fp, dst)
 	}
@@ -155,3 +162,47 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
 		// reference): validate again against fresh reads.
 	}
 }
+
+// snapshotGate keeps relocations and snapshots apart. A snapshot (WriteTo,
+// MarshalBinary) reads the table bucket by bucket while other goroutines keep
+// inserting and deleting; a fingerprint moving from a bucket not yet written
+// to one already written would be missing from it. So while a snapshot runs,
+// relocations wait; inserts into free slots, deletes and lookups go on.
+//
+// The protocol is Dekker's: a mover announces itself in movers and then checks
+// snapshots; a snapshot announces itself in snapshots and then waits for
+// movers to drain. With sequentially consistent atomics at least one of them
+// sees the other, so a move and a snapshot never overlap. A mover that sees a
+// snapshot withdraws and yields until it ends.
+type snapshotGate struct {
+	snapshots atomic.Int32 // snapshots in progress
+	_         [60]byte
+	movers    atomic.Int32 // relocation steps in progress
+	_         [60]byte
+}
+
+func (g *snapshotGate) enterMove() {
+	for {
+		if g.snapshots.Load() == 0 {
+			g.movers.Add(1)
+			if g.snapshots.Load() == 0 {
+				return
+			}
+			g.movers.Add(-1)
+		}
+		runtime.Gosched()
+	}
+}
+
+func (g *snapshotGate) exitMove() { g.movers.Add(-1) }
+
+// beginSnapshot returns once no relocation is in progress; none starts until
+// endSnapshot.
+func (g *snapshotGate) beginSnapshot() {
+	g.snapshots.Add(1)
+	for g.movers.Load() != 0 {
+		runtime.Gosched()
+	}
+}
+
+func (g *snapshotGate) endSnapshot() { g.snapshots.Add(-1) }
