@@ -184,13 +184,21 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 
 // init sets up an empty table of m buckets. m must be in [1, maxBuckets].
 func (f *Filter) init(m uint64, bits uint, seed uint64, mode Mode) {
-	f.t.words = make([]atomic.Uint64, m)
-	f.m = m
+	f.adopt(make([]atomic.Uint64, m), bits, seed, mode, 0)
+}
+
+// adopt makes words (len in [1, maxBuckets], plain bucket words only) the
+// filter's table, holding n fingerprints. It is not safe to call while other
+// goroutines use the filter.
+func (f *Filter) adopt(words []atomic.Uint64, bits uint, seed uint64, mode Mode, n int64) {
+	f.t.words = words
+	f.m = uint64(len(words))
 	f.lay = newLayout(bits)
 	f.fpRange = 1<<bits - 1
 	f.seed = seed
 	f.mode = mode
 	f.count.reset()
+	f.count.add(0, n)
 }
 
 // Mode returns the filter's synchronization mode.
