@@ -161,25 +161,34 @@ func (p *descPool) release(slot uint32) {
 }
 
 // grow adds a chunk and returns one of its slots, pushing the others on the
-// free list. It returns false when another goroutine grew the table first (the
-// caller then retries the free list).
+// free list in one step. It returns false when another goroutine is growing
+// the table or grew it first; the caller then retries the free list.
 func (p *descPool) grow() (uint32, bool) {
 	k := p.nchunks.Load()
-	if k == maxDescChunks {
-		// 65536 descriptors are leased at once: wait for one to come back.
+	if k == maxDescChunks || p.chunks[k].Load() != nil {
+		// Either 65536 descriptors are leased at once, or another goroutine
+		// is between installing chunk k and publishing its slots: wait.
 		runtime.Gosched()
 		return 0, false
 	}
 	c := new(descChunk)
-	won := p.chunks[k].CompareAndSwap(nil, c)
-	p.nchunks.CompareAndSwap(k, k+1)
-	if !won {
+	base := k * descChunkSize
+	for i := uint32(1); i < descChunkSize-1; i++ {
+		c.next[i].Store(base + i + 2) // slot base+i links to base+i+1
+	}
+	if !p.chunks[k].CompareAndSwap(nil, c) {
 		return 0, false
 	}
-	base := k * descChunkSize
-	for i := uint32(1); i < descChunkSize; i++ {
-		p.release(base + i)
+	// Push slots base+1 .. base+63 as one chain, then publish the chunk.
+	first, last := base+1, base+descChunkSize-1
+	for {
+		h := p.head.Load()
+		p.next(last).Store(uint32(h))
+		if p.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(first+1)) {
+			break
+		}
 	}
+	p.nchunks.Store(k + 1)
 	return base, true
 }
 
@@ -235,9 +244,6 @@ func stateSeq(st uint64) uint64 { return st >> 2 & refSeqMask }
 // another operation.
 func (t *kcasTable) snapKCAS(ref uint64, s *kcasSnap) (uint64, bool) {
 	slot, seq := refSlot(ref), refSeq(ref)
-	if slot >= t.pool.nchunks.Load()*descChunkSize {
-		return 0, false
-	}
 	d := t.pool.desc(slot)
 	if stateSeq(d.state.Load()) != seq {
 		return 0, false
@@ -261,9 +267,6 @@ func (t *kcasTable) snapKCAS(ref uint64, s *kcasSnap) (uint64, bool) {
 // reused, in which case ref is no longer in any word.
 func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 	slot, seq := refSlot(ref), refSeq(ref)
-	if slot >= t.pool.nchunks.Load()*descChunkSize {
-		return 0, 0, 0, false
-	}
 	d := t.pool.desc(slot)
 	if d.rseq.Load()&refSeqMask != seq {
 		return 0, 0, 0, false

@@ -1,0 +1,170 @@
+package cuckoo
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestLayout(t *testing.T) {
+	for _, tc := range []struct {
+		f        uint
+		ctrBits  uint
+		maxFP    uint64
+		ctrShift uint
+	}{
+		{f: 8, ctrBits: 30, maxFP: 255, ctrShift: 32},
+		{f: 12, ctrBits: 14, maxFP: 4095, ctrShift: 48},
+	} {
+		t.Run(fmt.Sprintf("bits=%d", tc.f), func(t *testing.T) {
+			l := newLayout(tc.f)
+			if got := l.counterBits(); got != tc.ctrBits {
+				t.Fatalf("counterBits = %d; want %d", got, tc.ctrBits)
+			}
+			if l.slotMask != tc.maxFP || l.ctrShift != tc.ctrShift {
+				t.Fatalf("slotMask, ctrShift = %d, %d; want %d, %d", l.slotMask, l.ctrShift, tc.maxFP, tc.ctrShift)
+			}
+			// Slots, counter and tags must tile the word exactly.
+			if got := l.fpMask | l.ctrMask<<l.ctrShift | tagMask; got != ^uint64(0) {
+				t.Fatalf("fields cover %#x; want all bits", got)
+			}
+			if l.fpMask&(l.ctrMask<<l.ctrShift) != 0 || (l.ctrMask<<l.ctrShift)&tagMask != 0 {
+				t.Fatal("fields overlap")
+			}
+		})
+	}
+}
+
+func TestBucketPacking(t *testing.T) {
+	for _, f := range []uint{8, 12} {
+		l := newLayout(f)
+		max := l.slotMask
+		for _, tc := range []struct {
+			name  string
+			slots [4]uint64
+			ctr   uint64
+		}{
+			{"empty", [4]uint64{0, 0, 0, 0}, 0},
+			{"full-max", [4]uint64{max, max, max, max}, l.ctrMask},
+			{"ones", [4]uint64{1, 1, 1, 1}, 1},
+			{"holes", [4]uint64{0, 1, 0, max}, 7},
+			{"last-empty", [4]uint64{5, max, max - 1, 0}, l.ctrMask - 1},
+			{"first-empty", [4]uint64{0, 2, 3, 4}, 0},
+			{"high-bit-lanes", [4]uint64{1 << (f - 1), 1, 1 << (f - 1), 0}, 3},
+		} {
+			t.Run(fmt.Sprintf("bits=%d/case=%s", f, tc.name), func(t *testing.T) {
+				w := tc.ctr << l.ctrShift
+				for s, fp := range tc.slots {
+					w = l.setSlot(w, s, fp)
+				}
+				if w&tagMask != 0 {
+					t.Fatalf("word %#x has tag bits set", w)
+				}
+				for s, fp := range tc.slots {
+					if got := l.slot(w, s); got != fp {
+						t.Errorf("slot(%d) = %d; want %d", s, got, fp)
+					}
+				}
+				if got := l.counter(w); got != tc.ctr {
+					t.Errorf("counter = %d; want %d", got, tc.ctr)
+				}
+				wantEmpty, wantOcc := -1, 0
+				for s, fp := range tc.slots {
+					if fp == 0 && wantEmpty < 0 {
+						wantEmpty = s
+					}
+					if fp != 0 {
+						wantOcc++
+					}
+				}
+				if got := l.emptySlot(w); got != wantEmpty {
+					t.Errorf("emptySlot = %d; want %d", got, wantEmpty)
+				}
+				if got := l.occupied(w); got != wantOcc {
+					t.Errorf("occupied = %d; want %d", got, wantOcc)
+				}
+				// Every fingerprint value that matters: each present
+				// one, its neighbours, and the extremes.
+				probe := []uint64{1, 2, max, max - 1, 1 << (f - 1)}
+				for _, fp := range tc.slots {
+					if fp != 0 {
+						probe = append(probe, fp, fp^1)
+					}
+				}
+				for _, fp := range probe {
+					if fp == 0 || fp > max {
+						continue
+					}
+					want := -1
+					for s, x := range tc.slots {
+						if x == fp {
+							want = s
+							break
+						}
+					}
+					if got := l.match(w, fp); got != want {
+						t.Errorf("match(%d) = %d; want %d", fp, got, want)
+					}
+					if got := l.contains(w, fp); got != (want >= 0) {
+						t.Errorf("contains(%d) = %v; want %v", fp, got, want >= 0)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestMatchExhaustive checks the SWAR search against a loop over slots for
+// every fingerprint at f=8 over many random words.
+func TestMatchExhaustive(t *testing.T) {
+	for _, f := range []uint{8, 12} {
+		l := newLayout(f)
+		x := uint64(0x9e3779b97f4a7c15)
+		for i := 0; i < 2000; i++ {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			w := x &^ tagMask
+			// Force some empty and some repeated slots.
+			if i%3 == 0 {
+				w = l.setSlot(w, i%4, 0)
+			}
+			if i%5 == 0 {
+				w = l.setSlot(w, (i+1)%4, l.slot(w, (i+2)%4))
+			}
+			for fp := uint64(1); fp <= l.slotMask; fp += 1 + uint64(f-8)*3 {
+				want := -1
+				for s := 0; s < 4; s++ {
+					if l.slot(w, s) == fp {
+						want = s
+						break
+					}
+				}
+				if got := l.match(w, fp); got != want {
+					t.Fatalf("bits=%d word=%#x match(%d) = %d; want %d", f, w, fp, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestBumpCounterWraps(t *testing.T) {
+	for _, f := range []uint{8, 12} {
+		t.Run(fmt.Sprintf("bits=%d", f), func(t *testing.T) {
+			l := newLayout(f)
+			w := l.fpMask | l.ctrMask<<l.ctrShift // all slots max, counter max
+			got := l.bumpCounter(w)
+			if l.counter(got) != 0 {
+				t.Errorf("counter after wrap = %d; want 0", l.counter(got))
+			}
+			if got&l.fpMask != l.fpMask {
+				t.Errorf("slots changed by bumpCounter: %#x; want %#x", got&l.fpMask, l.fpMask)
+			}
+			if got&tagMask != 0 {
+				t.Errorf("bumpCounter set tag bits: %#x", got)
+			}
+			if c := l.counter(l.bumpCounter(l.setSlot(0, 2, 9))); c != 1 {
+				t.Errorf("counter after one bump = %d; want 1", c)
+			}
+		})
+	}
+}

@@ -1,0 +1,240 @@
+package cuckoo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+func newTestTable(n int, v uint64) *kcasTable {
+	t := &kcasTable{words: make([]atomic.Uint64, n)}
+	for i := range t.words {
+		t.words[i].Store(v)
+	}
+	return t
+}
+
+func TestKCASSequential(t *testing.T) {
+	tb := newTestTable(8, 10)
+	var op kcasOp
+	op.add(5, 10, 11)
+	op.add(1, 10, 9)
+	op.add(3, 10, 10)
+	if !tb.kcas(&op) {
+		t.Fatal("kcas with matching old values failed")
+	}
+	for i, want := range []uint64{10, 9, 10, 10, 10, 11, 10, 10} {
+		if got := tb.load(uint64(i)); got != want {
+			t.Errorf("word %d = %d; want %d", i, got, want)
+		}
+	}
+	op = kcasOp{}
+	op.add(1, 9, 100)
+	op.add(2, 11, 100) // word 2 holds 10: must fail and change nothing
+	if tb.kcas(&op) {
+		t.Fatal("kcas with a mismatching old value succeeded")
+	}
+	if got := tb.load(1); got != 9 {
+		t.Errorf("word 1 after failed kcas = %d; want 9", got)
+	}
+	for i := range tb.words {
+		if v := tb.words[i].Load(); v&tagMask != 0 {
+			t.Errorf("word %d still holds a reference %#x", i, v)
+		}
+	}
+}
+
+// TestKCASTransfers runs random concurrent transfers between 2..maxK words.
+// Every transfer keeps the total constant, so the total must be unchanged at
+// the end, and every atomic snapshot taken meanwhile (a K-CAS whose new values
+// equal its old ones succeeds only if the values were all current at once)
+// must see the same total. Small values make ABA frequent, which exercises
+// the RDCSS guard against late helpers.
+func TestKCASTransfers(t *testing.T) {
+	for _, g := range []int{1, runtime.GOMAXPROCS(0), 4 * runtime.GOMAXPROCS(0), 64} {
+		for _, words := range []int{4, 64} {
+			t.Run(fmt.Sprintf("goroutines=%d/words=%d", g, words), func(t *testing.T) {
+				testTransfers(t, g, words)
+			})
+		}
+	}
+}
+
+func testTransfers(t *testing.T, goroutines, nwords int) {
+	const start = 3
+	iters := 20000
+	if testing.Short() {
+		iters = 2000
+	}
+	tb := newTestTable(nwords, start)
+	total := uint64(start * nwords)
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	var succeeded atomic.Int64
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, 7))
+			for it := 0; it < iters/goroutines+1; it++ {
+				k := 2 + r.IntN(maxK-1)
+				if k > nwords {
+					k = nwords
+				}
+				var op kcasOp
+				perm := r.Perm(nwords)[:k]
+				var sum uint64
+				for _, i := range perm {
+					v := tb.load(uint64(i))
+					sum += v
+					op.add(uint64(i), v, v)
+				}
+				if it%4 == 0 && k == nwords {
+					// Snapshot: all words at once.
+					if tb.kcas(&op) && sum != total {
+						bad.Add(1)
+					}
+					continue
+				}
+				// Move one unit from the first word to another.
+				if op.old[0] == 0 {
+					continue
+				}
+				op.new[0]--
+				op.new[1+r.IntN(k-1)]++
+				if tb.kcas(&op) {
+					succeeded.Add(1)
+				}
+			}
+		}(uint64(g))
+	}
+	wg.Wait()
+	if n := bad.Load(); n != 0 {
+		t.Errorf("%d atomic snapshots saw a total other than %d", n, total)
+	}
+	var sum uint64
+	for i := range tb.words {
+		v := tb.words[i].Load()
+		if v&tagMask != 0 {
+			t.Fatalf("word %d holds a reference %#x after all operations", i, v)
+		}
+		sum += v
+	}
+	if sum != total {
+		t.Fatalf("total after %d transfers = %d; want %d", succeeded.Load(), sum, total)
+	}
+	if succeeded.Load() == 0 {
+		t.Fatal("no transfer succeeded")
+	}
+	// Descriptors are reused: never more than the goroutines that ran at
+	// once (each holds at most one lease) rounded up to a chunk.
+	if max := uint32((goroutines + descChunkSize) / descChunkSize * descChunkSize); tb.pool.nchunks.Load()*descChunkSize > max {
+		t.Errorf("descriptor table grew to %d slots for %d goroutines; want <= %d", tb.pool.nchunks.Load()*descChunkSize, goroutines, max)
+	}
+}
+
+// TestKCASMixedWithCAS interleaves single-word CAS increments with K-CAS
+// transfers: increments on a word add to the total, so the final total must
+// equal the start plus the number of successful increments.
+func TestKCASMixedWithCAS(t *testing.T) {
+	const nwords = 8
+	tb := newTestTable(nwords, 5)
+	iters := 20000
+	if testing.Short() {
+		iters = 2000
+	}
+	var incs atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(g), 1))
+			for it := 0; it < iters/8; it++ {
+				if g%2 == 0 {
+					i := uint64(r.IntN(nwords))
+					for {
+						v := tb.words[i].Load()
+						if v&tagMask != 0 {
+							tb.helpWord(v)
+							continue
+						}
+						if tb.cas(i, v, v+1) {
+							incs.Add(1)
+							break
+						}
+					}
+					continue
+				}
+				a, b := uint64(r.IntN(nwords)), uint64(r.IntN(nwords))
+				if a == b {
+					continue
+				}
+				va, vb := tb.load(a), tb.load(b)
+				if va == 0 {
+					continue
+				}
+				var op kcasOp
+				op.add(a, va, va-1)
+				op.add(b, vb, vb+1)
+				tb.kcas(&op)
+			}
+		}(g)
+	}
+	wg.Wait()
+	var sum int64
+	for i := range tb.words {
+		sum += int64(tb.words[i].Load())
+	}
+	if want := 5*nwords + incs.Load(); sum != want {
+		t.Fatalf("total = %d; want %d", sum, want)
+	}
+}
+
+func TestKCASAllocs(t *testing.T) {
+	tb := newTestTable(4, 1)
+	var op kcasOp
+	allocs := testing.AllocsPerRun(1000, func() {
+		op = kcasOp{}
+		a, b := tb.load(0), tb.load(3)
+		op.add(0, a, b)
+		op.add(3, b, a)
+		if !tb.kcas(&op) {
+			t.Fatal("uncontended kcas failed")
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("kcas allocates %.1f times per call; want 0", allocs)
+	}
+}
+
+func TestDescPoolLeases(t *testing.T) {
+	var p descPool
+	seen := map[uint32]bool{}
+	var held []uint32
+	for i := 0; i < 3*descChunkSize; i++ {
+		s := p.lease()
+		if seen[s] {
+			t.Fatalf("slot %d leased twice", s)
+		}
+		seen[s] = true
+		held = append(held, s)
+	}
+	if got := p.nchunks.Load(); got != 3 {
+		t.Fatalf("chunks = %d; want 3", got)
+	}
+	for _, s := range held {
+		p.release(s)
+	}
+	for i := 0; i < 3*descChunkSize; i++ {
+		if s := p.lease(); !seen[s] {
+			t.Fatalf("lease after release returned fresh slot %d", s)
+		}
+	}
+	if got := p.nchunks.Load(); got != 3 {
+		t.Fatalf("chunks after reuse = %d; want 3", got)
+	}
+}
