@@ -1,0 +1,169 @@
+package cuckoo_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed25b00da8/cuckoo"
+)
+
+// The canonical workloads, as mode x workload x size:
+//
+//	go test -run '^$' -bench . -benchtime 2s
+//
+// Each benchmark reports ops/s over all goroutines (b.RunParallel runs
+// GOMAXPROCS of them; use -cpu 1,2 to vary) and allocations per operation.
+// Keys are 8-byte little-endian counters: positive keys are 0..n-1, negative
+// keys have bit 62 set and were never inserted.
+
+var benchSizes = []struct {
+	name string
+	n    int
+}{
+	{"1M", 1 << 20},
+	{"32M", 32 << 20},
+}
+
+var benchModes = []cuckoo.Mode{cuckoo.LockFree}
+
+const negativeBit = 1 << 62
+
+func putKey(buf []byte, i uint64) []byte {
+	binary.LittleEndian.PutUint64(buf, i)
+	return buf
+}
+
+// benchFilter returns a filter for n keys filled with keys 0..fill-1.
+func benchFilter(b *testing.B, mode cuckoo.Mode, bits, n, fill int) *cuckoo.Filter {
+	b.Helper()
+	f, err := cuckoo.New(n, cuckoo.WithMode(mode), cuckoo.WithFingerprintBits(bits))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var k [8]byte
+	for i := 0; i < fill; i++ {
+		if err := f.Insert(putKey(k[:], uint64(i))); err != nil {
+			b.Fatalf("filling key %d of %d: %v", i, fill, err)
+		}
+	}
+	return f
+}
+
+func reportOps(b *testing.B, start time.Time) {
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+}
+
+func BenchmarkFilter(b *testing.B) {
+	for _, mode := range benchModes {
+		for _, bits := range []int{12, 8} {
+			for _, size := range benchSizes {
+				if size.n > 1<<20 && bits != 12 {
+					continue // the DRAM-sized runs use the default only
+				}
+				prefix := fmt.Sprintf("mode=%v/bits=%d", mode, bits)
+				suffix := "n=" + size.name
+				b.Run(prefix+"/workload=insert/"+suffix, func(b *testing.B) { benchInsert(b, mode, bits, size.n) })
+				b.Run(prefix+"/workload=lookup-pos/"+suffix, func(b *testing.B) { benchLookup(b, mode, bits, size.n, 0) })
+				b.Run(prefix+"/workload=lookup-neg/"+suffix, func(b *testing.B) { benchLookup(b, mode, bits, size.n, negativeBit) })
+				b.Run(prefix+"/workload=mixed/"+suffix, func(b *testing.B) { benchMixed(b, mode, bits, size.n) })
+			}
+		}
+	}
+}
+
+// benchInsert fills the filter from empty to 95%, starting over with Reset
+// whenever it gets there.
+func benchInsert(b *testing.B, mode cuckoo.Mode, bits, n int) {
+	f := benchFilter(b, mode, bits, n, 0)
+	target := uint64(n) // n keys = 95% of Cap()
+	var next atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		var k [8]byte
+		for pb.Next() {
+			i := next.Add(1) - 1
+			if i%target == target-1 {
+				f.Reset()
+			}
+			_ = f.Insert(putKey(k[:], i))
+		}
+	})
+	reportOps(b, start)
+}
+
+// benchLookup looks up inserted keys (salt 0) or never-inserted keys (salt
+// negativeBit) in a filter at 95% load.
+func benchLookup(b *testing.B, mode cuckoo.Mode, bits, n int, salt uint64) {
+	f := benchFilter(b, mode, bits, n, n)
+	var seq atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		var k [8]byte
+		// Each goroutine walks its own stride of a multiplicative
+		// permutation of 0..n-1, so accesses are random in the table.
+		i := seq.Add(1) * 0x9e3779b97f4a7c15
+		hits := 0
+		for pb.Next() {
+			i += 0x9e3779b97f4a7c15
+			if f.Lookup(putKey(k[:], i%uint64(n)|salt)) {
+				hits++
+			}
+		}
+		sink.Add(int64(hits))
+	})
+	reportOps(b, start)
+}
+
+var sink atomic.Int64
+
+// benchMixed runs 90% lookups, 5% inserts and 5% deletes at 90% load: each
+// goroutine deletes keys of its own and inserts them back.
+func benchMixed(b *testing.B, mode cuckoo.Mode, bits, n int) {
+	fill := n * 90 / 95
+	f := benchFilter(b, mode, bits, n, fill)
+	var seq atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		var k [8]byte
+		g := seq.Add(1)
+		i := g * 0x9e3779b97f4a7c15
+		// This goroutine owns the keys congruent to g mod 64 among the
+		// inserted ones; it deletes one and later inserts it back.
+		own := g % 64
+		var pending []uint64
+		step := uint64(0)
+		for pb.Next() {
+			step++
+			i += 0x9e3779b97f4a7c15
+			switch r := step % 20; {
+			case r == 0:
+				key := (i%uint64(fill))&^63 | own
+				if key >= uint64(fill) {
+					key = own
+				}
+				if f.Delete(putKey(k[:], key)) {
+					pending = append(pending, key)
+				}
+			case r == 10 && len(pending) > 0:
+				key := pending[len(pending)-1]
+				pending = pending[:len(pending)-1]
+				_ = f.Insert(putKey(k[:], key))
+			default:
+				f.Lookup(putKey(k[:], i%uint64(fill)))
+			}
+		}
+		for _, key := range pending {
+			_ = f.Insert(putKey(k[:], key))
+		}
+	})
+	reportOps(b, start)
+}
