@@ -68,6 +68,7 @@ func BenchmarkFilter(b *testing.B) {
 				b.Run(prefix+"/workload=insert/"+suffix, func(b *testing.B) { benchInsert(b, mode, bits, size.n) })
 				b.Run(prefix+"/workload=lookup-pos/"+suffix, func(b *testing.B) { benchLookup(b, mode, bits, size.n, 0) })
 				b.Run(prefix+"/workload=lookup-neg/"+suffix, func(b *testing.B) { benchLookup(b, mode, bits, size.n, negativeBit) })
+				b.Run(prefix+"/workload=lookup-batch/"+suffix, func(b *testing.B) { benchLookupBatch(b, mode, bits, size.n) })
 				b.Run(prefix+"/workload=mixed/"+suffix, func(b *testing.B) { benchMixed(b, mode, bits, size.n) })
 			}
 		}
@@ -163,6 +164,39 @@ func benchMixed(b *testing.B, mode cuckoo.Mode, bits, n int) {
 		}
 		for _, key := range pending {
 			_ = f.Insert(putKey(k[:], key))
+		}
+	})
+	reportOps(b, start)
+}
+
+// benchLookupBatch looks up groups of 64 keys, half inserted and half not,
+// with LookupBatch; ops/s counts keys.
+func benchLookupBatch(b *testing.B, mode cuckoo.Mode, bits, n int) {
+	f := benchFilter(b, mode, bits, n, n)
+	const group = 64
+	var seq atomic.Uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, 8*group)
+		keys := make([][]byte, group)
+		for j := range keys {
+			keys[j] = buf[8*j : 8*j+8]
+		}
+		found := make([]bool, group)
+		i := seq.Add(1) * 0x9e3779b97f4a7c15
+		j := group
+		for pb.Next() {
+			if j == group {
+				for j = range keys {
+					i += 0x9e3779b97f4a7c15
+					putKey(keys[j], i%uint64(n)|uint64(j&1)<<62)
+				}
+				f.LookupBatch(keys, found)
+				j = 0
+			}
+			j++
 		}
 	})
 	reportOps(b, start)

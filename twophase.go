@@ -50,30 +50,40 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 	l := f.lay
 	t := &f.t
 	for {
+		// Phase 1. Both loads are issued before either is tested, so
+		// their cache misses overlap; b1 is still read first.
 		w1 := t.load(b1)
+		w2 := t.load(b2)
 		if l.contains(w1, fp) {
 			return b1, true
 		}
-		if b1 == b2 {
-			// A key with one bucket never moves: one read decides.
-			return 0, false
-		}
-		w2 := t.load(b2)
 		if l.contains(w2, fp) {
 			return b2, true
 		}
-		v1 := t.load(b1)
-		if l.contains(v1, fp) {
-			return b1, true
-		}
-		v2 := t.load(b2)
-		if l.contains(v2, fp) {
-			return b2, true
-		}
-		d1 := (l.counter(v1) - l.counter(w1)) & l.ctrMask
-		d2 := (l.counter(v2) - l.counter(w2)) & l.ctrMask
-		if d1 < 2 || d2 < 2 {
-			return 0, false
+		if b, ok, done := f.phase2(b1, b2, fp, w1, w2); done {
+			return b, ok
 		}
 	}
+}
+
+// phase2 completes a search whose first phase read w1 from b1 and then w2
+// from b2 without finding fp. done is false when the counters show that fp
+// may have been in flight and the search must start over.
+func (f *Filter) phase2(b1, b2, fp, w1, w2 uint64) (b uint64, ok, done bool) {
+	if b1 == b2 {
+		// A key with one bucket never moves: one read decides.
+		return 0, false, true
+	}
+	l := f.lay
+	v1 := f.t.load(b1)
+	v2 := f.t.load(b2)
+	if l.contains(v1, fp) {
+		return b1, true, true
+	}
+	if l.contains(v2, fp) {
+		return b2, true, true
+	}
+	d1 := (l.counter(v1) - l.counter(w1)) & l.ctrMask
+	d2 := (l.counter(v2) - l.counter(w2)) & l.ctrMask
+	return 0, false, d1 < 2 || d2 < 2
 }
