@@ -1,0 +1,408 @@
+package cuckoo
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// The serialized form of a filter (FORMAT.md has the full description).
+//
+//	offset    size  field
+//	0         8     magic "CUCKOOFL"
+//	8         2     format version (1)
+//	10        1     fingerprint bits f (8 or 12)
+//	11        1     slots per bucket (4)
+//	12        1     hash algorithm id (1: xxhash64 + fmix64 seeding, see hash)
+//	13        3     reserved, zero
+//	16        8     bucket count m (1 to 2^31)
+//	24        8     seed
+//	32        8·m   the buckets: slot s in bits [s·f, (s+1)·f), all other bits zero
+//	32+8m     8     item count: the number of non-empty slots in the table
+//	40+8m     8     xxhash64 (seed 0) of bytes [0, 40+8m)
+//
+// All integers are little-endian. The item count follows the table, rather
+// than sitting in the header, because a snapshot of a live filter learns it
+// only by counting the slots as it writes them: the stored count is then
+// exactly the number of fingerprints in the stored table, however the live
+// count moved meanwhile. A decoder recounts and rejects a mismatch.
+//
+// Migration counters and K-CAS tags are runtime state and are not stored:
+// every stored word has only its slot bits set. The format is therefore
+// independent of the counter width, and an encoding is canonical: decoding
+// accepts only the bytes this package writes for that table, so a successful
+// decode re-encodes to identical bytes. The synchronization mode is a runtime
+// choice and is not stored either.
+
+const (
+	formatMagic       = "CUCKOOFL"
+	formatVersion     = 1
+	formatHashXXFmix  = 1 // xxhash64 of the key, xored with the seed, through fmix64
+	formatHeaderSize  = 32
+	formatTrailerSize = 16
+
+	// encodeChunk is the size of the buffer WriteTo streams the table
+	// through and ReadFrom reads it with: the only memory they need beyond
+	// the table itself (ReadFrom's grows as data arrives).
+	encodeChunk = 16 << 10
+	// decodeInitialWords is how many buckets ReadFrom allocates before any
+	// of them has arrived; it doubles the table as data keeps coming, so a
+	// header claiming a huge table costs nothing until the bytes exist.
+	decodeInitialWords = 8 << 10
+)
+
+// errZeroFilter is returned when encoding a Filter that has no table.
+var errZeroFilter = errors.New("cuckoo: cannot encode a zero Filter (it has no table)")
+
+// encodedSize returns the length of the encoding of a table of m buckets.
+func encodedSize(m uint64) uint64 { return formatHeaderSize + 8*m + formatTrailerSize }
+
+// MarshalBinary returns the encoding of the filter described in FORMAT.md. It
+// may run while other goroutines use the filter, with the guarantees of
+// WriteTo.
+func (f *Filter) MarshalBinary() ([]byte, error) {
+	if f.m == 0 {
+		return nil, errZeroFilter
+	}
+	e := encoder{buf: make([]byte, 0, encodedSize(f.m))}
+	f.encode(&e)
+	return e.p, nil
+}
+
+// WriteTo writes the encoding of the filter to w and returns the number of
+// bytes written. It streams the table through a 16 KiB buffer and never
+// makes a second copy of it.
+//
+// WriteTo and MarshalBinary may run while other goroutines insert, delete,
+// look up and relocate. The snapshot they take guarantees that every key a
+// copy of whose fingerprint stays in the filter for the whole call (in
+// particular every key inserted before the call and not deleted until it
+// returns) is found after the snapshot is loaded. Keys inserted or deleted
+// during the call may or may not be in it. The snapshot is self-consistent:
+// its item count is the number of fingerprints in its table, which may
+// differ from Len at any instant of the call.
+//
+// How: while the table is being read, relocations wait (a relocation could
+// otherwise move a fingerprint from a bucket not yet written into one already
+// written, and the snapshot would miss it). A fingerprint that is not deleted
+// therefore stays in one bucket for the whole read and is seen there.
+// Inserts into free slots, deletes and lookups go on meanwhile; an insert
+// that needs to relocate fingerprints waits, yielding the processor, until
+// the table has been written. Since that includes the time w takes to accept
+// the data, give WriteTo a fast writer (a buffered file, or use
+// MarshalBinary and write the bytes later) when the filter is busy.
+//
+// Errors from w are returned wrapped, with the prefix "cuckoo: ".
+func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	if f.m == 0 {
+		return 0, errZeroFilter
+	}
+	e := encoder{w: w, buf: make([]byte, 0, min(encodeChunk, encodedSize(f.m)))}
+	f.encode(&e)
+	e.flush()
+	return e.n, e.err
+}
+
+// encoder accumulates an encoding in buf and hands it to w whenever buf is
+// full, hashing every byte it hands on. With no w, buf must have room for the
+// whole encoding, which is then left in p.
+type encoder struct {
+	w   io.Writer
+	buf []byte // cap(buf) is a multiple of 8 and at least formatHeaderSize+formatTrailerSize
+	p   []byte // bytes not yet handed to w or hashed: a prefix of buf
+	d   xxhash.Digest
+	n   int64 // bytes w accepted
+	err error // the first error of w
+}
+
+// flush hashes p and writes it to w.
+func (e *encoder) flush() {
+	if e.w == nil || e.err != nil || len(e.p) == 0 {
+		return
+	}
+	e.d.Write(e.p)
+	k, err := e.w.Write(e.p)
+	e.n += int64(k)
+	if err == nil && k < len(e.p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		e.err = fmt.Errorf("cuckoo: writing filter: %w", err)
+	}
+	e.p = e.buf[:0]
+}
+
+// put appends x, flushing first if buf is full.
+func (e *encoder) put(x uint64) {
+	if len(e.p) == cap(e.p) {
+		e.flush()
+	}
+	e.p = binary.LittleEndian.AppendUint64(e.p, x)
+}
+
+// encode writes the header, table and trailer of f through e. f.m must be
+// positive. The header goes out before the snapshot begins: the parameters
+// it holds never change while the filter is in use.
+func (f *Filter) encode(e *encoder) {
+	e.d.Reset()
+	e.p = append(e.buf[:0], formatMagic...)
+	e.p = binary.LittleEndian.AppendUint16(e.p, formatVersion)
+	e.p = append(e.p, byte(f.lay.f), slotsPerBucket, formatHashXXFmix, 0, 0, 0)
+	e.p = binary.LittleEndian.AppendUint64(e.p, f.m)
+	e.p = binary.LittleEndian.AppendUint64(e.p, f.seed)
+	count := f.encodeTable(e)
+	e.put(count)
+	// The checksum covers every byte before it: those flushed already and
+	// those still in p.
+	if len(e.p) == cap(e.p) {
+		e.flush()
+	}
+	d := e.d // a copy: the final flush hashes p again, harmlessly, into e.d
+	d.Write(e.p)
+	e.p = binary.LittleEndian.AppendUint64(e.p, d.Sum64())
+}
+
+// encodeTable puts every bucket word of f into e and returns the number of
+// fingerprints it put. It holds the snapshot gate while it reads the table,
+// so no relocation runs meanwhile (see WriteTo).
+func (f *Filter) encodeTable(e *encoder) uint64 {
+	f.gate.beginSnapshot()
+	defer f.gate.endSnapshot()
+	l := f.lay
+	var count uint64
+	for i := uint64(0); i < f.m; i++ {
+		// load resolves a K-CAS reference to the word's logical value.
+		// Counters and tags are runtime state: they are cleared.
+		w := f.t.load(i) & l.fpMask
+		count += uint64(l.occupied(w))
+		e.put(w)
+	}
+	return count
+}
+
+// UnmarshalBinary replaces the filter's contents with the filter encoded in
+// data (by MarshalBinary or WriteTo), which must hold exactly one encoding.
+// It works on a zero Filter, which then becomes a LockFree filter; an
+// existing filter keeps its mode. It must not run concurrently with any other
+// method of f.
+//
+// On error the filter is unchanged. Errors begin with "cuckoo: " and say what
+// is wrong: truncated data, wrong magic, unknown version or hash algorithm,
+// impossible parameters, checksum mismatch, a bucket holding bits outside its
+// slots, or an item count that disagrees with the table. It never allocates
+// more than the size of data.
+func (f *Filter) UnmarshalBinary(data []byte) error {
+	h, err := parseHeader(data)
+	if err != nil {
+		return err
+	}
+	want := encodedSize(h.m)
+	if uint64(len(data)) < want {
+		return errTruncated(uint64(len(data)), want)
+	}
+	if uint64(len(data)) > want {
+		return fmt.Errorf("cuckoo: %d bytes of trailing data after the %d-byte filter", uint64(len(data))-want, want)
+	}
+	body := data[:want-8]
+	stored := binary.LittleEndian.Uint64(data[want-8:])
+	if sum := xxhash.Sum64(body); sum != stored {
+		return errChecksum(stored, sum)
+	}
+	words := make([]atomic.Uint64, h.m)
+	table := data[formatHeaderSize : formatHeaderSize+8*h.m]
+	scan := fillWords(words, table, h.lay, 0, tableScan{})
+	n := binary.LittleEndian.Uint64(data[want-16:])
+	if err := checkTable(h, scan, n); err != nil {
+		return err
+	}
+	f.adopt(words, h.lay.f, h.seed, f.Mode(), int64(n))
+	return nil
+}
+
+// ReadFrom replaces the filter's contents with the filter encoded at the
+// start of r, as UnmarshalBinary does with a byte slice, and returns the
+// number of bytes it read. It reads exactly the encoding and nothing after
+// it, so several filters can follow each other in one stream; unlike most
+// io.ReaderFrom implementations it does not read until EOF.
+//
+// It allocates the table as its bytes arrive (doubling, up to the size the
+// header states), so a short or hostile stream costs memory in proportion
+// to its length, not to the table size it claims. On error the filter is
+// unchanged and the error begins with "cuckoo: "; a truncated stream gives
+// an error wrapping io.ErrUnexpectedEOF, and other errors of r are wrapped.
+// It must not run concurrently with any other method of f.
+func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
+	var n int64
+	read := func(p []byte) error {
+		k, err := io.ReadFull(r, p)
+		n += int64(k)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return errTruncated(uint64(n), 0)
+		}
+		if err != nil {
+			return fmt.Errorf("cuckoo: reading filter: %w", err)
+		}
+		return nil
+	}
+	// Read the header in three steps, checking each, so that a stream that
+	// is not a filter, or has a version this package cannot read, is
+	// reported as such rather than as truncated.
+	var hdr [formatHeaderSize]byte
+	var h header
+	for _, end := range [...]int64{int64(len(formatMagic)), 10, formatHeaderSize} {
+		rerr := read(hdr[n:end])
+		var err error
+		h, err = parseHeader(hdr[:n])
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return n, err
+		}
+		if rerr != nil {
+			return n, rerr
+		}
+	}
+	want := encodedSize(h.m)
+	truncated := func(err error) error {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return errTruncated(uint64(n), want)
+		}
+		return err
+	}
+
+	var d xxhash.Digest
+	d.Reset()
+	d.Write(hdr[:])
+	buf := make([]byte, min(encodeChunk, 8*h.m))
+	words := make([]atomic.Uint64, min(h.m, decodeInitialWords))
+	var scan tableScan
+	for filled := uint64(0); filled < h.m; {
+		if filled == uint64(len(words)) {
+			grown := make([]atomic.Uint64, min(h.m, 2*filled))
+			for i := range words {
+				grown[i].Store(words[i].Load())
+			}
+			words = grown
+		}
+		k := min(uint64(len(words))-filled, uint64(len(buf))/8)
+		p := buf[:8*k]
+		if err := read(p); err != nil {
+			return n, truncated(err)
+		}
+		d.Write(p)
+		scan = fillWords(words[filled:filled+k], p, h.lay, filled, scan)
+		filled += k
+	}
+	var tr [formatTrailerSize]byte
+	if err := read(tr[:]); err != nil {
+		return n, truncated(err)
+	}
+	d.Write(tr[:8])
+	if sum, stored := d.Sum64(), binary.LittleEndian.Uint64(tr[8:]); sum != stored {
+		return n, errChecksum(stored, sum)
+	}
+	count := binary.LittleEndian.Uint64(tr[:8])
+	if err := checkTable(h, scan, count); err != nil {
+		return n, err
+	}
+	f.adopt(words, h.lay.f, h.seed, f.Mode(), int64(count))
+	return n, nil
+}
+
+type header struct {
+	lay  layout
+	m    uint64
+	seed uint64
+}
+
+// parseHeader validates the header at the start of data, which may be
+// shorter than a header: then the error wraps io.ErrUnexpectedEOF unless the
+// bytes present are already wrong.
+func parseHeader(data []byte) (header, error) {
+	var h header
+	k := min(len(data), len(formatMagic))
+	if string(data[:k]) != formatMagic[:k] {
+		return h, fmt.Errorf("cuckoo: wrong magic %q: not an encoded filter (want %q)", data[:k], formatMagic)
+	}
+	if len(data) < 10 {
+		return h, errTruncated(uint64(len(data)), 0)
+	}
+	if v := binary.LittleEndian.Uint16(data[8:]); v != formatVersion {
+		return h, fmt.Errorf("cuckoo: unknown format version %d (this package reads version %d)", v, formatVersion)
+	}
+	if len(data) < formatHeaderSize {
+		return h, errTruncated(uint64(len(data)), 0)
+	}
+	bits, slots, hash := data[10], data[11], data[12]
+	if bits != 8 && bits != 12 {
+		return h, fmt.Errorf("cuckoo: impossible parameters: fingerprint bits %d (want 8 or 12)", bits)
+	}
+	if slots != slotsPerBucket {
+		return h, fmt.Errorf("cuckoo: impossible parameters: %d slots per bucket (want %d)", slots, slotsPerBucket)
+	}
+	if hash != formatHashXXFmix {
+		return h, fmt.Errorf("cuckoo: unknown hash algorithm id %d (want %d)", hash, formatHashXXFmix)
+	}
+	if data[13]|data[14]|data[15] != 0 {
+		return h, fmt.Errorf("cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
+	}
+	h.m = binary.LittleEndian.Uint64(data[16:])
+	if h.m == 0 || h.m > maxBuckets {
+		return h, fmt.Errorf("cuckoo: impossible parameters: bucket count %d (want 1 to %d)", h.m, uint64(maxBuckets))
+	}
+	h.seed = binary.LittleEndian.Uint64(data[24:])
+	h.lay = newLayout(uint(bits))
+	return h, nil
+}
+
+// tableScan is what fillWords learns about a stored table: the first bucket
+// whose word has bits outside its slots, and the number of fingerprints.
+type tableScan struct {
+	bad   bool
+	index uint64 // first bad bucket
+	word  uint64 // its stored word
+	slots uint64 // non-empty slots so far
+}
+
+// fillWords decodes the little-endian words of p into words (the buckets
+// from first on), clearing and recording bits outside the slots and counting
+// fingerprints.
+func fillWords(words []atomic.Uint64, p []byte, l layout, first uint64, s tableScan) tableScan {
+	for i := range words {
+		w := binary.LittleEndian.Uint64(p[8*i:])
+		if w&^l.fpMask != 0 && !s.bad {
+			s.bad, s.index, s.word = true, first+uint64(i), w
+		}
+		w &= l.fpMask
+		s.slots += uint64(l.occupied(w))
+		words[i].Store(w)
+	}
+	return s
+}
+
+// checkTable reports a stored word with bits outside its slots, or a stored
+// item count that disagrees with the table.
+func checkTable(h header, s tableScan, count uint64) error {
+	if s.bad {
+		return fmt.Errorf("cuckoo: bucket %d holds %#016x: a value out of range for four %d-bit slots", s.index, s.word, h.lay.f)
+	}
+	if count != s.slots {
+		return fmt.Errorf("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, s.slots)
+	}
+	return nil
+}
+
+// errTruncated reports data that ended after got bytes; want is the size the
+// header promised, or 0 if the header itself was cut short.
+func errTruncated(got, want uint64) error {
+	if want == 0 {
+		return fmt.Errorf("cuckoo: truncated data: %d bytes end inside the %d-byte header: %w", got, formatHeaderSize, io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("cuckoo: truncated data: %d of %d bytes: %w", got, want, io.ErrUnexpectedEOF)
+}
+
+func errChecksum(stored, computed uint64) error {
+	return fmt.Errorf("cuckoo: checksum mismatch: stored %#016x, computed %#016x (corrupted data)", stored, computed)
+}
