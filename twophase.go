@@ -52,8 +52,12 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 	for {
 		// Phase 1. Both loads are issued before either is tested, so
 		// their cache misses overlap; b1 is still read first.
-		w1 := t.load(b1)
-		w2 := t.load(b2)
+		w1, w2 := t.words[b1].Load(), t.words[b2].Load()
+		if (w1|w2)&tagMask != 0 {
+			// A relocation is in flight: resolve, reading in order.
+			w1 = t.load(b1)
+			w2 = t.load(b2)
+		}
 		if l.contains(w1, fp) {
 			return b1, true
 		}
@@ -75,8 +79,12 @@ func (f *Filter) phase2(b1, b2, fp, w1, w2 uint64) (b uint64, ok, done bool) {
 		return 0, false, true
 	}
 	l := f.lay
-	v1 := f.t.load(b1)
-	v2 := f.t.load(b2)
+	t := &f.t
+	v1, v2 := t.words[b1].Load(), t.words[b2].Load()
+	if (v1|v2)&tagMask != 0 {
+		v1 = t.load(b1)
+		v2 = t.load(b2)
+	}
 	if l.contains(v1, fp) {
 		return b1, true, true
 	}
