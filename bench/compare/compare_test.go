@@ -373,3 +373,40 @@ func TestRunForStops(t *testing.T) {
 		t.Errorf("mixed with 64 goroutines on 8 keys did no operations")
 	}
 }
+
+// slowFilter takes about a microsecond per insert.
+type slowFilter struct{ n atomic.Int64 }
+
+func (s *slowFilter) Insert([]byte) error {
+	for t := time.Now(); time.Since(t) < time.Microsecond; {
+	}
+	s.n.Add(1)
+	return nil
+}
+func (s *slowFilter) Lookup([]byte) bool { return true }
+func (s *slowFilter) Delete([]byte) bool { return true }
+func (s *slowFilter) TableBytes() int64  { return -1 }
+
+func TestFillCutOff(t *testing.T) {
+	env := NewEnv(1 << 20)
+	f := &slowFilter{}
+	r := env.RunFor(f, Impl{Name: "slow"}, Fill, 2, 0, 20*time.Millisecond)
+	if r.Ops <= 0 || r.Ops >= int64(env.N) {
+		t.Errorf("fill cut off after 20ms: %d ops; want between 0 and %d", r.Ops, env.N)
+	}
+	if got := f.n.Load(); got != r.Ops {
+		t.Errorf("fill reported %d ops; the filter saw %d", r.Ops, got)
+	}
+	if r.Elapsed > time.Second {
+		t.Errorf("fill cut off after 20ms took %v", r.Elapsed)
+	}
+	// A fill that finishes early returns without waiting for the limit.
+	small := NewEnv(100)
+	start := time.Now()
+	if r := small.RunFor(&slowFilter{}, Impl{Name: "slow"}, Fill, 2, 0, time.Minute); r.Ops != 100 {
+		t.Errorf("complete fill: %d ops; want 100", r.Ops)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("complete fill waited %v for its limit", el)
+	}
+}

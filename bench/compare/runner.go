@@ -238,8 +238,8 @@ func (e *Env) RunOps(f Filter, impl Impl, w Workload, g, filled int, ops int64) 
 	return e.run(f, impl, w, g, filled, ops, 0)
 }
 
-// RunFor runs workload w on f with g goroutines for about d. It is not
-// meant for Fill (which inserts a fixed number of keys); use RunOps.
+// RunFor runs workload w on f with g goroutines for about d. For Fill it
+// inserts the keys not yet in (filled..e.N-1) and stops early if done.
 func (e *Env) RunFor(f Filter, impl Impl, w Workload, g, filled int, d time.Duration) Result {
 	return e.run(f, impl, w, g, filled, math.MaxInt64, d)
 }
@@ -247,6 +247,9 @@ func (e *Env) RunFor(f Filter, impl Impl, w Workload, g, filled int, d time.Dura
 func (e *Env) run(f Filter, impl Impl, w Workload, g, filled int, ops int64, d time.Duration) Result {
 	if g < 1 {
 		g = 1
+	}
+	if w == Fill {
+		ops = min(ops, int64(e.N-filled))
 	}
 	res := make([]Result, g)
 	work := make([]func(stop *atomic.Bool) Result, g)
@@ -261,7 +264,7 @@ func (e *Env) run(f Filter, impl Impl, w Workload, g, filled int, ops int64, d t
 		case Fill:
 			lo := filled + int(ops*int64(i)/int64(g))
 			hi := lo + int(quota)
-			work[i] = func(*atomic.Bool) Result { return fillWorker(f, e.Pos, lo, hi) }
+			work[i] = func(stop *atomic.Bool) Result { return fillWorker(f, e.Pos, lo, hi, stop) }
 		case LookupPos:
 			work[i] = func(stop *atomic.Bool) Result { return lookupWorker(f, e.Pos, lo, hi, quota, stop) }
 		case LookupNeg:
@@ -297,11 +300,23 @@ func (e *Env) run(f Filter, impl Impl, w Workload, g, filled int, ops int64, d t
 	ready.Wait()
 	t0 := time.Now()
 	close(start)
+	finished := make(chan struct{})
+	go func() {
+		done.Wait()
+		close(finished)
+	}()
 	if d > 0 {
-		time.Sleep(d)
-		stop.Store(true)
+		timer := time.NewTimer(d)
+		select {
+		case <-timer.C:
+			stop.Store(true)
+			<-finished
+		case <-finished:
+			timer.Stop()
+		}
+	} else {
+		<-finished
 	}
-	done.Wait()
 	var total Result
 	for _, r := range res {
 		total.add(r)
@@ -310,13 +325,17 @@ func (e *Env) run(f Filter, impl Impl, w Workload, g, filled int, ops int64, d t
 	return total
 }
 
-func fillWorker(f Filter, keys *Keys, lo, hi int) (r Result) {
-	for i := lo; i < hi; i++ {
-		if f.Insert(keys.At(i)) != nil {
-			r.InsertFailed++
+func fillWorker(f Filter, keys *Keys, lo, hi int, stop *atomic.Bool) (r Result) {
+	for i := lo; i < hi && !stop.Load(); {
+		end := min(hi, i+block)
+		for j := i; j < end; j++ {
+			if f.Insert(keys.At(j)) != nil {
+				r.InsertFailed++
+			}
 		}
+		r.Ops += int64(end - i)
+		i = end
 	}
-	r.Ops = int64(hi - lo)
 	return r
 }
 
@@ -416,6 +435,7 @@ type Config struct {
 	Impls      []string // substrings of names to run; empty: all
 	Workloads  []Workload
 	Duration   time.Duration // per cell
+	FillLimit  time.Duration // cuts off one fill; 0: none
 	Ref        string        // ratio reference in the text table; empty: first impl
 	Matrix     bool          // print the ratio of every impl to every peer
 	JSON       string        // file to write the report to; empty: none
@@ -704,51 +724,71 @@ func runImpl(cfg Config, env *Env, size Size, im Impl, want map[Workload]bool, l
 		return info, cells
 	}
 
-	// Fill: a fresh structure per repetition until Duration is spent; the
-	// first one also gives the heap growth. The last one stays for lookups.
+	// Fill: a fresh structure per repetition until Duration is spent, each
+	// repetition cut off after FillLimit. The first complete fill gives the
+	// heap growth; the last one stays for the lookups.
 	var f Filter
+	complete := false
 	gs := cfg.Goroutines
-	for gi, g := range gs {
-		if ok, _ := Supports(im, Fill, g, nil); !ok {
+	for _, g := range gs {
+		if ok, _ := Supports(im, Fill, g, nil); !ok || !want[Fill] {
 			continue
 		}
 		var total Result
+		var cut int64
 		for rep := 0; rep == 0 || total.Elapsed < cfg.Duration; rep++ {
 			f = nil
-			h0 := heapAlloc()
+			// The heap is measured around the first complete fill only;
+			// later repetitions collect only when the tables are large.
+			var h0 int64
+			if info.HeapBytes < 0 {
+				h0 = heapAlloc()
+			} else if env.N >= 1<<22 {
+				runtime.GC()
+			}
 			var r Result
 			var err error
 			if im.Static {
 				f, r, err = env.Build(im, env.N)
 			} else if f, err = im.New(env.N, nil); err == nil {
-				runtime.GC()
-				r = env.RunOps(f, im, Fill, g, 0, int64(env.N))
+				r = env.run(f, im, Fill, g, 0, int64(env.N), cfg.FillLimit)
 			}
 			if err != nil {
 				return fail(err)
 			}
-			if gi == 0 && rep == 0 {
-				info.HeapBytes = heapAlloc() - h0
-				info.TableBytes = f.TableBytes()
-			}
 			total.add(r)
-		}
-		if want[Fill] {
-			note := ""
-			if im.Static {
-				note = "build from all keys (ops = keys)"
+			if complete = r.Ops == int64(env.N); !complete {
+				cut = r.Ops
+				break
 			}
-			cell(Fill, g, total, note)
+			if info.HeapBytes < 0 {
+				info.HeapBytes = heapAlloc() - h0
+			}
 		}
+		note := ""
+		if im.Static {
+			note = "build from all keys (ops = keys)"
+		}
+		if !complete {
+			note = fmt.Sprintf("cut off after %v at %.0f%% of n", cfg.FillLimit, 100*float64(cut)/float64(env.N))
+		}
+		cell(Fill, g, total, note)
 		info.FillFailed = total.InsertFailed
 	}
-	if f == nil { // the fill never ran (e.g. g=1 not selected for a serial impl)
+	if !complete { // no fill ran, or the last one was cut off
+		f = nil
+		h0 := heapAlloc()
+		r := Result{}
 		var err error
-		if f, _, err = env.Build(im, env.N); err != nil {
+		if f, r, err = env.Build(im, env.N); err != nil {
 			return fail(err)
 		}
-		info.TableBytes = f.TableBytes()
+		if info.HeapBytes < 0 {
+			info.HeapBytes = heapAlloc() - h0
+		}
+		info.FillFailed = r.InsertFailed
 	}
+	info.TableBytes = f.TableBytes()
 	if info.TableBytes >= 0 {
 		info.TableBitsPerKey = 8 * float64(info.TableBytes) / float64(env.N)
 	}
@@ -1046,6 +1086,7 @@ func Main(args []string, impls []Impl, header ...string) error {
 	}
 	wl := fs.String("workloads", strings.Join(wls, ","), "comma-separated workloads")
 	dur := fs.Duration("duration", 500*time.Millisecond, "time per cell (a fill runs at least once)")
+	fillLimit := fs.Duration("fill-limit", 30*time.Second, "cut off a fill that takes longer (0: never)")
 	ref := fs.String("ref", "", "reference impl for the ratio columns (default the first selected)")
 	matrix := fs.Bool("matrix", false, "also print the ratio of every impl to every peer")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
@@ -1053,7 +1094,7 @@ func Main(args []string, impls []Impl, header ...string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := Config{Duration: *dur, Ref: *ref, Matrix: *matrix, JSON: *jsonOut, Header: header}
+	cfg := Config{Duration: *dur, FillLimit: *fillLimit, Ref: *ref, Matrix: *matrix, JSON: *jsonOut, Header: header}
 	var err error
 	if cfg.Sizes, err = ParseSizes(*sizes); err != nil {
 		return err
