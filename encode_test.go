@@ -8,12 +8,16 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -161,9 +165,14 @@ func TestEncodeRoundTrip(t *testing.T) {
 								t.Fatal("decoded table differs from the original")
 							}
 							encCheckKeys(t, g, "key-", n)
-							// Negative probes answer exactly as the original.
+							// Negative probes answer exactly as the original
+							// (false positives included).
+							probes := 100000
+							if n == 0 {
+								probes = 1000
+							}
 							var buf []byte
-							for i := 0; i < 100000; i++ {
+							for i := 0; i < probes; i++ {
 								buf = encKey(buf, "absent-", i)
 								if got, want := g.Lookup(buf), f.Lookup(buf); got != want {
 									t.Fatalf("Lookup(%q) = %v; original says %v", buf, got, want)
@@ -664,4 +673,218 @@ func encSpecHas(w, fp uint64, f uint) bool {
 		}
 	}
 	return false
+}
+
+// TestEncodeSnapshotUnderLoad takes snapshots (MarshalBinary and WriteTo,
+// several at once) while churn goroutines insert and delete at 90-95% load,
+// where most inserts need relocations, and checks that every snapshot loads
+// and holds every key that was in the filter throughout.
+func TestEncodeSnapshotUnderLoad(t *testing.T) {
+	for _, mode := range encModes {
+		for _, fbits := range []int{8, 12} {
+			for _, churners := range []int{1, runtime.GOMAXPROCS(0), 100} {
+				t.Run(fmt.Sprintf("mode=%v/bits=%d/churners=%d", mode, fbits, churners), func(t *testing.T) {
+					encSnapshotStress(t, mode, fbits, churners)
+				})
+			}
+		}
+	}
+}
+
+func encSnapshotStress(t *testing.T, mode Mode, fbits, churners int) {
+	// Each snapshotter takes rounds snapshots, or as many as fit in budget
+	// (at least 2), and goes on until some insert needed a relocation
+	// during a snapshot.
+	capacity, rounds, budget := 16384, 40, 2*time.Second
+	if testing.Short() {
+		capacity, rounds, budget = 4096, 8, time.Second
+	}
+	const snapshotters = 4
+	f := encNewFilter(t, capacity, mode, fbits, 0xfeed)
+	slots := f.Cap()
+	target := slots * 93 / 100
+
+	// Stable keys fill 45% of the slots before the churn starts. Churn keys
+	// that share a stable key's fingerprint and buckets are not used: a
+	// delete of one could remove the other's copy, the one case the
+	// snapshot guarantee (a copy present throughout) does not cover.
+	nStable := slots * 45 / 100
+	if n := encFill(t, f, "stable-", nStable); n != nStable {
+		t.Fatalf("inserted %d stable keys; want %d", n, nStable)
+	}
+	pair := func(key []byte) uint64 {
+		b1, fp := f.hash(key)
+		return fp<<32 | min(b1, f.alt(b1, fp))
+	}
+	stablePairs := make(map[uint64]bool, nStable)
+	var buf []byte
+	for i := 0; i < nStable; i++ {
+		buf = encKey(buf, "stable-", i)
+		stablePairs[pair(buf)] = true
+	}
+	// bothFull reports whether an insert of key has to relocate.
+	bothFull := func(key []byte) bool {
+		b1, fp := f.hash(key)
+		b2 := f.alt(b1, fp)
+		return f.lay.emptySlot(f.t.load(b1)) < 0 && f.lay.emptySlot(f.t.load(b2)) < 0
+	}
+
+	var (
+		stop        = make(chan struct{})
+		active      atomic.Int32 // snapshots being taken
+		maxActive   atomic.Int32 // most snapshots seen running at once
+		relocDuring atomic.Int64 // inserts that needed a relocation while a snapshot ran
+		inserts     atomic.Int64
+		deletes     atomic.Int64
+		full        atomic.Int64
+		churnWG     sync.WaitGroup
+		snapWG      sync.WaitGroup
+	)
+	for g := 0; g < churners; g++ {
+		churnWG.Add(1)
+		go func(g int) {
+			defer churnWG.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			prefix := fmt.Sprintf("churn-%d-", g)
+			var own [][]byte
+			next := 0
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if f.Len() < target || len(own) == 0 {
+					key := encKey(nil, prefix, next)
+					next++
+					if stablePairs[pair(key)] {
+						continue
+					}
+					if active.Load() > 0 && bothFull(key) {
+						relocDuring.Add(1)
+					}
+					if err := f.Insert(key); err != nil {
+						full.Add(1)
+						if len(own) == 0 {
+							runtime.Gosched()
+							continue
+						}
+					} else {
+						inserts.Add(1)
+						own = append(own, key)
+						continue
+					}
+				}
+				i := rng.IntN(len(own))
+				f.Delete(own[i])
+				deletes.Add(1)
+				own[i] = own[len(own)-1]
+				own = own[:len(own)-1]
+			}
+		}(g)
+	}
+	// Let the churn reach its target load before snapshotting.
+	for deadline := time.Now().Add(10 * time.Second); f.Len() < target*98/100 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if lf := f.LoadFactor(); lf < 0.85 {
+		t.Errorf("load factor %.3f before the snapshots; want at least 0.85", lf)
+	}
+
+	var snapshots atomic.Int64
+	start := time.Now()
+	for s := 0; s < snapshotters; s++ {
+		snapWG.Add(1)
+		go func(s int) {
+			defer snapWG.Done()
+			var existing *Filter
+			more := func(r int) bool {
+				if relocDuring.Load() == 0 && time.Since(start) < 20*time.Second {
+					return true
+				}
+				return r < 2 || r < rounds && time.Since(start) < budget
+			}
+			for r := 0; more(r); r++ {
+				var data []byte
+				if a := active.Add(1); a > maxActive.Load() {
+					maxActive.Store(a) // racy max: a lower bound is enough
+				}
+				if (r+s)%2 == 0 {
+					var err error
+					data, err = f.MarshalBinary()
+					if err != nil {
+						t.Errorf("MarshalBinary: %v", err)
+					}
+				} else {
+					var b bytes.Buffer
+					if _, err := f.WriteTo(&b); err != nil {
+						t.Errorf("WriteTo: %v", err)
+					}
+					data = b.Bytes()
+				}
+				active.Add(-1)
+				snapshots.Add(1)
+
+				// Load into a zero Filter or into an existing one of the
+				// same mode, alternately with UnmarshalBinary and ReadFrom.
+				g := new(Filter)
+				if r%3 == 2 {
+					if existing == nil {
+						existing = encNewFilter(t, 100, mode, 8, 5)
+					}
+					g = existing
+				}
+				var err error
+				if r%2 == 0 {
+					err = g.UnmarshalBinary(data)
+				} else {
+					_, err = g.ReadFrom(bytes.NewReader(data))
+				}
+				if err != nil {
+					t.Errorf("snapshot %d.%d does not load: %v", s, r, err)
+					return
+				}
+				if r%3 == 2 && g.Mode() != mode {
+					t.Errorf("Mode() = %v after loading into a %v filter", g.Mode(), mode)
+				}
+				if g.Len() < nStable || g.Len() > g.Cap() {
+					t.Errorf("snapshot %d.%d: Len() = %d; want %d to %d", s, r, g.Len(), nStable, g.Cap())
+				}
+				var buf []byte
+				for i := 0; i < nStable; i++ {
+					buf = encKey(buf, "stable-", i)
+					if !g.Lookup(buf) {
+						t.Errorf("snapshot %d.%d misses stable key %q", s, r, buf)
+						return
+					}
+				}
+				time.Sleep(time.Duration(rand.IntN(500)) * time.Microsecond)
+			}
+		}(s)
+	}
+	snapWG.Wait()
+	close(stop)
+	churnWG.Wait()
+	t.Logf("%d snapshots (up to %d at once), %d inserts, %d deletes, %d ErrFull, %d inserts needing relocation during a snapshot, final load %.3f",
+		snapshots.Load(), maxActive.Load(), inserts.Load(), deletes.Load(), full.Load(), relocDuring.Load(), f.LoadFactor())
+	if relocDuring.Load() == 0 {
+		t.Error("no insert needed a relocation while a snapshot ran: the test proved nothing")
+	}
+	if maxActive.Load() < 2 && !testing.Short() {
+		t.Error("no two snapshots ran at once")
+	}
+
+	// At rest, a snapshot is the table itself.
+	data, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g Filter
+	if err := g.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if g.Len() != f.Len() || !equalUint64s(encWords(&g), encWords(f)) {
+		t.Fatalf("quiescent snapshot: Len() = %d, original %d, or tables differ", g.Len(), f.Len())
+	}
+	encCheckKeys(t, &g, "stable-", nStable)
 }
