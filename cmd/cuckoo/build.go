@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/seed25b00da8/cuckoo"
+)
+
+func init() {
+	commands["build"] = command{
+		synopsis: "-o FILE [-bits N] [-capacity N] [-seed N] [-progress] [INPUT]",
+		summary:  "build a filter file from keys, one per line",
+		run:      runBuild,
+	}
+}
+
+// progressMinKeys is the input size from which build shows progress on a
+// terminal without being asked.
+const progressMinKeys = 1_000_000
+
+func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("build", stderr)
+	out := fs.String("o", "", "write the filter to `FILE` (required)")
+	bits := fs.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint size in bits: 8 or 12")
+	capacity := fs.Int("capacity", 0, "number of keys the filter must hold (default: the number of keys in the input)")
+	seed := fs.Uint64("seed", 0, "hash seed")
+	showProgress := fs.Bool("progress", false, "show progress on standard error (default: only for inputs over 1M keys when standard error is a terminal)")
+	pos, status, ok := parseFlags(fs, args, 0, 1)
+	if !ok {
+		return status
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "cuckoo build: -o FILE is required")
+		fs.Usage()
+		return exitUsage
+	}
+	if *bits != 8 && *bits != 12 {
+		fmt.Fprintf(stderr, "cuckoo build: -bits must be 8 or 12, got %d\n", *bits)
+		return exitUsage
+	}
+	if *capacity < 0 {
+		fmt.Fprintf(stderr, "cuckoo build: -capacity must not be negative, got %d\n", *capacity)
+		return exitUsage
+	}
+
+	in, file, err := openInput(arg(pos, 0), stdin)
+	if err != nil {
+		return fail(stderr, "build", err)
+	}
+	if file != nil {
+		defer file.Close()
+	}
+	terminal := isTerminal(stderr)
+
+	// Learn the number of keys when it is needed (no -capacity): count a
+	// regular file's keys in a first pass, and buffer any other input. With
+	// -capacity, count only a regular file, and only for a progress bar.
+	total := -1
+	regular := file != nil && isRegular(file)
+	if *capacity == 0 || regular && (*showProgress || terminal) {
+		if regular {
+			if total, err = countKeys(file); err == nil {
+				_, err = file.Seek(0, io.SeekStart)
+			}
+		} else {
+			var data []byte
+			if data, err = io.ReadAll(in); err == nil {
+				total, err = countKeys(bytes.NewReader(data))
+				in = bytes.NewReader(data)
+			}
+		}
+		if err != nil {
+			return fail(stderr, "build", err)
+		}
+	}
+	if *capacity == 0 {
+		*capacity = max(total, 1)
+	}
+
+	f, err := cuckoo.New(*capacity, cuckoo.WithFingerprintBits(*bits), cuckoo.WithSeed(*seed))
+	if err != nil {
+		return fail(stderr, "build", err)
+	}
+	var bar *progress
+	switch {
+	case *showProgress:
+		bar = newProgress(stderr, "building", int64(total), 0)
+	case terminal && total > progressMinKeys:
+		bar = newProgress(stderr, "building", int64(total), 0)
+	case terminal && total < 0:
+		// A stream of unknown length: show a count once it is large.
+		bar = newProgress(stderr, "building", -1, progressMinKeys)
+	}
+	var keys int64
+	err = scanKeys(in, func(key []byte) error {
+		if err := f.Insert(key); err != nil {
+			if errors.Is(err, cuckoo.ErrFull) {
+				return fmt.Errorf("the filter is full after %d keys (it was sized for %d): use a larger -capacity", keys, *capacity)
+			}
+			return err
+		}
+		keys++
+		bar.set(keys)
+		return nil
+	})
+	bar.done(keys)
+	if err != nil {
+		return fail(stderr, "build", err)
+	}
+
+	size, err := writeFilter(*out, f)
+	if err != nil {
+		return fail(stderr, "build", err)
+	}
+	fmt.Fprintf(stdout, "%s: %d keys, %d-bit fingerprints, %d slots (load %.1f%%), %d bytes\n",
+		*out, f.Len(), f.FingerprintBits(), f.Cap(), 100*f.LoadFactor(), size)
+	return exitOK
+}
+
+// writeFilter writes f to a new file at path, removing it again on error.
+func writeFilter(path string, f *cuckoo.Filter) (int64, error) {
+	file, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := f.WriteTo(file)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return 0, fmt.Errorf("%s: %s", path, trimPrefix(err))
+	}
+	return n, nil
+}
+
+func isRegular(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
+}
+
+// countKeys returns the number of keys scanKeys finds in r.
+func countKeys(r io.Reader) (int, error) {
+	n := 0
+	err := scanKeys(r, func([]byte) error { n++; return nil })
+	return n, err
+}
+
+// progress draws a progress bar, redrawn on every 1% of total, or a count
+// of keys redrawn every 100,000 keys when the total is unknown (total < 0).
+// Nothing is drawn before quiet keys are done. A nil *progress draws nothing.
+type progress struct {
+	w     io.Writer
+	what  string
+	total int64
+	step  int64
+	next  int64
+	start time.Time
+	drawn bool
+}
+
+func newProgress(w io.Writer, what string, total, quiet int64) *progress {
+	p := &progress{w: w, what: what, total: total, step: 100_000, start: time.Now()}
+	if total >= 0 {
+		p.step = max(total/100, 1)
+	}
+	p.next = quiet
+	p.set(0)
+	return p
+}
+
+// set reports that n keys are done.
+func (p *progress) set(n int64) {
+	if p == nil || n < p.next {
+		return
+	}
+	p.draw(n)
+	p.next = (n/p.step + 1) * p.step
+}
+
+// done draws the final state and ends the line.
+func (p *progress) done(n int64) {
+	if p == nil || !p.drawn {
+		return
+	}
+	p.draw(n)
+	fmt.Fprintf(p.w, " %.1fs\n", time.Since(p.start).Seconds())
+}
+
+func (p *progress) draw(n int64) {
+	p.drawn = true
+	if p.total < 0 {
+		fmt.Fprintf(p.w, "\r%s: %d keys", p.what, n)
+		return
+	}
+	const width = 40
+	done := min(n, p.total)
+	pct, filled := int64(100), int64(width)
+	if p.total > 0 {
+		pct, filled = 100*done/p.total, width*done/p.total
+	}
+	bar := make([]byte, width)
+	for i := range bar {
+		bar[i] = ' '
+		if int64(i) < filled {
+			bar[i] = '='
+		}
+	}
+	fmt.Fprintf(p.w, "\r%s [%s] %3d%% %d/%d keys", p.what, bar, pct, n, p.total)
+}

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/seed25b00da8/cuckoo"
+)
+
+// buildFilter builds a filter file from keys (with default flags) and
+// returns its path.
+func buildFilter(t *testing.T, keys string, flags ...string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "f.cuckoo")
+	args := append([]string{"build", "-o", out}, flags...)
+	status, _, stderr := runCmd(t, keys, args...)
+	if status != exitOK {
+		t.Fatalf("build %v: status %d: %s", flags, status, stderr)
+	}
+	return out
+}
+
+func loadFile(t *testing.T, path string) *cuckoo.Filter {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := new(cuckoo.Filter)
+	if err := f.UnmarshalBinary(data); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return f
+}
+
+func TestBuild(t *testing.T) {
+	const n = 5000
+	keys := keyLines("key-", n)
+	input := writeFile(t, "keys.txt", keys)
+	for _, tc := range []struct {
+		name     string
+		stdin    string
+		args     []string
+		wantBits int
+		wantCap  int // 0: at least n
+	}{
+		{"file/count", "", []string{input}, 12, 0},
+		{"stdin/buffer", keys, nil, 12, 0},
+		{"stdin/dash", keys, []string{"-"}, 12, 0},
+		{"stdin/capacity", keys, []string{"-capacity", "20000"}, 12, 21056},
+		{"file/capacity/bits=8", "", []string{"-capacity", "8000", "-bits", "8", input}, 8, 8424},
+		{"flags after input", "", []string{input, "-bits", "8", "-seed", "9"}, 8, 0},
+		{"crlf and blank lines", strings.ReplaceAll(keys, "\n", "\r\n\n"), nil, 12, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "f.cuckoo")
+			status, stdout, stderr := runCmd(t, tc.stdin, append([]string{"build", "-o", out}, tc.args...)...)
+			if status != exitOK || stderr != "" {
+				t.Fatalf("status %d, stderr %q; want 0 and nothing", status, stderr)
+			}
+			if !strings.Contains(stdout, "5000 keys") {
+				t.Fatalf("stdout %q; want a summary with 5000 keys", stdout)
+			}
+			f := loadFile(t, out)
+			if f.Len() != n || f.FingerprintBits() != tc.wantBits {
+				t.Fatalf("Len() = %d, bits %d; want %d, %d", f.Len(), f.FingerprintBits(), n, tc.wantBits)
+			}
+			if tc.wantCap != 0 && f.Cap() != tc.wantCap || f.Cap() < n {
+				t.Fatalf("Cap() = %d; want %d (at least %d)", f.Cap(), tc.wantCap, n)
+			}
+			for i := 0; i < n; i += 7 {
+				key := "key-" + strconv.Itoa(i)
+				if !f.Lookup([]byte(key)) {
+					t.Fatalf("Lookup(%q) = false", key)
+				}
+			}
+		})
+	}
+}
+
+func TestBuildSeed(t *testing.T) {
+	keys := keyLines("k", 100)
+	a := buildFilter(t, keys, "-seed", "7")
+	if f := loadFile(t, a); f.Seed() != 7 {
+		t.Fatalf("Seed() = %d; want 7", f.Seed())
+	}
+	b := buildFilter(t, keys, "-seed", "7")
+	da, _ := os.ReadFile(a)
+	db, _ := os.ReadFile(b)
+	if !bytes.Equal(da, db) {
+		t.Fatal("two builds of the same keys and seed differ")
+	}
+}
+
+func TestBuildEmptyInput(t *testing.T) {
+	out := buildFilter(t, "")
+	if f := loadFile(t, out); f.Len() != 0 || f.Cap() != 4 {
+		t.Fatalf("empty input: Len() = %d, Cap() = %d; want 0, 4", f.Len(), f.Cap())
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"full", keyLines("k", 1000), []string{"-capacity", "10"}, "the filter is full after"},
+		{"missing input", "", []string{filepath.Join(dir, "nope.txt")}, "no such file"},
+		{"unwritable output", "k\n", []string{"-o", filepath.Join(dir, "no", "such", "dir")}, "no such file"},
+		{"long line", strings.Repeat("x", maxKeyLen+1), nil, "longer than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(dir, tc.name+".cuckoo")
+			status, stdout, stderr := runCmd(t, tc.stdin, append([]string{"build", "-o", out}, tc.args...)...)
+			if status != exitError || stdout != "" || !strings.HasPrefix(stderr, "cuckoo build: ") || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("status %d, stdout %q, stderr %q; want %d and %q", status, stdout, stderr, exitError, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Fatal("a failed build left its output file")
+			}
+		})
+	}
+}
+
+func TestBuildProgress(t *testing.T) {
+	keys := keyLines("k", 1000)
+	input := writeFile(t, "keys.txt", keys)
+	out := filepath.Join(t.TempDir(), "f.cuckoo")
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"file", "", []string{input}, "100% 1000/1000 keys"},
+		{"file/capacity", "", []string{"-capacity", "2000", input}, "100% 1000/1000 keys"},
+		{"stdin", keys, nil, "100% 1000/1000 keys"},
+		{"stdin/capacity", keys, []string{"-capacity", "2000"}, "building: 1000 keys"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, _, stderr := runCmd(t, tc.stdin, append([]string{"build", "-progress", "-o", out}, tc.args...)...)
+			if status != exitOK || !strings.Contains(stderr, tc.want) || !strings.HasSuffix(stderr, "s\n") {
+				t.Fatalf("status %d, stderr %q; want 0 and %q", status, stderr, tc.want)
+			}
+		})
+	}
+	// Without -progress, stderr (not a terminal here) stays quiet.
+	status, _, stderr := runCmd(t, "", "build", "-o", out, input)
+	if status != exitOK || stderr != "" {
+		t.Fatalf("without -progress: status %d, stderr %q; want 0 and nothing", status, stderr)
+	}
+}
+
+// TestProgressSteps checks that a bar over 2M keys redraws once per percent.
+func TestProgressSteps(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, "building", 2_000_000, 0)
+	for n := int64(1); n <= 2_000_000; n++ {
+		p.set(n)
+	}
+	p.done(2_000_000)
+	if got := strings.Count(buf.String(), "\r"); got != 102 {
+		t.Fatalf("%d redraws; want 102 (0%%, each percent, and the final one)", got)
+	}
+	// Quiet until a threshold, for streams of unknown length.
+	buf.Reset()
+	p = newProgress(&buf, "building", -1, 1_000_000)
+	for n := int64(1); n <= 999_999; n++ {
+		p.set(n)
+	}
+	p.done(999_999)
+	if buf.Len() != 0 {
+		t.Fatalf("drew %q before the threshold", buf.String())
+	}
+	var nilBar *progress
+	nilBar.set(5)
+	nilBar.done(5)
+}

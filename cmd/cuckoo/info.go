@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+)
+
+func init() {
+	commands["info"] = command{
+		synopsis: "FILE",
+		summary:  "print a filter file's parameters, load, bits per key and expected false-positive rate",
+		run:      runInfo,
+	}
+}
+
+func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("info", stderr)
+	pos, status, ok := parseFlags(fs, args, 1, 1)
+	if !ok {
+		return status
+	}
+	path := arg(pos, 0)
+	f, size, err := loadFilter(path)
+	if err != nil {
+		return fail(stderr, "info", err)
+	}
+	bits := f.FingerprintBits()
+	slots, items := f.Cap(), f.Len()
+	buckets := slots / 4
+	load := f.LoadFactor()
+	// Each bucket is one 64-bit word in memory.
+	bitsPerKey := "- (empty)"
+	if items > 0 {
+		bitsPerKey = fmt.Sprintf("%.2f", 64*float64(buckets)/float64(items))
+	}
+	// A lookup compares the key's fingerprint with the 8 slots of its two
+	// buckets; each occupied slot matches with probability 1/(2^f-1).
+	fpr := 8 * load / math.Exp2(float64(bits))
+
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "file:\t%s (%d bytes)\n", path, size)
+	fmt.Fprintf(tw, "fingerprint bits:\t%d\n", bits)
+	fmt.Fprintf(tw, "buckets:\t%d (4 slots each, %d slots)\n", buckets, slots)
+	fmt.Fprintf(tw, "seed:\t%d\n", f.Seed())
+	fmt.Fprintf(tw, "items:\t%d\n", items)
+	fmt.Fprintf(tw, "load factor:\t%.4f\n", load)
+	fmt.Fprintf(tw, "bits per key:\t%s\n", bitsPerKey)
+	fmt.Fprintf(tw, "false-positive rate:\t%.4g%% (8·α/2^%d)\n", 100*fpr, bits)
+	if err := tw.Flush(); err != nil {
+		return fail(stderr, "info", err)
+	}
+	return exitOK
+}

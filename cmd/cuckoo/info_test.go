@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestInfo(t *testing.T) {
+	filter := buildFilter(t, keyLines("key-", 500), "-capacity", "1000", "-seed", "42")
+	status, stdout, stderr := runCmd(t, "", "info", filter)
+	if status != exitOK || stderr != "" {
+		t.Fatalf("status %d, stderr %q", status, stderr)
+	}
+	// 264 buckets, 1056 slots, 500 items: load 0.4735, 64·264/500 = 33.79
+	// bits per key, 8·0.4735/4096 = 0.09248%.
+	for _, want := range []string{
+		"(2160 bytes)",
+		"fingerprint bits:     12\n",
+		"buckets:              264 (4 slots each, 1056 slots)\n",
+		"seed:                 42\n",
+		"items:                500\n",
+		"load factor:          0.4735\n",
+		"bits per key:         33.79\n",
+		"false-positive rate:  0.09248% (8·α/2^12)\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("info output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestInfoEmptyAndBits8(t *testing.T) {
+	filter := buildFilter(t, "", "-bits", "8")
+	status, stdout, _ := runCmd(t, "", "info", filter)
+	if status != exitOK || !strings.Contains(stdout, "bits per key:         - (empty)\n") ||
+		!strings.Contains(stdout, "false-positive rate:  0% (8·α/2^8)\n") || !strings.Contains(stdout, "fingerprint bits:     8\n") {
+		t.Fatalf("status %d, output:\n%s", status, stdout)
+	}
+}
+
+func TestInfoErrors(t *testing.T) {
+	filter := buildFilter(t, keyLines("key-", 100))
+	data, _ := os.ReadFile(filter)
+	data[10] = 16 // fingerprint bits
+	bad := writeFile(t, "bad.cuckoo", string(data))
+	status, stdout, stderr := runCmd(t, "", "info", bad)
+	if status != exitError || stdout != "" || !strings.Contains(stderr, "cuckoo info: "+bad+": impossible parameters: fingerprint bits 16") {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+}
