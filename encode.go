@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
@@ -119,19 +120,22 @@ type encoder struct {
 	err error // the first error of w
 }
 
-// flush hashes p and writes it to w.
+// flush hashes p and writes it to w, unless w failed before; then it drops
+// p.
 func (e *encoder) flush() {
-	if e.w == nil || e.err != nil || len(e.p) == 0 {
+	if e.w == nil {
 		return
 	}
-	e.d.Write(e.p)
-	k, err := e.w.Write(e.p)
-	e.n += int64(k)
-	if err == nil && k < len(e.p) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		e.err = fmt.Errorf("cuckoo: writing filter: %w", err)
+	if e.err == nil && len(e.p) > 0 {
+		e.d.Write(e.p)
+		k, err := e.w.Write(e.p)
+		e.n += int64(k)
+		if err == nil && k < len(e.p) {
+			err = io.ErrShortWrite
+		}
+		if err != nil {
+			e.err = fmt.Errorf("cuckoo: writing filter: %w", err)
+		}
 	}
 	e.p = e.buf[:0]
 }
@@ -174,14 +178,41 @@ func (f *Filter) encodeTable(e *encoder) uint64 {
 	defer f.gate.endSnapshot()
 	l := f.lay
 	var count uint64
-	for i := uint64(0); i < f.m; i++ {
-		// load resolves a K-CAS reference to the word's logical value.
-		// Counters and tags are runtime state: they are cleared.
-		w := f.t.load(i) & l.fpMask
-		count += uint64(l.occupied(w))
-		e.put(w)
+	for i := uint64(0); i < f.m; {
+		if len(e.p) == cap(e.p) {
+			e.flush()
+			if e.err != nil {
+				break // w failed: release the gate now
+			}
+		}
+		// Fill the rest of the buffer in one tight loop.
+		k := min(uint64(cap(e.p)-len(e.p))/8, f.m-i)
+		p := e.p[len(e.p) : len(e.p)+int(8*k)]
+		for j := range k {
+			// A plain word is read directly; load resolves a K-CAS
+			// reference to the word's logical value. Counters and tags
+			// are runtime state: they are cleared.
+			w := f.t.words[i+j].Load()
+			if w&tagMask != 0 {
+				w = f.t.load(i + j)
+			}
+			w &= l.fpMask
+			count += occupiedSlots(l, w)
+			binary.LittleEndian.PutUint64(p[8*j:], w)
+		}
+		e.p = e.p[:len(e.p)+len(p)]
+		i += k
 	}
 	return count
+}
+
+// occupiedSlots returns the number of non-empty slots of w, which has only
+// slot bits. Adding 2^(f-1)-1 to the low f-1 bits of a slot carries into its
+// top bit exactly when they are not all zero, and never out of the slot; or
+// with w adds slots whose top bit is set. It is layout.occupied without the
+// loop: encoding and decoding count every bucket.
+func occupiedSlots(l layout, w uint64) uint64 {
+	return uint64(bits.OnesCount64(((w &^ l.hi) + (l.hi - l.lo) | w) & l.hi))
 }
 
 // UnmarshalBinary replaces the filter's contents with the filter encoded in
@@ -276,14 +307,16 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	d.Reset()
 	d.Write(hdr[:])
 	buf := make([]byte, min(encodeChunk, 8*h.m))
-	words := make([]atomic.Uint64, min(h.m, decodeInitialWords))
+	initial := min(h.m, decodeInitialWords)
+	if lr, ok := r.(interface{ Len() int }); ok && uint64(lr.Len()) >= 8*h.m {
+		initial = h.m // the bytes are there already (bytes.Reader and the like)
+	}
+	words := make([]atomic.Uint64, initial)
 	var scan tableScan
 	for filled := uint64(0); filled < h.m; {
 		if filled == uint64(len(words)) {
 			grown := make([]atomic.Uint64, min(h.m, 2*filled))
-			for i := range words {
-				grown[i].Store(words[i].Load())
-			}
+			copy(grown, words) // not yet shared: plain copies are fine
 			words = grown
 		}
 		k := min(uint64(len(words))-filled, uint64(len(buf))/8)
@@ -376,7 +409,7 @@ func fillWords(words []atomic.Uint64, p []byte, l layout, first uint64, s tableS
 			s.bad, s.index, s.word = true, first+uint64(i), w
 		}
 		w &= l.fpMask
-		s.slots += uint64(l.occupied(w))
+		s.slots += occupiedSlots(l, w)
 		words[i].Store(w)
 	}
 	return s
