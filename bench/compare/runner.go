@@ -891,6 +891,14 @@ func (r *Report) WriteText(w io.Writer, matrix bool) error {
 	fmt.Fprintf(bw, "%s %s/%s, %s, NumCPU=%d GOMAXPROCS=%d\n", m.GoVersion, m.GOOS, m.GOARCH, m.CPU, m.NumCPU, m.GOMAXPROCS)
 	if m.LoadStart != "" {
 		fmt.Fprintf(bw, "load average at start: %s, at end: %s\n", m.LoadStart, m.LoadEnd)
+		for _, l := range []string{m.LoadStart, m.LoadEnd} {
+			if f := strings.Fields(l); len(f) > 0 {
+				if v, err := strconv.ParseFloat(f[0], 64); err == nil && v > float64(m.NumCPU)/2 {
+					fmt.Fprintf(bw, "WARNING: other processes were running (1-minute load %s on %d CPUs); the rates are skewed\n", f[0], m.NumCPU)
+					break
+				}
+			}
+		}
 	}
 	fmt.Fprintf(bw, "command: %s\n", r.Command)
 	for _, h := range r.Header {
