@@ -410,3 +410,14 @@ func TestFillCutOff(t *testing.T) {
 		t.Errorf("complete fill waited %v for its limit", el)
 	}
 }
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{1, 2, 9}, 2}, {[]float64{1, 2, 4, 9}, 3}} {
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v; want %v", c.in, got, c.want)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -325,6 +326,27 @@ func (e *Env) run(f Filter, impl Impl, w Workload, g, filled int, ops int64, d t
 	return total
 }
 
+// runReps runs workload w reps times for d/reps each.
+func (e *Env) runReps(f Filter, impl Impl, w Workload, g, filled int, d time.Duration, reps int) []Result {
+	reps = max(reps, 1)
+	out := make([]Result, reps)
+	for i := range out {
+		out[i] = e.RunFor(f, impl, w, g, filled, d/time.Duration(reps))
+	}
+	return out
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
 func fillWorker(f Filter, keys *Keys, lo, hi int, stop *atomic.Bool) (r Result) {
 	for i := lo; i < hi && !stop.Load(); {
 		end := min(hi, i+block)
@@ -435,6 +457,7 @@ type Config struct {
 	Impls      []string // substrings of names to run; empty: all
 	Workloads  []Workload
 	Duration   time.Duration // per cell
+	Reps       int           // timed cells: repetitions of Duration/Reps, rate = median
 	FillLimit  time.Duration // cuts off one fill; 0: none
 	Ref        string        // ratio reference in the text table; empty: first impl
 	Matrix     bool          // print the ratio of every impl to every peer
@@ -591,7 +614,10 @@ type Cell struct {
 	Goroutines   int                `json:"goroutines"`
 	Ops          int64              `json:"ops"`
 	Seconds      float64            `json:"seconds"`
-	Mops         float64            `json:"mops"`
+	Mops         float64            `json:"mops"` // median over the repetitions
+	Reps         int                `json:"reps"`
+	MopsMin      float64            `json:"mops_min"`
+	MopsMax      float64            `json:"mops_max"`
 	Hits         int64              `json:"hits"`
 	InsertFailed int64              `json:"insert_failed"`
 	DeleteMissed int64              `json:"delete_missed"`
@@ -606,6 +632,7 @@ type Report struct {
 	Command    string     `json:"command"`
 	Header     []string   `json:"header,omitempty"`
 	Duration   string     `json:"duration_per_cell"`
+	Reps       int        `json:"reps"`
 	Sizes      []Size     `json:"sizes"`
 	Goroutines []int      `json:"goroutines"`
 	Workloads  []Workload `json:"workloads"`
@@ -628,6 +655,9 @@ func Run(cfg Config, all []Impl) (*Report, error) {
 	if cfg.Duration <= 0 {
 		cfg.Duration = 500 * time.Millisecond
 	}
+	if cfg.Reps <= 0 {
+		cfg.Reps = 5
+	}
 	if len(cfg.Workloads) == 0 {
 		cfg.Workloads = Workloads
 	}
@@ -644,6 +674,7 @@ func Run(cfg Config, all []Impl) (*Report, error) {
 		Command:    strings.Join(append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...), " "),
 		Header:     cfg.Header,
 		Duration:   cfg.Duration.String(),
+		Reps:       cfg.Reps,
 		Sizes:      cfg.Sizes,
 		Goroutines: cfg.Goroutines,
 		Workloads:  cfg.Workloads,
@@ -699,10 +730,20 @@ func heapAlloc() int64 {
 func runImpl(cfg Config, env *Env, size Size, im Impl, want map[Workload]bool, logf func(string, ...any)) (ImplInfo, []Cell) {
 	info := ImplInfo{Impl: im.Name, Desc: im.Desc, Size: size.Name, N: size.N, Kind: kind(im), TableBytes: -1, HeapBytes: -1}
 	var cells []Cell
-	cell := func(w Workload, g int, r Result, note string) {
+	// cell records the repetitions of one measurement; its rate is their
+	// median, which shrugs off a repetition stalled by another process.
+	cell := func(w Workload, g int, reps []Result, note string) {
+		var r Result
+		rates := make([]float64, len(reps))
+		for i, x := range reps {
+			r.add(x)
+			rates[i] = x.Mops()
+		}
+		sort.Float64s(rates)
 		c := Cell{
 			Impl: im.Name, Workload: w, Size: size.Name, N: size.N, Goroutines: g,
-			Ops: r.Ops, Seconds: r.Elapsed.Seconds(), Mops: r.Mops(), Hits: r.Hits,
+			Ops: r.Ops, Seconds: r.Elapsed.Seconds(), Hits: r.Hits,
+			Reps: len(reps), Mops: median(rates), MopsMin: rates[0], MopsMax: rates[len(rates)-1],
 			InsertFailed: r.InsertFailed, DeleteMissed: r.DeleteMissed, Skipped: r.Skipped, Note: note,
 		}
 		if r.InsertFailed > 0 {
@@ -715,7 +756,7 @@ func runImpl(cfg Config, env *Env, size Size, im Impl, want map[Workload]bool, l
 			c.Note = strings.TrimSpace(c.Note + fmt.Sprintf(" deletes unsupported: %d skipped (%.1f%% of attempted ops)",
 				r.Skipped, 100*float64(r.Skipped)/float64(r.Ops+r.Skipped)))
 		}
-		logf("  %-22s %-12s n=%-5s g=%-3d %8.2f Mops/s %s", im.Name, w, size.Name, g, c.Mops, c.Note)
+		logf("  %-22s %-12s n=%-5s g=%-3d %8.2f Mops/s (%d reps, %.2f..%.2f) %s", im.Name, w, size.Name, g, c.Mops, c.Reps, c.MopsMin, c.MopsMax, c.Note)
 		cells = append(cells, c)
 	}
 	fail := func(err error) (ImplInfo, []Cell) {
@@ -735,6 +776,7 @@ func runImpl(cfg Config, env *Env, size Size, im Impl, want map[Workload]bool, l
 			continue
 		}
 		var total Result
+		var reps []Result
 		var cut int64
 		for rep := 0; rep == 0 || total.Elapsed < cfg.Duration; rep++ {
 			f = nil
@@ -757,6 +799,7 @@ func runImpl(cfg Config, env *Env, size Size, im Impl, want map[Workload]bool, l
 				return fail(err)
 			}
 			total.add(r)
+			reps = append(reps, r)
 			if complete = r.Ops == int64(env.N); !complete {
 				cut = r.Ops
 				break
@@ -772,7 +815,7 @@ func runImpl(cfg Config, env *Env, size Size, im Impl, want map[Workload]bool, l
 		if !complete {
 			note = fmt.Sprintf("cut off after %v at %.0f%% of n", cfg.FillLimit, 100*float64(cut)/float64(env.N))
 		}
-		cell(Fill, g, total, note)
+		cell(Fill, g, reps, note)
 		info.FillFailed = total.InsertFailed
 	}
 	if !complete { // no fill ran, or the last one was cut off
@@ -817,7 +860,7 @@ func runImpl(cfg Config, env *Env, size Size, im Impl, want map[Workload]bool, l
 				continue
 			}
 			runtime.GC()
-			cell(w, g, env.RunFor(f, im, w, g, env.N, cfg.Duration), "")
+			cell(w, g, env.runReps(f, im, w, g, env.N, cfg.Duration, cfg.Reps), "")
 		}
 	}
 
@@ -834,7 +877,7 @@ func runImpl(cfg Config, env *Env, size Size, im Impl, want map[Workload]bool, l
 				continue
 			}
 			runtime.GC()
-			cell(Mixed, g, env.RunFor(f, im, Mixed, g, fill, cfg.Duration), "")
+			cell(Mixed, g, env.runReps(f, im, Mixed, g, fill, cfg.Duration, cfg.Reps), "")
 		}
 	}
 	runtime.KeepAlive(f)
@@ -904,7 +947,8 @@ func (r *Report) WriteText(w io.Writer, matrix bool) error {
 	for _, h := range r.Header {
 		fmt.Fprintln(bw, h)
 	}
-	fmt.Fprintf(bw, "%s per cell; 16-byte keys (8-byte counter + 8-byte xorshift), each goroutine on its own slice of them;\n", r.Duration)
+	fmt.Fprintf(bw, "%s per cell; rate = median of its repetitions (fills: whole fills; others: %d slices);\n", r.Duration, r.Reps)
+	fmt.Fprintf(bw, "16-byte keys (8-byte counter + 8-byte xorshift), each goroutine on its own slice of them;\n")
 	fmt.Fprintf(bw, "fill = inserts into an empty structure sized for n keys, n keys = 95%% of a cuckoo filter's slots;\n")
 	fmt.Fprintf(bw, "mixed = 90%% lookups of inserted keys, 5%% delete + 5%% re-insert of the same keys, at 90%% cuckoo load (%s keys per n);\n", "18/19")
 	fmt.Fprintf(bw, "bits/key = table size from parameters, heap = HeapAlloc growth after the fill, both over n;\n")
@@ -966,6 +1010,7 @@ func (r *Report) WriteText(w io.Writer, matrix bool) error {
 			}
 			fmt.Fprintln(tw)
 			var notes []string
+			unstable := false
 			for _, name := range names {
 				row, has := fmt.Sprintf("%-*s\t", width, name), false
 				var ratios string
@@ -977,7 +1022,11 @@ func (r *Report) WriteText(w io.Writer, matrix bool) error {
 						continue
 					}
 					has = true
-					row += fmt.Sprintf("%.2f\t", c.Mops)
+					star := ""
+					if c.MopsMin > 0 && c.MopsMax > 1.5*c.MopsMin {
+						star, unstable = "*", true
+					}
+					row += fmt.Sprintf("%.2f%s\t", c.Mops, star)
 					switch {
 					case name == r.Ref:
 						ratios += "1\t"
@@ -995,6 +1044,9 @@ func (r *Report) WriteText(w io.Writer, matrix bool) error {
 				}
 			}
 			tw.Flush()
+			if unstable {
+				fmt.Fprintf(bw, "  * repetitions spread over more than 1.5x (see mops_min, mops_max in the JSON)\n")
+			}
 			for _, n := range notes {
 				fmt.Fprintf(bw, "  note: %s\n", n)
 			}
@@ -1094,6 +1146,7 @@ func Main(args []string, impls []Impl, header ...string) error {
 	}
 	wl := fs.String("workloads", strings.Join(wls, ","), "comma-separated workloads")
 	dur := fs.Duration("duration", 500*time.Millisecond, "time per cell (a fill runs at least once)")
+	reps := fs.Int("reps", 5, "repetitions per timed cell (each duration/reps long); the rate is their median")
 	fillLimit := fs.Duration("fill-limit", 30*time.Second, "cut off a fill that takes longer (0: never)")
 	ref := fs.String("ref", "", "reference impl for the ratio columns (default the first selected)")
 	matrix := fs.Bool("matrix", false, "also print the ratio of every impl to every peer")
@@ -1102,7 +1155,7 @@ func Main(args []string, impls []Impl, header ...string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := Config{Duration: *dur, FillLimit: *fillLimit, Ref: *ref, Matrix: *matrix, JSON: *jsonOut, Header: header}
+	cfg := Config{Duration: *dur, Reps: *reps, FillLimit: *fillLimit, Ref: *ref, Matrix: *matrix, JSON: *jsonOut, Header: header}
 	var err error
 	if cfg.Sizes, err = ParseSizes(*sizes); err != nil {
 		return err
