@@ -365,7 +365,7 @@ func TestRunForStops(t *testing.T) {
 	}
 	// More goroutines than keys: empty slices must not spin forever.
 	var stop atomic.Bool
-	if r := lookupWorker(f, env.Pos, 5, 5, math.MaxInt64, &stop); r.Ops != 0 {
+	if r := lookupWorker(f, env.Pos, 5, 0, math.MaxInt64, &stop); r.Ops != 0 {
 		t.Errorf("lookupWorker on an empty slice: %d ops; want 0", r.Ops)
 	}
 	r = NewEnv(8).RunFor(f, im, Mixed, 64, 8, 10*time.Millisecond)

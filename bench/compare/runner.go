@@ -259,7 +259,11 @@ func (e *Env) run(f Filter, impl Impl, w Workload, g, filled int, ops int64, d t
 		if ops != math.MaxInt64 {
 			quota = ops*int64(i+1)/int64(g) - ops*int64(i)/int64(g)
 		}
-		// Every goroutine works on its own slice of keys.
+		// Every goroutine inserts and deletes in its own slice of keys
+		// [lo, hi). Lookups walk all the keys, each goroutine from the
+		// start of its slice: with many goroutines, a goroutine cycling
+		// through only its own small slice during its time slice would
+		// find those keys in the cache.
 		lo, hi := filled*i/g, filled*(i+1)/g
 		switch w {
 		case Fill:
@@ -267,19 +271,19 @@ func (e *Env) run(f Filter, impl Impl, w Workload, g, filled int, ops int64, d t
 			hi := lo + int(quota)
 			work[i] = func(stop *atomic.Bool) Result { return fillWorker(f, e.Pos, lo, hi, stop) }
 		case LookupPos:
-			work[i] = func(stop *atomic.Bool) Result { return lookupWorker(f, e.Pos, lo, hi, quota, stop) }
+			work[i] = func(stop *atomic.Bool) Result { return lookupWorker(f, e.Pos, lo, filled, quota, stop) }
 		case LookupNeg:
-			nlo, nhi := e.N*i/g, e.N*(i+1)/g
-			work[i] = func(stop *atomic.Bool) Result { return lookupWorker(f, e.Neg, nlo, nhi, quota, stop) }
+			start := e.N * i / g
+			work[i] = func(stop *atomic.Bool) Result { return lookupWorker(f, e.Neg, start, e.N, quota, stop) }
 		case LookupBatch:
 			bf, _ := f.(BatchFilter)
 			batch, found := make([][]byte, 16), make([]bool, 16)
 			work[i] = func(stop *atomic.Bool) Result {
-				return batchWorker(bf, e.Pos, lo, hi, quota, stop, batch, found)
+				return batchWorker(bf, e.Pos, lo, filled, quota, stop, batch, found)
 			}
 		case Mixed:
 			work[i] = func(stop *atomic.Bool) Result {
-				return mixedWorker(f, e.Pos, lo, hi, quota, stop, !impl.NoDelete)
+				return mixedWorker(f, e.Pos, lo, hi, filled, quota, stop, !impl.NoDelete)
 			}
 		default:
 			panic("compare: unknown workload " + string(w))
@@ -361,19 +365,20 @@ func fillWorker(f Filter, keys *Keys, lo, hi int, stop *atomic.Bool) (r Result) 
 	return r
 }
 
-func lookupWorker(f Filter, keys *Keys, lo, hi int, quota int64, stop *atomic.Bool) (r Result) {
-	if lo >= hi {
+// lookupWorker looks up keys 0..n-1 cyclically, from key start.
+func lookupWorker(f Filter, keys *Keys, start, n int, quota int64, stop *atomic.Bool) (r Result) {
+	if n <= 0 {
 		return r
 	}
-	i := lo
+	i := start % n
 	for r.Ops < quota && !stop.Load() {
 		m := min(quota-r.Ops, block)
 		for range m {
 			if f.Lookup(keys.At(i)) {
 				r.Hits++
 			}
-			if i++; i == hi {
-				i = lo
+			if i++; i == n {
+				i = 0
 			}
 		}
 		r.Ops += m
@@ -381,17 +386,18 @@ func lookupWorker(f Filter, keys *Keys, lo, hi int, quota int64, stop *atomic.Bo
 	return r
 }
 
-func batchWorker(f BatchFilter, keys *Keys, lo, hi int, quota int64, stop *atomic.Bool, batch [][]byte, found []bool) (r Result) {
-	if lo >= hi {
+// batchWorker looks up keys 0..n-1 cyclically, from key start, in batches.
+func batchWorker(f BatchFilter, keys *Keys, start, n int, quota int64, stop *atomic.Bool, batch [][]byte, found []bool) (r Result) {
+	if n <= 0 {
 		return r
 	}
-	i := lo
+	i := start % n
 	for r.Ops < quota && !stop.Load() {
 		m := int(min(quota-r.Ops, int64(len(batch))))
 		for j := range m {
 			batch[j] = keys.At(i)
-			if i++; i == hi {
-				i = lo
+			if i++; i == n {
+				i = 0
 			}
 		}
 		f.LookupBatch(batch[:m], found[:m])
@@ -406,10 +412,10 @@ func batchWorker(f BatchFilter, keys *Keys, lo, hi int, quota int64, stop *atomi
 }
 
 // mixedWorker repeats: delete key d, 9 lookups, insert d back, 9 lookups.
-// Keys d and the lookups walk the worker's own slice [lo, hi) of inserted
-// keys; the stop flag is checked between whole blocks so no key stays
-// deleted.
-func mixedWorker(f Filter, keys *Keys, lo, hi int, quota int64, stop *atomic.Bool, del bool) (r Result) {
+// Keys d walk the worker's own slice [lo, hi) of the n inserted keys, the
+// lookups all n of them from the middle of that slice. The stop flag is
+// checked between whole blocks so no key stays deleted.
+func mixedWorker(f Filter, keys *Keys, lo, hi, n int, quota int64, stop *atomic.Bool, del bool) (r Result) {
 	if lo >= hi {
 		return r
 	}
@@ -419,8 +425,8 @@ func mixedWorker(f Filter, keys *Keys, lo, hi int, quota int64, stop *atomic.Boo
 			if f.Lookup(keys.At(l)) {
 				r.Hits++
 			}
-			if l++; l == hi {
-				l = lo
+			if l++; l == n {
+				l = 0
 			}
 		}
 		r.Ops += 9
@@ -948,7 +954,8 @@ func (r *Report) WriteText(w io.Writer, matrix bool) error {
 		fmt.Fprintln(bw, h)
 	}
 	fmt.Fprintf(bw, "%s per cell; rate = median of its repetitions (fills: whole fills; others: %d slices);\n", r.Duration, r.Reps)
-	fmt.Fprintf(bw, "16-byte keys (8-byte counter + 8-byte xorshift), each goroutine on its own slice of them;\n")
+	fmt.Fprintf(bw, "16-byte keys (8-byte counter + 8-byte xorshift); each goroutine inserts and deletes in its own slice of them,\n")
+	fmt.Fprintf(bw, "lookups walk all keys from the start of the goroutine's slice;\n")
 	fmt.Fprintf(bw, "fill = inserts into an empty structure sized for n keys, n keys = 95%% of a cuckoo filter's slots;\n")
 	fmt.Fprintf(bw, "mixed = 90%% lookups of inserted keys, 5%% delete + 5%% re-insert of the same keys, at 90%% cuckoo load (%s keys per n);\n", "18/19")
 	fmt.Fprintf(bw, "bits/key = table size from parameters, heap = HeapAlloc growth after the fill, both over n;\n")
