@@ -2,6 +2,7 @@ package compare
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 )
@@ -61,7 +62,18 @@ func (p *probe) load(key []byte) bool {
 	return p.t[i1]&p.t[i2] == 1 // almost never true; the loads are what counts
 }
 
-func (p *probe) Insert(key []byte) error { p.load(key); return nil }
-func (p *probe) Lookup(key []byte) bool  { return p.load(key) }
-func (p *probe) Delete(key []byte) bool  { p.load(key); return true }
-func (p *probe) TableBytes() int64       { return int64(len(p.t)) * 8 }
+// errProbeHit is returned in the (practically impossible) case that both
+// loaded words equal 1. Insert and Delete must use the loaded values: the
+// compiler removes loads whose values are never used, and the probe then
+// measures nothing (it did: a fill at 32M ran at 450 Mops/s).
+var errProbeHit = errors.New("compare: probe words both 1")
+
+func (p *probe) Insert(key []byte) error {
+	if p.load(key) {
+		return errProbeHit
+	}
+	return nil
+}
+func (p *probe) Lookup(key []byte) bool { return p.load(key) }
+func (p *probe) Delete(key []byte) bool { return !p.load(key) }
+func (p *probe) TableBytes() int64      { return int64(len(p.t)) * 8 }
