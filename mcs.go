@@ -1,0 +1,600 @@
+package cuckoo
+
+import (
+	"math/bits"
+	"runtime"
+	"sync/atomic"
+)
+
+// This file implements the locks of Locked mode: Mellor-Crummey and Scott's
+// queue lock ("Algorithms for Scalable Synchronization on Shared-Memory
+// Multiprocessors", TOCS 1991), one per stripe of buckets, elided with Intel
+// RTM transactions where the processor supports them (the speculative MCS
+// lock of Listings 1.1 and 1.2 in seeds/004).
+//
+// MCS. A stripe's lock word is the tail of a queue of nodes, one per waiting
+// goroutine. To wait, a goroutine sets its node's locked flag, swaps the
+// node into the tail and, if there was a predecessor, links itself into the
+// predecessor's next field and spins on its own flag, on its own cache line.
+// To release, the holder grants the lock to its successor by clearing the
+// successor's flag (FIFO hand-off) or, having none, CASes the tail back to
+// empty; if that CAS fails a successor is between its swap and its link, and
+// the holder waits for the link.
+//
+// The stripe is the holder's node (the K42 variant of MCS, Auslander et al.).
+// In the classic lock the holder keeps its node until it releases. Here the
+// stripe embeds a node's next field, and the tail value mcsSelf names it: an
+// uncontended acquire is one CAS of the tail from empty to mcsSelf and an
+// uncontended release one CAS back, with no node at all. A goroutine that
+// must wait leases a pool node, queues it as above, and once granted moves
+// its place in the queue onto the stripe: it copies its node's successor
+// link into the stripe's next field, or, with no successor yet, clears that
+// field and CASes the tail from its node to mcsSelf (if a newcomer swapped
+// in first it waits for the newcomer's link and copies it). Then nothing
+// refers to its node any more and it goes back to the pool at once. So only
+// waiters hold nodes, uncontended sections never touch the pool, and a
+// critical section needs no node (lockGuard records none). Invariant: when
+// the tail is empty the stripe's next field is 0 (it is cleared before any
+// CAS to mcsSelf, and the only CAS to empty follows a read of 0).
+//
+// Ordering. Every hand-off is an atomic read-modify-write or store observed
+// by an atomic load of the same word (the grant on the successor's flag,
+// the CASes and swaps on the tail), so everything a holder did
+// happens-before everything the next holder does, also for the race
+// detector.
+//
+// No pointers in integers. Nodes live in tables owned by the stripe set and
+// are named by uint32 index+1 (0 is nil, mcsSelf the stripe itself), so lock
+// words and links are plain atomic integers the garbage collector need not
+// see.
+//
+// Node pool. Pool nodes are kept in chunks that are never freed: chunk k
+// holds mcsChunk0<<k nodes, so a fixed array of mcsMaxChunks chunk pointers
+// covers every index below 2^31, and a node is found from its index with a
+// bit length and a subtraction. Free nodes sit on Treiber stacks, one per
+// shard, each head a word aba<<32 | index+1 whose ABA tag changes on every
+// successful push or pop, so a pop that read a stale link fails its CAS (up
+// to a wrap of the 32-bit tag between its load and its CAS). A waiter leases
+// its node from the shard of the stripe it waits for and returns it there,
+// so waiters on different stripes rarely share a free-list head; a waiter
+// that finds its shard empty takes a node from another shard, and only when
+// all are empty adds a chunk. The pool therefore grows only when more
+// goroutines than ever before wait at once (each waits for one stripe at a
+// time), and steady state allocates nothing.
+
+const (
+	// mcsLine is the padding unit for everything that is spun on or
+	// written by different processors: 128 bytes, two 64-byte lines,
+	// because Intel's spatial prefetcher pulls lines in pairs and some
+	// arm64 cores have 128-byte lines (Listing 1.1 pads to 128 as well).
+	mcsLine = 128
+
+	// mcsSpinIters and mcsYieldIters tune how a goroutine waits for a lock.
+	//
+	// Spin, yield, park. A waiter spins on its own node's locked flag (a
+	// load that hits its own cache line, so spinning slows nobody else down)
+	// for mcsSpinIters checks, about as long as a filter critical section
+	// takes (two bucket words, tens of nanoseconds), so the first waiter in
+	// line usually gets the lock without leaving the processor. Then it calls
+	// runtime.Gosched before each of the next mcsYieldIters checks.
+	// Goroutines can outnumber processors, and the holder, or the waiter the
+	// lock was just handed to, may be descheduled; a waiter that kept
+	// spinning would burn the processor that goroutine needs until the
+	// scheduler preempts it (10ms). Gosched lets it run, and when nothing else
+	// is runnable it returns almost at once. A waiter still not served after
+	// that is deep in a queue, or the holder is not running: it marks its
+	// node parked (CAS mcsWaiting to mcsParked) and blocks on the node's wake
+	// channel; the releaser that hands it the lock sees the mark and wakes it.
+	// Parking matters once waiters outnumber processors: with 256 goroutines
+	// queued on one stripe and GOMAXPROCS=2, waiters that only yielded kept
+	// the run queue 256 deep, so each hand-off waited for a whole round of
+	// yields before the new holder ran (0.7ms per section in
+	// TestMCSMutualExclusion, pairs=fixed/goroutines=256, on a 2-core AMD
+	// EPYC VM); parked waiters leave the run queue to the goroutines that can
+	// make progress, a woken one runs next on its waker's processor, and the
+	// same test takes 1.5µs per section.
+	//
+	// Fairness. Neither yielding nor parking gives up the queue position: the
+	// node stays linked, the holder hands the lock to its successor by
+	// setting the successor's flag to mcsGranted whether or not that
+	// goroutine is running, and a new arrival can only join at the tail (the
+	// uncontended CAS succeeds only on an empty tail, so it overtakes nobody).
+	// The acquisition order is the order of the goroutines' atomic operations
+	// on the tail word (FIFO), whoever spins and whoever sleeps. The price is the queue lock's convoy: while a
+	// successor that was handed the lock waits for a processor the stripe
+	// stays idle; yielding and waking bound that to a scheduling round
+	// rather than a preemption slice. A releaser waiting for its successor to
+	// link itself (a few instructions after the successor's swap) spins and
+	// then yields, without parking; an elision attempt waiting for a stripe
+	// to be free spins and yields as a waiter does, then joins the queue. Go
+	// has no portable PAUSE, so a spin is a plain load loop.
+	mcsSpinIters  = 32
+	mcsYieldIters = 16
+
+	// Values of a node's locked flag.
+	mcsGranted = 0 // the lock was handed over (or never waited for)
+	mcsWaiting = 1 // the owner waits, spinning or yielding
+	mcsParked  = 2 // the owner waits blocked on the node's wake channel
+
+	// Stripe count (see lockStripeCount): mcsStripesPerProc stripes per
+	// GOMAXPROCS, at least mcsMinStripes and at most mcsMaxStripes, never
+	// more than the number of buckets.
+	mcsStripesPerProc = 64
+	mcsMinStripes     = 64
+	mcsMaxStripes     = 4096
+
+	// Free-list shards: mcsShardsPerProc per GOMAXPROCS, at most
+	// mcsMaxShards, never more than the stripes.
+	mcsShardsPerProc = 4
+	mcsMaxShards     = 64
+
+	// Pool chunks: chunk k holds mcsChunk0<<k nodes and starts at index
+	// mcsChunk0*(2^k-1); 27 chunks cover every index below 2^31-16.
+	mcsChunk0Log = 4
+	mcsChunk0    = 1 << mcsChunk0Log
+	mcsMaxChunks = 27
+
+	// mcsSelf is the tail value naming the stripe itself as the holder's
+	// node. Pool indices+1 stay below 2^31.
+	mcsSelf = 0xFFFFFFFF
+)
+
+// RTM elision (Listing 1.1 and 1.2). lockBuckets starts a transaction, reads
+// the lock words of its stripes inside it and aborts with code txLockHeld if
+// either is held; otherwise it returns with the transaction open, the
+// critical section runs speculatively, and unlockBuckets commits it with
+// XEND. A lock word read inside the transaction is in its read set, so a
+// goroutine that later takes the lock the ordinary way aborts the
+// transaction: elided and MCS sections exclude each other, and two elided
+// sections that touch the same bucket words conflict and abort one another.
+// An abort discards every memory write of the section and resumes execution
+// inside xbegin, so lockBuckets returns again, this time with the abort
+// status; the section may thus run several times, and only its last run takes
+// effect. On an abort that may succeed on retry (the RETRY or CONFLICT bit,
+// or our explicit lock-held abort) the goroutine waits a while for both lock
+// words to be free, as Listing 1.1 does, and tries again, at most
+// txMaxAttempts times in all; on any other abort (capacity, interrupt,
+// system call), when the attempts are used up, or when the locks stay held
+// it takes the MCS locks. The bound keeps a section
+// that can never commit from looping, and the FIFO queue behind it bounds
+// every goroutine's wait. An MCS acquire always writes the lock word, so
+// transactions never delay an MCS holder: they abort.
+const (
+	txStarted       = 0xFFFFFFFF // xbegin result when the transaction started
+	txAbortExplicit = 1 << 0     // XABORT executed; code in bits 31:24
+	txAbortRetry    = 1 << 1     // the transaction may succeed on retry
+	txAbortConflict = 1 << 2     // another processor touched the read or write set
+	txAbortCapacity = 1 << 3     // the read or write set overflowed
+	txLockHeld      = 0xff       // XABORT code of xabortLockHeld
+	txMaxAttempts   = 4
+)
+
+// useRTM selects RTM lock elision for stripe sets created from now on. It is
+// a variable so tests can turn elision off (and, only on processors with RTM,
+// on) and restore it. The race detector cannot see the synchronization of a
+// hardware transaction, so race builds never elide.
+var useRTM = rtmSupported() && !raceEnabled
+
+// RTMActive reports whether Locked-mode filters elide their locks with Intel
+// RTM transactions on this machine. It is true only if the processor
+// advertises RTM (CPUID leaf 7, EBX bit 11) and does not force every
+// transaction to abort (EDX bit 11, RTM_ALWAYS_ABORT), on amd64 builds without
+// the purego tag and without the race detector. When it is false, Locked
+// mode uses plain MCS queue locks.
+func RTMActive() bool { return useRTM }
+
+// LockStats reports how the critical sections of a Locked-mode filter ran.
+// The counters only grow; they are read one by one while other goroutines
+// may be updating them, so a snapshot taken during operations is
+// approximate.
+type LockStats struct {
+	// Elided reports whether critical sections try RTM transactions before
+	// taking locks. When it is false the counters below stay zero.
+	Elided bool
+	// TxCommits counts critical sections that committed as transactions.
+	TxCommits uint64
+	// TxAborts counts aborted transactions, including retried ones.
+	TxAborts uint64
+	// Fallbacks counts critical sections that gave up on elision and took
+	// the MCS locks.
+	Fallbacks uint64
+}
+
+// mcsNode is a pool node, alone on its cache lines.
+type mcsNode struct {
+	locked atomic.Uint32 // mcsWaiting or mcsParked while its owner waits; the predecessor sets mcsGranted
+	next   atomic.Uint32 // successor's index+1, 0 = none yet; written once by the successor
+	link   atomic.Uint32 // free-list link (index+1, 0 = end); meaningful only while free
+	wake   chan struct{} // capacity 1; the predecessor sends once if it found mcsParked; set at creation
+	_      [mcsLine - 24]byte
+}
+
+type mcsChunk struct {
+	nodes []mcsNode
+}
+
+// lockStripe is one stripe's MCS lock, alone on its cache lines.
+type lockStripe struct {
+	tail atomic.Uint32 // index+1 of the last queued node, mcsSelf = the holder without waiters, 0 = free
+	next atomic.Uint32 // the holder's successor (index+1), 0 = none yet; see the K42 note above
+	_    [mcsLine - 8]byte
+}
+
+// mcsShard is one free list of pool nodes and one share of the statistics
+// counters, each on its own cache lines.
+type mcsShard struct {
+	head atomic.Uint64 // free list: aba<<32 | index+1 of the top node
+	_    [mcsLine - 8]byte
+
+	commits   atomic.Uint64
+	aborts    atomic.Uint64
+	fallbacks atomic.Uint64
+	_         [mcsLine - 24]byte
+}
+
+// stripedLocks guards the buckets of a table with a power-of-two number of
+// MCS queue locks (stripes); bucket b belongs to stripe b & (stripes-1).
+// Goroutines lock one or two stripes in ascending order, or all of them in
+// ascending order, so they cannot deadlock. Create one with
+// newStripedLocks; it must not be copied.
+type stripedLocks struct {
+	mask      uint32 // stripes-1; read-only
+	shardMask uint32 // len(shards)-1; read-only
+	elide     bool   // try RTM first (useRTM when created); read-only
+	stripes   []lockStripe
+	shards    []mcsShard
+
+	nchunks atomic.Uint32                          // chunks published; grown by one at a time
+	chunks  [mcsMaxChunks]atomic.Pointer[mcsChunk] // pool nodes; set once each, never freed
+}
+
+// lockGuard records what lockBuckets took, for unlockBuckets. Holders keep
+// no MCS node (the stripe is the holder's node), so there is none to record.
+type lockGuard struct {
+	lo, hi uint32 // stripes, lo <= hi; hi == lo when both buckets share a stripe
+	tx     bool   // the section runs inside an RTM transaction that unlockBuckets commits
+}
+
+// lockGuardAll records that lockAll took every stripe, for unlockAll.
+type lockGuardAll struct {
+	n int // stripes held
+}
+
+// lockStripeCount returns the number of stripes for a table of nBuckets
+// buckets when GOMAXPROCS is procs: nextPow2(64·procs) clamped to
+// [64, 4096], and no more than nextPow2(nBuckets) since extra stripes would
+// guard no bucket. At most procs goroutines run critical sections at once,
+// each holding two random stripes, so with 64 stripes per processor a
+// section finds one of its stripes taken only a few percent of the time;
+// more stripes would mostly cost memory (128 bytes each, at most 512 KiB)
+// and cache misses. A power of two makes the bucket-to-stripe map a mask.
+func lockStripeCount(nBuckets, procs int) int {
+	n := mcsPow2(mcsStripesPerProc * max(procs, 1))
+	n = min(max(n, mcsMinStripes), mcsMaxStripes)
+	return min(n, mcsPow2(nBuckets))
+}
+
+// mcsPow2 returns the smallest power of two >= x (1 for x <= 1).
+func mcsPow2(x int) int {
+	if x <= 1 {
+		return 1
+	}
+	return 1 << bits.Len(uint(x-1))
+}
+
+// newStripedLocks returns the locks for a table of nBuckets buckets, with
+// lockStripeCount(nBuckets, GOMAXPROCS) stripes. It elides with RTM if
+// useRTM is set now. Nodes for waiters are allocated when first needed.
+func newStripedLocks(nBuckets int) *stripedLocks {
+	procs := runtime.GOMAXPROCS(0)
+	n := lockStripeCount(nBuckets, procs)
+	sh := min(mcsPow2(mcsShardsPerProc*procs), mcsMaxShards, n)
+	return &stripedLocks{
+		mask:      uint32(n - 1),
+		shardMask: uint32(sh - 1),
+		elide:     useRTM,
+		stripes:   make([]lockStripe, n),
+		shards:    make([]mcsShard, sh),
+	}
+}
+
+// lockBuckets locks the stripes of buckets a and b (a may equal b, or map to
+// the same stripe) in ascending stripe order, so no two callers can
+// deadlock. It returns a guard to pass to unlockBuckets.
+//
+// The section between lockBuckets and unlockBuckets excludes every other
+// section holding one of its stripes and every lockAll holder; goroutines
+// waiting for a stripe get it in the order they asked (FIFO). The section
+// must not call lockBuckets or lockAll (it could deadlock on its own
+// stripes), and should only read and write memory: with elision it runs in
+// a hardware transaction that allocation, system calls and blocking abort
+// (it then runs again under the MCS locks), and it may run more than once,
+// only the last run taking effect. lockBuckets allocates nothing once the
+// node pool has grown to the peak number of concurrent waiters.
+func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
+	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	if s.elide && s.elideBegin(lo, hi) {
+		return lockGuard{lo: lo, hi: hi, tx: true}
+	}
+	s.acquire(lo)
+	if hi != lo {
+		s.acquire(hi)
+	}
+	return lockGuard{lo: lo, hi: hi}
+}
+
+// unlockBuckets ends the section begun by the lockBuckets call that returned
+// g: it commits the transaction, or hands each stripe to its next waiter or
+// frees it.
+func (s *stripedLocks) unlockBuckets(g lockGuard) {
+	if g.tx {
+		xend()
+		s.shards[g.lo&s.shardMask].commits.Add(1)
+		return
+	}
+	if g.hi != g.lo {
+		s.release(g.hi)
+	}
+	s.release(g.lo)
+}
+
+// lockAll locks every stripe in ascending order (never elided), for
+// operations on the whole table such as Reset and snapshots. It excludes all
+// lockBuckets sections and other lockAll callers, and must not be called by
+// a goroutine that holds any stripe.
+func (s *stripedLocks) lockAll() lockGuardAll {
+	for i := range s.stripes {
+		s.acquire(uint32(i))
+	}
+	return lockGuardAll{n: len(s.stripes)}
+}
+
+// unlockAll releases the stripes taken by the lockAll call that returned g.
+func (s *stripedLocks) unlockAll(g lockGuardAll) {
+	for i := g.n - 1; i >= 0; i-- {
+		s.release(uint32(i))
+	}
+}
+
+// stats returns the elision statistics summed over the shards.
+func (s *stripedLocks) stats() LockStats {
+	st := LockStats{Elided: s.elide}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		st.TxCommits += sh.commits.Load()
+		st.TxAborts += sh.aborts.Load()
+		st.Fallbacks += sh.fallbacks.Load()
+	}
+	return st
+}
+
+// elideBegin tries to start a transaction in which stripes lo and hi are
+// free, with the bounded retries described above txStarted. It returns true
+// inside the transaction, false (outside any transaction) when the caller
+// must take the MCS locks.
+func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
+	sh := &s.shards[lo&s.shardMask]
+	lw, hw := &s.stripes[lo].tail, &s.stripes[hi].tail
+	for attempt := 1; ; attempt++ {
+		status := xbegin()
+		if status == txStarted {
+			if lw.Load() != 0 || hw.Load() != 0 {
+				xabortLockHeld() // does not return: resumes in xbegin
+			}
+			return true
+		}
+		sh.aborts.Add(1)
+		if !txRetryable(status) || attempt >= txMaxAttempts || !awaitFree(lw, hw) {
+			break
+		}
+	}
+	sh.fallbacks.Add(1)
+	return false
+}
+
+// awaitFree waits for lock words lw and hw to be free so that a retried
+// transaction does not abort on them at once, spinning then yielding (see
+// mcsSpinIters). It reports false if they are still held after that: under
+// a steady stream of MCS holders a stripe's tail may never be empty, and a
+// goroutine that kept waiting for it would starve instead of joining the
+// FIFO queue.
+func awaitFree(lw, hw *atomic.Uint32) bool {
+	for k := 0; lw.Load() != 0 || hw.Load() != 0; k++ {
+		if k >= mcsSpinIters+mcsYieldIters {
+			return false
+		}
+		if k >= mcsSpinIters {
+			runtime.Gosched()
+		}
+	}
+	return true
+}
+
+// txRetryable reports whether a transaction that aborted with status may
+// commit if retried: the processor says so (RETRY), another processor
+// touched its data (CONFLICT), or it found a stripe held (our XABORT).
+func txRetryable(status uint32) bool {
+	if status&txAbortExplicit != 0 {
+		return status>>24 == txLockHeld
+	}
+	return status&(txAbortRetry|txAbortConflict) != 0
+}
+
+// acquire locks stripe i: one CAS if it is free, else acquireSlow.
+func (s *stripedLocks) acquire(i uint32) {
+	if st := &s.stripes[i]; !st.tail.CompareAndSwap(0, mcsSelf) {
+		s.acquireSlow(st, i)
+	}
+}
+
+// acquireSlow queues a pool node on stripe st (index i), waits to be
+// granted the stripe, and moves its place in the queue onto the stripe.
+func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
+	sh := &s.shards[i&s.shardMask]
+	me := s.lease(sh)
+	n := s.poolNode(me)
+	n.next.Store(0)
+	n.locked.Store(mcsWaiting) // before linking: once linked, the predecessor may grant at any time
+	if prev := st.tail.Swap(me); prev != 0 {
+		if prev == mcsSelf {
+			st.next.Store(me)
+		} else {
+			s.poolNode(prev).next.Store(me)
+		}
+		for k := 0; n.locked.Load() != mcsGranted; k++ {
+			switch {
+			case k < mcsSpinIters:
+			case k < mcsSpinIters+mcsYieldIters:
+				runtime.Gosched()
+			default:
+				// Park. If the CAS fails the stripe was granted meanwhile.
+				if n.locked.CompareAndSwap(mcsWaiting, mcsParked) {
+					<-n.wake // sent after the predecessor set mcsGranted
+				}
+			}
+		}
+	}
+	// We hold the stripe. Hand our queue position to the stripe itself.
+	succ := n.next.Load()
+	if succ == 0 {
+		st.next.Store(0) // before the CAS: a newcomer may link to mcsSelf right after it
+		if st.tail.CompareAndSwap(me, mcsSelf) {
+			s.push(sh, me)
+			return
+		}
+		succ = mcsAwaitLink(&n.next)
+	}
+	st.next.Store(succ)
+	s.push(sh, me)
+}
+
+// release unlocks stripe i: it grants the stripe to the next waiter, or
+// frees it.
+func (s *stripedLocks) release(i uint32) {
+	st := &s.stripes[i]
+	succ := st.next.Load()
+	if succ == 0 {
+		if st.tail.CompareAndSwap(mcsSelf, 0) {
+			return
+		}
+		succ = mcsAwaitLink(&st.next)
+	}
+	if n := s.poolNode(succ); n.locked.Swap(mcsGranted) == mcsParked {
+		n.wake <- struct{}{} // never blocks: one send per park, capacity 1
+	}
+}
+
+// mcsAwaitLink waits until a successor that has swapped itself into the
+// tail links itself into next (a few instructions later, unless it was
+// descheduled in between), spinning then yielding, and returns the link.
+func mcsAwaitLink(next *atomic.Uint32) uint32 {
+	for k := 0; ; k++ {
+		if v := next.Load(); v != 0 {
+			return v
+		}
+		if k >= mcsSpinIters {
+			runtime.Gosched()
+		}
+	}
+}
+
+// poolNode returns pool node v (index+1). Its chunk must be published.
+func (s *stripedLocks) poolNode(v uint32) *mcsNode {
+	k, off := mcsChunkOf(v - 1)
+	return &s.chunks[k].Load().nodes[off]
+}
+
+// mcsChunkOf returns the chunk holding pool node index i and i's offset in
+// it. Chunk k starts at mcsChunk0*(2^k-1), so i+mcsChunk0 lies in
+// [mcsChunk0<<k, mcsChunk0<<(k+1)).
+func mcsChunkOf(i uint32) (k, off uint32) {
+	j := i + mcsChunk0
+	k = uint32(bits.Len32(j)) - mcsChunk0Log - 1
+	return k, j - mcsChunk0<<k
+}
+
+// lease takes a pool node, preferring shard home, then the other shards,
+// then a new chunk, and returns its index+1.
+func (s *stripedLocks) lease(home *mcsShard) uint32 {
+	for {
+		if v := s.pop(home); v != 0 {
+			return v
+		}
+		for j := range s.shards {
+			if v := s.pop(&s.shards[j]); v != 0 {
+				return v
+			}
+		}
+		if v, ok := s.grow(home); ok {
+			return v
+		}
+	}
+}
+
+// pop removes the top node of sh's free list and returns its index+1, or 0
+// if the list is empty. The link it reads may be stale if another goroutine
+// pops first; the ABA tag then makes the CAS fail.
+func (s *stripedLocks) pop(sh *mcsShard) uint32 {
+	for {
+		h := sh.head.Load()
+		v := uint32(h)
+		if v == 0 {
+			return 0
+		}
+		rest := s.poolNode(v).link.Load()
+		if sh.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(rest)) {
+			return v
+		}
+	}
+}
+
+// push returns node v (index+1) to sh's free list.
+func (s *stripedLocks) push(sh *mcsShard, v uint32) {
+	s.pushChain(sh, v, v)
+}
+
+// pushChain pushes the chain of free nodes first..last (index+1 values,
+// linked from first to last) onto sh's free list.
+func (s *stripedLocks) pushChain(sh *mcsShard, first, last uint32) {
+	l := &s.poolNode(last).link
+	for {
+		h := sh.head.Load()
+		l.Store(uint32(h))
+		if sh.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(first)) {
+			return
+		}
+	}
+}
+
+// grow adds the next chunk of pool nodes, keeps its first node for the
+// caller and pushes the rest onto sh. It returns the kept node's index+1,
+// or false if another goroutine is adding the chunk (the caller then looks
+// at the free lists again).
+func (s *stripedLocks) grow(sh *mcsShard) (uint32, bool) {
+	k := s.nchunks.Load()
+	if k == mcsMaxChunks || s.chunks[k].Load() != nil {
+		// Another goroutine is between installing chunk k and publishing
+		// it, or 2^31 nodes are in use (which memory rules out): wait for
+		// nodes to come back.
+		runtime.Gosched()
+		return 0, false
+	}
+	size := uint32(mcsChunk0) << k
+	base := uint32(mcsChunk0) * (1<<k - 1) // index of the chunk's first node
+	c := &mcsChunk{nodes: make([]mcsNode, size)}
+	for i := range c.nodes {
+		c.nodes[i].wake = make(chan struct{}, 1)
+	}
+	for i := uint32(1); i+1 < size; i++ {
+		c.nodes[i].link.Store(base + i + 2) // node base+i links to base+i+1
+	}
+	if !s.chunks[k].CompareAndSwap(nil, c) {
+		return 0, false
+	}
+	s.pushChain(sh, base+2, base+size)
+	s.nchunks.Store(k + 1)
+	return base + 1, true
+}

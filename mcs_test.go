@@ -1,0 +1,580 @@
+package cuckoo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// withRTM sets useRTM to v for the rest of the test and restores it after.
+// It must not be set to true unless rtmSupported() reports true.
+func withRTM(t *testing.T, v bool) {
+	t.Helper()
+	if v && !rtmSupported() {
+		t.Fatal("withRTM(true) on a processor without RTM: XBEGIN would raise #UD")
+	}
+	old := useRTM
+	useRTM = v
+	t.Cleanup(func() { useRTM = old })
+}
+
+// withProcs sets GOMAXPROCS to n for the rest of the test and restores it
+// after.
+func withProcs(t *testing.T, n int) {
+	t.Helper()
+	old := runtime.GOMAXPROCS(n)
+	t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+}
+
+// scaled returns n, or n/div (at least 1) under -short.
+func scaled(n, div int) int {
+	if testing.Short() {
+		return max(n/div, 1)
+	}
+	return n
+}
+
+// waitOrFatal waits for done to be closed, failing the test after d.
+func waitOrFatal(t *testing.T, done <-chan struct{}, d time.Duration, what string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s: not done after %v (deadlock or lost wake-up)", what, d)
+	}
+}
+
+// stripesOf returns the stripes lockBuckets(a, b) must take, ascending.
+func stripesOf(s *stripedLocks, a, b uint64) (lo, hi uint32) {
+	lo, hi = uint32(a)&s.mask, uint32(b)&s.mask
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	return lo, hi
+}
+
+func TestLockStripeCount(t *testing.T) {
+	for _, tc := range []struct{ buckets, procs, want int }{
+		{0, 2, 1},
+		{1, 2, 1},
+		{2, 2, 2},
+		{3, 2, 4},
+		{100, 2, 128},
+		{1000, 1, 64},
+		{1000, 2, 128},
+		{1000, 4, 256},
+		{1 << 20, 2, 128},
+		{1 << 20, 6, 512},
+		{1 << 20, 64, 4096},
+		{1 << 20, 1024, 4096},
+		{1 << 31, 0, 64},
+	} {
+		t.Run(fmt.Sprintf("buckets=%d/procs=%d", tc.buckets, tc.procs), func(t *testing.T) {
+			if got := lockStripeCount(tc.buckets, tc.procs); got != tc.want {
+				t.Errorf("lockStripeCount(%d, %d) = %d; want %d", tc.buckets, tc.procs, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStripeLayout(t *testing.T) {
+	for _, n := range []int{1, 5, 1000, 1 << 20} {
+		t.Run(fmt.Sprintf("buckets=%d", n), func(t *testing.T) {
+			s := newStripedLocks(n)
+			stripes := len(s.stripes)
+			if want := lockStripeCount(n, runtime.GOMAXPROCS(0)); stripes != want {
+				t.Errorf("got %d stripes; want %d", stripes, want)
+			}
+			if int(s.mask)+1 != stripes {
+				t.Errorf("got mask %d; want %d", s.mask, stripes-1)
+			}
+			shards := len(s.shards)
+			if shards&(shards-1) != 0 || int(s.shardMask)+1 != shards || shards > stripes {
+				t.Errorf("got %d shards, mask %d; want a power of two <= %d", shards, s.shardMask, stripes)
+			}
+		})
+	}
+}
+
+func TestMCSChunkOf(t *testing.T) {
+	// Walk the first chunks index by index.
+	var i uint32
+	for k := uint32(0); k < 6; k++ {
+		for off := uint32(0); off < mcsChunk0<<k; off++ {
+			gk, goff := mcsChunkOf(i)
+			if gk != k || goff != off {
+				t.Fatalf("mcsChunkOf(%d) = %d, %d; want %d, %d", i, gk, goff, k, off)
+			}
+			i++
+		}
+	}
+	// The last index a stripe set can name lies in the last chunk.
+	last := uint32(mcsChunk0*(1<<mcsMaxChunks-1) - 1)
+	if last+1 >= mcsSelf {
+		t.Fatalf("pool index+1 %#x collides with mcsSelf", last+1)
+	}
+	if k, off := mcsChunkOf(last); k != mcsMaxChunks-1 || off != mcsChunk0<<k-1 {
+		t.Errorf("mcsChunkOf(%d) = %d, %d; want %d, %d", last, k, off, mcsMaxChunks-1, mcsChunk0<<(mcsMaxChunks-1)-1)
+	}
+}
+
+// TestMCSMutualExclusion increments plain (non-atomic) counters under the
+// locks: one counter per stripe, bumped for each stripe a section holds.
+// Lost updates show as a wrong count, and under -race a missing
+// happens-before edge is reported.
+func TestMCSMutualExclusion(t *testing.T) {
+	withRTM(t, false)
+	for _, pairs := range []string{"fixed", "random"} {
+		for _, g := range []int{1, runtime.GOMAXPROCS(0), 256} {
+			t.Run(fmt.Sprintf("pairs=%s/goroutines=%d", pairs, g), func(t *testing.T) {
+				testMutualExclusion(t, pairs == "fixed", g, scaled(200000/g+100, 10))
+			})
+		}
+	}
+}
+
+// testMutualExclusion runs g goroutines doing iters sections each on a fresh
+// stripe set. With fixed, every section holds stripe 0 (bucket 0 and a random
+// bucket), so one counter sees every increment.
+func testMutualExclusion(t *testing.T, fixed bool, g, iters int) *stripedLocks {
+	s := newStripedLocks(1 << 16)
+	counts := make([]int, len(s.stripes)) // counts[i] guarded by stripe i
+	want := make([]int, len(s.stripes))
+	var mu sync.Mutex // guards want
+	var wg sync.WaitGroup
+	for w := 0; w < g; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			local := make([]int, len(s.stripes))
+			for range iters {
+				a, b := r.Uint64(), r.Uint64()
+				if fixed {
+					a = 0
+				}
+				lo, hi := stripesOf(s, a, b)
+				lg := s.lockBuckets(a, b)
+				counts[lo]++
+				if hi != lo {
+					counts[hi]++
+				}
+				s.unlockBuckets(lg)
+				local[lo]++
+				if hi != lo {
+					local[hi]++
+				}
+			}
+			mu.Lock()
+			for i, n := range local {
+				want[i] += n
+			}
+			mu.Unlock()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	waitOrFatal(t, done, 2*time.Minute, "mutual exclusion sections")
+	for i := range counts {
+		if counts[i] != want[i] {
+			t.Errorf("stripe %d: got count %d; want %d", i, counts[i], want[i])
+		}
+	}
+	if fixed && counts[0] != g*iters {
+		t.Errorf("stripe 0: got count %d; want %d", counts[0], g*iters)
+	}
+	for i := range s.stripes {
+		if v := s.stripes[i].tail.Load(); v != 0 {
+			t.Errorf("stripe %d: got tail %d after all sections; want 0", i, v)
+		}
+	}
+	return s
+}
+
+// TestMCSFIFO holds a stripe, queues waiters one at a time (each visibly in
+// the queue, its node swapped into the tail, before the next starts), then
+// releases it: the waiters must get the stripe in queue order.
+func TestMCSFIFO(t *testing.T) {
+	withRTM(t, false)
+	for _, procs := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			withProcs(t, procs)
+			n := scaled(64, 4)
+			s := newStripedLocks(64)
+			b := uint64(5)
+			st := &s.stripes[uint32(b)&s.mask]
+			g0 := s.lockBuckets(b, b)
+			var order []int // guarded by the stripe
+			var wg sync.WaitGroup
+			for i := range n {
+				prev := st.tail.Load()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					// Half the waiters take a second, private stripe too,
+					// so FIFO is checked for pairs as well.
+					other := b
+					if i%2 == 1 {
+						other = b + 1 + uint64(i)
+					}
+					g := s.lockBuckets(other, b)
+					order = append(order, i)
+					s.unlockBuckets(g)
+				}()
+				deadline := time.Now().Add(30 * time.Second)
+				for st.tail.Load() == prev {
+					if time.Now().After(deadline) {
+						t.Fatalf("waiter %d never joined the queue", i)
+					}
+					runtime.Gosched()
+				}
+			}
+			s.unlockBuckets(g0)
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			waitOrFatal(t, done, time.Minute, "FIFO waiters")
+			for i, got := range order {
+				if got != i {
+					t.Fatalf("acquisition %d: got waiter %d; want %d (order %v)", i, got, i, order)
+				}
+			}
+			if len(order) != n {
+				t.Fatalf("got %d acquisitions; want %d", len(order), n)
+			}
+		})
+	}
+}
+
+// TestStripeNoDeadlock runs 256 goroutines on GOMAXPROCS=2 locking random
+// pairs of stripes (some goroutines also taking every stripe now and then),
+// and fails instead of hanging if they deadlock.
+func TestStripeNoDeadlock(t *testing.T) {
+	withRTM(t, false)
+	withProcs(t, 2)
+	for _, stripes := range []int{1, 4, 128} {
+		t.Run(fmt.Sprintf("stripes=%d", stripes), func(t *testing.T) {
+			s := newStripedLocks(stripes)
+			if len(s.stripes) != stripes {
+				t.Fatalf("got %d stripes; want %d", len(s.stripes), stripes)
+			}
+			const g = 256
+			iters := scaled(2000, 10)
+			var total int // guarded by lockAll
+			var wg sync.WaitGroup
+			for w := range g {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r := rand.New(rand.NewPCG(uint64(w), 2))
+					for i := range iters {
+						if w%64 == 0 && i%100 == 0 {
+							ga := s.lockAll()
+							total++
+							s.unlockAll(ga)
+							continue
+						}
+						lg := s.lockBuckets(r.Uint64N(1<<20), r.Uint64N(1<<20))
+						s.unlockBuckets(lg)
+					}
+				}()
+			}
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			waitOrFatal(t, done, 2*time.Minute, "random pairs")
+			if want := 4 * ((iters + 99) / 100); total != want {
+				t.Errorf("got %d lockAll sections; want %d", total, want)
+			}
+		})
+	}
+}
+
+// blocked starts lock in a goroutine and reports whether it is still waiting
+// after a short while; release is called before the result is returned, and
+// the goroutine must then finish.
+func blocked(t *testing.T, lock func(), release func()) bool {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { lock(); close(done) }()
+	var waiting bool
+	select {
+	case <-done:
+	case <-time.After(20 * time.Millisecond):
+		waiting = true
+	}
+	release()
+	waitOrFatal(t, done, time.Minute, "blocked locker")
+	return waiting
+}
+
+func TestLockBucketsShapes(t *testing.T) {
+	withRTM(t, false)
+	s := newStripedLocks(1 << 16)
+	n := uint64(len(s.stripes))
+	for _, tc := range []struct {
+		name string
+		a, b uint64
+	}{
+		{"a=b", 7, 7},
+		{"same-stripe", 7, 7 + n},
+		{"same-stripe-reversed", 7 + 3*n, 7},
+		{"ascending", 3, 9},
+		{"reversed", 9, 3},
+		{"high-bits", 1<<40 | 2, 1<<63 | 11},
+	} {
+		t.Run("pair="+tc.name, func(t *testing.T) {
+			lo, hi := stripesOf(s, tc.a, tc.b)
+			g := s.lockBuckets(tc.a, tc.b)
+			if g.lo != lo || g.hi != hi {
+				t.Errorf("got stripes %d, %d; want %d, %d", g.lo, g.hi, lo, hi)
+			}
+			if g.tx {
+				t.Errorf("got tx guard with useRTM=false; want MCS")
+			}
+			for i := range s.stripes {
+				held := s.stripes[i].tail.Load() != 0
+				if want := uint32(i) == lo || uint32(i) == hi; held != want {
+					t.Errorf("stripe %d: got held=%v; want %v", i, held, want)
+				}
+			}
+			// Any section on the same buckets, in either order, waits.
+			var g2 lockGuard
+			if !blocked(t, func() { g2 = s.lockBuckets(tc.b, tc.a) }, func() { s.unlockBuckets(g) }) {
+				t.Errorf("lockBuckets(%d, %d) did not wait for lockBuckets(%d, %d)", tc.b, tc.a, tc.a, tc.b)
+			}
+			s.unlockBuckets(g2)
+			// A section on other stripes does not.
+			other := uint64(hi+1) % n
+			if other != uint64(lo) && other != uint64(hi) {
+				g3 := s.lockBuckets(other, other)
+				done := make(chan struct{})
+				go func() {
+					s.unlockBuckets(s.lockBuckets(tc.a, tc.b))
+					close(done)
+				}()
+				waitOrFatal(t, done, time.Minute, "section beside an unrelated stripe")
+				s.unlockBuckets(g3)
+			}
+			for i := range s.stripes {
+				if v := s.stripes[i].tail.Load(); v != 0 {
+					t.Errorf("stripe %d: got tail %d after unlock; want 0", i, v)
+				}
+			}
+		})
+	}
+}
+
+func TestLockAll(t *testing.T) {
+	withRTM(t, false)
+	s := newStripedLocks(1 << 16)
+	n := uint64(len(s.stripes))
+	ga := s.lockAll()
+	if ga.n != len(s.stripes) {
+		t.Errorf("got guard for %d stripes; want %d", ga.n, len(s.stripes))
+	}
+	for i := range s.stripes {
+		if s.stripes[i].tail.Load() == 0 {
+			t.Errorf("stripe %d: free under lockAll", i)
+		}
+	}
+	var g lockGuard
+	if !blocked(t, func() { g = s.lockBuckets(n-1, 0) }, func() { s.unlockAll(ga) }) {
+		t.Error("lockBuckets did not wait for lockAll")
+	}
+	if !blocked(t, func() { ga = s.lockAll() }, func() { s.unlockBuckets(g) }) {
+		t.Error("lockAll did not wait for lockBuckets")
+	}
+	ga2 := ga
+	if !blocked(t, func() { ga = s.lockAll() }, func() { s.unlockAll(ga2) }) {
+		t.Error("lockAll did not wait for lockAll")
+	}
+	s.unlockAll(ga)
+	for i := range s.stripes {
+		if v := s.stripes[i].tail.Load(); v != 0 {
+			t.Errorf("stripe %d: got tail %d after unlockAll; want 0", i, v)
+		}
+	}
+}
+
+func TestLockAllocs(t *testing.T) {
+	withRTM(t, false)
+	s := newStripedLocks(1 << 16)
+	n := uint64(len(s.stripes))
+	// Warm up: the first section grows the node pool.
+	s.unlockBuckets(s.lockBuckets(1, 2))
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"op=pair", func() { s.unlockBuckets(s.lockBuckets(1, 2)) }},
+		{"op=same-stripe", func() { s.unlockBuckets(s.lockBuckets(3, 3+n)) }},
+		{"op=reversed", func() { s.unlockBuckets(s.lockBuckets(n-1, 0)) }},
+		{"op=all", func() { s.unlockAll(s.lockAll()) }},
+		{"op=contended", contendedSection(t, s, 5)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := testing.AllocsPerRun(1000, tc.f); got != 0 {
+				t.Errorf("got %v allocs per lock/unlock; want 0", got)
+			}
+		})
+	}
+}
+
+// contendedSection returns a function that makes a helper goroutine wait
+// for bucket b's stripe while the caller holds it, then hands the stripe
+// over: the waiter's path (lease, queue, wait, hand-over, return the node)
+// and the granting release. The helper lives until the test ends.
+func contendedSection(t *testing.T, s *stripedLocks, b uint64) func() {
+	start, acquired := make(chan struct{}), make(chan struct{})
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		for {
+			select {
+			case <-start:
+			case <-stop:
+				return
+			}
+			g := s.lockBuckets(b, b)
+			s.unlockBuckets(g)
+			acquired <- struct{}{}
+		}
+	}()
+	st := &s.stripes[uint32(b)&s.mask]
+	return func() {
+		g := s.lockBuckets(b, b)
+		start <- struct{}{}
+		for st.tail.Load() == mcsSelf { // until the helper is queued
+			runtime.Gosched()
+		}
+		s.unlockBuckets(g)
+		<-acquired
+	}
+}
+
+// TestMCSPoolConserved has many goroutines wait at once, so the node
+// pool grows, then checks that every node came back to exactly one free
+// list.
+func TestMCSPoolConserved(t *testing.T) {
+	withRTM(t, false)
+	withProcs(t, 2)
+	s := newStripedLocks(8) // few stripes: long queues, many nodes in use
+	const g = 300
+	iters := scaled(300, 10)
+	var wg sync.WaitGroup
+	for w := range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 3))
+			for range iters {
+				lg := s.lockBuckets(r.Uint64N(8), r.Uint64N(8))
+				if r.IntN(4) == 0 {
+					runtime.Gosched() // hold a while so queues build up
+				}
+				s.unlockBuckets(lg)
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	waitOrFatal(t, done, 2*time.Minute, "pool stress")
+
+	k := s.nchunks.Load()
+	if k < 1 {
+		t.Fatalf("got %d chunks; want at least 1", k)
+	}
+	total := mcsChunk0 * (1<<k - 1)
+	seen := make([]bool, total)
+	free := 0
+	for i := range s.shards {
+		for v := uint32(s.shards[i].head.Load()); v != 0; v = s.poolNode(v).link.Load() {
+			if int(v) > total {
+				t.Fatalf("shard %d: node %d beyond the %d allocated", i, v, total)
+			}
+			if seen[v-1] {
+				t.Fatalf("shard %d: node %d on the free lists twice", i, v)
+			}
+			seen[v-1] = true
+			free++
+		}
+	}
+	if free != total {
+		t.Errorf("got %d free nodes; want all %d", free, total)
+	}
+	// At most g goroutines wait at once, one node each. Doubling chunks can
+	// overshoot twofold, and a lease that misses nodes pushed onto a shard
+	// it has already scanned may grow once more: a leak or unbounded growth
+	// would exceed 4g.
+	if limit := 4*g + mcsChunk0; total > limit {
+		t.Errorf("got %d nodes; want at most %d", total, limit)
+	}
+	t.Logf("%d chunks, %d nodes", k, total)
+}
+
+func TestMCSPadding(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"mcsNode", unsafe.Sizeof(mcsNode{}), mcsLine},
+		{"lockStripe", unsafe.Sizeof(lockStripe{}), mcsLine},
+		{"mcsShard", unsafe.Sizeof(mcsShard{}), 2 * mcsLine},
+	} {
+		t.Run("type="+tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got size %d; want %d", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkStripedLocks measures a lock/unlock of two random buckets'
+// stripes, with GOMAXPROCS goroutines and with 64 per processor.
+func BenchmarkStripedLocks(b *testing.B) {
+	withRTMBench(b, false)
+	for _, par := range []int{1, 64} {
+		b.Run(fmt.Sprintf("goroutines=%dxprocs", par), func(b *testing.B) {
+			s := newStripedLocks(1 << 20)
+			b.SetParallelism(par)
+			b.ReportAllocs()
+			var seed atomic.Uint64
+			b.RunParallel(func(pb *testing.PB) {
+				r := rand.New(rand.NewPCG(seed.Add(1), 4))
+				for pb.Next() {
+					s.unlockBuckets(s.lockBuckets(r.Uint64N(1<<20), r.Uint64N(1<<20)))
+				}
+			})
+		})
+	}
+	b.Run("uncontended", func(b *testing.B) {
+		s := newStripedLocks(1 << 20)
+		b.ReportAllocs()
+		for i := range b.N {
+			s.unlockBuckets(s.lockBuckets(uint64(i), uint64(i)*7+3))
+		}
+	})
+	b.Run("mutex", func(b *testing.B) { // the baseline: one sync.Mutex
+		var mu sync.Mutex
+		n := 0 // guarded by mu
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				mu.Lock()
+				n++
+				mu.Unlock()
+			}
+		})
+		_ = n
+	})
+}
+
+func withRTMBench(b *testing.B, v bool) {
+	old := useRTM
+	useRTM = v
+	b.Cleanup(func() { useRTM = old })
+}
