@@ -27,7 +27,7 @@ var benchSizes = []struct {
 	{"32M", 32 << 20},
 }
 
-var benchModes = []cuckoo.Mode{cuckoo.LockFree}
+var benchModes = []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked}
 
 const negativeBit = 1 << 62
 
