@@ -24,7 +24,6 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 		return
 	}
 	var b1s, b2s, fps, w1s, w2s [batchGroup]uint64
-	l := f.lay
 	for base := 0; base < n; base += batchGroup {
 		keys := keys[base:min(base+batchGroup, n)]
 		found := found[base : base+len(keys)]
@@ -37,21 +36,7 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 			w2s[j] = f.t.words[b2s[j]].Load()
 		}
 		for j := range keys {
-			b1, b2, fp, w1, w2 := b1s[j], b2s[j], fps[j], w1s[j], w2s[j]
-			if (w1|w2)&tagMask != 0 {
-				// A relocation is in flight here: take the slow road.
-				_, found[j] = f.find(b1, b2, fp)
-				continue
-			}
-			if l.contains(w1, fp) || l.contains(w2, fp) {
-				found[j] = true
-				continue
-			}
-			_, ok, done := f.phase2(b1, b2, fp, w1, w2)
-			if !done {
-				_, ok = f.find(b1, b2, fp)
-			}
-			found[j] = ok
+			found[j] = f.findAfter(b1s[j], b2s[j], fps[j], w1s[j], w2s[j])
 		}
 	}
 }

@@ -315,8 +315,13 @@ func (f *Filter) Lookup(key []byte) bool {
 	if f.mode == Locked {
 		return f.lookupLocked(b1, b2, fp)
 	}
-	_, ok := f.find(b1, b2, fp)
-	return ok
+	// Phase 1 of the two-phase search (twophase.go), inlined: most lookups
+	// end here.
+	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
+	if (w1|w2)&tagMask == 0 && (f.lay.contains(w1, fp) || f.lay.contains(w2, fp)) {
+		return true
+	}
+	return f.findAfter(b1, b2, fp, w1, w2)
 }
 
 // Delete removes one copy of key's fingerprint and reports whether it found

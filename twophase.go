@@ -95,3 +95,21 @@ func (f *Filter) phase2(b1, b2, fp, w1, w2 uint64) (b uint64, ok, done bool) {
 	d2 := (l.counter(v2) - l.counter(w2)) & l.ctrMask
 	return 0, false, d1 < 2 || d2 < 2
 }
+
+// findAfter finishes a search whose first phase read w1 from b1 and then w2
+// from b2 (plain loads, possibly references) and did not find fp in them if
+// they were plain. It reports whether fp is present.
+func (f *Filter) findAfter(b1, b2, fp, w1, w2 uint64) bool {
+	if (w1|w2)&tagMask == 0 {
+		if f.lay.contains(w1, fp) || f.lay.contains(w2, fp) {
+			return true
+		}
+		if _, ok, done := f.phase2(b1, b2, fp, w1, w2); done {
+			return ok
+		}
+	}
+	// A relocation was in flight, or the counters say fp may have been:
+	// search from the start.
+	_, ok := f.find(b1, b2, fp)
+	return ok
+}
