@@ -49,7 +49,7 @@ func newLayout(f uint) layout {
 }
 
 // counterBits reports the width of the migration counter.
-func (l layout) counterBits() uint { return payloadBits - 4*l.f }
+func (l *layout) counterBits() uint { return payloadBits - 4*l.f }
 
 // zeroSlots returns a word with the high bit of every slot of x that is zero
 // set, and no other bit. It is the classic SWAR "has zero byte" test for
@@ -58,13 +58,13 @@ func (l layout) counterBits() uint { return payloadBits - 4*l.f }
 // was already set. A borrow out of a zero lane can make the lane above it look
 // zero as well, so only the lowest set bit of the result is exact; every
 // caller either tests the result against zero or takes its lowest set bit.
-func (l layout) zeroSlots(x uint64) uint64 {
+func (l *layout) zeroSlots(x uint64) uint64 {
 	x &= l.fpMask
 	return (x - l.lo) &^ x & l.hi
 }
 
 // slotOf converts the lowest set bit of a zeroSlots result to a slot index.
-func (l layout) slotOf(z uint64) int {
+func (l *layout) slotOf(z uint64) int {
 	tz := uint(bits.TrailingZeros64(z))
 	if l.f == 8 {
 		return int(tz >> 3)
@@ -73,7 +73,7 @@ func (l layout) slotOf(z uint64) int {
 }
 
 // match returns the slot of w holding fp, or -1. fp must be non-zero.
-func (l layout) match(w, fp uint64) int {
+func (l *layout) match(w, fp uint64) int {
 	z := l.zeroSlots(w ^ fp*l.lo)
 	if z == 0 {
 		return -1
@@ -82,12 +82,12 @@ func (l layout) match(w, fp uint64) int {
 }
 
 // contains reports whether any slot of w holds fp. fp must be non-zero.
-func (l layout) contains(w, fp uint64) bool {
+func (l *layout) contains(w, fp uint64) bool {
 	return l.zeroSlots(w^fp*l.lo) != 0
 }
 
 // emptySlot returns the index of the first empty slot of w, or -1.
-func (l layout) emptySlot(w uint64) int {
+func (l *layout) emptySlot(w uint64) int {
 	z := l.zeroSlots(w)
 	if z == 0 {
 		return -1
@@ -95,37 +95,35 @@ func (l layout) emptySlot(w uint64) int {
 	return l.slotOf(z)
 }
 
-// occupied returns the number of non-empty slots of w.
-func (l layout) occupied(w uint64) int {
-	n := 0
-	for s := uint(0); s < slotsPerBucket; s++ {
-		if w>>(s*l.f)&l.slotMask != 0 {
-			n++
-		}
-	}
-	return n
+// occupied returns the number of non-empty slots of w. Adding 2^(f-1)-1 to
+// the low f-1 bits of a slot carries into the slot's top bit exactly when
+// they are not all zero, and never out of the slot; or-ing in w adds the
+// slots whose top bit was set.
+func (l *layout) occupied(w uint64) int {
+	w &= l.fpMask
+	return bits.OnesCount64(((w &^ l.hi) + (l.hi - l.lo) | w) & l.hi)
 }
 
 // slot returns the fingerprint in slot s of w (0 when empty).
-func (l layout) slot(w uint64, s int) uint64 {
+func (l *layout) slot(w uint64, s int) uint64 {
 	return w >> (uint(s) * l.f) & l.slotMask
 }
 
 // setSlot returns w with slot s set to fp.
-func (l layout) setSlot(w uint64, s int, fp uint64) uint64 {
+func (l *layout) setSlot(w uint64, s int, fp uint64) uint64 {
 	sh := uint(s) * l.f
 	return w&^(l.slotMask<<sh) | fp<<sh
 }
 
 // counter returns the migration counter of w.
-func (l layout) counter(w uint64) uint64 {
+func (l *layout) counter(w uint64) uint64 {
 	return w >> l.ctrShift & l.ctrMask
 }
 
 // bumpCounter returns w with its migration counter increased by one, wrapping
 // within the counter's width (see the argument in twophase.go for why a wrap
 // is harmless unless a single lookup overlaps 2^c-1 migrations of a bucket).
-func (l layout) bumpCounter(w uint64) uint64 {
+func (l *layout) bumpCounter(w uint64) uint64 {
 	c := (l.counter(w) + 1) & l.ctrMask
 	return w&^(l.ctrMask<<l.ctrShift) | c<<l.ctrShift
 }

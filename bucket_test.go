@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -166,5 +167,35 @@ func TestBumpCounterWraps(t *testing.T) {
 				t.Errorf("counter after one bump = %d; want 1", c)
 			}
 		})
+	}
+}
+
+func TestLayoutOccupied(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, f := range []uint{8, 12} {
+		l := newLayout(f)
+		for i := 0; i < 200000; i++ {
+			w := rng.Uint64()
+			// Empty some slots, and use extreme values.
+			for s := 0; s < slotsPerBucket; s++ {
+				switch rng.IntN(4) {
+				case 0:
+					w = l.setSlot(w, s, 0)
+				case 1:
+					w = l.setSlot(w, s, uint64(1)<<rng.IntN(int(f)))
+				case 2:
+					w = l.setSlot(w, s, l.slotMask)
+				}
+			}
+			want := 0
+			for s := 0; s < slotsPerBucket; s++ {
+				if l.slot(w, s) != 0 {
+					want++
+				}
+			}
+			if got := l.occupied(w); got != want {
+				t.Fatalf("bits=%d: occupied(%#x) = %d; want %d", f, w, got, want)
+			}
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
@@ -176,7 +175,7 @@ func (f *Filter) encode(e *encoder) {
 func (f *Filter) encodeTable(e *encoder) uint64 {
 	f.gate.beginSnapshot()
 	defer f.gate.endSnapshot()
-	l := f.lay
+	l := &f.lay
 	var count uint64
 	for i := uint64(0); i < f.m; {
 		if len(e.p) == cap(e.p) {
@@ -197,22 +196,13 @@ func (f *Filter) encodeTable(e *encoder) uint64 {
 				w = f.t.load(i + j)
 			}
 			w &= l.fpMask
-			count += occupiedSlots(l, w)
+			count += uint64(l.occupied(w))
 			binary.LittleEndian.PutUint64(p[8*j:], w)
 		}
 		e.p = e.p[:len(e.p)+len(p)]
 		i += k
 	}
 	return count
-}
-
-// occupiedSlots returns the number of non-empty slots of w, which has only
-// slot bits. Adding 2^(f-1)-1 to the low f-1 bits of a slot carries into its
-// top bit exactly when they are not all zero, and never out of the slot; or
-// with w adds slots whose top bit is set. It is layout.occupied without the
-// loop: encoding and decoding count every bucket.
-func occupiedSlots(l layout, w uint64) uint64 {
-	return uint64(bits.OnesCount64(((w &^ l.hi) + (l.hi - l.lo) | w) & l.hi))
 }
 
 // UnmarshalBinary replaces the filter's contents with the filter encoded in
@@ -409,7 +399,7 @@ func fillWords(words []atomic.Uint64, p []byte, l layout, first uint64, s tableS
 			s.bad, s.index, s.word = true, first+uint64(i), w
 		}
 		w &= l.fpMask
-		s.slots += occupiedSlots(l, w)
+		s.slots += uint64(l.occupied(w))
 		words[i].Store(w)
 	}
 	return s

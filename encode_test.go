@@ -933,28 +933,3 @@ func BenchmarkEncode(b *testing.B) {
 		}
 	})
 }
-
-func TestEncodeOccupiedSlots(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, f := range []uint{8, 12} {
-		l := newLayout(f)
-		for i := 0; i < 200000; i++ {
-			w := rng.Uint64()
-			// Empty some slots, and use extreme values.
-			for s := 0; s < slotsPerBucket; s++ {
-				switch rng.IntN(4) {
-				case 0:
-					w = l.setSlot(w, s, 0)
-				case 1:
-					w = l.setSlot(w, s, uint64(1)<<rng.IntN(int(f)))
-				case 2:
-					w = l.setSlot(w, s, l.slotMask)
-				}
-			}
-			w &= l.fpMask
-			if got, want := occupiedSlots(l, w), uint64(l.occupied(w)); got != want {
-				t.Fatalf("bits=%d: occupiedSlots(%#x) = %d; want %d", f, w, got, want)
-			}
-		}
-	}
-}

@@ -285,7 +285,7 @@ func (f *Filter) Insert(key []byte) error {
 // add puts fp into an empty slot of bucket b with one CAS, and reports
 // whether it did (false: the bucket is full).
 func (f *Filter) add(b, fp uint64) bool {
-	l := f.lay
+	l := &f.lay
 	for {
 		w := f.t.words[b].Load()
 		if w&tagMask != 0 {
@@ -349,7 +349,7 @@ func (f *Filter) Delete(key []byte) bool {
 // bucket holding it, then one CAS clears the slot. If the fingerprint left
 // that bucket before the CAS the search runs again.
 func (f *Filter) remove(b1, b2, fp uint64) bool {
-	l := f.lay
+	l := &f.lay
 	for {
 		b, ok := f.find(b1, b2, fp)
 		if !ok {
@@ -401,7 +401,7 @@ func (f *Filter) Reset() {
 		f.resetLocked()
 		return
 	}
-	l := f.lay
+	l := &f.lay
 	for b := uint64(0); b < f.m; b++ {
 		for {
 			w := f.t.words[b].Load()

@@ -61,7 +61,7 @@ func (f *Filter) deleteHeld(b, fp uint64) bool {
 // moveLocked is one relocation step: fp from slot s of src to an empty slot
 // of dst, both counters bumped, under both stripes' locks.
 func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
-	l := f.lay
+	l := &f.lay
 	g := f.locks.lockBuckets(src, dst)
 	ws, wd := f.t.words[src].Load(), f.t.words[dst].Load()
 	e := l.emptySlot(wd)

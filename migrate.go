@@ -63,7 +63,7 @@ func (f *Filter) discover(b1, b2 uint64) (path uint64, depth int, ok bool) {
 		q[1] = bfsNode(b2, 0, 1)
 		n = 2
 	}
-	l := f.lay
+	l := &f.lay
 	for h := 0; h < n; h++ {
 		x := q[h]
 		b, d, p := x>>32, int(x>>24&0xff), x&0xffffff
@@ -95,7 +95,7 @@ func (f *Filter) makeRoom(b1, b2 uint64) bool {
 	var buckets [maxPathLen + 1]uint64
 	var slots [maxPathLen]int
 	var fps [maxPathLen]uint64
-	l := f.lay
+	l := &f.lay
 retry:
 	for {
 		path, depth, ok := f.discover(b1, b2)
@@ -141,7 +141,7 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
 	if f.mode == Locked {
 		return f.moveLocked(src, s, fp, dst)
 	}
-	l := f.lay
+	l := &f.lay
 	for {
 		ws := f.t.load(src)
 		if l.slot(ws, s) != fp {

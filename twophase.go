@@ -47,7 +47,7 @@ package cuckoo
 // find runs the two-phase search for fp in buckets b1 and b2 and returns the
 // bucket where a read saw it.
 func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
-	l := f.lay
+	l := &f.lay
 	t := &f.t
 	for {
 		// Phase 1. Both loads are issued before either is tested, so
@@ -78,7 +78,7 @@ func (f *Filter) phase2(b1, b2, fp, w1, w2 uint64) (b uint64, ok, done bool) {
 		// A key with one bucket never moves: one read decides.
 		return 0, false, true
 	}
-	l := f.lay
+	l := &f.lay
 	t := &f.t
 	v1, v2 := t.words[b1].Load(), t.words[b2].Load()
 	if (v1|v2)&tagMask != 0 {
