@@ -332,7 +332,7 @@ func (t *kcasTable) helpWord(v uint64) {
 		var s kcasSnap
 		if _, ok := t.snapKCAS(v, &s); ok {
 			my := t.pool.lease()
-			t.help(&s, my)
+			t.help(&s, my, 0)
 			t.pool.release(my)
 		}
 	}
@@ -364,20 +364,43 @@ func (t *kcasTable) kcas(op *kcasOp) bool {
 		d.new[k].Store(op.new[k])
 		s.idx[k], s.old[k], s.new[k] = op.idx[k], op.old[k], op.new[k]
 	}
-	ok := t.help(&s, slot)
+	// The owner installs the first word with a plain CAS. RDCSS exists to
+	// stop a helper from installing a reference after the operation was
+	// decided; before the first reference is in place no other goroutine
+	// can know of the operation, so nobody can have decided it, and this
+	// install cannot be late. If the first word does not hold its old
+	// value the operation fails without ever having been visible.
+	i0, old0 := s.idx[0], s.old[0]
+	for {
+		v := t.words[i0].Load()
+		if v == old0 {
+			if t.words[i0].CompareAndSwap(old0, s.ref) {
+				break
+			}
+			continue
+		}
+		if v&tagMask == 0 {
+			t.pool.release(slot)
+			return false
+		}
+		t.helpWordWith(v, slot)
+	}
+	ok := t.help(&s, slot, 1)
 	t.pool.release(slot)
 	return ok
 }
 
 // help runs the HFP protocol for the operation in s, using the RDCSS part of
-// slot my for its installs. It returns the operation's outcome; a helper whose
-// snapshot is stale learns nothing and gets false.
-func (t *kcasTable) help(s *kcasSnap, my uint32) bool {
+// slot my for its installs, starting phase 1 at word from (the words before
+// it are known to hold the operation's reference). It returns the
+// operation's outcome; a helper whose snapshot is stale learns nothing and
+// gets false.
+func (t *kcasTable) help(s *kcasSnap, my uint32, from int) bool {
 	d := t.pool.desc(s.slot)
 	if st := d.state.Load(); stateSeq(st) == s.seq && st&3 == statusUndecided {
 		status := uint64(statusSucceeded)
 	install:
-		for k := 0; k < s.n; k++ {
+		for k := from; k < s.n; k++ {
 			for {
 				v := t.rdcss(my, s, k)
 				if v == s.ref {
@@ -415,7 +438,7 @@ func (t *kcasTable) helpWordWith(v uint64, my uint32) {
 	}
 	var s kcasSnap
 	if _, ok := t.snapKCAS(v, &s); ok {
-		t.help(&s, my)
+		t.help(&s, my, 0)
 	}
 }
 

@@ -45,46 +45,81 @@ const (
 	// bfsQueueLen bounds the nodes discovery visits: both roots and four
 	// children per node down to maxPathLen levels.
 	bfsQueueLen = 2 * ((1 << (2 * (maxPathLen + 1))) - 1) / 3
+	// bfsShortQueue is the queue discovery tries first. Go zeroes a local
+	// array on every call, and zeroing the full 21 KiB queue cost more than
+	// the search itself at 95% load, where a search typically ends after a
+	// handful of buckets. 128 nodes cover every path of up to three moves;
+	// only a search that outgrows them runs again with the full queue.
+	bfsShortQueue = 128
 )
 
-// A BFS node: bucket<<32 | depth<<24 | path.
-func bfsNode(bucket uint64, depth int, path uint64) uint64 {
-	return bucket<<32 | uint64(depth)<<24 | path
+// A BFS node is parent<<32 | fp<<16 | depth<<12 | path: the node's bucket is
+// alt(parent, fp), computed only when the node is visited, since most
+// searches end long before the children they enqueue are visited. A root has
+// fp 0 and is its own parent. path holds the start bit and two bits of slot
+// per move (at most 11 bits).
+func bfsNode(parent, fp uint64, depth int, path uint64) uint64 {
+	return parent<<32 | fp<<16 | uint64(depth)<<12 | path
 }
 
 // discover searches for a path from b1 or b2 to a bucket with an empty slot.
 // It returns the path code and its length (the number of moves, 0 if b1 or
 // b2 itself has room), or ok=false if none exists within maxPathLen moves.
 func (f *Filter) discover(b1, b2 uint64) (path uint64, depth int, ok bool) {
+	var q [bfsShortQueue]uint64
+	path, depth, ok, truncated := f.search(q[:], b1, b2)
+	if ok || !truncated {
+		return path, depth, ok
+	}
+	return f.discoverDeep(b1, b2)
+}
+
+// discoverDeep is discover with the full queue, in a function of its own so
+// that only the searches that need it pay for zeroing it.
+//
+//go:noinline
+func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	var q [bfsQueueLen]uint64
-	q[0] = bfsNode(b1, 0, 0)
+	path, depth, ok, _ = f.search(q[:], b1, b2)
+	return path, depth, ok
+}
+
+// search is the breadth-first search of discover over the queue q. truncated
+// reports that q filled up before the search space was exhausted.
+func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
+	q[0] = bfsNode(b1, 0, 0, 0)
 	n := 1
 	if b2 != b1 {
-		q[1] = bfsNode(b2, 0, 1)
+		q[1] = bfsNode(b2, 0, 0, 1)
 		n = 2
 	}
 	l := &f.lay
 	for h := 0; h < n; h++ {
 		x := q[h]
-		b, d, p := x>>32, int(x>>24&0xff), x&0xffffff
+		b, fp := x>>32, x>>16&0xfff
+		d, p := int(x>>12&0xf), x&0xfff
+		if fp != 0 {
+			if b = f.alt(b, fp); b == x>>32 {
+				continue // this fingerprint has one bucket and cannot move
+			}
+		}
 		w := f.t.load(b)
 		if l.emptySlot(w) >= 0 {
-			return p, d, true
+			return p, d, true, false
 		}
 		if d == maxPathLen {
 			continue
 		}
-		for s := 0; s < slotsPerBucket && n < len(q); s++ {
-			fp := l.slot(w, s)
-			alt := f.alt(b, fp)
-			if alt == b {
-				continue // this fingerprint has one bucket and cannot move
+		for s := 0; s < slotsPerBucket; s++ {
+			if n == len(q) {
+				truncated = true
+				break
 			}
-			q[n] = bfsNode(alt, d+1, p|uint64(s)<<(1+2*d))
+			q[n] = bfsNode(b, l.slot(w, s), d+1, p|uint64(s)<<(1+2*d))
 			n++
 		}
 	}
-	return 0, 0, false
+	return 0, 0, false, truncated
 }
 
 // makeRoom frees a slot in b1 or b2 by relocating fingerprints. It returns
