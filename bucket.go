@@ -86,6 +86,14 @@ func (l *layout) contains(w, fp uint64) bool {
 	return l.zeroSlots(w^fp*l.lo) != 0
 }
 
+// containsEither reports whether w1 or w2 holds fp, testing both words
+// without a branch between them: which bucket holds a key is a coin toss,
+// and a mispredicted branch there cost more than the second test.
+func (l *layout) containsEither(w1, w2, fp uint64) bool {
+	x := fp * l.lo
+	return l.zeroSlots(w1^x)|l.zeroSlots(w2^x) != 0
+}
+
 // emptySlot returns the index of the first empty slot of w, or -1.
 func (l *layout) emptySlot(w uint64) int {
 	z := l.zeroSlots(w)

@@ -101,7 +101,7 @@ func (f *Filter) phase2(b1, b2, fp, w1, w2 uint64) (b uint64, ok, done bool) {
 // they were plain. It reports whether fp is present.
 func (f *Filter) findAfter(b1, b2, fp, w1, w2 uint64) bool {
 	if (w1|w2)&tagMask == 0 {
-		if f.lay.contains(w1, fp) || f.lay.contains(w2, fp) {
+		if f.lay.containsEither(w1, w2, fp) {
 			return true
 		}
 		if _, ok, done := f.phase2(b1, b2, fp, w1, w2); done {
