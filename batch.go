@@ -36,7 +36,9 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 			w2s[j] = f.t.words[b2s[j]].Load()
 		}
 		for j := range keys {
-			found[j] = f.findAfter(b1s[j], b2s[j], fps[j], w1s[j], w2s[j])
+			w1, w2 := w1s[j], w2s[j]
+			found[j] = (w1|w2)&tagMask == 0 && f.lay.containsEither(w1, w2, fps[j]) ||
+				f.findAfter(b1s[j], b2s[j], fps[j], w1, w2)
 		}
 	}
 }
