@@ -18,6 +18,9 @@ package cuckoo
 // addLocked puts fp into an empty slot of b1 or else b2.
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	g := f.locks.lockBuckets(b1, b2)
+	if f.lay.occupied(f.t.words[b2].Load()) < f.lay.occupied(f.t.words[b1].Load()) {
+		b1, b2 = b2, b1 // the emptier bucket first, as in LockFree mode
+	}
 	ok := f.addHeld(b1, fp) || (b2 != b1 && f.addHeld(b2, fp))
 	f.locks.unlockBuckets(g)
 	return ok
