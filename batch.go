@@ -36,9 +36,19 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 			w2s[j] = f.t.words[b2s[j]].Load()
 		}
 		for j := range keys {
-			w1, w2 := w1s[j], w2s[j]
-			found[j] = (w1|w2)&tagMask == 0 && f.lay.containsEither(w1, w2, fps[j]) ||
-				f.findAfter(b1s[j], b2s[j], fps[j], w1, w2)
+			b1, w1, w2 := b1s[j], w1s[j], w2s[j]
+			if (w1|w2)&tagMask == 0 {
+				// As in Lookup: found, or absent with b1 unchanged.
+				if f.lay.containsEither(w1, w2, fps[j]) {
+					found[j] = true
+					continue
+				}
+				if b1 == b2s[j] || f.t.words[b1].Load() == w1 {
+					found[j] = false
+					continue
+				}
+			}
+			found[j] = f.findAfter(b1, b2s[j], fps[j], w1, w2)
 		}
 	}
 }

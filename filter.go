@@ -340,8 +340,20 @@ func (f *Filter) Lookup(key []byte) bool {
 	// Phase 1 of the two-phase search (twophase.go), inlined: most lookups
 	// end here.
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-	if (w1|w2)&tagMask == 0 && f.lay.containsEither(w1, w2, fp) {
-		return true
+	if (w1|w2)&tagMask == 0 {
+		if f.lay.containsEither(w1, w2, fp) {
+			return true
+		}
+		// The common absent case of phase 2 (twophase.go): b1 read again
+		// is bit for bit what phase 1 read, so its counter did not move
+		// and fp cannot have been in flight. Keeping this path short
+		// lets the processor overlap more lookups' cache misses: absent
+		// keys in a 32M-key filter went from 82 to 51 ns per lookup (go
+		// test -bench 'lockfree/bits=12/workload=lookup-neg/n=32M', 2
+		// goroutines, AMD EPYC), as fast as present ones.
+		if b1 == b2 || f.t.words[b1].Load() == w1 {
+			return false
+		}
 	}
 	return f.findAfter(b1, b2, fp, w1, w2)
 }
