@@ -1,8 +1,9 @@
-// Command cuckoo builds cuckoo filter files from lists of keys, queries them
-// and describes them.
+// Command cuckoo measures the filter on this machine, builds cuckoo filter
+// files from lists of keys, queries them and describes them.
 //
 // Usage:
 //
+//	cuckoo bench [-sizes LIST] [-goroutines LIST] [-modes LIST] [-bits LIST] [-duration D] [-svg FILE]
 //	cuckoo build -o FILE [-bits N] [-capacity N] [-seed N] [-progress] [INPUT]
 //	cuckoo query FILE [INPUT]
 //	cuckoo info FILE
