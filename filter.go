@@ -48,9 +48,16 @@
 // key. Insert puts the fingerprint into an empty slot with one CAS; when both
 // buckets are full it searches breadth-first for a path to an empty slot and
 // relocates fingerprints backwards along it, each move a multi-word CAS of
-// two buckets (migrate.go, kcas.go). Lookup reads both buckets twice and uses
-// the migration counters to tell a miss from a fingerprint in flight
-// (twophase.go).
+// two buckets (migrate.go, kcas.go). A Lookup that misses reads its buckets
+// again and uses the migration counters to tell a miss from a fingerprint in
+// flight (twophase.go). LookupBatch does the same for many keys with their
+// cache misses overlapped.
+//
+// # Persistence
+//
+// MarshalBinary, UnmarshalBinary, WriteTo and ReadFrom use the versioned,
+// checksummed format of FORMAT.md. WriteTo streams a snapshot of a live
+// filter; see its documentation for what a concurrent snapshot guarantees.
 //
 // The algorithms follow the lock-free concurrent cuckoo filter of the paper
 // in Journal of Software (软件学报) 2025 36(7) (two-phase lookup, migration
