@@ -52,7 +52,13 @@ func benchFilter(b *testing.B, mode cuckoo.Mode, bits, n, fill int) *cuckoo.Filt
 	return f
 }
 
-func reportOps(b *testing.B, start time.Time) {
+// runParallel times body under b.RunParallel and reports allocations and
+// ops/s over all goroutines.
+func runParallel(b *testing.B, body func(pb *testing.PB)) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(body)
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
 }
 
@@ -81,10 +87,7 @@ func benchInsert(b *testing.B, mode cuckoo.Mode, bits, n int) {
 	f := benchFilter(b, mode, bits, n, 0)
 	target := uint64(n) // n keys = 95% of Cap()
 	var next atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var k [8]byte
 		for pb.Next() {
 			i := next.Add(1) - 1
@@ -94,7 +97,6 @@ func benchInsert(b *testing.B, mode cuckoo.Mode, bits, n int) {
 			_ = f.Insert(putKey(k[:], i))
 		}
 	})
-	reportOps(b, start)
 }
 
 // benchLookup looks up inserted keys (salt 0) or never-inserted keys (salt
@@ -102,10 +104,7 @@ func benchInsert(b *testing.B, mode cuckoo.Mode, bits, n int) {
 func benchLookup(b *testing.B, mode cuckoo.Mode, bits, n int, salt uint64) {
 	f := benchFilter(b, mode, bits, n, n)
 	var seq atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var k [8]byte
 		// Each goroutine walks its own stride of a multiplicative
 		// permutation of 0..n-1, so accesses are random in the table.
@@ -119,7 +118,6 @@ func benchLookup(b *testing.B, mode cuckoo.Mode, bits, n int, salt uint64) {
 		}
 		sink.Add(int64(hits))
 	})
-	reportOps(b, start)
 }
 
 var sink atomic.Int64
@@ -130,10 +128,7 @@ func benchMixed(b *testing.B, mode cuckoo.Mode, bits, n int) {
 	fill := n * 90 / 95
 	f := benchFilter(b, mode, bits, n, fill)
 	var seq atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var k [8]byte
 		g := seq.Add(1)
 		i := g * 0x9e3779b97f4a7c15
@@ -166,7 +161,6 @@ func benchMixed(b *testing.B, mode cuckoo.Mode, bits, n int) {
 			_ = f.Insert(putKey(k[:], key))
 		}
 	})
-	reportOps(b, start)
 }
 
 // benchLookupBatch looks up groups of 64 keys, half inserted and half not,
@@ -175,10 +169,7 @@ func benchLookupBatch(b *testing.B, mode cuckoo.Mode, bits, n int) {
 	f := benchFilter(b, mode, bits, n, n)
 	const group = 64
 	var seq atomic.Uint64
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		buf := make([]byte, 8*group)
 		keys := make([][]byte, group)
 		for j := range keys {
@@ -199,5 +190,4 @@ func benchLookupBatch(b *testing.B, mode cuckoo.Mode, bits, n int) {
 			j++
 		}
 	})
-	reportOps(b, start)
 }
