@@ -1164,8 +1164,10 @@ func runBench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	header := machineHeader()
 	la := loadAvg()
 	rep := runBenchConfig(cfg)
-	if la2 := loadAvg(); max(la, la2) > float64(runtime.NumCPU())/2 {
-		header = append(header, fmt.Sprintf("WARNING: other processes were running (1-minute load %.2f at start, %.2f at end, %d CPUs): the rates are skewed", la, la2, runtime.NumCPU()))
+	// Only the load before the run tells of other processes: by the end,
+	// the 1-minute average includes this run's own busy goroutines.
+	if la > float64(runtime.NumCPU())/2 {
+		header = append(header, fmt.Sprintf("WARNING: other processes were running (1-minute load %.2f at start on %d CPUs): the rates are skewed", la, runtime.NumCPU()))
 	}
 	rep.header = header
 	if err := rep.writeText(stdout); err != nil {
