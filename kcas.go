@@ -325,17 +325,12 @@ func (t *kcasTable) cas(i, old, new uint64) bool {
 // completion, so that the caller can retry its CAS.
 func (t *kcasTable) helpWord(v uint64) {
 	if v&tagRDCSS != 0 {
-		t.completeRDCSSRef(v)
+		t.completeRDCSSRef(v) // needs no descriptor of our own
 		return
 	}
-	if v&tagKCAS != 0 {
-		var s kcasSnap
-		if _, ok := t.snapKCAS(v, &s); ok {
-			my := t.pool.lease()
-			t.help(&s, my, 0)
-			t.pool.release(my)
-		}
-	}
+	my := t.pool.lease()
+	t.helpWordWith(v, my)
+	t.pool.release(my)
 }
 
 // kcas atomically replaces op.old[k] with op.new[k] at op.idx[k] for every k
