@@ -260,12 +260,16 @@ func (f *Filter) hash(key []byte) (b1, fp uint64) {
 // alt returns the other bucket of fp when it is in bucket b:
 // (H(fp) - b) mod m. It is an involution for every m, so no power-of-two
 // table is needed; when 2b = H(fp) mod m the fingerprint has one bucket.
+//
+// The reduction adds m back from the borrow instead of branching on hi >= b:
+// that comparison is a coin toss per key, and its mispredictions cost a
+// third of every lookup (lookup-pos at 1M keys, one goroutine: 16.6 ns
+// with the branch, 12.4 ns without; go test -bench
+// 'mode=lockfree/bits=12/workload=lookup-pos/n=1M' -cpu 1, AMD EPYC).
 func (f *Filter) alt(b, fp uint64) uint64 {
 	hi, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, f.m)
-	if hi >= b {
-		return hi - b
-	}
-	return hi + f.m - b
+	d, borrow := bits.Sub64(hi, b, 0)
+	return d + f.m&-borrow
 }
 
 // Insert adds key to the filter. It returns ErrFull if no slot could be
