@@ -103,6 +103,28 @@ func (l *layout) emptySlot(w uint64) int {
 	return l.slotOf(z)
 }
 
+// slotUnit turns a zeroSlots result z into a word with 1 in the lowest bit
+// of the slot that z's lowest set bit marks (the slot's high bit), or 0 when
+// z is 0. Multiplying a fingerprint or slotMask by it addresses that slot
+// without computing the slot's index (a division by f).
+func (l *layout) slotUnit(z uint64) uint64 {
+	return (z & -z) >> (l.f - 1)
+}
+
+// put returns w with fp in its first empty slot, and whether w had one
+// (otherwise w is returned unchanged). fp must be non-zero.
+func (l *layout) put(w, fp uint64) (uint64, bool) {
+	z := l.zeroSlots(w)
+	return w | fp*l.slotUnit(z), z != 0
+}
+
+// take returns w with the first slot holding fp emptied, and whether w had
+// one (otherwise w is returned unchanged). fp must be non-zero.
+func (l *layout) take(w, fp uint64) (uint64, bool) {
+	z := l.zeroSlots(w ^ fp*l.lo)
+	return w &^ (l.slotMask * l.slotUnit(z)), z != 0
+}
+
 // occupied returns the number of non-empty slots of w. Adding 2^(f-1)-1 to
 // the low f-1 bits of a slot carries into the slot's top bit exactly when
 // they are not all zero, and never out of the slot; or-ing in w adds the
