@@ -160,6 +160,7 @@ type Filter struct {
 	seed    uint64
 	mode    Mode
 	locks   *stripedLocks // Locked mode only; guards the buckets' stripes
+	_       [64]byte      // keeps the fields above, read by every operation, off the written lines below
 	count   shardedCount  // fingerprints stored
 	gate    snapshotGate  // keeps relocations out of snapshots
 }
@@ -217,7 +218,7 @@ func (f *Filter) adopt(words []atomic.Uint64, bits uint, seed uint64, mode Mode,
 		f.locks = newStripedLocks(len(words))
 	}
 	f.count.reset()
-	f.count.add(0, n)
+	f.count.add(n)
 }
 
 // Mode returns the filter's synchronization mode.
@@ -290,7 +291,7 @@ func (f *Filter) Insert(key []byte) error {
 			added = f.addEither(b1, b2, fp)
 		}
 		if added {
-			f.count.add(b1, 1)
+			f.count.add(1)
 			return nil
 		}
 		if !f.makeRoom(b1, b2) {
@@ -395,7 +396,7 @@ func (f *Filter) Delete(key []byte) bool {
 		ok = f.remove(b1, b2, fp)
 	}
 	if ok {
-		f.count.add(b1, -1)
+		f.count.add(-1)
 	}
 	return ok
 }
@@ -403,8 +404,27 @@ func (f *Filter) Delete(key []byte) bool {
 // remove deletes one copy of fp from b1 or b2: the two-phase search finds a
 // bucket holding it, then one CAS clears the slot. If the fingerprint left
 // that bucket before the CAS the search runs again.
+//
+// The first attempt takes phase 1's two reads as they are: the bucket where
+// the first read shows fp (b1 before b2, as find would answer) is chosen by
+// conditional moves, since which bucket holds a key is a coin toss, and its
+// word is cleared with one CAS. Anything else (fp in neither read, a lost
+// CAS, a K-CAS in flight) takes the general loop.
 func (f *Filter) remove(b1, b2, fp uint64) bool {
 	l := &f.lay
+	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
+	if (w1|w2)&tagMask == 0 {
+		// take changes a word exactly when the word holds fp.
+		n1, _ := l.take(w1, fp)
+		n2, _ := l.take(w2, fp)
+		b, w, nw := b2, w2, n2
+		if n1 != w1 {
+			b, w, nw = b1, w1, n1
+		}
+		if nw != w && f.t.cas(b, w, nw) {
+			return true
+		}
+	}
 	for {
 		b, ok := f.find(b1, b2, fp)
 		if !ok {
@@ -465,7 +485,7 @@ func (f *Filter) Reset() {
 				continue
 			}
 			if f.t.cas(b, w, w&^l.fpMask) {
-				f.count.add(b, -int64(l.occupied(w)))
+				f.count.add(-int64(l.occupied(w)))
 				break
 			}
 		}
@@ -473,18 +493,21 @@ func (f *Filter) Reset() {
 }
 
 // shardedCount is the number of stored fingerprints, spread over padded
-// shards chosen by bucket so that concurrent inserts rarely share a cache
-// line. Only the sum is meaningful.
+// shards so that goroutines on different cores rarely update the same cache
+// line: each goroutine adds to the shard of its stack (shard.go). Only the
+// sum is meaningful. With the shard chosen by bucket instead, two goroutines
+// filling one filter shared every shard, and the lines moved between the
+// cores on almost every insert.
 type shardedCount struct {
-	shards [countShards]struct {
+	shards [1 << countShardBits]struct {
 		n atomic.Int64
 		_ [56]byte
 	}
 }
 
-const countShards = 32
+const countShardBits = 6
 
-func (c *shardedCount) add(b uint64, d int64) { c.shards[b%countShards].n.Add(d) }
+func (c *shardedCount) add(d int64) { c.shards[stackShard(countShardBits)].n.Add(d) }
 
 func (c *shardedCount) sum() int64 {
 	var n int64

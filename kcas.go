@@ -111,14 +111,27 @@ type descChunk struct {
 	next [descChunkSize]atomic.Uint32 // free-list links: slot+1, 0 = end
 }
 
-// descPool is the descriptor table and its free list. The zero value is
+// descPool is the descriptor table and its free lists. The zero value is
 // ready to use; chunks are added when more goroutines than ever before run a
 // K-CAS at once, so steady state allocates nothing.
+//
+// The free list is split into padded shards, each goroutine leasing from and
+// releasing to the shard of its stack (shard.go), stealing from the others
+// only when its own is empty. With one list, every K-CAS of two goroutines
+// on two cores moved the list head's cache line between them twice (lease
+// and release). The chunk pointers, read on every descriptor access, are
+// kept away from the heads for the same reason.
 type descPool struct {
-	head    atomic.Uint64 // free list: aba<<32 | slot+1
-	nchunks atomic.Uint32
 	chunks  [maxDescChunks]atomic.Pointer[descChunk]
+	nchunks atomic.Uint32
+	_       [60]byte
+	heads   [1 << descShardBits]struct {
+		head atomic.Uint64 // aba<<32 | slot+1
+		_    [56]byte
+	}
 }
+
+const descShardBits = 3
 
 func (p *descPool) desc(slot uint32) *kcasDesc {
 	return &p.chunks[slot/descChunkSize].Load().desc[slot%descChunkSize]
@@ -128,42 +141,61 @@ func (p *descPool) next(slot uint32) *atomic.Uint32 {
 	return &p.chunks[slot/descChunkSize].Load().next[slot%descChunkSize]
 }
 
-// lease pops a free slot, growing the table when the list is empty.
+// lease pops a free slot from the caller's shard, or from another shard if
+// that one is empty, growing the table when all are.
 func (p *descPool) lease() uint32 {
+	sh := stackShard(descShardBits)
 	for {
-		h := p.head.Load()
+		for i := uint(0); i < 1<<descShardBits; i++ {
+			if slot, ok := p.pop(&p.heads[(sh+i)%(1<<descShardBits)].head); ok {
+				return slot
+			}
+		}
+		if s, ok := p.grow(&p.heads[sh].head); ok {
+			return s
+		}
+	}
+}
+
+// pop takes the first slot of the list at head, or reports that it is empty.
+func (p *descPool) pop(head *atomic.Uint64) (uint32, bool) {
+	for {
+		h := head.Load()
 		top := uint32(h)
 		if top == 0 {
-			if s, ok := p.grow(); ok {
-				return s
-			}
-			continue
+			return 0, false
 		}
 		slot := top - 1
 		nxt := p.next(slot).Load()
 		// The ABA tag in the high half makes the CAS fail if the slot was
 		// popped and pushed back while we read its link.
-		if p.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(nxt)) {
-			return slot
+		if head.CompareAndSwap(h, (h>>32+1)<<32|uint64(nxt)) {
+			return slot, true
 		}
 	}
 }
 
-// release pushes slot back on the free list.
+// release pushes slot on the caller's shard of the free list.
 func (p *descPool) release(slot uint32) {
+	p.push(&p.heads[stackShard(descShardBits)].head, slot, slot)
+}
+
+// push links the chain first..last (already linked to each other) in front
+// of the list at head.
+func (p *descPool) push(head *atomic.Uint64, first, last uint32) {
 	for {
-		h := p.head.Load()
-		p.next(slot).Store(uint32(h))
-		if p.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(slot+1)) {
+		h := head.Load()
+		p.next(last).Store(uint32(h))
+		if head.CompareAndSwap(h, (h>>32+1)<<32|uint64(first+1)) {
 			return
 		}
 	}
 }
 
 // grow adds a chunk and returns one of its slots, pushing the others on the
-// free list in one step. It returns false when another goroutine is growing
-// the table or grew it first; the caller then retries the free list.
-func (p *descPool) grow() (uint32, bool) {
+// list at head in one step. It returns false when another goroutine is
+// growing the table or grew it first; the caller then retries the lists.
+func (p *descPool) grow(head *atomic.Uint64) (uint32, bool) {
 	k := p.nchunks.Load()
 	if k == maxDescChunks || p.chunks[k].Load() != nil {
 		// Either 65536 descriptors are leased at once, or another goroutine
@@ -180,14 +212,7 @@ func (p *descPool) grow() (uint32, bool) {
 		return 0, false
 	}
 	// Push slots base+1 .. base+63 as one chain, then publish the chunk.
-	first, last := base+1, base+descChunkSize-1
-	for {
-		h := p.head.Load()
-		p.next(last).Store(uint32(h))
-		if p.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(first+1)) {
-			break
-		}
-	}
+	p.push(head, base+1, base+descChunkSize-1)
 	p.nchunks.Store(k + 1)
 	return base, true
 }

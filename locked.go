@@ -82,7 +82,7 @@ func (f *Filter) resetLocked() {
 	g := f.locks.lockAll()
 	for b := range f.t.words {
 		w := f.t.words[b].Load()
-		f.count.add(uint64(b), -int64(f.lay.occupied(w)))
+		f.count.add(-int64(f.lay.occupied(w)))
 		f.t.words[b].Store(w &^ f.lay.fpMask)
 	}
 	f.locks.unlockAll(g)

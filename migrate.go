@@ -171,8 +171,7 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
 	if src == dst {
 		return false
 	}
-	f.gate.enterMove()
-	defer f.gate.exitMove()
+	defer f.gate.exitMove(f.gate.enterMove())
 	if f.mode == Locked {
 		return f.moveLocked(src, s, fp, dst)
 	}
@@ -204,39 +203,51 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
 // to one already written would be missing from it. So while a snapshot runs,
 // relocations wait; inserts into free slots, deletes and lookups go on.
 //
-// The protocol is Dekker's: a mover announces itself in movers and then checks
-// snapshots; a snapshot announces itself in snapshots and then waits for
-// movers to drain. With sequentially consistent atomics at least one of them
-// sees the other, so a move and a snapshot never overlap. A mover that sees a
-// snapshot withdraws and yields until it ends.
+// The protocol is Dekker's: a mover announces itself in a movers shard and
+// then checks snapshots; a snapshot announces itself in snapshots and then
+// waits for every movers shard to drain. With sequentially consistent
+// atomics at least one of them sees the other, so a move and a snapshot
+// never overlap. A mover that sees a snapshot withdraws and yields until it
+// ends. Movers count in the shard of their goroutine's stack (shard.go), so
+// that two cores relocating at once do not pass one counter's cache line
+// back and forth twice per move.
 type snapshotGate struct {
 	snapshots atomic.Int32 // snapshots in progress
 	_         [60]byte
-	movers    atomic.Int32 // relocation steps in progress
-	_         [60]byte
+	movers    [1 << moverShardBits]struct {
+		n atomic.Int32 // relocation steps in progress in this shard
+		_ [60]byte
+	}
 }
 
-func (g *snapshotGate) enterMove() {
+const moverShardBits = 3
+
+// enterMove waits until no snapshot runs and registers a relocation step. It
+// returns the shard to pass to exitMove.
+func (g *snapshotGate) enterMove() *atomic.Int32 {
+	m := &g.movers[stackShard(moverShardBits)].n
 	for {
 		if g.snapshots.Load() == 0 {
-			g.movers.Add(1)
+			m.Add(1)
 			if g.snapshots.Load() == 0 {
-				return
+				return m
 			}
-			g.movers.Add(-1)
+			m.Add(-1)
 		}
 		runtime.Gosched()
 	}
 }
 
-func (g *snapshotGate) exitMove() { g.movers.Add(-1) }
+func (g *snapshotGate) exitMove(m *atomic.Int32) { m.Add(-1) }
 
 // beginSnapshot returns once no relocation is in progress; none starts until
 // endSnapshot.
 func (g *snapshotGate) beginSnapshot() {
 	g.snapshots.Add(1)
-	for g.movers.Load() != 0 {
-		runtime.Gosched()
+	for i := range g.movers {
+		for g.movers[i].n.Load() != 0 {
+			runtime.Gosched()
+		}
 	}
 }
 
