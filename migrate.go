@@ -42,24 +42,23 @@ const (
 	// load factor the filter is sized for (libcuckoo uses the same bound);
 	// measured first-failure load factors are in the tests.
 	maxPathLen = 5
-	// bfsQueueLen bounds the nodes discovery visits: both roots and four
-	// children per node down to maxPathLen levels.
-	bfsQueueLen = 2 * ((1 << (2 * (maxPathLen + 1))) - 1) / 3
+	// bfsQueueLen bounds the nodes discovery queues: both roots and four
+	// children per node, down to depth maxPathLen-1. Nodes at depth
+	// maxPathLen are only tested, when their parent is expanded.
+	bfsQueueLen = 2 * ((1 << (2 * maxPathLen)) - 1) / 3
 	// bfsShortQueue is the queue discovery tries first. Go zeroes a local
-	// array on every call, and zeroing the full 21 KiB queue cost more than
-	// the search itself at 95% load, where a search typically ends after a
-	// handful of buckets. 128 nodes cover every path of up to three moves;
-	// only a search that outgrows them runs again with the full queue.
+	// array on every call, and zeroing a queue for every path of five
+	// moves cost more than the search itself at 95% load, where a search
+	// typically ends after a handful of buckets. 128 nodes hold every
+	// bucket within two moves and most within three; only a search that
+	// outgrows them runs again with the full queue.
 	bfsShortQueue = 128
 )
 
-// A BFS node is parent<<32 | fp<<16 | depth<<12 | path: the node's bucket is
-// alt(parent, fp), computed only when the node is visited, since most
-// searches end long before the children they enqueue are visited. A root has
-// fp 0 and is its own parent. path holds the start bit and two bits of slot
-// per move (at most 11 bits).
-func bfsNode(parent, fp uint64, depth int, path uint64) uint64 {
-	return parent<<32 | fp<<16 | uint64(depth)<<12 | path
+// A BFS node is bucket<<32 | depth<<12 | path: path holds the start bit and
+// two bits of slot per move (at most 11 bits).
+func bfsNode(b uint64, depth int, path uint64) uint64 {
+	return b<<32 | uint64(depth)<<12 | path
 }
 
 // discover searches for a path from b1 or b2 to a bucket with an empty slot.
@@ -86,36 +85,61 @@ func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
 
 // search is the breadth-first search of discover over the queue q. truncated
 // reports that q filled up before the search space was exhausted.
+//
+// Expanding a bucket reads all four of its children before testing any, so
+// their cache misses overlap instead of costing one full miss per bucket
+// visited; each child is tested for an empty slot right away, and queued
+// (to be expanded in turn, from a now cached word) only if it is full. A
+// child is tested before any bucket of the next depth, so the first empty
+// slot found still ends a shortest path.
 func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
-	q[0] = bfsNode(b1, 0, 0, 0)
-	n := 1
-	if b2 != b1 {
-		q[1] = bfsNode(b2, 0, 0, 1)
-		n = 2
-	}
 	l := &f.lay
+	t := &f.t
+	n := 0
+	for i, b := range [2]uint64{b1, b2} {
+		if i == 1 && b2 == b1 {
+			break
+		}
+		if l.emptySlot(t.load(b)) >= 0 {
+			return uint64(i), 0, true, false
+		}
+		q[n] = bfsNode(b, 0, uint64(i))
+		n++
+	}
 	for h := 0; h < n; h++ {
 		x := q[h]
-		b, fp := x>>32, x>>16&0xfff
-		d, p := int(x>>12&0xf), x&0xfff
-		if fp != 0 {
-			if b = f.alt(b, fp); b == x>>32 {
-				continue // this fingerprint has one bucket and cannot move
-			}
-		}
-		w := f.t.load(b)
+		b, d, p := x>>32, int(x>>12&0xf), x&0xfff
+		w := t.load(b)
 		if l.emptySlot(w) >= 0 {
-			return p, d, true, false
+			return p, d, true, false // emptied since it was tested
 		}
-		if d == maxPathLen {
-			continue
+		var cb, cw [slotsPerBucket]uint64
+		for s := 0; s < slotsPerBucket; s++ {
+			cb[s] = f.alt(b, l.slot(w, s))
 		}
 		for s := 0; s < slotsPerBucket; s++ {
+			cw[s] = t.words[cb[s]].Load()
+		}
+		for s := 0; s < slotsPerBucket; s++ {
+			if cb[s] == b {
+				continue // this fingerprint has one bucket and cannot move
+			}
+			cp := p | uint64(s)<<(1+2*d)
+			wc := cw[s]
+			if wc&tagMask != 0 {
+				wc = t.load(cb[s])
+			}
+			if l.emptySlot(wc) >= 0 {
+				return cp, d + 1, true, false
+			}
+			if d+1 == maxPathLen {
+				continue
+			}
 			if n == len(q) {
 				truncated = true
-				break
+				continue
 			}
-			q[n] = bfsNode(b, l.slot(w, s), d+1, p|uint64(s)<<(1+2*d))
+			q[n] = bfsNode(cb[s], d+1, cp)
 			n++
 		}
 	}
