@@ -1,9 +1,46 @@
 package cuckoo
 
-// batchGroup is how many keys LookupBatch hashes before it reads any bucket.
-// The bucket loads of a group are independent, so the processor keeps many
-// cache misses in flight at once instead of one lookup's two.
+import "github.com/cespare/xxhash/v2"
+
+// batchGroup is how many keys LookupBatch and InsertBatch hash before they
+// read any bucket. The bucket loads of a group are independent, so the
+// processor keeps many cache misses in flight at once instead of one
+// operation's two.
 const batchGroup = 16
+
+// group holds one group of keys hashed, with a first read of both of each
+// key's buckets.
+type group struct {
+	b1, b2, fp, w1, w2 [batchGroup]uint64
+}
+
+// load hashes keys (at most batchGroup of them), then reads both buckets of
+// every key, all loads issued back to back.
+//
+// It does what hash and alt do, in three loops of one step each: a loop
+// with nothing but the xxhash call, the seed mixing only for a non-zero
+// seed, and place inlined with the table size in registers. Calling hash
+// per key instead made LookupBatch 12% slower (1M keys, 2 goroutines:
+// 150 against 170 Mops/s, bench/cmd/compare -workloads lookup-batch).
+func (f *Filter) load(g *group, keys [][]byte) {
+	h := &g.b1 // the raw hashes, until place replaces them
+	for j, k := range keys {
+		h[j] = xxhash.Sum64(k)
+	}
+	if seed := f.seed; seed != 0 {
+		for j := range keys {
+			h[j] = mix64(h[j] ^ seed)
+		}
+	}
+	m, fpRange := f.m, f.fpRange
+	for j := range keys {
+		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
+	}
+	for j := range keys {
+		g.w1[j] = f.t.words[g.b1[j]].Load()
+		g.w2[j] = f.t.words[g.b2[j]].Load()
+	}
+}
 
 // LookupBatch looks up keys[i] for every i and stores the answer in
 // found[i], with the same guarantees as Lookup for each key. It processes
@@ -23,32 +60,54 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 		}
 		return
 	}
-	var b1s, b2s, fps, w1s, w2s [batchGroup]uint64
+	var g group
 	for base := 0; base < n; base += batchGroup {
 		keys := keys[base:min(base+batchGroup, n)]
 		found := found[base : base+len(keys)]
-		for j, k := range keys {
-			b1, fp := f.hash(k)
-			b1s[j], fps[j], b2s[j] = b1, fp, f.alt(b1, fp)
-		}
+		f.load(&g, keys)
 		for j := range keys {
-			w1s[j] = f.t.words[b1s[j]].Load()
-			w2s[j] = f.t.words[b2s[j]].Load()
-		}
-		for j := range keys {
-			b1, w1, w2 := b1s[j], w1s[j], w2s[j]
+			b1, w1, w2 := g.b1[j], g.w1[j], g.w2[j]
 			if (w1|w2)&tagMask == 0 {
 				// As in Lookup: found, or absent with b1 unchanged.
-				if f.lay.containsEither(w1, w2, fps[j]) {
+				if f.lay.containsEither(w1, w2, g.fp[j]) {
 					found[j] = true
 					continue
 				}
-				if b1 == b2s[j] || f.t.words[b1].Load() == w1 {
+				if b1 == g.b2[j] || f.t.words[b1].Load() == w1 {
 					found[j] = false
 					continue
 				}
 			}
-			found[j] = f.findAfter(b1, b2s[j], fps[j], w1, w2)
+			found[j] = f.findAfter(b1, g.b2[j], g.fp[j], w1, w2)
 		}
 	}
+}
+
+// InsertBatch inserts keys in order, each with the same guarantees as
+// Insert, and returns how many it inserted. If that is less than len(keys),
+// keys[n] did not fit, err is ErrFull, and keys[n:] were not inserted
+// (keys[:n] were). Like LookupBatch it hashes a group of keys and reads all
+// their buckets before it writes any, so the cache misses of a group overlap;
+// each insert then finds its buckets in cache. The filter's count is updated
+// once per group.
+func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
+	if f.m == 0 {
+		if len(keys) == 0 {
+			return 0, nil
+		}
+		return 0, ErrFull
+	}
+	var g group
+	for base := 0; base < len(keys); base += batchGroup {
+		keys := keys[base:min(base+batchGroup, len(keys))]
+		f.load(&g, keys)
+		for j := range keys {
+			if !f.insert(g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]) {
+				f.count.add(int64(j))
+				return base + j, ErrFull
+			}
+		}
+		f.count.add(int64(len(keys)))
+	}
+	return len(keys), nil
 }

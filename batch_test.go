@@ -128,3 +128,178 @@ func TestLookupBatchNoFalseNegatives(t *testing.T) {
 		})
 	}
 }
+
+// TestInsertBatchMatchesInsert inserts the same keys through InsertBatch into
+// one filter and through Insert into another with the same seed: from one
+// goroutine the two must do the same inserts in the same order, so they must
+// stop at the same key and hold bit-identical tables. The filter is small
+// enough to fill up, so the ErrFull path is checked as well.
+func TestInsertBatchMatchesInsert(t *testing.T) {
+	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
+		for _, bits := range []int{8, 12} {
+			t.Run(fmt.Sprintf("mode=%v/bits=%d", mode, bits), func(t *testing.T) {
+				opts := []cuckoo.Option{cuckoo.WithMode(mode), cuckoo.WithFingerprintBits(bits), cuckoo.WithSeed(7)}
+				batched, err := cuckoo.New(5000, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				single, err := cuckoo.New(5000, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys := batchKeys(0, 6000, 0) // more than fit
+				want := len(keys)
+				for i, k := range keys {
+					if err := single.Insert(k); err != nil {
+						want = i
+						break
+					}
+				}
+				if want == len(keys) {
+					t.Fatalf("Insert took all %d keys into a filter for 5000; the test needs it to fill up", want)
+				}
+				// Batches of uneven lengths, so groups straddle calls.
+				got := 0
+				for lo := 0; lo < len(keys); {
+					hi := min(lo+1+lo%37, len(keys))
+					n, err := batched.InsertBatch(keys[lo:hi])
+					got += n
+					if err != nil {
+						if err != cuckoo.ErrFull {
+							t.Fatalf("InsertBatch error %v; want ErrFull", err)
+						}
+						if n >= hi-lo {
+							t.Fatalf("InsertBatch returned ErrFull with n=%d of %d", n, hi-lo)
+						}
+						break
+					}
+					if n != hi-lo {
+						t.Fatalf("InsertBatch returned n=%d of %d with nil error", n, hi-lo)
+					}
+					lo = hi
+				}
+				if got != want {
+					t.Fatalf("InsertBatch stopped after %d keys; Insert after %d", got, want)
+				}
+				if batched.Len() != got {
+					t.Fatalf("Len %d after %d inserted keys", batched.Len(), got)
+				}
+				for i, k := range keys[:got] {
+					if !batched.Lookup(k) {
+						t.Fatalf("inserted key %d not found", i)
+					}
+				}
+				a, err := batched.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := single.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(a) != string(b) {
+					t.Fatal("InsertBatch and Insert of the same keys left different tables")
+				}
+			})
+		}
+	}
+}
+
+func TestInsertBatchEdgeCases(t *testing.T) {
+	var zero cuckoo.Filter
+	if n, err := zero.InsertBatch(nil); n != 0 || err != nil {
+		t.Fatalf("zero Filter, no keys: got %d, %v; want 0, nil", n, err)
+	}
+	if n, err := zero.InsertBatch(batchKeys(0, 3, 0)); n != 0 || err != cuckoo.ErrFull {
+		t.Fatalf("zero Filter: got %d, %v; want 0, ErrFull", n, err)
+	}
+	f, err := cuckoo.New(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.InsertBatch(nil); n != 0 || err != nil {
+		t.Fatalf("no keys: got %d, %v; want 0, nil", n, err)
+	}
+	// Empty and nil keys are keys like any other.
+	if n, err := f.InsertBatch([][]byte{nil, {}, []byte("x")}); n != 3 || err != nil {
+		t.Fatalf("got %d, %v; want 3, nil", n, err)
+	}
+	if !f.Lookup(nil) || !f.Lookup([]byte("x")) || f.Len() != 3 {
+		t.Fatalf("after InsertBatch: Lookup(nil)=%v Lookup(x)=%v Len=%d", f.Lookup(nil), f.Lookup([]byte("x")), f.Len())
+	}
+}
+
+// TestInsertBatchConcurrent has goroutines insert disjoint key sets in
+// batches while others look up keys inserted before, under churn; every key
+// a goroutine's InsertBatch reported inserted must be found afterwards, and
+// none inserted before may ever be missed.
+func TestInsertBatchConcurrent(t *testing.T) {
+	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
+		t.Run(fmt.Sprintf("mode=%v", mode), func(t *testing.T) {
+			const capacity = 20000
+			f, err := cuckoo.New(capacity, cuckoo.WithMode(mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			stable := batchKeys(0, capacity/2, 0)
+			if n, err := f.InsertBatch(stable); err != nil {
+				t.Fatalf("stable keys: %d inserted, %v", n, err)
+			}
+			procs := runtime.GOMAXPROCS(0)
+			writers := 4 * procs
+			per := capacity * 45 / 100 / writers
+			inserted := make([][][]byte, writers)
+			var misses atomic.Int64
+			var stop atomic.Bool
+			var readers, ws sync.WaitGroup
+			for g := 0; g < 2*procs; g++ {
+				readers.Add(1)
+				go func() {
+					defer readers.Done()
+					found := make([]bool, len(stable))
+					for !stop.Load() {
+						f.LookupBatch(stable, found)
+						for _, ok := range found {
+							if !ok {
+								misses.Add(1)
+							}
+						}
+					}
+				}()
+			}
+			for g := 0; g < writers; g++ {
+				ws.Add(1)
+				go func(g int) {
+					defer ws.Done()
+					keys := batchKeys(1<<24*(g+1), per, 1<<60)
+					for lo := 0; lo < len(keys); lo += 50 {
+						hi := min(lo+50, len(keys))
+						n, err := f.InsertBatch(keys[lo:hi])
+						inserted[g] = append(inserted[g], keys[lo:lo+n]...)
+						if err != nil {
+							return
+						}
+					}
+				}(g)
+			}
+			ws.Wait()
+			stop.Store(true)
+			readers.Wait()
+			if n := misses.Load(); n != 0 {
+				t.Fatalf("%d lookups of stable keys missed during concurrent InsertBatch", n)
+			}
+			total := len(stable)
+			for g, keys := range inserted {
+				total += len(keys)
+				for i, k := range keys {
+					if !f.Lookup(k) {
+						t.Fatalf("writer %d: key %d reported inserted but not found", g, i)
+					}
+				}
+			}
+			if f.Len() != total {
+				t.Fatalf("Len %d; %d keys reported inserted", f.Len(), total)
+			}
+		})
+	}
+}

@@ -241,36 +241,49 @@ func mix64(h uint64) uint64 {
 	return h
 }
 
-// hash returns the key's first bucket and its fingerprint. The bucket comes
-// from the high 32 bits of the hash and the fingerprint from the low 32, each
-// mapped onto its range by a multiply-shift (no division, no power-of-two
-// table), and the fingerprint is never 0. XXH64's output is already fully
-// mixed, so the default seed 0 uses it as it is; another seed goes through
-// mix64, which would only lengthen the lookup's dependency chain (by about a
-// sixth of a cache-resident Lookup) if done for seed 0 too.
+// hash returns the key's first bucket and its fingerprint (see place).
+// XXH64's output is already fully mixed, so the default seed 0 uses it as it
+// is; another seed goes through mix64, which would only lengthen the
+// lookup's dependency chain (by about a sixth of a cache-resident Lookup) if
+// done for seed 0 too.
 func (f *Filter) hash(key []byte) (b1, fp uint64) {
 	h := xxhash.Sum64(key)
 	if f.seed != 0 {
 		h = mix64(h ^ f.seed)
 	}
-	fp = (h&0xffffffff*f.fpRange)>>32 + 1
-	b1 = (h >> 32 * f.m) >> 32
+	b1, fp, _ = place(h, f.m, f.fpRange)
 	return b1, fp
 }
 
-// alt returns the other bucket of fp when it is in bucket b:
-// (H(fp) - b) mod m. It is an involution for every m, so no power-of-two
-// table is needed; when 2b = H(fp) mod m the fingerprint has one bucket.
+// place maps a key's (seeded) hash h to its first bucket, its fingerprint
+// and its second bucket in a table of m buckets with fingerprints
+// 1..fpRange. The bucket comes from the high 32 bits of h and the
+// fingerprint from the low 32, each mapped onto its range by a
+// multiply-shift (no division, no power-of-two table); the fingerprint is
+// never 0. It is small enough to inline, so a loop over many keys keeps m
+// and fpRange in registers.
+func place(h, m, fpRange uint64) (b1, fp, b2 uint64) {
+	b1, fp = (h>>32*m)>>32, (h&0xffffffff*fpRange)>>32+1
+	return b1, fp, altBucket(b1, fp, m)
+}
+
+// alt returns the other bucket of fp when it is in bucket b.
+func (f *Filter) alt(b, fp uint64) uint64 { return altBucket(b, fp, f.m) }
+
+// altBucket returns the other bucket of fp when it is in bucket b of a table
+// of m buckets: (H(fp) - b) mod m. It is an involution for every m, so no
+// power-of-two table is needed; when 2b = H(fp) mod m the fingerprint has
+// one bucket.
 //
 // The reduction adds m back from the borrow instead of branching on hi >= b:
 // that comparison is a coin toss per key, and its mispredictions cost a
 // third of every lookup (lookup-pos at 1M keys, one goroutine: 16.6 ns
 // with the branch, 12.4 ns without; go test -bench
 // 'mode=lockfree/bits=12/workload=lookup-pos/n=1M' -cpu 1, AMD EPYC).
-func (f *Filter) alt(b, fp uint64) uint64 {
-	hi, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, f.m)
+func altBucket(b, fp, m uint64) uint64 {
+	hi, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, m)
 	d, borrow := bits.Sub64(hi, b, 0)
-	return d + f.m&-borrow
+	return d + m&-borrow
 }
 
 // Insert adds key to the filter. It returns ErrFull if no slot could be
@@ -283,66 +296,71 @@ func (f *Filter) Insert(key []byte) error {
 	}
 	b1, fp := f.hash(key)
 	b2 := f.alt(b1, fp)
+	if !f.insert(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load()) {
+		return ErrFull
+	}
+	f.count.add(1)
+	return nil
+}
+
+// insert stores fp in b1 or b2, relocating fingerprints when both are full,
+// and reports whether it did; it does not count it. w1 and w2 are recent
+// reads of b1 and b2 (LockFree mode tries them first).
+func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
 	for {
 		var added bool
 		if f.mode == Locked {
 			added = f.addLocked(b1, b2, fp)
 		} else {
-			added = f.addEither(b1, b2, fp)
+			added = f.addEither(b1, b2, fp, w1, w2)
 		}
 		if added {
-			f.count.add(1)
-			return nil
+			return true
 		}
 		if !f.makeRoom(b1, b2) {
-			return ErrFull
+			return false
 		}
+		w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
 	}
 }
 
 // addEither puts fp into whichever of b1 and b2 holds fewer fingerprints
-// (b1 on a tie), or into the other if that one is full, and reports whether
-// it did. Choosing the emptier bucket (the power of two choices) keeps
-// buckets even, so fewer inserts later need relocations: filling 1M keys to
-// 95% took 57 ns per insert instead of 74 with b1 always first (go test
-// -bench 'mode=lockfree/bits=12/workload=insert/n=1M' -cpu 1, AMD EPYC).
+// (b1 on a tie) and reports whether it did; false means both are full.
+// Choosing the emptier bucket (the power of two choices) keeps buckets even,
+// so fewer inserts later need relocations: filling 1M keys to 95% took 57 ns
+// per insert instead of 74 with b1 always first (go test -bench
+// 'mode=lockfree/bits=12/workload=insert/n=1M' -cpu 1, AMD EPYC).
 //
-// The first attempt uses the words just read for the choice: the swap
-// compiles to conditional moves (which bucket is emptier is a coin toss, a
-// branch on it mispredicts half the time) and put finds the slot without a
-// branch. Only a lost CAS, a full bucket or a K-CAS in flight takes the
-// general loop.
-func (f *Filter) addEither(b1, b2, fp uint64) bool {
-	l := &f.lay
-	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-	if (w1|w2)&tagMask == 0 {
-		if l.occupied(w2) < l.occupied(w1) {
-			b1, b2, w1, w2 = b2, b1, w2, w1
-		}
-		if nw, ok := l.put(w1, fp); ok && f.t.cas(b1, w1, nw) {
-			return true
-		}
-	}
-	return f.add(b1, fp) || (b2 != b1 && f.add(b2, fp))
-}
-
-// add puts fp into an empty slot of bucket b with one CAS, and reports
-// whether it did (false: the bucket is full).
-func (f *Filter) add(b, fp uint64) bool {
+// w1 and w2 are the caller's reads of b1 and b2; a stale word only fails the
+// CAS, and the choice is made again from fresh reads, so an InsertBatch
+// places keys exactly as a loop of Inserts would. The swap compiles to
+// conditional moves (which bucket is emptier is a coin toss, a branch on it
+// mispredicts half the time) and put finds the slot without a branch. If the
+// emptier bucket is full, so is the other.
+func (f *Filter) addEither(b1, b2, fp, w1, w2 uint64) bool {
 	l := &f.lay
 	for {
-		w := f.t.words[b].Load()
-		if w&tagMask != 0 {
-			f.t.helpWord(w)
-			continue
+		if (w1|w2)&tagMask == 0 {
+			b, w := b1, w1
+			if l.occupied(w2) < l.occupied(w1) {
+				b, w = b2, w2
+			}
+			nw, ok := l.put(w, fp)
+			if !ok {
+				return false
+			}
+			if f.t.cas(b, w, nw) {
+				return true
+			}
+		} else {
+			if w1&tagMask != 0 {
+				f.t.helpWord(w1)
+			}
+			if w2&tagMask != 0 {
+				f.t.helpWord(w2)
+			}
 		}
-		nw, ok := l.put(w, fp)
-		if !ok {
-			return false
-		}
-		if f.t.cas(b, w, nw) {
-			return true
-		}
+		w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
 	}
 }
 

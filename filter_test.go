@@ -876,6 +876,22 @@ func TestAllocs(t *testing.T) {
 			}
 			i++
 		})
+		// Batches of 40 keys (groups of 16, 16 and 8).
+		found := make([]bool, 40)
+		check("LookupBatch", func() {
+			lo := i * 40 % (len(fill) - 40)
+			f.LookupBatch(fill[lo:lo+40], found)
+			i++
+		})
+		batchKeys := keysOf(nsExtra, 1<<20, 40*(runs+1))
+		check("InsertBatch+Delete at 94% load", func() {
+			keys := batchKeys[i*40 : i*40+40]
+			n, _ := f.InsertBatch(keys)
+			for _, k := range keys[:n] {
+				f.Delete(k)
+			}
+			i++
+		})
 		checkLen(t, f, len(fill))
 		checkFound(t, f, fill, "fill")
 	})
