@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -419,5 +420,70 @@ func TestMedian(t *testing.T) {
 		if got := median(c.in); got != c.want {
 			t.Errorf("median(%v) = %v; want %v", c.in, got, c.want)
 		}
+	}
+}
+
+// batchFailFilter accepts keys into a set until it holds cap of them, one
+// InsertBatch call at a time, and then fails every insert.
+type batchFailFilter struct {
+	mu  sync.Mutex
+	set map[string]bool
+	cap int
+}
+
+func (b *batchFailFilter) Insert(k []byte) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.set) >= b.cap {
+		return errors.New("full")
+	}
+	b.set[string(k)] = true
+	return nil
+}
+func (b *batchFailFilter) InsertBatch(keys [][]byte) (int, error) {
+	for i, k := range keys {
+		if err := b.Insert(k); err != nil {
+			return i, err
+		}
+	}
+	return len(keys), nil
+}
+func (b *batchFailFilter) Lookup(k []byte) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.set[string(k)]
+}
+func (b *batchFailFilter) Delete([]byte) bool { return false }
+func (b *batchFailFilter) TableBytes() int64  { return -1 }
+
+// TestFillBatch runs the fill-batch workload on the cuckoo filter (every key
+// must then be found) and on a filter that fills up early (every key past
+// its capacity must be counted as failed, none skipped).
+func TestFillBatch(t *testing.T) {
+	env := NewEnv(5000)
+	im := CuckooImpls()[0]
+	f, err := im.New(env.N, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := Supports(im, FillBatch, 2, f); !ok {
+		t.Fatalf("cuckoo filter does not support fill-batch: %s", why)
+	}
+	r := env.RunOps(f, im, FillBatch, 2, 0, int64(env.N))
+	if r.Ops != int64(env.N) || r.InsertFailed != 0 {
+		t.Fatalf("fill-batch: %d ops, %d failed; want %d, 0", r.Ops, r.InsertFailed, env.N)
+	}
+	for i := 0; i < env.N; i++ {
+		if !f.Lookup(env.Pos.At(i)) {
+			t.Fatalf("key %d not found after fill-batch", i)
+		}
+	}
+	small := &batchFailFilter{set: map[string]bool{}, cap: 1000}
+	r = env.RunOps(small, Impl{Name: "small"}, FillBatch, 2, 0, int64(env.N))
+	if r.Ops != int64(env.N) || r.InsertFailed != int64(env.N-1000) {
+		t.Fatalf("fill-batch into 1000 slots: %d ops, %d failed; want %d, %d", r.Ops, r.InsertFailed, env.N, env.N-1000)
+	}
+	if ok, _ := Supports(Impl{Name: "plain"}, FillBatch, 1, &slowFilter{}); ok {
+		t.Fatal("fill-batch supported on a filter without InsertBatch")
 	}
 }

@@ -71,6 +71,20 @@ type cuckooBatchFilter struct {
 
 func (c *cuckooBatchFilter) LookupBatch(keys [][]byte, found []bool) { c.b.LookupBatch(keys, found) }
 
+// InsertBatch forwards to the filter's InsertBatch, or inserts one key at a
+// time for a version of the filter without it.
+func (c *cuckooBatchFilter) InsertBatch(keys [][]byte) (int, error) {
+	if bi, ok := any(c.f).(BatchInserter); ok {
+		return bi.InsertBatch(keys)
+	}
+	for i, k := range keys {
+		if err := c.f.Insert(k); err != nil {
+			return i, err
+		}
+	}
+	return len(keys), nil
+}
+
 // Header returns the report header lines about this filter's build.
 func Header() []string {
 	return []string{fmt.Sprintf("cuckoo.RTMActive: %v", cuckoo.RTMActive())}

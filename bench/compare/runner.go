@@ -54,6 +54,14 @@ type BatchFilter interface {
 	LookupBatch(keys [][]byte, found []bool)
 }
 
+// BatchInserter is implemented by filters that can insert several keys in
+// one call. The fill-batch workload runs only on them. InsertBatch inserts
+// keys in order and returns how many it inserted; it stops at the first key
+// that does not fit, with a non-nil error.
+type BatchInserter interface {
+	InsertBatch(keys [][]byte) (int, error)
+}
+
 // ErrUnsupported is returned by adapters for operations their structure does
 // not have (Insert on a static filter).
 var ErrUnsupported = errors.New("compare: operation not supported")
@@ -131,6 +139,9 @@ const (
 	// (n keys is 95% of a cuckoo filter's slots). For static structures it
 	// times the build instead.
 	Fill Workload = "fill"
+	// FillBatch is Fill through InsertBatch, 64 keys a call (BatchInserter
+	// only).
+	FillBatch Workload = "fill-batch"
 	// LookupPos looks up inserted keys.
 	LookupPos Workload = "lookup-pos"
 	// LookupNeg looks up keys that were never inserted.
@@ -145,7 +156,7 @@ const (
 )
 
 // Workloads lists every workload in run order.
-var Workloads = []Workload{Fill, LookupPos, LookupNeg, LookupBatch, Mixed}
+var Workloads = []Workload{Fill, FillBatch, LookupPos, LookupNeg, LookupBatch, Mixed}
 
 // MixedFill returns the number of keys held during the mixed workload: 90%
 // of the slots of a cuckoo filter sized for n keys at 95% load.
@@ -164,6 +175,13 @@ func Supports(impl Impl, w Workload, g int, f Filter) (bool, string) {
 	case w == LookupBatch:
 		if _, ok := f.(BatchFilter); !ok {
 			return false, "no LookupBatch"
+		}
+	case w == FillBatch:
+		if impl.Static {
+			return false, "static"
+		}
+		if _, ok := f.(BatchInserter); !ok {
+			return false, "no InsertBatch"
 		}
 	}
 	return true, ""
@@ -249,7 +267,7 @@ func (e *Env) run(f Filter, impl Impl, w Workload, g, filled int, ops int64, d t
 	if g < 1 {
 		g = 1
 	}
-	if w == Fill {
+	if w == Fill || w == FillBatch {
 		ops = min(ops, int64(e.N-filled))
 	}
 	res := make([]Result, g)
@@ -266,10 +284,15 @@ func (e *Env) run(f Filter, impl Impl, w Workload, g, filled int, ops int64, d t
 		// find those keys in the cache.
 		lo, hi := filled*i/g, filled*(i+1)/g
 		switch w {
-		case Fill:
+		case Fill, FillBatch:
 			lo := filled + int(ops*int64(i)/int64(g))
 			hi := lo + int(quota)
-			work[i] = func(stop *atomic.Bool) Result { return fillWorker(f, e.Pos, lo, hi, stop) }
+			if bi, ok := f.(BatchInserter); ok && w == FillBatch {
+				batch := make([][]byte, block)
+				work[i] = func(stop *atomic.Bool) Result { return fillBatchWorker(bi, e.Pos, lo, hi, stop, batch) }
+			} else {
+				work[i] = func(stop *atomic.Bool) Result { return fillWorker(f, e.Pos, lo, hi, stop) }
+			}
 		case LookupPos:
 			work[i] = func(stop *atomic.Bool) Result { return lookupWorker(f, e.Pos, lo, filled, quota, stop) }
 		case LookupNeg:
@@ -357,6 +380,30 @@ func fillWorker(f Filter, keys *Keys, lo, hi int, stop *atomic.Bool) (r Result) 
 		for j := i; j < end; j++ {
 			if f.Insert(keys.At(j)) != nil {
 				r.InsertFailed++
+			}
+		}
+		r.Ops += int64(end - i)
+		i = end
+	}
+	return r
+}
+
+// fillBatchWorker is fillWorker through InsertBatch, block keys a call. A
+// key that does not fit is counted as failed and the rest of its block is
+// inserted after it.
+func fillBatchWorker(f BatchInserter, keys *Keys, lo, hi int, stop *atomic.Bool, batch [][]byte) (r Result) {
+	for i := lo; i < hi && !stop.Load(); {
+		end := min(hi, i+block)
+		b := batch[:end-i]
+		for j := range b {
+			b[j] = keys.At(i + j)
+		}
+		for len(b) > 0 {
+			n, err := f.InsertBatch(b)
+			b = b[n:]
+			if err != nil || n == 0 {
+				r.InsertFailed++
+				b = b[1:]
 			}
 		}
 		r.Ops += int64(end - i)
@@ -824,6 +871,37 @@ func runImpl(cfg Config, env *Env, size Size, im Impl, want map[Workload]bool, l
 		cell(Fill, g, reps, note)
 		info.FillFailed = total.InsertFailed
 	}
+	// Fill through InsertBatch: fresh structures as above, none kept.
+	if want[FillBatch] && !im.Static {
+		if probe, err := im.New(env.N, nil); err == nil {
+			for _, g := range gs {
+				if ok, _ := Supports(im, FillBatch, g, probe); !ok {
+					continue
+				}
+				var total Result
+				var reps []Result
+				note := ""
+				for rep := 0; rep == 0 || total.Elapsed < cfg.Duration; rep++ {
+					fb, err := im.New(env.N, nil)
+					if err != nil {
+						return fail(err)
+					}
+					if env.N >= 1<<22 {
+						runtime.GC()
+					}
+					r := env.run(fb, im, FillBatch, g, 0, int64(env.N), cfg.FillLimit)
+					total.add(r)
+					reps = append(reps, r)
+					if r.Ops != int64(env.N) {
+						note = fmt.Sprintf("cut off after %v at %.0f%% of n", cfg.FillLimit, 100*float64(r.Ops)/float64(env.N))
+						break
+					}
+				}
+				cell(FillBatch, g, reps, note)
+			}
+		}
+	}
+
 	if !complete { // no fill ran, or the last one was cut off
 		f = nil
 		h0 := heapAlloc()
