@@ -372,8 +372,14 @@ func (f *Filter) Lookup(key []byte) bool {
 	if f.m == 0 {
 		return false
 	}
-	b1, fp := f.hash(key)
-	b2 := f.alt(b1, fp)
+	// hash, written out: one call fewer made lookups about 6% faster (1M
+	// keys, 2 goroutines, 116-120 -> 124-129 Mops/s in alternating runs of
+	// bench/cmd/compare -workloads lookup-pos).
+	h := xxhash.Sum64(key)
+	if f.seed != 0 {
+		h = mix64(h ^ f.seed)
+	}
+	b1, fp, b2 := place(h, f.m, f.fpRange)
 	if f.mode == Locked {
 		return f.lookupLocked(b1, b2, fp)
 	}
