@@ -100,3 +100,29 @@ func ExampleFilter_Insert() {
 	// 4 cuckoo: filter is full true
 	// 4 4
 }
+
+// InsertBatch and LookupBatch take many keys per call and overlap their
+// cache misses; each key gets the same guarantees as with Insert and Lookup.
+func ExampleFilter_InsertBatch() {
+	f, err := cuckoo.New(1000)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var keys [][]byte
+	for i := range 100 {
+		keys = append(keys, fmt.Appendf(nil, "user:%d", i))
+	}
+	n, err := f.InsertBatch(keys)
+	fmt.Println(n, err, f.Len())
+
+	found := make([]bool, len(keys))
+	f.LookupBatch(keys, found)
+	all := true
+	for _, ok := range found {
+		all = all && ok
+	}
+	fmt.Println(all)
+	// Output:
+	// 100 <nil> 100
+	// true
+}

@@ -50,8 +50,8 @@
 // relocates fingerprints backwards along it, each move a multi-word CAS of
 // two buckets (migrate.go, kcas.go). A Lookup that misses reads its buckets
 // again and uses the migration counters to tell a miss from a fingerprint in
-// flight (twophase.go). LookupBatch does the same for many keys with their
-// cache misses overlapped.
+// flight (twophase.go). LookupBatch and InsertBatch do the same for many
+// keys with their cache misses overlapped (batch.go).
 //
 // # Persistence
 //
