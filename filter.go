@@ -33,9 +33,11 @@
 //
 // Every method may be called from any number of goroutines at once. In the
 // default LockFree mode Insert, Lookup and Delete are lock-free and
-// linearizable with the exception above; in Locked mode they take striped
-// queue locks (elided with Intel RTM where the processor supports it) and are
-// linearizable. Len and LoadFactor are exact when no operation is in flight.
+// linearizable with the exception above. In Locked mode every change takes
+// striped queue locks (elided with Intel RTM where the processor supports
+// it); a Lookup reads without locks and takes them only when a relocation
+// through its buckets overlaps it; all three are linearizable. Len and
+// LoadFactor are exact when no operation is in flight.
 // Reset empties the filter; operations overlapping it may or may not survive
 // it.
 //
@@ -87,8 +89,10 @@ const (
 	// CAS for relocations and a two-phase lookup. No goroutine ever waits
 	// for another. It is the default.
 	LockFree Mode = iota
-	// Locked guards buckets with striped MCS queue locks, elided with Intel
-	// RTM transactions where the processor supports them (see RTMActive).
+	// Locked guards every change to the buckets with striped MCS queue
+	// locks, elided with Intel RTM transactions where the processor
+	// supports them (see RTMActive). Lookups read without locks and lock
+	// only when a relocation overlaps them (locked.go).
 	Locked
 )
 
