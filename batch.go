@@ -53,13 +53,6 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 		clear(found[:n])
 		return
 	}
-	if f.mode == Locked {
-		for i := 0; i < n; i++ {
-			b1, fp := f.hash(keys[i])
-			found[i] = f.lookupLocked(b1, f.alt(b1, fp), fp)
-		}
-		return
-	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
 		keys := keys[base:min(base+batchGroup, n)]
@@ -68,7 +61,8 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 		for j := range keys {
 			b1, w1, w2 := g.b1[j], g.w1[j], g.w2[j]
 			if (w1|w2)&tagMask == 0 {
-				// As in Lookup: found, or absent with b1 unchanged.
+				// As in Lookup and lookupLocked: found, or absent with
+				// b1 unchanged (words never hold tags in Locked mode).
 				if f.lay.containsEither(w1, w2, g.fp[j]) {
 					found[j] = true
 					continue
@@ -78,7 +72,11 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 					continue
 				}
 			}
-			found[j] = f.findAfter(b1, g.b2[j], g.fp[j], w1, w2)
+			if f.mode == Locked {
+				found[j] = f.lookupUnderLocks(b1, g.b2[j], g.fp[j])
+			} else {
+				found[j] = f.findAfter(b1, g.b2[j], g.fp[j], w1, w2)
+			}
 		}
 	}
 }

@@ -89,8 +89,14 @@ func (f *Filter) lookupLocked(b1, b2, fp uint64) bool {
 	if b1 == b2 || f.t.words[b1].Load() == w1 {
 		return false
 	}
+	return f.lookupUnderLocks(b1, b2, fp)
+}
+
+// lookupUnderLocks reads b1 and b2 at one instant, under their stripes'
+// locks, and reports whether either holds fp.
+func (f *Filter) lookupUnderLocks(b1, b2, fp uint64) bool {
 	g := f.locks.lockBuckets(b1, b2)
-	w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
+	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
 	f.locks.unlockBuckets(g)
 	return f.lay.contains(w1, fp) || f.lay.contains(w2, fp)
 }
