@@ -69,7 +69,7 @@ const negBit = 1 << 63
 // Implementation kinds, as selected by -impls.
 const (
 	kindCuckoo = "cuckoo" // Insert, Lookup, Delete of this filter
-	kindBatch  = "batch"  // the same filter, lookups through LookupBatch
+	kindBatch  = "batch"  // the same filter, fills through InsertBatch and lookups through LookupBatch
 	kindMap    = "map"    // map[uint64]struct{} under a sync.RWMutex
 	kindProbe  = "probe"  // two random loads per op from a bucket-sized table
 )
@@ -83,9 +83,10 @@ type target interface {
 	Delete(key []byte) bool
 }
 
-// batcher is implemented by targets with a batched lookup.
+// batcher is implemented by targets with batched lookups and inserts.
 type batcher interface {
 	LookupBatch(keys [][]byte, found []bool)
+	InsertBatch(keys [][]byte) (int, error)
 }
 
 // A structure is one implementation that is built and filled: cuckoo
@@ -96,7 +97,7 @@ type structure struct {
 	desc  string
 	mode  cuckoo.Mode
 	fbits int
-	batch bool // also run the lookups through LookupBatch (name + "-batch")
+	batch bool // also run the fills through InsertBatch and the lookups through LookupBatch (name + "-batch")
 	plain bool // run the plain rows (false: only the batch rows were asked for)
 }
 
@@ -127,7 +128,7 @@ func structures(modes []cuckoo.Mode, fbits []int, kinds map[string]bool) []struc
 				out = append(out, structure{
 					name: cuckooName(m, b), kind: kindCuckoo, mode: m, fbits: b,
 					batch: kinds[kindBatch], plain: kinds[kindCuckoo],
-					desc: fmt.Sprintf("this filter, %v mode, %d-bit fingerprints (-batch: lookups through LookupBatch, 16 keys a call)", m, b),
+					desc: fmt.Sprintf("this filter, %v mode, %d-bit fingerprints (-batch: fills through InsertBatch, lookups through LookupBatch, 16 keys a call)", m, b),
 				})
 			}
 		}
@@ -261,14 +262,14 @@ func (r result) mops() float64 {
 // flag.
 const block = 64
 
-// batchLen is the number of keys per LookupBatch call.
+// batchLen is the number of keys per LookupBatch and InsertBatch call.
 const batchLen = 16
 
 // workerState is one goroutine's memory, allocated before the timed part so
 // the loops allocate nothing.
 type workerState struct {
 	key   []byte   // 8 bytes: the current key's counter, little-endian
-	keys  []byte   // batchLen keys back to back, for LookupBatch
+	keys  []byte   // batchLen keys back to back, for LookupBatch and InsertBatch
 	batch [][]byte // views of keys
 	found []bool
 }
@@ -292,7 +293,7 @@ func newWorkerState() *workerState {
 type job struct {
 	t      target
 	w      workload
-	batch  bool // lookups through LookupBatch
+	batch  bool // fills through InsertBatch, lookups through LookupBatch
 	g      int
 	n      int // keys of the size (fill inserts n; negative lookups walk n)
 	filled int
@@ -314,7 +315,11 @@ func (j job) run() result {
 		ws := newWorkerState()
 		switch j.w {
 		case wFill:
-			work[i] = func() result { return fillWorker(j.t, ws, uint64(i), uint64(g), uint64(j.n)) }
+			if j.batch {
+				work[i] = func() result { return fillBatchWorker(bt, ws, uint64(i), uint64(g), uint64(j.n)) }
+			} else {
+				work[i] = func() result { return fillWorker(j.t, ws, uint64(i), uint64(g), uint64(j.n)) }
+			}
 		case wLookupPos, wLookupNeg:
 			n, base := j.filled, uint64(0)
 			if j.w == wLookupNeg {
@@ -378,6 +383,28 @@ func fillWorker(t target, ws *workerState, first, step, end uint64) (r result) {
 			r.insertFailed++
 		}
 		r.ops++
+	}
+	return r
+}
+
+// fillBatchWorker is fillWorker through InsertBatch, batchLen keys a call. A
+// key that does not fit is counted as failed and the keys after it in its
+// batch are inserted by the next call.
+func fillBatchWorker(t batcher, ws *workerState, first, step, end uint64) (r result) {
+	for k := first; k < end; {
+		n := 0
+		for ; n < batchLen && k < end; n, k = n+1, k+step {
+			binary.LittleEndian.PutUint64(ws.batch[n], k)
+		}
+		for b := ws.batch[:n]; len(b) > 0; {
+			done, err := t.InsertBatch(b)
+			b = b[done:]
+			if err != nil {
+				r.insertFailed++
+				b = b[1:]
+			}
+		}
+		r.ops += int64(n)
 	}
 	return r
 }
@@ -552,7 +579,7 @@ func plan(cfg benchConfig, structs []structure) int {
 			if s.plain {
 				per++
 			}
-			if s.batch && (w == wLookupPos || w == wLookupNeg) {
+			if s.batch && (w == wFill || w == wLookupPos || w == wLookupNeg) {
 				per++
 			}
 		}
@@ -692,12 +719,13 @@ func measure(cfg benchConfig, sz size, s structure, want map[workload]bool, bar 
 	}
 
 	// Fill: a fresh structure per run until the duration is spent (at least
-	// one run); the rate is the median run's.
+	// one run); the rate is the median run's. The batch row fills through
+	// InsertBatch.
 	var t target
 	var fillRows []row
-	if want[wFill] && s.plain {
+	fill := func(name string, batch bool) *row {
 		for _, g := range cfg.goroutines {
-			bar.step(label(s.name, wFill, g))
+			bar.step(label(name, wFill, g))
 			var runs []result
 			var spent time.Duration
 			load := 1.0
@@ -706,21 +734,33 @@ func measure(cfg benchConfig, sz size, s structure, want map[workload]bool, bar 
 				runtime.GC()
 				var err error
 				if t, err = s.newTarget(n); err != nil {
-					return append(rows, errorRow(s.name, wFill, sz, g, err))
+					r := errorRow(name, wFill, sz, g, err)
+					return &r
 				}
-				r := job{t: t, w: wFill, g: g, n: n}.run()
+				r := job{t: t, w: wFill, batch: batch, g: g, n: n}.run()
 				runs = append(runs, r)
 				spent += r.elapsed
 				if l := loadOf(t); l >= 0 {
 					load = min(load, l)
 				}
 			}
-			r := newRow(s.name, wFill, g, runs)
+			r := newRow(name, wFill, g, runs)
 			if loadOf(t) >= 0 {
 				r.load = load
 			}
 			fillRows = append(fillRows, r)
 			bar.done++
+		}
+		return nil
+	}
+	if want[wFill] && s.plain {
+		if e := fill(s.name, false); e != nil {
+			return append(rows, *e)
+		}
+	}
+	if want[wFill] && s.batch {
+		if e := fill(s.name+"-batch", true); e != nil {
+			return append(rows, *e)
 		}
 	}
 
@@ -1117,7 +1157,7 @@ func runBench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	gs := fs.String("goroutines", defaultGoroutines, "comma-separated goroutine counts")
 	modes := fs.String("modes", "lockfree,locked", "filter modes: lockfree, locked")
 	fbits := fs.String("bits", "12,8", "fingerprint sizes: 8, 12")
-	impls := fs.String("impls", strings.Join(allKinds, ","), "implementations: cuckoo (Insert/Lookup/Delete), batch (lookups through LookupBatch), map (map under sync.RWMutex), probe (memory probe), or all")
+	impls := fs.String("impls", strings.Join(allKinds, ","), "implementations: cuckoo (Insert/Lookup/Delete), batch (fills through InsertBatch, lookups through LookupBatch), map (map under sync.RWMutex), probe (memory probe), or all")
 	wls := fs.String("workloads", joinWorkloads(allWorkloads), "workloads")
 	dur := fs.Duration("duration", defaultDuration, "time per cell")
 	reps := fs.Int("reps", defaultReps, "runs per lookup or mixed cell, each duration/reps long; the rate is their median")

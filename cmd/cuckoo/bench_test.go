@@ -87,7 +87,7 @@ func TestBenchEndToEnd(t *testing.T) {
 			t.Errorf("header lacks %q:\n%s", want, head)
 		}
 	}
-	if !strings.Contains(stderr, "/64 cells") {
+	if !strings.Contains(stderr, "/72 cells") { // 2 goroutine counts x (4 filters x 7 cells + map 4 + probe 4)
 		t.Errorf("no progress on stderr with -progress:\n%s", stderr)
 	}
 
@@ -104,7 +104,7 @@ func TestBenchEndToEnd(t *testing.T) {
 				want[cell{impl, w, g}] = true
 			}
 		}
-		for _, w := range []string{"lookup-pos", "lookup-neg"} {
+		for _, w := range []string{"fill", "lookup-pos", "lookup-neg"} {
 			for _, impl := range cuckoos {
 				want[cell{impl + "-batch", w, g}] = true
 			}
@@ -194,7 +194,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	}
 	for _, ch := range doc.charts {
 		wantImpls := append(slices.Clone(cuckoos), "map-rwmutex", "probe")
-		if ch.workload == "lookup-pos" || ch.workload == "lookup-neg" {
+		if ch.workload != "mixed" {
 			for _, impl := range cuckoos {
 				wantImpls = append(wantImpls, impl+"-batch")
 			}
