@@ -172,7 +172,9 @@ type Filter struct {
 // New returns a filter that can hold capacity keys. Its table has
 // Cap() = capacity/0.95 slots rounded up to whole four-slot buckets: one
 // 64-bit word per bucket, about 16.8 bits per key whatever the fingerprint
-// size (at f=8 the spare bits widen the migration counter instead). It
+// size (at f=8 the spare bits widen the migration counter instead), plus
+// about 14 KB of fixed state (cache-line-padded counters, the index of the
+// K-CAS descriptor table). It
 // returns an error if capacity is
 // not positive or above MaxCapacity, or if an option has a value outside its
 // range.
