@@ -873,7 +873,8 @@ func runImpl(cfg Config, env *Env, size Size, im Impl, want map[Workload]bool, l
 	}
 	// Fill through InsertBatch: fresh structures as above, none kept.
 	if want[FillBatch] && !im.Static {
-		if probe, err := im.New(env.N, nil); err == nil {
+		// A small instance answers whether the impl has InsertBatch.
+		if probe, err := im.New(1024, nil); err == nil {
 			for _, g := range gs {
 				if ok, _ := Supports(im, FillBatch, g, probe); !ok {
 					continue
