@@ -1,71 +1,3 @@
-// Package cuckoo is a concurrent cuckoo filter: an approximate set of byte
-// strings that many goroutines may Insert into, Lookup and Delete from at
-// once.
-//
-// # Guarantees
-//
-// False negatives are impossible: Lookup reports true for every key that was
-// inserted and has not been deleted, including while other goroutines insert,
-// delete and relocate fingerprints. Precisely, a Lookup finds a key if some
-// copy of the key's fingerprint stays in the filter for the whole call (see
-// "Duplicates" below for the one corner this excludes).
-//
-// False positives happen at a rate of about 8·α/2^f for fingerprint size f
-// and load factor α (0.19% at f=12 and 95% load, 3% at f=8): Lookup may
-// report true for a key that was never inserted.
-//
-// Insert returns ErrFull when it finds no room; the filter is then unchanged
-// apart from fingerprints it relocated between their two buckets: nothing is
-// lost. New(n) sizes the table for n keys at 95% load. In the tests, filters
-// for 2,000 keys or more always took at least n keys before the first
-// ErrFull (typically 96-97.5% of Cap()); smaller ones, whose few buckets
-// leave relocation little room, can fill earlier (New(16) took 14 keys with
-// one seed, New(1768) at f=8 took 1753).
-//
-// Duplicates: inserting a key k times stores k copies (at most 8 fit, the
-// slots of its two buckets); each Delete removes one. Deleting a key that was
-// never inserted can remove the fingerprint of a different key that
-// collides with it, creating a false negative for that key: only delete keys
-// you inserted. If a Lookup overlaps both an Insert of a new copy and the
-// Delete of the last older copy of the same fingerprint, it may miss.
-//
-// # Concurrency
-//
-// Every method may be called from any number of goroutines at once. In the
-// default LockFree mode Insert, Lookup and Delete are lock-free and
-// linearizable with the exception above. In Locked mode every change takes
-// striped queue locks (elided with Intel RTM where the processor supports
-// it); a Lookup reads without locks and takes them only when a relocation
-// through its buckets overlaps it; all three are linearizable. Len and
-// LoadFactor are exact when no operation is in flight.
-// Reset empties the filter; operations overlapping it may or may not survive
-// it.
-//
-// # Design
-//
-// The table is an array of 64-bit words, one per bucket of four fingerprint
-// slots, with a per-bucket migration counter in the spare bits (bucket.go).
-// A key hashes (xxhash) to a fingerprint and a bucket; its other bucket is
-// derived from the fingerprint, so fingerprints can be relocated without the
-// key. Insert puts the fingerprint into an empty slot with one CAS; when both
-// buckets are full it searches breadth-first for a path to an empty slot and
-// relocates fingerprints backwards along it, each move a multi-word CAS of
-// two buckets (migrate.go, kcas.go). A Lookup that misses reads its buckets
-// again and uses the migration counters to tell a miss from a fingerprint in
-// flight (twophase.go). LookupBatch and InsertBatch do the same for many
-// keys with their cache misses overlapped (batch.go).
-//
-// # Persistence
-//
-// MarshalBinary, UnmarshalBinary, WriteTo and ReadFrom use the versioned,
-// checksummed format of FORMAT.md. WriteTo streams a snapshot of a live
-// filter; see its documentation for what a concurrent snapshot guarantees.
-//
-// The algorithms follow the lock-free concurrent cuckoo filter of the paper
-// in Journal of Software (软件学报) 2025 36(7) (two-phase lookup, migration
-// counters, K-CAS relocation, BFS path discovery), Harris, Fraser and Pratt's
-// multi-word CAS with Arbel-Raviv and Brown's descriptor reuse, Fan et al.'s
-// cuckoo filter (CoNEXT 2014), and Mellor-Crummey and Scott's queue lock.
 package cuckoo
 
 import (
@@ -330,46 +262,6 @@ func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
 	}
 }
 
-// addEither puts fp into whichever of b1 and b2 holds fewer fingerprints
-// (b1 on a tie) and reports whether it did; false means both are full.
-// Choosing the emptier bucket (the power of two choices) keeps buckets even,
-// so fewer inserts later need relocations: filling 1M keys to 95% took 57 ns
-// per insert instead of 74 with b1 always first (go test -bench
-// 'mode=lockfree/bits=12/workload=insert/n=1M' -cpu 1, AMD EPYC).
-//
-// w1 and w2 are the caller's reads of b1 and b2; a stale word only fails the
-// CAS, and the choice is made again from fresh reads, so an InsertBatch
-// places keys exactly as a loop of Inserts would. The swap compiles to
-// conditional moves (which bucket is emptier is a coin toss, a branch on it
-// mispredicts half the time) and put finds the slot without a branch. If the
-// emptier bucket is full, so is the other.
-func (f *Filter) addEither(b1, b2, fp, w1, w2 uint64) bool {
-	l := &f.lay
-	for {
-		if (w1|w2)&tagMask == 0 {
-			b, w := b1, w1
-			if l.occupied(w2) < l.occupied(w1) {
-				b, w = b2, w2
-			}
-			nw, ok := l.put(w, fp)
-			if !ok {
-				return false
-			}
-			if f.t.cas(b, w, nw) {
-				return true
-			}
-		} else {
-			if w1&tagMask != 0 {
-				f.t.helpWord(w1)
-			}
-			if w2&tagMask != 0 {
-				f.t.helpWord(w2)
-			}
-		}
-		w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
-	}
-}
-
 // Lookup reports whether key may be in the filter. It never reports false
 // for a key that was inserted and not deleted (see the package doc for the
 // precise statement), and reports true for a key that was never inserted
@@ -431,52 +323,6 @@ func (f *Filter) Delete(key []byte) bool {
 	return ok
 }
 
-// remove deletes one copy of fp from b1 or b2: the two-phase search finds a
-// bucket holding it, then one CAS clears the slot. If the fingerprint left
-// that bucket before the CAS the search runs again.
-//
-// The first attempt takes phase 1's two reads as they are: the bucket where
-// the first read shows fp (b1 before b2, as find would answer) is chosen by
-// conditional moves, since which bucket holds a key is a coin toss, and its
-// word is cleared with one CAS. Anything else (fp in neither read, a lost
-// CAS, a K-CAS in flight) takes the general loop.
-func (f *Filter) remove(b1, b2, fp uint64) bool {
-	l := &f.lay
-	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-	if (w1|w2)&tagMask == 0 {
-		// take changes a word exactly when the word holds fp.
-		n1, _ := l.take(w1, fp)
-		n2, _ := l.take(w2, fp)
-		b, w, nw := b2, w2, n2
-		if n1 != w1 {
-			b, w, nw = b1, w1, n1
-		}
-		if nw != w && f.t.cas(b, w, nw) {
-			return true
-		}
-	}
-	for {
-		b, ok := f.find(b1, b2, fp)
-		if !ok {
-			return false
-		}
-		for {
-			w := f.t.words[b].Load()
-			if w&tagMask != 0 {
-				f.t.helpWord(w)
-				continue
-			}
-			nw, ok := l.take(w, fp)
-			if !ok {
-				break // moved or deleted meanwhile: search again
-			}
-			if f.t.cas(b, w, nw) {
-				return true
-			}
-		}
-	}
-}
-
 // Len returns the number of fingerprints stored. It is exact when no
 // operation is in flight.
 func (f *Filter) Len() int {
@@ -506,51 +352,7 @@ func (f *Filter) Reset() {
 		f.resetLocked()
 		return
 	}
-	l := &f.lay
-	for b := uint64(0); b < f.m; b++ {
-		for {
-			w := f.t.words[b].Load()
-			if w&tagMask != 0 {
-				f.t.helpWord(w)
-				continue
-			}
-			if f.t.cas(b, w, w&^l.fpMask) {
-				f.count.add(-int64(l.occupied(w)))
-				break
-			}
-		}
-	}
-}
-
-// shardedCount is the number of stored fingerprints, spread over padded
-// shards so that goroutines on different cores rarely update the same cache
-// line: each goroutine adds to the shard of its stack (shard.go). Only the
-// sum is meaningful. With the shard chosen by bucket instead, two goroutines
-// filling one filter shared every shard, and the lines moved between the
-// cores on almost every insert.
-type shardedCount struct {
-	shards [1 << countShardBits]struct {
-		n atomic.Int64
-		_ [56]byte
-	}
-}
-
-const countShardBits = 6
-
-func (c *shardedCount) add(d int64) { c.shards[stackShard(countShardBits)].n.Add(d) }
-
-func (c *shardedCount) sum() int64 {
-	var n int64
-	for i := range c.shards {
-		n += c.shards[i].n.Load()
-	}
-	return n
-}
-
-func (c *shardedCount) reset() {
-	for i := range c.shards {
-		c.shards[i].n.Store(0)
-	}
+	f.resetLockFree()
 }
 
 // noCopy makes go vet's copylocks check report copies of a Filter.

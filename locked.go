@@ -175,3 +175,28 @@ func (f *Filter) LockStats() LockStats {
 	}
 	return f.locks.stats()
 }
+
+// RTMActive reports whether Locked-mode filters elide their locks with Intel
+// RTM transactions on this machine. It is true only if the processor
+// advertises RTM (CPUID leaf 7, EBX bit 11) and does not force every
+// transaction to abort (EDX bit 11, RTM_ALWAYS_ABORT), on amd64 builds without
+// the purego tag and without the race detector. When it is false, Locked
+// mode uses plain MCS queue locks.
+func RTMActive() bool { return useRTM }
+
+// LockStats reports how the critical sections of a Locked-mode filter ran.
+// The counters only grow; they are read one by one while other goroutines
+// may be updating them, so a snapshot taken during operations is
+// approximate.
+type LockStats struct {
+	// Elided reports whether critical sections try RTM transactions before
+	// taking locks. When it is false the counters below stay zero.
+	Elided bool
+	// TxCommits counts critical sections that committed as transactions.
+	TxCommits uint64
+	// TxAborts counts aborted transactions, including retried ones.
+	TxAborts uint64
+	// Fallbacks counts critical sections that gave up on elision and took
+	// the MCS locks.
+	Fallbacks uint64
+}

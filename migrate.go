@@ -1,10 +1,5 @@
 package cuckoo
 
-import (
-	"runtime"
-	"sync/atomic"
-)
-
 // Making room for an insert whose two buckets are full (both modes).
 //
 // Path discovery and migration are kept apart, as in Algorithm 3 of the
@@ -220,59 +215,3 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
 		// reference): validate again against fresh reads.
 	}
 }
-
-// snapshotGate keeps relocations and snapshots apart. A snapshot (WriteTo,
-// MarshalBinary) reads the table bucket by bucket while other goroutines keep
-// inserting and deleting; a fingerprint moving from a bucket not yet written
-// to one already written would be missing from it. So while a snapshot runs,
-// relocations wait; inserts into free slots, deletes and lookups go on.
-//
-// The protocol is Dekker's: a mover announces itself in a movers shard and
-// then checks snapshots; a snapshot announces itself in snapshots and then
-// waits for every movers shard to drain. With sequentially consistent
-// atomics at least one of them sees the other, so a move and a snapshot
-// never overlap. A mover that sees a snapshot withdraws and yields until it
-// ends. Movers count in the shard of their goroutine's stack (shard.go), so
-// that two cores relocating at once do not pass one counter's cache line
-// back and forth twice per move.
-type snapshotGate struct {
-	snapshots atomic.Int32 // snapshots in progress
-	_         [60]byte
-	movers    [1 << moverShardBits]struct {
-		n atomic.Int32 // relocation steps in progress in this shard
-		_ [60]byte
-	}
-}
-
-const moverShardBits = 3
-
-// enterMove waits until no snapshot runs and registers a relocation step. It
-// returns the shard to pass to exitMove.
-func (g *snapshotGate) enterMove() *atomic.Int32 {
-	m := &g.movers[stackShard(moverShardBits)].n
-	for {
-		if g.snapshots.Load() == 0 {
-			m.Add(1)
-			if g.snapshots.Load() == 0 {
-				return m
-			}
-			m.Add(-1)
-		}
-		runtime.Gosched()
-	}
-}
-
-func (g *snapshotGate) exitMove(m *atomic.Int32) { m.Add(-1) }
-
-// beginSnapshot returns once no relocation is in progress; none starts until
-// endSnapshot.
-func (g *snapshotGate) beginSnapshot() {
-	g.snapshots.Add(1)
-	for i := range g.movers {
-		for g.movers[i].n.Load() != 0 {
-			runtime.Gosched()
-		}
-	}
-}
-
-func (g *snapshotGate) endSnapshot() { g.snapshots.Add(-1) }

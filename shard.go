@@ -1,6 +1,9 @@
 package cuckoo
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Goroutine-affine sharding.
 //
@@ -21,4 +24,35 @@ import "unsafe"
 func stackShard(bits uint) uint {
 	var local byte
 	return uint(uint64(uintptr(unsafe.Pointer(&local))>>11) * 0x9e3779b97f4a7c15 >> (64 - bits))
+}
+
+// shardedCount is the number of stored fingerprints, spread over padded
+// shards so that goroutines on different cores rarely update the same cache
+// line: each goroutine adds to the shard of its stack (shard.go). Only the
+// sum is meaningful. With the shard chosen by bucket instead, two goroutines
+// filling one filter shared every shard, and the lines moved between the
+// cores on almost every insert.
+type shardedCount struct {
+	shards [1 << countShardBits]struct {
+		n atomic.Int64
+		_ [56]byte
+	}
+}
+
+const countShardBits = 6
+
+func (c *shardedCount) add(d int64) { c.shards[stackShard(countShardBits)].n.Add(d) }
+
+func (c *shardedCount) sum() int64 {
+	var n int64
+	for i := range c.shards {
+		n += c.shards[i].n.Load()
+	}
+	return n
+}
+
+func (c *shardedCount) reset() {
+	for i := range c.shards {
+		c.shards[i].n.Store(0)
+	}
 }
