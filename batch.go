@@ -57,17 +57,18 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 	for base := 0; base < n; base += batchGroup {
 		keys := keys[base:min(base+batchGroup, n)]
 		found := found[base : base+len(keys)]
+		e := f.t.epoch.Load() // before the group's reads, as in Lookup
 		f.hashAndRead(&g, keys)
 		for j := range keys {
 			b1, w1, w2 := g.b1[j], g.w1[j], g.w2[j]
-			if (w1|w2)&tagMask == 0 {
+			if (w1|w2|e)&tagMask == 0 {
 				// As in Lookup and lookupLocked: found, or absent with
 				// b1 unchanged (words never hold tags in Locked mode).
 				if f.lay.containsEither(w1, w2, g.fp[j]) {
 					found[j] = true
 					continue
 				}
-				if b1 == g.b2[j] || f.t.words[b1].Load() == w1 {
+				if b1 == g.b2[j] || f.unchanged(b1, w1, e) {
 					found[j] = false
 					continue
 				}
@@ -75,7 +76,7 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 			if f.mode == Locked {
 				found[j] = f.lookupUnderLocks(b1, g.b2[j], g.fp[j])
 			} else {
-				found[j] = f.findAfter(b1, g.b2[j], g.fp[j], w1, w2)
+				found[j] = f.findAfter(b1, g.b2[j], g.fp[j], w1, w2, e)
 			}
 		}
 	}

@@ -150,6 +150,10 @@ func (l *layout) counter(w uint64) uint64 {
 	return w >> l.ctrShift & l.ctrMask
 }
 
+// wraps reports whether bumpCounter(w) takes w's counter from its maximum
+// back to 0.
+func (l *layout) wraps(w uint64) bool { return l.counter(w) == l.ctrMask }
+
 // bumpCounter returns w with its migration counter increased by one, wrapping
 // within the counter's width (see the argument in twophase.go for why a wrap
 // is harmless unless a single lookup overlaps 2^c-1 migrations of a bucket).

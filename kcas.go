@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -22,8 +23,10 @@ import (
 // table through ordinary pointers, and the table is never freed while the
 // kcasTable is alive.
 //
-// Descriptors. A goroutine leases a descriptor slot from a lock-free free
-// list for the whole of one operation and returns it afterwards. Reusing a
+// Descriptors. A goroutine leases a descriptor slot for the whole of one
+// operation (a relocation leases one for its whole path) and returns it
+// afterwards; leases go through a per-P cache (see descLease), so that
+// relocations on different cores share no written cache line. Reusing a
 // slot bumps its sequence number before any field is rewritten, so anyone
 // holding a reference with the old number can tell that the operation it
 // refers to is over. Fields are read with the seqlock pattern: load the state
@@ -217,11 +220,87 @@ func (p *descPool) grow(head *atomic.Uint64) (uint32, bool) {
 	return base, true
 }
 
+// descriptors is the descriptor table of every kcasTable in the program.
+// Sharing one table across filters keeps a filter's fixed size small (a
+// thousand small filters need no thousand tables) and keeps the table warm.
+// It is safe because a reference names one use of one slot (its sequence
+// number): a word of a table can only ever hold references installed by
+// operations on that table, so whoever finds one knows which table the
+// descriptor's indices refer to.
+var descriptors descPool
+
+// descLease is the lease of one descriptor slot. Leases are cached per P in
+// leaseCache, so that in steady state leasing and returning a slot writes
+// only the current P's cache: no cache line that relocations on other cores
+// write (with the free list alone, every lease and release was a CAS on a
+// list head that several cores shared; at 16 goroutines those two CASes
+// took 43% of a fill's CPU).
+//
+// A sync.Pool drops what it holds at garbage collection. A dropped lease is
+// garbage, and its cleanup (runtime.AddCleanup) returns its slot to the
+// free list, so no slot is lost: the table holds at most the leases in use
+// plus those cached, plus those awaiting their cleanup. A lease is held in a
+// variable for the whole operation (release is a method on it), so it
+// cannot be collected, and its slot freed, while in use.
+//
+// Race builds skip the cache: the race detector's sync.Pool drops a quarter
+// of what it is given on purpose, which would send most slots the long way
+// round through the garbage collector. They lease from the free list and
+// return to it directly, as every build does when it creates a lease.
+type descLease struct{ slot uint32 }
+
+var leaseCache sync.Pool // of *descLease
+
+// leaseDesc returns a lease of a descriptor slot whose last operation is
+// over.
+func leaseDesc() *descLease {
+	if raceEnabled {
+		return &descLease{slot: descriptors.lease()}
+	}
+	if l, ok := leaseCache.Get().(*descLease); ok {
+		return l
+	}
+	l := &descLease{slot: descriptors.lease()}
+	runtime.AddCleanup(l, releaseSlot, l.slot)
+	return l
+}
+
+// release ends the lease. The caller must not use the slot afterwards.
+func (l *descLease) release() {
+	if raceEnabled {
+		descriptors.release(l.slot) // no cleanup was registered
+		return
+	}
+	leaseCache.Put(l)
+}
+
+// releaseSlot is the cleanup of a collected lease: its slot goes back to
+// the free list.
+func releaseSlot(slot uint32) { descriptors.release(slot) }
+
 // kcasTable is an array of words supporting atomic loads, single-word CAS
 // and K-CAS. The filter's bucket table is one.
 type kcasTable struct {
 	words []atomic.Uint64
-	pool  descPool
+	_     [40]byte // keeps epoch, written now and then, off the line of words
+	// epoch is a word that K-CAS operations may include by the index
+	// epochWord, beside the table's own words: the filter counts
+	// migration-counter wraps in it (twophase.go). Lookups read it on
+	// every call and it changes rarely, so it has a line of its own.
+	epoch atomic.Uint64
+	_     [56]byte
+}
+
+// epochWord is the index by which a K-CAS names the epoch word. It is above
+// every bucket index, so the epoch is installed last.
+const epochWord = 1 << 32
+
+// word returns the word with index i: a word of the table or the epoch.
+func (t *kcasTable) word(i uint64) *atomic.Uint64 {
+	if i == epochWord {
+		return &t.epoch
+	}
+	return &t.words[i]
 }
 
 // kcasOp is the argument of a K-CAS: n words with their expected and new
@@ -269,7 +348,7 @@ func stateSeq(st uint64) uint64 { return st >> 2 & refSeqMask }
 // another operation.
 func (t *kcasTable) snapKCAS(ref uint64, s *kcasSnap) (uint64, bool) {
 	slot, seq := refSlot(ref), refSeq(ref)
-	d := t.pool.desc(slot)
+	d := descriptors.desc(slot)
 	if stateSeq(d.state.Load()) != seq {
 		return 0, false
 	}
@@ -292,7 +371,7 @@ func (t *kcasTable) snapKCAS(ref uint64, s *kcasSnap) (uint64, bool) {
 // reused, in which case ref is no longer in any word.
 func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 	slot, seq := refSlot(ref), refSeq(ref)
-	d := t.pool.desc(slot)
+	d := descriptors.desc(slot)
 	if d.rseq.Load()&refSeqMask != seq {
 		return 0, 0, 0, false
 	}
@@ -305,7 +384,7 @@ func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 // writes and never waits for another goroutine.
 func (t *kcasTable) load(i uint64) uint64 {
 	for {
-		v := t.words[i].Load()
+		v := t.word(i).Load()
 		if v&tagMask == 0 {
 			return v
 		}
@@ -353,15 +432,25 @@ func (t *kcasTable) helpWord(v uint64) {
 		t.completeRDCSSRef(v) // needs no descriptor of our own
 		return
 	}
-	my := t.pool.lease()
-	t.helpWordWith(v, my)
-	t.pool.release(my)
+	my := leaseDesc()
+	t.helpWordWith(v, my.slot)
+	my.release()
 }
 
 // kcas atomically replaces op.old[k] with op.new[k] at op.idx[k] for every k
 // if every word holds its old value, and reports whether it did. Values must
 // be plain (top two bits clear).
 func (t *kcasTable) kcas(op *kcasOp) bool {
+	my := leaseDesc()
+	ok := t.kcasWith(op, my.slot)
+	my.release()
+	return ok
+}
+
+// kcasWith is kcas for a goroutine that holds the lease of descriptor slot:
+// the operation runs in that slot, whose previous operation (if any) must
+// be over.
+func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 	// Ascending index order gives all operations one install order, which
 	// is what makes helping terminate (HFP).
 	for a := 1; a < op.n; a++ {
@@ -371,8 +460,7 @@ func (t *kcasTable) kcas(op *kcasOp) bool {
 			op.new[b], op.new[b-1] = op.new[b-1], op.new[b]
 		}
 	}
-	slot := t.pool.lease()
-	d := t.pool.desc(slot)
+	d := descriptors.desc(slot)
 	seq := d.state.Load()>>2 + 1
 	// Bump the sequence before rewriting any field (seqlock writer).
 	d.state.Store(seq<<2 | statusUndecided)
@@ -392,22 +480,19 @@ func (t *kcasTable) kcas(op *kcasOp) bool {
 	// value the operation fails without ever having been visible.
 	i0, old0 := s.idx[0], s.old[0]
 	for {
-		v := t.words[i0].Load()
+		v := t.word(i0).Load()
 		if v == old0 {
-			if t.words[i0].CompareAndSwap(old0, s.ref) {
+			if t.word(i0).CompareAndSwap(old0, s.ref) {
 				break
 			}
 			continue
 		}
 		if v&tagMask == 0 {
-			t.pool.release(slot)
 			return false
 		}
 		t.helpWordWith(v, slot)
 	}
-	ok := t.help(&s, slot, 1)
-	t.pool.release(slot)
-	return ok
+	return t.help(&s, slot, 1)
 }
 
 // help runs the HFP protocol for the operation in s, using the RDCSS part of
@@ -416,7 +501,7 @@ func (t *kcasTable) kcas(op *kcasOp) bool {
 // operation's outcome; a helper whose snapshot is stale learns nothing and
 // gets false.
 func (t *kcasTable) help(s *kcasSnap, my uint32, from int) bool {
-	d := t.pool.desc(s.slot)
+	d := descriptors.desc(s.slot)
 	if st := d.state.Load(); stateSeq(st) == s.seq && st&3 == statusUndecided {
 		status := uint64(statusSucceeded)
 	install:
@@ -472,10 +557,10 @@ func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
 		final = s.new[k]
 	}
 	for {
-		v := t.words[i].Load()
+		v := t.word(i).Load()
 		switch {
 		case v == s.ref:
-			if t.words[i].CompareAndSwap(v, final) {
+			if t.word(i).CompareAndSwap(v, final) {
 				return
 			}
 		case v&tagRDCSS != 0:
@@ -500,7 +585,7 @@ func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
 // K-CAS reference that stood in the way.
 func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	i, old := s.idx[k], s.old[k]
-	d := t.pool.desc(my)
+	d := descriptors.desc(my)
 	rseq := d.rseq.Load() + 1
 	d.rseq.Store(rseq)
 	d.rref.Store(s.ref)
@@ -508,7 +593,7 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	d.rold.Store(old)
 	ref := rdcssRef(my, rseq)
 	for {
-		v := t.words[i].Load()
+		v := t.word(i).Load()
 		if v&tagRDCSS != 0 {
 			t.completeRDCSSRef(v)
 			continue
@@ -516,7 +601,7 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 		if v != old {
 			return v
 		}
-		if t.words[i].CompareAndSwap(old, ref) {
+		if t.word(i).CompareAndSwap(old, ref) {
 			break
 		}
 	}
@@ -536,11 +621,11 @@ func (t *kcasTable) completeRDCSSRef(ref uint64) {
 // completeRDCSS replaces ref in word i by the K-CAS reference kref if that
 // operation is still undecided, and by old otherwise.
 func (t *kcasTable) completeRDCSS(ref, kref, i, old uint64) {
-	d := t.pool.desc(refSlot(kref))
+	d := descriptors.desc(refSlot(kref))
 	st := d.state.Load()
 	if st&3 == statusUndecided && stateSeq(st) == refSeq(kref) {
-		t.words[i].CompareAndSwap(ref, kref)
+		t.word(i).CompareAndSwap(ref, kref)
 	} else {
-		t.words[i].CompareAndSwap(ref, old)
+		t.word(i).CompareAndSwap(ref, old)
 	}
 }

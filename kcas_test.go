@@ -70,6 +70,7 @@ func testTransfers(t *testing.T, goroutines, nwords int) {
 		iters = 2000
 	}
 	tb := newTestTable(nwords, start)
+	chunksBefore := descriptors.nchunks.Load()
 	total := uint64(start * nwords)
 	var wg sync.WaitGroup
 	var bad atomic.Int64
@@ -129,10 +130,14 @@ func testTransfers(t *testing.T, goroutines, nwords int) {
 	if succeeded.Load() == 0 {
 		t.Fatal("no transfer succeeded")
 	}
-	// Descriptors are reused: never more than the goroutines that ran at
-	// once (each holds at most one lease) rounded up to a chunk.
-	if max := uint32((goroutines + descChunkSize) / descChunkSize * descChunkSize); tb.pool.nchunks.Load()*descChunkSize > max {
-		t.Errorf("descriptor table grew to %d slots for %d goroutines; want <= %d", tb.pool.nchunks.Load()*descChunkSize, goroutines, max)
+	// Descriptors are reused: the table grows with the goroutines that run
+	// at once (each holds at most one lease), not with the operations. The
+	// bound allows for leases that sat in the per-P cache when a garbage
+	// collection dropped them and whose cleanup has not yet returned
+	// their slots: at most one per goroutine of this test again.
+	grown := (descriptors.nchunks.Load() - chunksBefore) * descChunkSize
+	if max := uint32((2*goroutines + descChunkSize) / descChunkSize * descChunkSize); grown > max {
+		t.Errorf("descriptor table grew by %d slots for %d goroutines; want <= %d", grown, goroutines, max)
 	}
 }
 

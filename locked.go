@@ -24,9 +24,22 @@ package cuckoo
 // moved it b2 -> b1 and cleared b2 within (t1, t2), and that step stored b1
 // before clearing b2 and after t1 (the copy was not in b1 at t1). That store
 // bumped b1's counter inside (t1, t3), so the third read differs from the
-// first. Counters are 14 or 30 bits wide: a wrap could hide this only if b1
-// took part in 2^14-1 or more relocations during one lookup, the same
-// theoretical gap as LockFree mode's (twophase.go).
+// first, unless b1's counter wrapped around to the same value, which takes
+// 2^c relocations through b1 (c = 14 bits at f=12, 30 at f=8) during the
+// lookup. The lookup rules that out with the epoch, read before t1 and
+// again after t3 (f.unchanged).
+//
+// Claim: if 2^c (c >= 1) relocation steps through b1 fall within (t1, t3),
+// the epoch changes between its two reads. Proof: one of those steps, W,
+// takes b1's counter from its maximum to 0; W adds one to the epoch under
+// its locks before its stores and again after them. If W is not the first
+// of the steps, the step before it released b1's lock after t1 and W took
+// it after that, so W's first add falls within (t1, t3). If W is the first,
+// the step after it needs b1's lock, which W releases only after its second
+// add, so that add falls within (t1, t3). Either way the two epoch reads
+// differ, and the lookup takes the locks instead of answering. (One add
+// would not do: the first add of a step that stalls while holding the locks
+// can precede the lookup; its second add can follow it.)
 //
 // Path discovery runs without locks; each step re-validates under its locks
 // that the fingerprint is still in the slot and the destination still has
@@ -82,11 +95,12 @@ func (f *Filter) addHeld(b, fp uint64) bool {
 // lookups went from 18 to 125 Mops/s (1M keys, bench/cmd/compare -impls
 // cuckoo-locked-f12).
 func (f *Filter) lookupLocked(b1, b2, fp uint64) bool {
+	e := f.t.epoch.Load()
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
 	if f.lay.containsEither(w1, w2, fp) {
 		return true
 	}
-	if b1 == b2 || f.t.words[b1].Load() == w1 {
+	if b1 == b2 || f.unchanged(b1, w1, e) {
 		return false
 	}
 	return f.lookupUnderLocks(b1, b2, fp)
@@ -145,11 +159,21 @@ func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 	e := l.emptySlot(wd)
 	ok := l.slot(ws, s) == fp && e >= 0
 	if ok {
+		// A step that wraps a counter counts in the epoch before and
+		// after its stores, both under the locks (see the top of this
+		// file).
+		wrap := l.wraps(ws) || l.wraps(wd)
+		if wrap {
+			f.t.epoch.Add(1)
+		}
 		// Destination first: unlocked lookups rely on the fingerprint
 		// being in one of its buckets at every instant (see the top of
 		// this file).
 		f.t.words[dst].Store(l.bumpCounter(l.setSlot(wd, e, fp)))
 		f.t.words[src].Store(l.bumpCounter(l.setSlot(ws, s, 0)))
+		if wrap {
+			f.t.epoch.Add(1)
+		}
 	}
 	f.locks.unlockBuckets(g)
 	return ok

@@ -92,8 +92,15 @@ func (f *Filter) remove(b1, b2, fp uint64) bool {
 	}
 }
 
-// resetLockFree empties every bucket, one CAS per bucket.
+// resetLockFree empties every bucket, one CAS per bucket, holding the
+// snapshot gate so that no relocation runs during the sweep: a relocation
+// could otherwise move a fingerprint from a bucket not yet swept into one
+// already swept, and a key inserted before Reset would survive it. Inserts
+// into free slots and deletes go on meanwhile; inserts that need to
+// relocate wait for the sweep, which runs at memory speed.
 func (f *Filter) resetLockFree() {
+	f.gate.beginSnapshot()
+	defer f.gate.endSnapshot()
 	l := &f.lay
 	for b := uint64(0); b < f.m; b++ {
 		for {

@@ -174,23 +174,44 @@ retry:
 			slots[k], fps[k] = s, fp
 			buckets[k+1] = f.alt(buckets[k], fp)
 		}
-		for k := depth - 1; k >= 0; k-- {
-			if !f.move(buckets[k], slots[k], fps[k], buckets[k+1]) {
-				continue retry
-			}
+		if !f.migrate(&buckets, &slots, &fps, depth) {
+			continue retry
 		}
 		return true
 	}
 }
 
+// migrate applies the moves of a replayed path backwards, from the free slot
+// at its end to the candidate bucket, and reports whether all of them
+// applied. The whole path runs under one entry of the snapshot gate and one
+// descriptor lease: a relocation touches the gate's and the lease cache's
+// lines once per path, not once per move.
+func (f *Filter) migrate(buckets *[maxPathLen + 1]uint64, slots *[maxPathLen]int, fps *[maxPathLen]uint64, depth int) bool {
+	if depth == 0 {
+		return true
+	}
+	defer f.gate.exitMove(f.gate.enterMove())
+	var my *descLease
+	if f.mode == LockFree {
+		my = leaseDesc()
+		defer my.release()
+	}
+	for k := depth - 1; k >= 0; k-- {
+		if !f.move(buckets[k], slots[k], fps[k], buckets[k+1], my) {
+			return false
+		}
+	}
+	return true
+}
+
 // move relocates fp from slot s of bucket src to an empty slot of dst in one
 // atomic step, adding one to both migration counters. It reports false if the
-// step no longer applies (fp left that slot, or dst has no room).
-func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
+// step no longer applies (fp left that slot, or dst has no room). The caller
+// holds the snapshot gate, and in LockFree mode the lease my.
+func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my *descLease) bool {
 	if src == dst {
 		return false
 	}
-	defer f.gate.exitMove(f.gate.enterMove())
 	if f.mode == Locked {
 		return f.moveLocked(src, s, fp, dst)
 	}
@@ -208,7 +229,13 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
 		var op kcasOp
 		op.add(src, ws, l.bumpCounter(l.setSlot(ws, s, 0)))
 		op.add(dst, wd, l.bumpCounter(l.setSlot(wd, e, fp)))
-		if f.t.kcas(&op) {
+		if l.wraps(ws) || l.wraps(wd) {
+			// A counter goes from its maximum to 0: the epoch counts
+			// the wrap in the same atomic step (twophase.go).
+			ep := f.t.load(epochWord)
+			op.add(epochWord, ep, ep+1)
+		}
+		if f.t.kcasWith(&op, my.slot) {
 			return true
 		}
 		// A word changed under us (or held another operation's

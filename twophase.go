@@ -10,7 +10,8 @@ package cuckoo
 // fingerprint that moves from b2 to b1 between the two reads.
 //
 // The search reads b1 at t1, b2 at t2, b1 again at t3 and b2 again at t4
-// (t1 < t2 < t3 < t4, each read an atomic logical read: kcasTable.load). It
+// (t1 < t2 < t3 < t4, each read an atomic logical read: kcasTable.load),
+// and the epoch before t1 and after its last read (see "Counter wraps"). It
 // reports the fingerprint present as soon as one read shows it. If none
 // does, it compares the counters of the first and second read of each bucket:
 // d1 = c1(t3) - c1(t1) and d2 = c2(t4) - c2(t2), modulo the counter width.
@@ -26,15 +27,38 @@ package cuckoo
 // So when d1 < 2 or d2 < 2 the fingerprint was not present throughout, and
 // answering "absent" is linearizable; otherwise the search starts over. This
 // is the paper's test without its cross-bucket term c2' >= c1+3, which
-// needs unbounded counters; ours wrap (14 bits at f=12, 30 at f=8). A wrap
-// can fake d < 2 only if a bucket takes part in 2^c-1 or more relocations
-// while one search is between its reads (16383 at f=12): each relocation is
-// a K-CAS by an inserter that found both of its own buckets full, so this
-// needs a search to stall for tens of thousands of insertions that all
-// relocate through the same bucket. We document it as the one theoretical
-// gap. A retry needs two relocations through each of the two buckets inside
-// one search, which is rare even at 95% load, and every retry means other
-// inserts made progress, so the search is lock-free.
+// needs unbounded counters. A retry needs two relocations through each of
+// the two buckets inside one search, which is rare even at 95% load, and
+// every retry means other inserts made progress, so the search is
+// lock-free.
+//
+// Counter wraps. The counters wrap (14 bits at f=12, 30 at f=8), and d is
+// taken modulo 2^c: 2^c relocations through b1 while a search is between
+// its reads (1.6-2.1 ms of relocations on one core, a scheduler time slice)
+// would make d1 look like 0. The epoch (kcasTable.epoch) closes this. Every
+// relocation step that takes a counter from its maximum to 0 adds one to
+// the epoch in the same K-CAS (migrate.go, move), so the epoch's logical
+// value is the number of wraps so far, changing atomically with them. A
+// search reads the epoch (e0) before its first read of b1, and before it
+// answers "absent" it reads the epoch again; it answers only if the two
+// reads are equal, and otherwise starts over.
+//
+// Claim: if the epoch reads are equal, every counter difference the search
+// computed counts exactly the relocations through that bucket between its
+// two reads (up to 2^c-1 of them). Proof: with no wrap in between, a
+// counter only grows by one per relocation and never passes its maximum, so
+// the difference of two reads, taken as plain integers, is the number of
+// relocations; equal epoch values mean no wrap took effect in between (the
+// epoch only grows). The fast path's "b1 read again is bit for bit what
+// phase 1 read" is d1 = 0 with the same condition. With the wrap accounted
+// for, the claim above holds however long a search is delayed. A plain read
+// of the epoch that shows a K-CAS reference is not compared as a raw word:
+// the fast paths then take the full search, which resolves it (load).
+//
+// Cost: the epoch is one word on a line of its own, read twice per absent
+// answer, written once per 2^(c-1) relocations on average. Epoch retries
+// are rarer than counter retries; like them, each one means relocations
+// made progress.
 //
 // What this guarantees, precisely: a search finds the fingerprint if some
 // copy of it stays in the filter for the whole search. Copies come from
@@ -44,12 +68,22 @@ package cuckoo
 // "absent" even though a copy existed at every instant; a key that is only
 // inserted, or whose deletes do not overlap the search, is always found.
 
+// unchanged reports whether b1 holds w1, bit for bit, and the epoch still
+// holds e: the fast paths' proof that fp, absent from phase 1's reads of b1
+// (w1, after e) and b2, was not in flight (d1 = 0 with no wrap). e must be
+// a plain epoch value for LockFree mode's callers (Locked mode's epoch is
+// always plain).
+func (f *Filter) unchanged(b1, w1, e uint64) bool {
+	return f.t.words[b1].Load() == w1 && f.t.epoch.Load() == e
+}
+
 // find runs the two-phase search for fp in buckets b1 and b2 and returns the
 // bucket where a read saw it.
 func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 	l := &f.lay
 	t := &f.t
 	for {
+		e := t.load(epochWord)
 		// Phase 1. Both loads are issued before either is tested, so
 		// their cache misses overlap; b1 is still read first.
 		w1, w2 := t.words[b1].Load(), t.words[b2].Load()
@@ -64,24 +98,25 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 		if l.contains(w2, fp) {
 			return b2, true
 		}
-		if b, ok, done := f.phase2(b1, b2, fp, w1, w2); done {
+		if b, ok, done := f.phase2(b1, b2, fp, w1, w2, e); done {
 			return b, ok
 		}
 	}
 }
 
-// phase2 completes a search whose first phase read w1 from b1 and then w2
-// from b2 without finding fp. done is false when the counters show that fp
-// may have been in flight and the search must start over.
+// phase2 completes a search whose first phase read the epoch's logical
+// value e, then w1 from b1 and then w2 from b2, without finding fp. done is
+// false when the counters or the epoch show that fp may have been in flight
+// and the search must start over.
 //
 // It reads b1 again first and stops there when b1's counter moved by less
 // than 2: three reads that missed a copy present throughout (b1 at t1, b2
 // at t2, b1 at t3) need a move b2 -> b1 in (t1, t2) and a move b1 -> b2 in
 // (t2, t3), both counted by b1 within (t1, t3), so d1 < 2 already rules that
-// out. This saves the fourth read on almost every absent key (negative
-// lookups went from 67 to 72 Mops/s with 2 goroutines in the comparison
-// module); only when d1 >= 2 does it read b2 and apply the full test above.
-func (f *Filter) phase2(b1, b2, fp, w1, w2 uint64) (b uint64, ok, done bool) {
+// out. This saves the fourth read on almost every absent key; only when
+// d1 >= 2 does it read b2 and apply the full test above. Either way the
+// answer "absent" stands only if the epoch did not move.
+func (f *Filter) phase2(b1, b2, fp, w1, w2, e uint64) (b uint64, ok, done bool) {
 	if b1 == b2 {
 		// A key with one bucket never moves: one read decides.
 		return 0, false, true
@@ -96,24 +131,25 @@ func (f *Filter) phase2(b1, b2, fp, w1, w2 uint64) (b uint64, ok, done bool) {
 		return b1, true, true
 	}
 	if (l.counter(v1)-l.counter(w1))&l.ctrMask < 2 {
-		return 0, false, true
+		return 0, false, t.load(epochWord) == e
 	}
 	v2 := t.load(b2)
 	if l.contains(v2, fp) {
 		return b2, true, true
 	}
-	return 0, false, (l.counter(v2)-l.counter(w2))&l.ctrMask < 2
+	return 0, false, (l.counter(v2)-l.counter(w2))&l.ctrMask < 2 && t.load(epochWord) == e
 }
 
-// findAfter finishes a search whose first phase read w1 from b1 and then w2
-// from b2 (plain loads, possibly references) and did not find fp in them if
-// they were plain. It reports whether fp is present.
-func (f *Filter) findAfter(b1, b2, fp, w1, w2 uint64) bool {
-	if (w1|w2)&tagMask == 0 {
+// findAfter finishes a search whose first phase read the epoch (e, a raw
+// read) and then w1 from b1 and w2 from b2 (plain loads, possibly
+// references) and did not find fp in them if they were plain. It reports
+// whether fp is present.
+func (f *Filter) findAfter(b1, b2, fp, w1, w2, e uint64) bool {
+	if (w1|w2|e)&tagMask == 0 {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true
 		}
-		if _, ok, done := f.phase2(b1, b2, fp, w1, w2); done {
+		if _, ok, done := f.phase2(b1, b2, fp, w1, w2, e); done {
 			return ok
 		}
 	}
