@@ -104,6 +104,7 @@ type Filter struct {
 	_       [64]byte      // keeps the fields above, read by every operation, off the written lines below
 	count   shardedCount  // fingerprints stored
 	gate    snapshotGate  // keeps relocations out of snapshots
+	stats   statCounters  // rare events, for Stats
 }
 
 // New returns a filter that can hold capacity keys. Its table has
@@ -265,6 +266,7 @@ func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
 			return true
 		}
 		if !f.makeRoom(b1, b2) {
+			f.stats.add(statFull, 1)
 			return false
 		}
 		w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()

@@ -178,6 +178,7 @@ retry:
 			if !f.move(buckets[k], slots[k], fps[k], buckets[k+1]) {
 				continue retry
 			}
+			f.stats.add(statRelocations, 1)
 		}
 		return true
 	}
@@ -211,6 +212,7 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
 		if f.t.kcas(&op) {
 			return true
 		}
+		f.stats.add(statKCASRetries, 1)
 		// A word changed under us (or held another operation's
 		// reference): validate again against fresh reads.
 	}
