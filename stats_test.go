@@ -4,8 +4,8 @@ import (
 	"errors"
 	"math"
 	"runtime"
-	"time"
 	"testing"
+	"time"
 )
 
 // TestStatsRelocationCounted fills both buckets of a key by hand, with
