@@ -81,8 +81,17 @@ func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
 	return place(h, f.m, f.fpRange)
 }
 
-// InsertHash is Insert for a key given by its 64-bit hash h (see above for
-// what the filter assumes of h).
+// InsertHash is Insert for a key given by its 64-bit hash h. A key's
+// placement depends only on its hash: Insert(key) is InsertHash with h =
+// xxhash.Sum64(key) (XXH64, seed 0), so the forms can be mixed on one
+// filter when h is computed that way. Any other 64-bit hash works if every
+// call gets the same hash for the same key and the hash is uniform: all 64
+// bits equally likely and independent across keys. The filter mixes h with
+// its seed (for a seed other than 0), then takes the bucket from the high
+// 32 bits and the fingerprint from the low 32; a hash with weak or constant
+// bits (a counter, the identity on small integers) crowds buckets and
+// raises the false-positive rate. Keys with equal hashes are one key to the
+// filter.
 func (f *Filter) InsertHash(h uint64) error {
 	if f.m == 0 {
 		return ErrFull
