@@ -29,6 +29,38 @@
 // you inserted. If a Lookup overlaps both an Insert of a new copy and the
 // Delete of the last older copy of the same fingerprint, it may miss.
 //
+// # Quick tour
+//
+//	f, err := cuckoo.New(1_000_000) // a random seed: placement nobody can aim at
+//	err = f.Insert(key)             // ErrFull when no room could be made
+//	ok := f.Lookup(key)             // never false for a key inserted and not deleted
+//	ok = f.Delete(key)              // removes one copy
+//
+//	added, err := f.InsertUnique(key) // insert if absent, atomically (CF.ADDNX)
+//	n := f.Count(key)                 // copies stored, never fewer than inserted (CF.COUNT)
+//
+//	err = f.InsertString(s)           // string keys, not copied: every method has a String form
+//	ok = f.LookupHash(xxhash.Sum64(key)) // pre-hashed keys: every method has a Hash form
+//	k, err := f.InsertBatch(keys)     // batches overlap cache misses (also String and Hash)
+//
+//	st := f.Stats() // size, load, expected false-positive rate, event counters (CF.INFO)
+//
+// InsertUnique adds a key only if its fingerprint is in neither of its
+// buckets, linearizably in both modes, so goroutines racing on one key leave
+// one copy. Like Lookup it can be fooled by a false positive: it may refuse
+// a key because another key with the same fingerprint and buckets is stored.
+// Count returns the copies of a key's fingerprint in its buckets, including
+// those of colliding keys. The Hash forms take the key's 64-bit hash (for
+// the same placement as the []byte forms, xxhash.Sum64 of the key); see
+// InsertHash for what they assume of it. Stats counts only rare events
+// (relocations, ErrFull results, K-CAS helps and retries, search retries,
+// lock waits, RTM transactions) in per-goroutine shards, so it adds no
+// shared write to Insert and Lookup.
+//
+// New draws a random seed for each filter, so that nobody can choose keys
+// that all fall into one pair of buckets and make inserts fail; WithSeed
+// sets one for reproducible placement. Seed() and the encoding reveal it.
+//
 // # Concurrency
 //
 // Every method may be called from any number of goroutines at once. In the

@@ -58,9 +58,10 @@ const (
 )
 
 type config struct {
-	bits int
-	seed uint64
-	mode Mode
+	bits    int
+	seed    uint64
+	seedSet bool // WithSeed was given; otherwise New draws a random seed
+	mode    Mode
 }
 
 // Option configures New.
@@ -77,9 +78,13 @@ func WithFingerprintBits(bits int) Option {
 
 // WithSeed sets the hash seed. Filters with the same seed, size and
 // fingerprint bits place every key in the same buckets with the same
-// fingerprint. The default seed is 0.
+// fingerprint. Without WithSeed, New draws a random seed for each filter (see
+// randomSeed), so that nobody who does not know it can choose keys that all
+// land in one pair of buckets. Use WithSeed for reproducible placement only
+// where keys cannot come from an adversary; WithSeed(0) places keys as
+// hash algorithm 1 of FORMAT.md does without a seed.
 func WithSeed(seed uint64) Option {
-	return func(c *config) { c.seed = seed }
+	return func(c *config) { c.seed, c.seedSet = seed, true }
 }
 
 // WithMode selects the synchronization mode (LockFree by default).
@@ -103,6 +108,7 @@ type Filter struct {
 	_       [64]byte      // keeps the fields above, read by every operation, off the written lines below
 	count   shardedCount  // fingerprints stored
 	gate    snapshotGate  // keeps relocations out of snapshots
+	stats   statCounters  // rare events, for Stats
 }
 
 // New returns a filter that can hold capacity keys. Its table has
@@ -132,6 +138,9 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 	}
 	if c.mode != LockFree && c.mode != Locked {
 		return nil, fmt.Errorf("cuckoo: unknown mode %d", int(c.mode))
+	}
+	if !c.seedSet {
+		c.seed = randomSeed()
 	}
 	slots := (uint64(capacity)*targetLoadDen + targetLoadNum - 1) / targetLoadNum
 	m := (slots + slotsPerBucket - 1) / slotsPerBucket
@@ -169,7 +178,8 @@ func (f *Filter) Mode() Mode { return f.mode }
 // FingerprintBits returns the fingerprint size in bits (0 for a zero Filter).
 func (f *Filter) FingerprintBits() int { return int(f.lay.f) }
 
-// Seed returns the hash seed.
+// Seed returns the hash seed: the one given to WithSeed, the random one New
+// drew, or the one stored in the encoding the filter was loaded from.
 func (f *Filter) Seed() uint64 { return f.seed }
 
 // mix64 is the finalizer of MurmurHash3: it spreads the seed into every bit
@@ -260,6 +270,7 @@ func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
 			return true
 		}
 		if !f.makeRoom(b1, b2) {
+			f.stats.add(statFull, 1)
 			return false
 		}
 		w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()

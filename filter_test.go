@@ -161,8 +161,14 @@ func TestAccessors(t *testing.T) {
 		if cuckoo.DefaultFingerprintBits != 12 {
 			t.Errorf("DefaultFingerprintBits: got %d; want 12", cuckoo.DefaultFingerprintBits)
 		}
-		if got := f.Seed(); got != 0 {
-			t.Errorf("Seed(): got %d; want 0", got)
+		// The default seed is random per filter: two filters share it
+		// with probability 2^-64.
+		g, err := cuckoo.New(100)
+		if err != nil {
+			t.Fatalf("New(100): got error %q; want nil", err)
+		}
+		if f.Seed() == g.Seed() {
+			t.Errorf("Seed() of two filters without WithSeed: got %d twice; want different random seeds", f.Seed())
 		}
 	})
 	for _, seed := range []uint64{0, 1, 0xdeadbeef, math.MaxUint64} {

@@ -109,6 +109,7 @@ func (f *Filter) lookupLocked(b1, b2, fp uint64) bool {
 // lookupUnderLocks reads b1 and b2 at one instant, under their stripes'
 // locks, and reports whether either holds fp.
 func (f *Filter) lookupUnderLocks(b1, b2, fp uint64) bool {
+	f.stats.add(statLookupRetries, 1)
 	g := f.locks.lockBuckets(b1, b2)
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
 	f.locks.unlockBuckets(g)
@@ -191,8 +192,8 @@ func (f *Filter) resetLocked() {
 }
 
 // LockStats reports how the critical sections of a Locked-mode filter ran:
-// whether they are elided with RTM and how many transactions committed and
-// aborted. It returns the zero LockStats in LockFree mode.
+// whether they are elided with RTM, how many transactions committed and
+// aborted, and how often a goroutine queued for a held lock. It returns the zero LockStats in LockFree mode.
 func (f *Filter) LockStats() LockStats {
 	if f.locks == nil {
 		return LockStats{}
@@ -223,4 +224,7 @@ type LockStats struct {
 	// Fallbacks counts critical sections that gave up on elision and took
 	// the MCS locks.
 	Fallbacks uint64
+	// Waits counts lock acquisitions that found the stripe held and
+	// queued for it, whether or not elision is on.
+	Waits uint64
 }

@@ -36,10 +36,10 @@ func (f *Filter) addEither(b1, b2, fp, w1, w2 uint64) bool {
 			}
 		} else {
 			if w1&tagMask != 0 {
-				f.t.helpWord(w1)
+				f.helpWord(w1)
 			}
 			if w2&tagMask != 0 {
-				f.t.helpWord(w2)
+				f.helpWord(w2)
 			}
 		}
 		w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
@@ -78,7 +78,7 @@ func (f *Filter) remove(b1, b2, fp uint64) bool {
 		for {
 			w := f.t.words[b].Load()
 			if w&tagMask != 0 {
-				f.t.helpWord(w)
+				f.helpWord(w)
 				continue
 			}
 			nw, ok := l.take(w, fp)
@@ -106,7 +106,7 @@ func (f *Filter) resetLockFree() {
 		for {
 			w := f.t.words[b].Load()
 			if w&tagMask != 0 {
-				f.t.helpWord(w)
+				f.helpWord(w)
 				continue
 			}
 			if f.t.cas(b, w, w&^l.fpMask) {

@@ -210,7 +210,8 @@ type mcsShard struct {
 	commits   atomic.Uint64
 	aborts    atomic.Uint64
 	fallbacks atomic.Uint64
-	_         [mcsLine - 24]byte
+	waits     atomic.Uint64 // acquisitions that queued (acquireSlow)
+	_         [mcsLine - 32]byte
 }
 
 // stripedLocks guards the buckets of a table with a power-of-two number of
@@ -348,6 +349,7 @@ func (s *stripedLocks) stats() LockStats {
 		st.TxCommits += sh.commits.Load()
 		st.TxAborts += sh.aborts.Load()
 		st.Fallbacks += sh.fallbacks.Load()
+		st.Waits += sh.waits.Load()
 	}
 	return st
 }
@@ -415,6 +417,7 @@ func (s *stripedLocks) acquire(i uint32) {
 // granted the stripe, and moves its place in the queue onto the stripe.
 func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 	sh := &s.shards[i&s.shardMask]
+	sh.waits.Add(1)
 	me := s.lease(sh)
 	n := s.poolNode(me)
 	n.next.Store(0)

@@ -200,6 +200,7 @@ func (f *Filter) migrate(buckets *[maxPathLen + 1]uint64, slots *[maxPathLen]int
 		if !f.move(buckets[k], slots[k], fps[k], buckets[k+1], my) {
 			return false
 		}
+		f.stats.add(statRelocations, 1)
 	}
 	return true
 }
@@ -238,6 +239,7 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my *descLease) b
 		if f.t.kcasWith(&op, my.slot) {
 			return true
 		}
+		f.stats.add(statKCASRetries, 1)
 		// A word changed under us (or held another operation's
 		// reference): validate again against fresh reads.
 	}

@@ -101,6 +101,7 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 		if b, ok, done := f.phase2(b1, b2, fp, w1, w2, e); done {
 			return b, ok
 		}
+		f.stats.add(statLookupRetries, 1)
 	}
 }
 
@@ -152,6 +153,7 @@ func (f *Filter) findAfter(b1, b2, fp, w1, w2, e uint64) bool {
 		if _, ok, done := f.phase2(b1, b2, fp, w1, w2, e); done {
 			return ok
 		}
+		f.stats.add(statLookupRetries, 1)
 	}
 	// A relocation was in flight, or the counters say fp may have been:
 	// search from the start.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -28,7 +29,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "write the filter to `FILE` (required)")
 	bits := fs.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint size in bits: 8 or 12")
 	capacity := fs.Int("capacity", 0, "number of keys the filter must hold (default: the number of keys in the input)")
-	seed := fs.Uint64("seed", 0, "hash seed")
+	seed := fs.Uint64("seed", 0, "hash seed (default: a random one; give one for reproducible files)")
 	showProgress := fs.Bool("progress", false, "show progress on standard error (default: only for inputs over 1M keys when standard error is a terminal)")
 	pos, status, ok := parseFlags(fs, args, 0, 1)
 	if !ok {
@@ -82,7 +83,13 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		*capacity = max(total, 1)
 	}
 
-	f, err := cuckoo.New(*capacity, cuckoo.WithFingerprintBits(*bits), cuckoo.WithSeed(*seed))
+	opts := []cuckoo.Option{cuckoo.WithFingerprintBits(*bits)}
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "seed" {
+			opts = append(opts, cuckoo.WithSeed(*seed))
+		}
+	})
+	f, err := cuckoo.New(*capacity, opts...)
 	if err != nil {
 		return fail(stderr, "build", err)
 	}

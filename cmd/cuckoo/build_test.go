@@ -96,6 +96,19 @@ func TestBuildSeed(t *testing.T) {
 	}
 }
 
+// TestBuildRandomSeed checks that builds without -seed draw different
+// seeds, and that -seed 0 is kept as given.
+func TestBuildRandomSeed(t *testing.T) {
+	keys := keyLines("k", 100)
+	a, b := loadFile(t, buildFilter(t, keys)), loadFile(t, buildFilter(t, keys))
+	if a.Seed() == b.Seed() {
+		t.Fatalf("Seed() of two builds without -seed: got %d twice; want different random seeds", a.Seed())
+	}
+	if f := loadFile(t, buildFilter(t, keys, "-seed", "0")); f.Seed() != 0 {
+		t.Fatalf("Seed() with -seed 0: got %d; want 0", f.Seed())
+	}
+}
+
 func TestBuildEmptyInput(t *testing.T) {
 	out := buildFilter(t, "")
 	if f := loadFile(t, out); f.Len() != 0 || f.Cap() != 4 {

@@ -1,0 +1,509 @@
+package cuckoo
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+var apiModes = []Mode{LockFree, Locked}
+
+// apiKey returns key i of a key set named by class (distinct classes never
+// share keys).
+func apiKey(class byte, i int) []byte {
+	var k [9]byte
+	k[0] = class
+	binary.LittleEndian.PutUint64(k[1:], uint64(i))
+	return k[:]
+}
+
+// pairOf returns the unordered bucket pair and fingerprint of key in f: two
+// keys with the same pairOf are the same to the filter.
+func pairOf(f *Filter, key []byte) [3]uint64 {
+	b1, fp := f.hash(key)
+	b2 := f.alt(b1, fp)
+	return [3]uint64{min(b1, b2), max(b1, b2), fp}
+}
+
+// TestInsertUniqueRace has more goroutines than processors call InsertUnique
+// on one shared key set, each in its own order, while churn goroutines insert
+// and delete other keys at high load so that fingerprints relocate. Every
+// shared key that shares its fingerprint and buckets with no other key must
+// end with exactly one copy: exactly one InsertUnique call reported it
+// inserted, Count is 1, one Delete removes it, and then Count is 0 and
+// Lookup false.
+func TestInsertUniqueRace(t *testing.T) {
+	for _, mode := range apiModes {
+		t.Run("mode="+mode.String(), func(t *testing.T) {
+			const capacity = 8000
+			f, err := New(capacity, WithMode(mode), WithSeed(rand.Uint64()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			background := capacity * 85 / 100
+			shared, rounds := 1000, scaled(20, 5)
+			churners, churnKeys := 2, 150
+			for i := 0; i < background; i++ {
+				if err := f.Insert(apiKey('b', i)); err != nil {
+					t.Fatalf("filling key %d: %v", i, err)
+				}
+			}
+			// How many keys of any class take each pair.
+			uses := map[[3]uint64]int{}
+			for i := 0; i < background; i++ {
+				uses[pairOf(f, apiKey('b', i))]++
+			}
+			for i := 0; i < shared*rounds; i++ {
+				uses[pairOf(f, apiKey('s', i))]++
+			}
+			for c := 0; c < churners; c++ {
+				for i := 0; i < churnKeys; i++ {
+					uses[pairOf(f, apiKey(byte('c'+c), i))]++
+				}
+			}
+
+			var stop atomic.Bool
+			var churn sync.WaitGroup
+			for c := 0; c < churners; c++ {
+				churn.Add(1)
+				go func(c int) {
+					defer churn.Done()
+					for !stop.Load() {
+						n := 0
+						for i := 0; i < churnKeys; i++ {
+							if f.Insert(apiKey(byte('c'+c), i)) == nil {
+								n++
+							}
+						}
+						for i := 0; i < churnKeys && n > 0; i++ {
+							if f.Delete(apiKey(byte('c'+c), i)) {
+								n--
+							}
+						}
+					}
+				}(c)
+			}
+			goroutines := max(8, 4*runtime.GOMAXPROCS(0))
+			wins := make([]atomic.Int32, shared)
+			clean, checked := 0, 0
+			for round := 0; round < rounds && !t.Failed(); round++ {
+				base := round * shared
+				for i := range wins {
+					wins[i].Store(0)
+				}
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				for g := 0; g < goroutines; g++ {
+					wg.Add(1)
+					go func(g int) {
+						defer wg.Done()
+						<-start
+						// Half the goroutines take the keys in the same
+						// order, so that they race on one key at a time;
+						// the others in orders of their own.
+						order := rand.New(rand.NewPCG(uint64(g), uint64(round))).Perm(shared)
+						if g%2 == 0 {
+							for i := range order {
+								order[i] = i
+							}
+						}
+						for _, i := range order {
+							for try := 0; try < 50; try++ {
+								ok, err := f.InsertUnique(apiKey('s', base+i))
+								if ok {
+									wins[i].Add(1)
+								}
+								if !errors.Is(err, ErrFull) {
+									break
+								}
+								runtime.Gosched()
+							}
+						}
+					}(g)
+				}
+				close(start)
+				apiWait(t, &wg, "InsertUnique goroutines")
+				// Check and delete while the churn goes on.
+				for i := 0; i < shared; i++ {
+					key := apiKey('s', base+i)
+					checked++
+					if uses[pairOf(f, key)] != 1 {
+						continue
+					}
+					clean++
+					if w := wins[i].Load(); w != 1 {
+						t.Errorf("key %d: InsertUnique reported inserted %d times; want exactly once", base+i, w)
+					}
+					if c := f.Count(key); c != 1 {
+						t.Errorf("key %d: Count: got %d; want 1", base+i, c)
+					}
+					if !f.Delete(key) {
+						t.Errorf("key %d: Delete: got false; want true", base+i)
+					}
+					if c := f.Count(key); c != 0 {
+						t.Errorf("key %d: Count after Delete: got %d; want 0", base+i, c)
+					}
+					if f.Lookup(key) {
+						t.Errorf("key %d: Lookup after Delete: got true; want false", base+i)
+					}
+				}
+			}
+			stop.Store(true)
+			apiWait(t, &churn, "churn goroutines")
+
+			st := f.Stats()
+			t.Logf("goroutines %d, rounds %d, load %.3f, relocations %d, ErrFull %d, K-CAS retries %d, helps %d, lookup retries %d, lock waits %d",
+				goroutines, rounds, st.LoadFactor, st.Relocations, st.Full, st.KCASRetries, st.KCASHelps, st.LookupRetries, st.LockWaits)
+			if st.Relocations == 0 {
+				t.Errorf("Stats().Relocations: got 0; want relocations during the run (load %.3f)", st.LoadFactor)
+			}
+			if clean < checked*9/10 {
+				t.Errorf("keys without a colliding neighbour: got %d of %d; want most", clean, checked)
+			}
+		})
+	}
+}
+
+// TestCountNeverUndercounts has goroutines insert and delete copies of their
+// own keys at high load while others churn, and checks after every change
+// that Count of each own key is at least the copies the goroutine holds:
+// nobody else touches those keys, so every one of those copies is in the
+// filter throughout the Count call.
+func TestCountNeverUndercounts(t *testing.T) {
+	for _, mode := range apiModes {
+		t.Run("mode="+mode.String(), func(t *testing.T) {
+			const capacity = 4000
+			f, err := New(capacity, WithMode(mode), WithSeed(rand.Uint64()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < capacity*93/100; i++ {
+				if err := f.Insert(apiKey('b', i)); err != nil {
+					t.Fatalf("filling key %d: %v", i, err)
+				}
+			}
+			goroutines := max(8, 4*runtime.GOMAXPROCS(0))
+			rounds := scaled(3000, 5)
+			var wg sync.WaitGroup
+			var counts atomic.Int64
+			for g := 0; g < goroutines; g++ {
+				wg.Add(1)
+				go func(g int) {
+					defer wg.Done()
+					r := rand.New(rand.NewPCG(uint64(g), 2))
+					const own = 8
+					held := make([]int, own)
+					for n := 0; n < rounds; n++ {
+						i := r.IntN(own)
+						key := apiKey(byte(0x40+g), i)
+						if held[i] < 3 && r.IntN(2) == 0 {
+							if f.Insert(key) == nil {
+								held[i]++
+							}
+						} else if held[i] > 0 {
+							if !f.Delete(key) {
+								t.Errorf("goroutine %d: Delete(own key %d) with %d copies held: got false", g, i, held[i])
+								return
+							}
+							held[i]--
+						}
+						for j := 0; j < own; j++ {
+							if c := f.Count(apiKey(byte(0x40+g), j)); c < held[j] {
+								t.Errorf("goroutine %d: Count(own key %d): got %d; want at least %d", g, j, c, held[j])
+								return
+							}
+							counts.Add(1)
+						}
+					}
+				}(g)
+			}
+			apiWait(t, &wg, "Count goroutines")
+			st := f.Stats()
+			t.Logf("%d counts, load %.3f, relocations %d, lookup retries %d", counts.Load(), st.LoadFactor, st.Relocations, st.LookupRetries)
+			if st.Relocations == 0 {
+				t.Errorf("Stats().Relocations: got 0; want relocations during the run")
+			}
+		})
+	}
+}
+
+// TestInsertUniqueSequential checks InsertUnique and Count against their
+// definitions one call at a time, including ErrFull and the zero Filter.
+func TestInsertUniqueSequential(t *testing.T) {
+	for _, mode := range apiModes {
+		t.Run("mode="+mode.String(), func(t *testing.T) {
+			f, err := New(1000, WithMode(mode), WithSeed(3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := []byte("k")
+			if c := f.Count(k); c != 0 {
+				t.Fatalf("Count on empty: got %d; want 0", c)
+			}
+			for i, want := range []bool{true, false, false} {
+				ok, err := f.InsertUnique(k)
+				if ok != want || err != nil {
+					t.Fatalf("InsertUnique #%d: got %v, %v; want %v, nil", i, ok, err, want)
+				}
+			}
+			if c, n := f.Count(k), f.Len(); c != 1 || n != 1 {
+				t.Fatalf("Count, Len: got %d, %d; want 1, 1", c, n)
+			}
+			_ = f.Insert(k)
+			if c := f.Count(k); c != 2 {
+				t.Fatalf("Count after Insert: got %d; want 2", c)
+			}
+			// Fill until ErrFull: InsertUnique of new keys then reports
+			// ErrFull and changes nothing.
+			i := 0
+			for ; f.Insert(apiKey('f', i)) == nil; i++ {
+			}
+			before := f.Len()
+			fulls := 0
+			for j := 0; j < 100; j++ {
+				key := apiKey('g', j)
+				ok, err := f.InsertUnique(key)
+				switch {
+				case errors.Is(err, ErrFull):
+					fulls++
+					if ok {
+						t.Fatalf("InsertUnique: got true with ErrFull")
+					}
+				case ok:
+					before++
+				}
+			}
+			if fulls == 0 {
+				t.Errorf("InsertUnique on a full filter: got no ErrFull in 100 new keys; want some")
+			}
+			if f.Len() != before {
+				t.Errorf("Len after InsertUnique on a full filter: got %d; want %d", f.Len(), before)
+			}
+			for j := 0; j < i; j++ {
+				if f.Count(apiKey('f', j)) < 1 {
+					t.Fatalf("Count(inserted key %d) after ErrFull: got 0; want >= 1", j)
+				}
+			}
+		})
+	}
+	var z Filter
+	if ok, err := z.InsertUnique([]byte("x")); ok || !errors.Is(err, ErrFull) {
+		t.Errorf("zero Filter InsertUnique: got %v, %v; want false, ErrFull", ok, err)
+	}
+	if c := z.Count([]byte("x")); c != 0 {
+		t.Errorf("zero Filter Count: got %d; want 0", c)
+	}
+}
+
+// TestKeyFormsAgree runs one random sequence of operations on three filters
+// with the same seed: one through the []byte forms, one through the String
+// forms, one through the Hash forms with h = xxhash.Sum64(key). Every answer
+// and in the end every bucket word must be the same.
+func TestKeyFormsAgree(t *testing.T) {
+	for _, mode := range apiModes {
+		for _, seed := range []uint64{0, 0x5eed} {
+			t.Run(fmt.Sprintf("mode=%v/seed=%d", mode, seed), func(t *testing.T) {
+				var fs [3]*Filter
+				for i := range fs {
+					f, err := New(600, WithMode(mode), WithSeed(seed), WithFingerprintBits(8))
+					if err != nil {
+						t.Fatal(err)
+					}
+					fs[i] = f
+				}
+				b, s, h := fs[0], fs[1], fs[2]
+				r := rand.New(rand.NewPCG(seed, 3))
+				key := func() []byte { return fmt.Appendf(nil, "key-%d", r.IntN(700)) }
+				for step := 0; step < scaled(20000, 4); step++ {
+					k := key()
+					ks, kh := string(k), xxhash.Sum64(k)
+					var got [3]string
+					switch op := r.IntN(7); op {
+					case 0:
+						got = [3]string{fmt.Sprint(b.Insert(k)), fmt.Sprint(s.InsertString(ks)), fmt.Sprint(h.InsertHash(kh))}
+					case 1:
+						got = [3]string{fmt.Sprint(b.Lookup(k)), fmt.Sprint(s.LookupString(ks)), fmt.Sprint(h.LookupHash(kh))}
+					case 2:
+						got = [3]string{fmt.Sprint(b.Delete(k)), fmt.Sprint(s.DeleteString(ks)), fmt.Sprint(h.DeleteHash(kh))}
+					case 3:
+						got = [3]string{fmt.Sprint(b.InsertUnique(k)), fmt.Sprint(s.InsertUniqueString(ks)), fmt.Sprint(h.InsertUniqueHash(kh))}
+					case 4:
+						got = [3]string{fmt.Sprint(b.Count(k)), fmt.Sprint(s.CountString(ks)), fmt.Sprint(h.CountHash(kh))}
+					case 5, 6:
+						n := r.IntN(40)
+						kb, kss, khs := make([][]byte, n), make([]string, n), make([]uint64, n)
+						for i := range kb {
+							kb[i] = key()
+							kss[i], khs[i] = string(kb[i]), xxhash.Sum64(kb[i])
+						}
+						if op == 5 {
+							var f [3][]bool
+							for i := range f {
+								f[i] = make([]bool, n)
+							}
+							b.LookupBatch(kb, f[0])
+							s.LookupBatchString(kss, f[1])
+							h.LookupBatchHash(khs, f[2])
+							got = [3]string{fmt.Sprint(f[0]), fmt.Sprint(f[1]), fmt.Sprint(f[2])}
+						} else {
+							got = [3]string{fmt.Sprint(b.InsertBatch(kb)), fmt.Sprint(s.InsertBatchString(kss)), fmt.Sprint(h.InsertBatchHash(khs))}
+						}
+					}
+					if got[0] != got[1] || got[0] != got[2] {
+						t.Fatalf("step %d: []byte, String, Hash forms answered %q, %q, %q; want the same", step, got[0], got[1], got[2])
+					}
+				}
+				for i := range b.t.words {
+					if w := b.t.words[i].Load(); w != s.t.words[i].Load() || w != h.t.words[i].Load() {
+						t.Fatalf("bucket %d: words %#x, %#x, %#x; want equal", i, w, s.t.words[i].Load(), h.t.words[i].Load())
+					}
+				}
+				if b.Len() != s.Len() || b.Len() != h.Len() {
+					t.Fatalf("Len: got %d, %d, %d; want equal", b.Len(), s.Len(), h.Len())
+				}
+				t.Logf("final load %.3f", b.LoadFactor())
+			})
+		}
+	}
+	// The zero Filter answers every form without panicking.
+	var z Filter
+	found := []bool{true}
+	z.LookupBatchString([]string{"a"}, found)
+	z.LookupBatchHash([]uint64{1}, found[:1])
+	if z.InsertString("a") != ErrFull || z.InsertHash(1) != ErrFull || z.LookupString("a") || z.LookupHash(1) ||
+		z.DeleteString("a") || z.DeleteHash(1) || z.CountString("a") != 0 || z.CountHash(1) != 0 || found[0] {
+		t.Error("zero Filter: got an answer other than ErrFull, false or 0")
+	}
+	if n, err := z.InsertBatchString([]string{"a"}); n != 0 || err != ErrFull {
+		t.Errorf("zero Filter InsertBatchString: got %d, %v; want 0, ErrFull", n, err)
+	}
+	if n, err := z.InsertBatchHash([]uint64{1}); n != 0 || err != ErrFull {
+		t.Errorf("zero Filter InsertBatchHash: got %d, %v; want 0, ErrFull", n, err)
+	}
+}
+
+// TestAPIZeroAllocs pins zero allocations per call for every form added
+// beside Insert, Lookup and Delete, and for Stats.
+func TestAPIZeroAllocs(t *testing.T) {
+	for _, mode := range apiModes {
+		t.Run("mode="+mode.String(), func(t *testing.T) {
+			f, err := New(100000, WithMode(mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := make([]string, 64)
+			hs := make([]uint64, 64)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("key-%d", i)
+				hs[i] = xxhash.Sum64String(keys[i])
+			}
+			found := make([]bool, 64)
+			var i int
+			next := func() int { i = (i + 1) % len(keys); return i }
+			for name, fn := range map[string]func(){
+				"InsertString":       func() { _ = f.InsertString(keys[next()]) },
+				"LookupString":       func() { f.LookupString(keys[next()]) },
+				"DeleteString":       func() { f.DeleteString(keys[next()]) },
+				"InsertUniqueString": func() { _, _ = f.InsertUniqueString(keys[next()]) },
+				"CountString":        func() { f.CountString(keys[next()]) },
+				"InsertUnique":       func() { _, _ = f.InsertUnique([]byte(keys[next()])) },
+				"Count":              func() { f.Count([]byte(keys[next()])) },
+				"InsertHash":         func() { _ = f.InsertHash(hs[next()]) },
+				"LookupHash":         func() { f.LookupHash(hs[next()]) },
+				"DeleteHash":         func() { f.DeleteHash(hs[next()]) },
+				"InsertUniqueHash":   func() { _, _ = f.InsertUniqueHash(hs[next()]) },
+				"CountHash":          func() { f.CountHash(hs[next()]) },
+				"LookupBatchString":  func() { f.LookupBatchString(keys, found) },
+				"InsertBatchString":  func() { _, _ = f.InsertBatchString(keys[:20]); f.Reset() },
+				"LookupBatchHash":    func() { f.LookupBatchHash(hs, found) },
+				"InsertBatchHash":    func() { _, _ = f.InsertBatchHash(hs[:20]); f.Reset() },
+				"Stats":              func() { _ = f.Stats() },
+			} {
+				if a := testing.AllocsPerRun(200, fn); a != 0 {
+					t.Errorf("%s: got %v allocations per call; want 0", name, a)
+				}
+			}
+		})
+	}
+}
+
+// apiWait waits for wg, failing the test if that takes over two minutes (a
+// deadlock or livelock).
+func apiWait(t *testing.T, wg *sync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	waitOrFatal(t, done, 2*time.Minute, what)
+}
+
+// TestCountUnderRelocation counts keys of a tiny, nearly full filter in
+// which every insert relocates fingerprints, so that copies move between
+// the two reads of a Count far more often than in a large filter. Each
+// counted key has one copy that nobody deletes: Count must never be 0.
+func TestCountUnderRelocation(t *testing.T) {
+	for _, mode := range apiModes {
+		t.Run("mode="+mode.String(), func(t *testing.T) {
+			f, err := New(60, WithMode(mode), WithSeed(rand.Uint64()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			const counted = 4
+			for i := 0; i < counted; i++ {
+				if err := f.Insert(apiKey('k', i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := 0; f.Len() < f.Cap()-4; i++ {
+				_ = f.Insert(apiKey('b', i))
+			}
+			var stop atomic.Bool
+			var churn, counters sync.WaitGroup
+			churners := max(2, runtime.GOMAXPROCS(0))
+			for c := 0; c < churners; c++ {
+				churn.Add(1)
+				go func(c int) {
+					defer churn.Done()
+					for i := 0; !stop.Load(); i++ {
+						key := apiKey(byte('c'+c), i%64)
+						if f.Insert(key) == nil {
+							f.Delete(key)
+						}
+					}
+				}(c)
+			}
+			rounds := scaled(200000, 10)
+			for g := 0; g < counted; g++ {
+				counters.Add(1)
+				go func(g int) {
+					defer counters.Done()
+					key := apiKey('k', g)
+					for n := 0; n < rounds; n++ {
+						if c := f.Count(key); c < 1 {
+							t.Errorf("Count(key %d) with one copy held: got %d; want at least 1", g, c)
+							return
+						}
+					}
+				}(g)
+			}
+			apiWait(t, &counters, "Count goroutines")
+			stop.Store(true)
+			apiWait(t, &churn, "churn goroutines")
+			st := f.Stats()
+			t.Logf("load %.3f, relocations %d, lookup retries %d", st.LoadFactor, st.Relocations, st.LookupRetries)
+			if st.Relocations == 0 {
+				t.Errorf("Stats().Relocations: got 0; want relocations during the run")
+			}
+		})
+	}
+}

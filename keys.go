@@ -1,0 +1,231 @@
+package cuckoo
+
+import "unsafe"
+
+// String and pre-hashed keys.
+//
+// The String forms answer exactly as the []byte forms do for []byte(s),
+// without copying s: they pass the string's own bytes, which the filter
+// only hashes and never writes or keeps.
+//
+// The Hash forms take a key's 64-bit hash instead of the key. A key's
+// placement depends only on its hash: Insert(key) is InsertHash(h) with h =
+// xxhash.Sum64(key) (XXH64, seed 0; github.com/cespare/xxhash/v2), so the
+// two forms can be mixed freely when h is computed that way. Any other hash
+// works as long as every form used on one filter gets the same hash for the
+// same key and the hash is uniform: all 64 bits equally likely and
+// independent across keys. The filter mixes h with its seed before placing
+// the key (it does not re-hash it for seed 0), takes the bucket from the
+// high 32 bits and the fingerprint from the low 32, so a hash with weak or
+// constant bits (a counter, an identity hash of small integers) crowds
+// buckets and raises the false-positive rate. Keys whose hashes are equal
+// are one key to the filter.
+
+// bytesOf returns the bytes of s without copying them. The result must not
+// be written: the methods below only hash it.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// InsertString is Insert for a string key, without copying it.
+func (f *Filter) InsertString(key string) error { return f.Insert(bytesOf(key)) }
+
+// LookupString is Lookup for a string key, without copying it.
+func (f *Filter) LookupString(key string) bool { return f.Lookup(bytesOf(key)) }
+
+// DeleteString is Delete for a string key, without copying it.
+func (f *Filter) DeleteString(key string) bool { return f.Delete(bytesOf(key)) }
+
+// InsertUniqueString is InsertUnique for a string key, without copying it.
+func (f *Filter) InsertUniqueString(key string) (inserted bool, err error) {
+	return f.InsertUnique(bytesOf(key))
+}
+
+// CountString is Count for a string key, without copying it.
+func (f *Filter) CountString(key string) int { return f.Count(bytesOf(key)) }
+
+// LookupBatchString is LookupBatch for string keys, without copying them.
+func (f *Filter) LookupBatchString(keys []string, found []bool) {
+	n := min(len(keys), len(found))
+	var views [batchGroup][]byte
+	for base := 0; base < n; base += batchGroup {
+		g := keys[base:min(base+batchGroup, n)]
+		for j, k := range g {
+			views[j] = bytesOf(k)
+		}
+		f.LookupBatch(views[:len(g)], found[base:base+len(g)])
+	}
+}
+
+// InsertBatchString is InsertBatch for string keys, without copying them.
+func (f *Filter) InsertBatchString(keys []string) (n int, err error) {
+	var views [batchGroup][]byte
+	for base := 0; base < len(keys); base += batchGroup {
+		g := keys[base:min(base+batchGroup, len(keys))]
+		for j, k := range g {
+			views[j] = bytesOf(k)
+		}
+		k, err := f.InsertBatch(views[:len(g)])
+		if err != nil {
+			return base + k, err
+		}
+	}
+	return len(keys), nil
+}
+
+// placeHash returns the buckets and fingerprint of the key whose hash is h
+// (what hash and alt return for a key with xxhash.Sum64(key) == h). The
+// filter must have a table.
+func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
+	if f.seed != 0 {
+		h = mix64(h ^ f.seed)
+	}
+	return place(h, f.m, f.fpRange)
+}
+
+// InsertHash is Insert for a key given by its 64-bit hash h. A key's
+// placement depends only on its hash: Insert(key) is InsertHash with h =
+// xxhash.Sum64(key) (XXH64, seed 0), so the forms can be mixed on one
+// filter when h is computed that way. Any other 64-bit hash works if every
+// call gets the same hash for the same key and the hash is uniform: all 64
+// bits equally likely and independent across keys. The filter mixes h with
+// its seed (for a seed other than 0), then takes the bucket from the high
+// 32 bits and the fingerprint from the low 32; a hash with weak or constant
+// bits (a counter, the identity on small integers) crowds buckets and
+// raises the false-positive rate. Keys with equal hashes are one key to the
+// filter.
+func (f *Filter) InsertHash(h uint64) error {
+	if f.m == 0 {
+		return ErrFull
+	}
+	b1, fp, b2 := f.placeHash(h)
+	if !f.insert(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load()) {
+		return ErrFull
+	}
+	f.count.add(1)
+	return nil
+}
+
+// LookupHash is Lookup for a key given by its 64-bit hash h.
+func (f *Filter) LookupHash(h uint64) bool {
+	if f.m == 0 {
+		return false
+	}
+	b1, fp, b2 := f.placeHash(h)
+	e := f.t.epoch.Load()
+	return f.lookupRead(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load(), e)
+}
+
+// lookupRead finishes a lookup of fp in b1, b2 whose first phase read the
+// epoch (e), then w1 from b1 and then w2 from b2: the shared tail of LookupHash and
+// LookupBatchHash, taking the general paths of both modes (lookupLocked's
+// argument in Locked mode, findAfter's in LockFree mode).
+func (f *Filter) lookupRead(b1, b2, fp, w1, w2, e uint64) bool {
+	if (w1|w2)&tagMask == 0 && f.lay.containsEither(w1, w2, fp) {
+		return true
+	}
+	if f.mode == Locked {
+		if b1 == b2 || f.unchanged(b1, w1, e) {
+			return false
+		}
+		return f.lookupUnderLocks(b1, b2, fp)
+	}
+	return f.findAfter(b1, b2, fp, w1, w2, e)
+}
+
+// DeleteHash is Delete for a key given by its 64-bit hash h.
+func (f *Filter) DeleteHash(h uint64) bool {
+	if f.m == 0 {
+		return false
+	}
+	b1, fp, b2 := f.placeHash(h)
+	var ok bool
+	if f.mode == Locked {
+		ok = f.deleteLocked(b1, b2, fp)
+	} else {
+		ok = f.remove(b1, b2, fp)
+	}
+	if ok {
+		f.count.add(-1)
+	}
+	return ok
+}
+
+// InsertUniqueHash is InsertUnique for a key given by its 64-bit hash h.
+func (f *Filter) InsertUniqueHash(h uint64) (inserted bool, err error) {
+	if f.m == 0 {
+		return false, ErrFull
+	}
+	b1, fp, b2 := f.placeHash(h)
+	return f.insertUnique(b1, b2, fp)
+}
+
+// CountHash is Count for a key given by its 64-bit hash h.
+func (f *Filter) CountHash(h uint64) int {
+	if f.m == 0 {
+		return 0
+	}
+	b1, fp, b2 := f.placeHash(h)
+	return f.countCopies(b1, b2, fp)
+}
+
+// readHashed is hashAndRead for keys given by their hashes: it places a
+// group of at most batchGroup keys, then reads both buckets of each.
+func (f *Filter) readHashed(g *group, hs []uint64) {
+	seed, m, fpRange := f.seed, f.m, f.fpRange
+	for j, h := range hs {
+		if seed != 0 {
+			h = mix64(h ^ seed)
+		}
+		g.b1[j], g.fp[j], g.b2[j] = place(h, m, fpRange)
+	}
+	for j := range hs {
+		g.w1[j] = f.t.words[g.b1[j]].Load()
+		g.w2[j] = f.t.words[g.b2[j]].Load()
+	}
+}
+
+// LookupBatchHash is LookupBatch for keys given by their 64-bit hashes: it
+// stores in found[i] whether the key with hash hs[i] may be in the filter,
+// for the first min(len(hs), len(found)) keys, overlapping the cache
+// misses of a group of keys as LookupBatch does.
+func (f *Filter) LookupBatchHash(hs []uint64, found []bool) {
+	n := min(len(hs), len(found))
+	if f.m == 0 {
+		clear(found[:n])
+		return
+	}
+	var g group
+	for base := 0; base < n; base += batchGroup {
+		hs := hs[base:min(base+batchGroup, n)]
+		e := f.t.epoch.Load() // before the group's reads, as in LookupBatch
+		f.readHashed(&g, hs)
+		for j := range hs {
+			found[base+j] = f.lookupRead(g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j], e)
+		}
+	}
+}
+
+// InsertBatchHash is InsertBatch for keys given by their 64-bit hashes: it
+// inserts them in order and returns how many it inserted; if that is less
+// than len(hs), the key with hash hs[n] did not fit, err is ErrFull, and
+// hs[n:] were not inserted.
+func (f *Filter) InsertBatchHash(hs []uint64) (n int, err error) {
+	if f.m == 0 {
+		if len(hs) == 0 {
+			return 0, nil
+		}
+		return 0, ErrFull
+	}
+	var g group
+	for base := 0; base < len(hs); base += batchGroup {
+		hs := hs[base:min(base+batchGroup, len(hs))]
+		f.readHashed(&g, hs)
+		for j := range hs {
+			if !f.insert(g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]) {
+				f.count.add(int64(j))
+				return base + j, ErrFull
+			}
+		}
+		f.count.add(int64(len(hs)))
+	}
+	return len(hs), nil
+}

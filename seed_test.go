@@ -1,0 +1,80 @@
+package cuckoo
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// craftCollisions searches keys "k<i>" for n that share their first bucket
+// and fingerprint (so both buckets) in f, as an attacker who knows f's seed
+// would.
+func craftCollisions(f *Filter, n int) [][]byte {
+	var keys [][]byte
+	var want [2]uint64
+	for i := 0; len(keys) < n; i++ {
+		key := fmt.Appendf(nil, "k%d", i)
+		b1, fp := f.hash(key)
+		if len(keys) == 0 {
+			if f.alt(b1, fp) == b1 {
+				continue
+			}
+			want = [2]uint64{b1, fp}
+		}
+		if [2]uint64{b1, fp} == want {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// TestCraftedCollisionsDoNotTransfer crafts keys that all land in one pair
+// of buckets with one fingerprint under a known seed (0, the default before
+// seeds were random, and 42): under that seed the ninth gets ErrFull in an
+// almost empty filter. Under a filter's random default seed and under
+// another fixed seed the same keys spread out and all fit.
+func TestCraftedCollisionsDoNotTransfer(t *testing.T) {
+	const n = 12
+	for _, known := range []uint64{0, 42} {
+		t.Run(fmt.Sprintf("seed=%d", known), func(t *testing.T) {
+			target, err := New(1000, WithFingerprintBits(8), WithSeed(known))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := craftCollisions(target, n)
+			var fulls int
+			for _, k := range keys {
+				if err := target.Insert(k); errors.Is(err, ErrFull) {
+					fulls++
+				}
+			}
+			if fulls != n-2*slotsPerBucket {
+				t.Fatalf("crafted keys under the seed they were crafted for: got %d ErrFull; want %d (only 8 slots)", fulls, n-2*slotsPerBucket)
+			}
+			others := map[string]*Filter{}
+			if others["random"], err = New(1000, WithFingerprintBits(8)); err != nil {
+				t.Fatal(err)
+			}
+			if others["seed=known+1"], err = New(1000, WithFingerprintBits(8), WithSeed(known+1)); err != nil {
+				t.Fatal(err)
+			}
+			for name, f := range others {
+				same := map[[2]uint64]int{}
+				most := 0
+				for _, k := range keys {
+					b1, fp := f.hash(k)
+					same[[2]uint64{b1, fp}]++
+					most = max(most, same[[2]uint64{b1, fp}])
+					if err := f.Insert(k); err != nil {
+						t.Errorf("%s: Insert(crafted key %q): %v; want nil", name, k, err)
+					}
+				}
+				// 12 keys over 264·255 (bucket, fingerprint) pairs: two
+				// share one with probability about 0.1%.
+				if most > 2 {
+					t.Errorf("%s: crafted keys sharing one bucket and fingerprint: got %d of %d; want at most 2", name, most, n)
+				}
+			}
+		})
+	}
+}

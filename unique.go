@@ -1,0 +1,227 @@
+package cuckoo
+
+// Insert-if-absent and counting (both modes).
+//
+// Every copy of a key's fingerprint fp lives in one of the key's buckets b1
+// and b2 = alt(b1, fp): a fingerprint in bucket b can only move to
+// alt(b, fp) and back, and alt is an involution, so any copy of fp found in
+// b1 or b2 (whichever key put it there) belongs to the pair {b1, b2}, and
+// no copy belonging to that pair is anywhere else. The two words of b1 and
+// b2 therefore decide whether the filter holds fp for this pair.
+
+// InsertUnique adds key to the filter unless its fingerprint is already in
+// one of the key's two buckets, and reports whether it added it. It returns
+// ErrFull (and inserted=false) when the fingerprint was absent but no slot
+// could be freed for it; the filter then holds what it held before, as
+// after a failed Insert.
+//
+// InsertUnique is linearizable in both modes, also against Insert, Delete
+// and relocations: it takes effect at one instant at which it either finds
+// the fingerprint or finds it absent and adds it. So any number of
+// goroutines calling InsertUnique with one key leave exactly one copy.
+//
+// A false positive here means a refusal: inserted=false with a nil error
+// can also mean that a different key with the same fingerprint and buckets
+// is stored (the probability that Lookup reports a never-inserted key),
+// and the key itself was not added. Lookup still reports it present, since
+// it finds the other key's fingerprint; deleting that other key then makes
+// it absent.
+func (f *Filter) InsertUnique(key []byte) (inserted bool, err error) {
+	if f.m == 0 {
+		return false, ErrFull
+	}
+	b1, fp := f.hash(key)
+	return f.insertUnique(b1, f.alt(b1, fp), fp)
+}
+
+// Count returns the number of copies of key's fingerprint in its two
+// buckets. It is never less than the number of copies of key that were
+// inserted and not deleted before the call and are not deleted during it,
+// including while other goroutines relocate fingerprints; it also counts
+// copies of other keys that share the fingerprint and buckets (false
+// positives, at most 8 in all).
+func (f *Filter) Count(key []byte) int {
+	if f.m == 0 {
+		return 0
+	}
+	b1, fp := f.hash(key)
+	return f.countCopies(b1, f.alt(b1, fp), fp)
+}
+
+// insertUnique is InsertUnique for a key placed in b1, b2 with fingerprint
+// fp.
+func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
+	for {
+		var present, added bool
+		if f.mode == Locked {
+			present, added = f.addUniqueLocked(b1, b2, fp)
+		} else {
+			present, added = f.addUniqueLockFree(b1, b2, fp)
+		}
+		if present {
+			return false, nil
+		}
+		if added {
+			f.count.add(1)
+			return true, nil
+		}
+		if !f.makeRoom(b1, b2) {
+			f.stats.add(statFull, 1)
+			return false, ErrFull
+		}
+	}
+}
+
+// addUniqueLockFree puts fp into the emptier of b1 and b2 if neither holds
+// it. present reports that one did; added that fp was put in; both false
+// means both buckets are full.
+//
+// Claim: the call is linearizable: if it reports present, fp was in b1 or
+// b2 at some instant during the call; if it reports added, there was an
+// instant at which fp was in neither bucket and fp was added at that very
+// instant; if it reports neither, both buckets were full and without fp at
+// one instant.
+//
+// Proof. Each attempt reads b1 (w1) and b2 (w2) as plain words, helping any
+// K-CAS it finds there to completion first. (a) A read that shows fp is an
+// atomic read of the bucket at that instant: present. (b) Otherwise it
+// performs one K-CAS over both words, the emptier one getting fp and the
+// other one compared and written back unchanged (old == new). A K-CAS takes
+// effect at its decision point, at which both words hold exactly w1 and w2
+// (every word it covers holds its reference from installation to decision,
+// and no write can change a word's logical value while it does, kcas.go).
+// Neither w1 nor w2 holds fp, and by the note at the top of this file no
+// copy of fp for this pair lies outside b1 and b2, so at that instant the
+// filter holds no copy, and the same instant adds one. Any change to
+// either word between the reads and the decision, including the migration
+// counters' bumps of a relocation through either bucket and an insert by a
+// racing InsertUnique, makes the K-CAS fail, and the attempt starts over
+// from fresh reads. (c) If neither read shows fp and both words are full,
+// the two reads are not one instant; the caller then makes room and
+// retries, and only an attempt that ends in (a) or (b) is reported, so (c)
+// needs no instant of its own. When b1 == b2 one single-word CAS does what
+// the K-CAS does.
+//
+// The attempt is lock-free: a failed K-CAS or CAS means a word changed, that
+// is, another operation took effect.
+func (f *Filter) addUniqueLockFree(b1, b2, fp uint64) (present, added bool) {
+	l := &f.lay
+	for {
+		w1 := f.t.words[b1].Load()
+		if w1&tagMask != 0 {
+			f.helpWord(w1)
+			continue
+		}
+		w2 := f.t.words[b2].Load()
+		if w2&tagMask != 0 {
+			f.helpWord(w2)
+			continue
+		}
+		if l.containsEither(w1, w2, fp) {
+			return true, false
+		}
+		if b1 == b2 {
+			nw, ok := l.put(w1, fp)
+			if !ok {
+				return false, false
+			}
+			if f.t.cas(b1, w1, nw) {
+				return false, true
+			}
+			continue
+		}
+		n1, ok1 := l.put(w1, fp)
+		n2, ok2 := l.put(w2, fp)
+		if !ok1 && !ok2 {
+			return false, false
+		}
+		// The emptier bucket gets fp, b1 on a tie (as addEither); the other
+		// is only compared.
+		if !ok1 || ok2 && l.occupied(w2) < l.occupied(w1) {
+			n1 = w1
+		} else {
+			n2 = w2
+		}
+		var op kcasOp
+		op.add(b1, w1, n1)
+		op.add(b2, w2, n2)
+		if f.t.kcas(&op) {
+			return false, true
+		}
+		f.stats.add(statKCASRetries, 1)
+	}
+}
+
+// addUniqueLocked is addUniqueLockFree for Locked mode: under the stripes of
+// both buckets, which every write to either bucket holds (locked.go), the
+// two reads and the insert are one instant.
+func (f *Filter) addUniqueLocked(b1, b2, fp uint64) (present, added bool) {
+	l := &f.lay
+	g := f.locks.lockBuckets(b1, b2)
+	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
+	switch {
+	case l.containsEither(w1, w2, fp):
+		present = true
+	case l.occupied(w2) < l.occupied(w1):
+		added = f.addHeld(b2, fp)
+	default:
+		added = f.addHeld(b1, fp) || b2 != b1 && f.addHeld(b2, fp)
+	}
+	f.locks.unlockBuckets(g)
+	return present, added
+}
+
+// matches returns the number of slots of w holding fp: the slots of
+// w ^ fp·lo that are zero, counted exactly (occupied counts the non-zero
+// ones without zeroSlots' borrow error).
+func (l *layout) matches(w, fp uint64) int {
+	return slotsPerBucket - l.occupied(w^fp*l.lo)
+}
+
+// countCopies returns the number of copies of fp in b1 and b2.
+//
+// Claim: the result is at least the number of copies of fp (for this pair)
+// that are in the filter throughout the call.
+//
+// Proof. An attempt reads b1 at t1, b2 at t2 and b1 again at t3 (t1 < t2 <
+// t3) and returns matches(b1 at t1) + matches(b2 at t2) when b1's migration
+// counter is the same at t1 and t3. Every relocation of a copy of fp moves it
+// between b1 and b2, so it touches b1 and bumps b1's counter (LockFree: in
+// the same K-CAS that moves the copy; Locked: in a store made while the
+// move holds both buckets' locks, after the destination was written when b1
+// is the source and before the source is cleared when b1 is the
+// destination). With the counter unchanged no relocation of such a copy
+// wrote b1 in (t1, t3), so a copy present throughout [t1, t3] did not move:
+// if it was in b1 it was counted at t1, otherwise it sat in b2 from t1 to t3
+// and was counted at t2. Distinct copies occupy distinct slots, and a copy
+// that is counted in both reads must have moved between them, so every
+// copy present throughout is counted at least once. When the counter moved
+// the attempt starts over (LockFree), or reads both buckets at one instant
+// under their locks (Locked). A counter that wrapped could fake "unchanged"
+// after 2^c relocations through b1 during one Count; the attempt therefore
+// also requires the epoch, read before t1 and after t3, to be unchanged,
+// which rules out a wrap in between (twophase.go for LockFree mode,
+// locked.go for Locked mode). When b1 == b2 the fingerprint cannot move and
+// one read decides.
+func (f *Filter) countCopies(b1, b2, fp uint64) int {
+	l := &f.lay
+	for {
+		e := f.t.load(epochWord)
+		w1 := f.t.load(b1)
+		if b1 == b2 {
+			return l.matches(w1, fp)
+		}
+		w2 := f.t.load(b2)
+		v1 := f.t.load(b1)
+		if l.counter(v1) == l.counter(w1) && f.t.load(epochWord) == e {
+			return l.matches(w1, fp) + l.matches(w2, fp)
+		}
+		f.stats.add(statLookupRetries, 1)
+		if f.mode == Locked {
+			g := f.locks.lockBuckets(b1, b2)
+			w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
+			f.locks.unlockBuckets(g)
+			return l.matches(w1, fp) + l.matches(w2, fp)
+		}
+	}
+}
