@@ -105,21 +105,25 @@ type Filter struct {
 	seed    uint64
 	mode    Mode
 	locks   *stripedLocks // Locked mode only; guards the buckets' stripes
-	_       [64]byte      // keeps the fields above, read by every operation, off the written lines below
-	count   shardedCount  // fingerprints stored
-	gate    snapshotGate  // keeps relocations out of snapshots
+	count   shardedCount  // fingerprints stored (the shards, written often, are off this line)
 	stats   statCounters  // rare events, for Stats
+	_       [64]byte      // keeps the fields above, read by every operation, off the gate's written line
+	gate    snapshotGate  // keeps relocations out of snapshots
 }
 
 // New returns a filter that can hold capacity keys. Its table has
 // Cap() = capacity/0.95 slots rounded up to whole four-slot buckets: one
 // 64-bit word per bucket, about 16.8 bits per key whatever the fingerprint
-// size (at f=8 the spare bits widen the migration counter instead), plus
-// about 14 KB of fixed state (cache-line-padded counters, the index of the
-// K-CAS descriptor table). It
-// returns an error if capacity is
-// not positive or above MaxCapacity, or if an option has a value outside its
-// range.
+// size (at f=8 the spare bits widen the migration counter instead). On top
+// of the table a filter has a fixed part: its struct (about 400 bytes) and
+// cache-line-padded shards of its counters, two per P (GOMAXPROCS) up to 64
+// but at most one per 16 buckets, plus in Locked mode its lock stripes (up
+// to 64 per P, at most one per 8 buckets). A 100-key filter measured 0.8 KB
+// in all (LockFree) and 1.9 KB (Locked); a 1M-key filter on 16 Ps carries
+// 5.3 KB (LockFree) and 154 KB (Locked) beside its 2 MiB table.
+//
+// New returns an error if capacity is not positive or above MaxCapacity,
+// or if an option has a value outside its range.
 func New(capacity int, opts ...Option) (*Filter, error) {
 	c := config{bits: DefaultFingerprintBits, mode: LockFree}
 	for _, o := range opts {
@@ -168,8 +172,11 @@ func (f *Filter) adopt(words []atomic.Uint64, bits uint, seed uint64, mode Mode,
 	if mode == Locked {
 		f.locks = newStripedLocks(len(words))
 	}
-	f.count.reset()
+	sb := shardBitsFor(f.m)
+	f.count.init(sb)
 	f.count.add(n)
+	f.gate.movers.init(sb)
+	f.stats.init(sb)
 }
 
 // Mode returns the filter's synchronization mode.

@@ -124,7 +124,7 @@ const (
 
 	// Stripe count (see lockStripeCount): mcsStripesPerProc stripes per
 	// GOMAXPROCS, at least mcsMinStripes and at most mcsMaxStripes, never
-	// more than the number of buckets.
+	// more than one per 8 buckets.
 	mcsStripesPerProc = 64
 	mcsMinStripes     = 64
 	mcsMaxStripes     = 4096
@@ -253,7 +253,13 @@ type lockGuardAll struct {
 func lockStripeCount(nBuckets, procs int) int {
 	n := mcsPow2(mcsStripesPerProc * max(procs, 1))
 	n = min(max(n, mcsMinStripes), mcsMaxStripes)
-	return min(n, mcsPow2(nBuckets))
+	// At most one stripe per 8 buckets: a 100-key filter (27 buckets)
+	// carries 2 padded stripes, not 32 (4 KiB), which is what makes
+	// thousands of small Locked filters affordable (TestSmallFiltersAreCheap).
+	for n > 1 && n*8 > nBuckets {
+		n /= 2
+	}
+	return n
 }
 
 // mcsPow2 returns the smallest power of two >= x (1 for x <= 1).

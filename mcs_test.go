@@ -62,12 +62,14 @@ func TestLockStripeCount(t *testing.T) {
 	for _, tc := range []struct{ buckets, procs, want int }{
 		{0, 2, 1},
 		{1, 2, 1},
-		{2, 2, 2},
-		{3, 2, 4},
-		{100, 2, 128},
+		{2, 2, 1},
+		{15, 2, 1},
+		{16, 2, 2},
+		{100, 2, 8},
 		{1000, 1, 64},
-		{1000, 2, 128},
-		{1000, 4, 256},
+		{1000, 2, 64},
+		{1024, 2, 128},
+		{8192, 4, 256},
 		{1 << 20, 2, 128},
 		{1 << 20, 6, 512},
 		{1 << 20, 64, 4096},
@@ -205,7 +207,7 @@ func TestMCSFIFO(t *testing.T) {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			withProcs(t, procs)
 			n := scaled(64, 4)
-			s := newStripedLocks(64)
+			s := newStripedLocks(8 * 64) // 64 stripes
 			b := uint64(5)
 			st := &s.stripes[uint32(b)&s.mask]
 			g0 := s.lockBuckets(b, b)
@@ -258,7 +260,7 @@ func TestStripeNoDeadlock(t *testing.T) {
 	withProcs(t, 2)
 	for _, stripes := range []int{1, 4, 128} {
 		t.Run(fmt.Sprintf("stripes=%d", stripes), func(t *testing.T) {
-			s := newStripedLocks(stripes)
+			s := newStripedLocks(8 * stripes)
 			if len(s.stripes) != stripes {
 				t.Fatalf("got %d stripes; want %d", len(s.stripes), stripes)
 			}

@@ -1,6 +1,7 @@
 package cuckoo
 
 import (
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 )
@@ -20,28 +21,64 @@ import (
 // shards' sum is the value, whichever shard an update lands in.
 
 // stackShard returns a shard index in [0, 1<<bits) chosen by the calling
-// goroutine's stack. bits must be in [1, 63].
+// goroutine's stack. bits must be in [0, 63].
 func stackShard(bits uint) uint {
 	var local byte
 	return uint(uint64(uintptr(unsafe.Pointer(&local))>>11) * 0x9e3779b97f4a7c15 >> (64 - bits))
 }
 
+// shardSet is a set of cache-line-sized shards of type T (each T pads
+// itself to 64 bytes), one of which a goroutine picks by its stack. A
+// filter sizes its shard sets by the processors and its table
+// (shardBitsFor): as many as there are goroutines that can run at once,
+// twice over, so that two running goroutines rarely share a line, but no
+// more than a small table needs. A 100-key filter then carries three
+// 64-byte shards instead of 84, which is what lets a process hold 100,000
+// small filters.
+type shardSet[T any] struct {
+	shards []T
+	bits   uint
+}
+
+func (s *shardSet[T]) init(bits uint) {
+	s.shards = make([]T, 1<<bits)
+	s.bits = bits
+}
+
+// mine returns the calling goroutine's shard. The set must have been
+// initialized.
+func (s *shardSet[T]) mine() *T { return &s.shards[stackShard(s.bits)] }
+
+// maxShardBits bounds every shard set at 64 shards.
+const maxShardBits = 6
+
+// shardBitsFor returns the shard bits for a filter of m buckets: enough for
+// two shards per P (runtime.GOMAXPROCS at creation), at most 64, and at
+// most one shard per 16 buckets.
+func shardBitsFor(m uint64) uint {
+	bits := uint(0)
+	for 1<<bits < 2*runtime.GOMAXPROCS(0) && bits < maxShardBits && 16<<(bits+1) <= m {
+		bits++
+	}
+	return bits
+}
+
 // shardedCount is the number of stored fingerprints, spread over padded
 // shards so that goroutines on different cores rarely update the same cache
-// line: each goroutine adds to the shard of its stack (shard.go). Only the
-// sum is meaningful. With the shard chosen by bucket instead, two goroutines
+// line: each goroutine adds to the shard of its stack. Only the sum is
+// meaningful. With the shard chosen by bucket instead, two goroutines
 // filling one filter shared every shard, and the lines moved between the
 // cores on almost every insert.
 type shardedCount struct {
-	shards [1 << countShardBits]struct {
-		n atomic.Int64
-		_ [56]byte
-	}
+	shardSet[countShard]
 }
 
-const countShardBits = 6
+type countShard struct {
+	n atomic.Int64
+	_ [56]byte
+}
 
-func (c *shardedCount) add(d int64) { c.shards[stackShard(countShardBits)].n.Add(d) }
+func (c *shardedCount) add(d int64) { c.mine().n.Add(d) }
 
 func (c *shardedCount) sum() int64 {
 	var n int64
@@ -49,10 +86,4 @@ func (c *shardedCount) sum() int64 {
 		n += c.shards[i].n.Load()
 	}
 	return n
-}
-
-func (c *shardedCount) reset() {
-	for i := range c.shards {
-		c.shards[i].n.Store(0)
-	}
 }

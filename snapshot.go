@@ -20,20 +20,19 @@ import (
 // that two cores relocating at once do not pass one counter's cache line
 // back and forth twice per move.
 type snapshotGate struct {
-	snapshots atomic.Int32 // snapshots in progress
-	_         [60]byte
-	movers    [1 << moverShardBits]struct {
-		n atomic.Int32 // relocation steps in progress in this shard
-		_ [60]byte
-	}
+	movers    shardSet[moverShard] // read-only header: the shards are elsewhere
+	snapshots atomic.Int32         // snapshots in progress
 }
 
-const moverShardBits = 3
+type moverShard struct {
+	n atomic.Int32 // relocations in progress in this shard
+	_ [60]byte
+}
 
 // enterMove waits until no snapshot runs and registers a relocation step. It
 // returns the shard to pass to exitMove.
 func (g *snapshotGate) enterMove() *atomic.Int32 {
-	m := &g.movers[stackShard(moverShardBits)].n
+	m := &g.movers.mine().n
 	for {
 		if g.snapshots.Load() == 0 {
 			m.Add(1)
@@ -52,8 +51,8 @@ func (g *snapshotGate) exitMove(m *atomic.Int32) { m.Add(-1) }
 // endSnapshot.
 func (g *snapshotGate) beginSnapshot() {
 	g.snapshots.Add(1)
-	for i := range g.movers {
-		for g.movers[i].n.Load() != 0 {
+	for i := range g.movers.shards {
+		for g.movers.shards[i].n.Load() != 0 {
 			runtime.Gosched()
 		}
 	}

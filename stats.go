@@ -96,10 +96,6 @@ const (
 	numStats
 )
 
-// statShardBits sets the number of shards of statCounters: 16 lines of
-// 64 bytes, so that goroutines on different cores rarely write one line.
-const statShardBits = 4
-
 // statCounters counts rare events (never one per plain Insert or Lookup),
 // spread over cache-line-sized shards like shardedCount: each goroutine adds
 // to the shard of its stack (shard.go), and only the sums are meaningful.
@@ -107,14 +103,16 @@ const statShardBits = 4
 // already, so relocating goroutines on two cores do not pass a counter's
 // line back and forth.
 type statCounters struct {
-	shards [1 << statShardBits]struct {
-		n [numStats]atomic.Uint64
-		_ [64 - numStats*8]byte
-	}
+	shardSet[statShard]
+}
+
+type statShard struct {
+	n [numStats]atomic.Uint64
+	_ [64 - numStats*8]byte
 }
 
 func (c *statCounters) add(id statID, d uint64) {
-	c.shards[stackShard(statShardBits)].n[id].Add(d)
+	c.mine().n[id].Add(d)
 }
 
 func (c *statCounters) sum(id statID) uint64 {

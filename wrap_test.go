@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // TestLookupSurvivesCounterWrap stalls a lookup by hand between its reads
@@ -115,6 +117,16 @@ func testLookupAcrossWraps(t *testing.T, mode Mode, fb, cycles int) {
 	found := []bool{false}
 	if f.LookupBatch([][]byte{key}, found); !found[0] {
 		t.Error("LookupBatch missed the victim")
+	}
+	if f.Count(key) != 1 {
+		t.Errorf("Count = %d; want 1", f.Count(key))
+	}
+	h := xxhash.Sum64(key)
+	if !f.LookupHash(h) {
+		t.Error("LookupHash missed the victim")
+	}
+	if f.LookupBatchHash([]uint64{h}, found[:1]); !found[0] {
+		t.Error("LookupBatchHash missed the victim")
 	}
 	if !f.Delete(key) {
 		t.Error("Delete did not find the victim")
