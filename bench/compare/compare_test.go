@@ -48,7 +48,7 @@ func TestAdapters(t *testing.T) {
 			}
 			fp := 0
 			for i := range n {
-				if f.Lookup(benchkit.Key(benchkit.NegBit|uint64(i))) {
+				if f.Lookup(benchkit.Key(benchkit.NegBit | uint64(i))) {
 					fp++
 				}
 			}
@@ -269,4 +269,3 @@ func TestRunTimed(t *testing.T) {
 		t.Errorf("JSON: %d cells; want %d", len(back.Cells), len(rep.Cells))
 	}
 }
-
