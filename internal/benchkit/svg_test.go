@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -22,17 +21,6 @@ type svgPanelDoc struct {
 	points         []string // points of each polyline
 	whiskers       int
 	styles         map[string]string // impl -> "colour marker" of its points
-}
-
-// parseSVG reads the chart at path with encoding/xml, failing the test if it
-// is not well-formed or not self-contained.
-func parseSVG(t *testing.T, path string) svgDoc {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parseSVGData(t, data)
 }
 
 func parseSVGData(t *testing.T, data []byte) svgDoc {
