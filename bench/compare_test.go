@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/seed25b00da8/cuckoo/bench/compare"
+	"github.com/seed25b00da8/cuckoo/internal/benchkit"
 )
 
 // The comparison as go test benchmarks, one per cell:
@@ -50,11 +51,11 @@ func (fx *fixture) get(b *testing.B, env *compare.Env, im compare.Impl, filled i
 }
 
 func BenchmarkCompare(b *testing.B) {
-	sizes, err := compare.ParseSizes(*sizesFlag)
+	sizes, err := benchkit.ParseSizes(*sizesFlag, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	gs, err := compare.ParseInts(*gsFlag)
+	gs, err := benchkit.ParseGoroutines(*gsFlag)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func BenchmarkCompare(b *testing.B) {
 		for _, size := range sizes {
 			for _, w := range compare.Workloads {
 				for _, g := range gs {
-					if ok, _ := compare.Supports(im, w, g, batchAny{}); !ok {
+					if ok, _ := compare.Supports(im, w, g); !ok {
 						continue
 					}
 					name := fmt.Sprintf("impl=%s/workload=%s/n=%s/g=%d", im.Name, w, size.Name, g)
@@ -82,12 +83,6 @@ func BenchmarkCompare(b *testing.B) {
 		}
 	}
 }
-
-// batchAny passes the LookupBatch check of Supports; benchCell checks the
-// real instance.
-type batchAny struct{ compare.Filter }
-
-func (batchAny) LookupBatch([][]byte, []bool) {}
 
 func benchCell(b *testing.B, fx *fixture, env *compare.Env, im compare.Impl, w compare.Workload, g int) {
 	b.ReportAllocs()
@@ -126,9 +121,6 @@ func benchCell(b *testing.B, fx *fixture, env *compare.Env, im compare.Impl, w c
 		ops = env.RunOps(f, im, w, g, fill, int64(b.N)).Ops
 	default:
 		f := fx.get(b, env, im, env.N)
-		if ok, why := compare.Supports(im, w, g, f); !ok {
-			b.Skip(why)
-		}
 		b.ResetTimer()
 		ops = env.RunOps(f, im, w, g, env.N, int64(b.N)).Ops
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/xml"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/seed25b00da8/cuckoo"
+	"github.com/seed25b00da8/cuckoo/internal/benchimpl"
+	"github.com/seed25b00da8/cuckoo/internal/benchkit"
 )
 
 // benchRow is one parsed line of the bench table.
@@ -76,7 +80,7 @@ func TestBenchEndToEnd(t *testing.T) {
 	header, rows := parseBenchTable(t, stdout)
 	head := strings.Join(header, "\n")
 	for _, want := range []string{
-		"cpu: " + cpuModel(),
+		"cpu: " + benchkit.CPUModel(),
 		fmt.Sprintf("goos/goarch: %s/%s", runtime.GOOS, runtime.GOARCH),
 		fmt.Sprintf("GOMAXPROCS: %d", runtime.GOMAXPROCS(0)),
 		fmt.Sprintf("NumCPU: %d", runtime.NumCPU()),
@@ -187,30 +191,71 @@ func TestBenchEndToEnd(t *testing.T) {
 		}
 	}
 
-	// The chart: well-formed, one polyline per implementation per chart.
-	doc := parseSVG(t, svgPath)
+	// The chart: well-formed, one panel per workload, one polyline per
+	// implementation in each (the chart itself is tested in benchkit).
+	doc := readChart(t, svgPath)
 	if len(doc.charts) != 4 {
 		t.Fatalf("%d charts, want 4 (one per workload)", len(doc.charts))
 	}
 	for _, ch := range doc.charts {
 		wantImpls := append(slices.Clone(cuckoos), "map-rwmutex", "probe")
-		if ch.workload != "mixed" {
+		if ch.Workload != "mixed" {
 			for _, impl := range cuckoos {
 				wantImpls = append(wantImpls, impl+"-batch")
 			}
 		}
 		slices.Sort(wantImpls)
-		gotImpls := slices.Clone(ch.polylines)
-		slices.Sort(gotImpls)
-		if !slices.Equal(gotImpls, wantImpls) {
-			t.Errorf("chart %s: polylines %v, want one each for %v", ch.workload, gotImpls, wantImpls)
-		}
-		for _, p := range ch.points {
-			if n := len(strings.Fields(p)); n != 2 {
-				t.Errorf("chart %s: polyline with %d points, want 2 (goroutines 1 and 3): %q", ch.workload, n, p)
+		var gotImpls []string
+		for _, p := range ch.Polylines {
+			gotImpls = append(gotImpls, p.Impl)
+			if n := len(strings.Fields(p.Points)); n != 2 {
+				t.Errorf("chart %s: polyline with %d points, want 2 (goroutines 1 and 3): %q", ch.Workload, n, p.Points)
 			}
 		}
+		slices.Sort(gotImpls)
+		if !slices.Equal(gotImpls, wantImpls) {
+			t.Errorf("chart %s: polylines %v, want one each for %v", ch.Workload, gotImpls, wantImpls)
+		}
 	}
+}
+
+// chartFile is what the end-to-end test reads from a chart.
+type chartFile struct {
+	charts []chartGroup // the top-level groups of class "chart"
+}
+
+type chartGroup struct {
+	Class     string `xml:"class,attr"`
+	Workload  string `xml:"data-workload,attr"`
+	Polylines []struct {
+		Impl   string `xml:"data-impl,attr"`
+		Points string `xml:"points,attr"`
+	} `xml:"polyline"`
+}
+
+func readChart(t *testing.T, path string) chartFile {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root struct {
+		XMLName xml.Name
+		Groups  []chartGroup `xml:"g"`
+	}
+	if err := xml.Unmarshal(data, &root); err != nil {
+		t.Fatalf("chart is not well-formed XML: %v", err)
+	}
+	if root.XMLName.Local != "svg" {
+		t.Fatalf("chart root %v, want svg", root.XMLName)
+	}
+	var doc chartFile
+	for _, g := range root.Groups {
+		if g.Class == "chart" {
+			doc.charts = append(doc.charts, g)
+		}
+	}
+	return doc
 }
 
 func TestBenchSelection(t *testing.T) {
@@ -284,19 +329,23 @@ func TestBenchUsageErrors(t *testing.T) {
 func TestBenchFill(t *testing.T) {
 	for _, n := range []int{1, 19, 1000, 10 << 10} {
 		for _, g := range []int{1, 7} {
-			f, err := cuckoo.New(n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got, want := f.Cap(), 4*filterBuckets(n); got != want {
-				t.Errorf("n=%d: Cap %d, filterBuckets says %d slots", n, got, want)
-			}
-			r := job{t: f, w: wFill, g: g, n: n}.run()
-			if r.ops != int64(n) || r.insertFailed != 0 || f.Len() != n {
-				t.Errorf("n=%d g=%d: %d ops, %d failed, Len %d; want %d inserts", n, g, r.ops, r.insertFailed, f.Len(), n)
-			}
-			if l := loadOf(f); n >= 1000 && (l < 0.945 || l > 0.955) {
-				t.Errorf("n=%d g=%d: load %.4f after the fill, want 0.95", n, g, l)
+			for _, batch := range []bool{false, true} {
+				im := benchimpl.Cuckoo("", cuckoo.LockFree, 12, batch)
+				f, err := im.New(n, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cf := f.(benchimpl.Filter)
+				if got, want := cf.Cap(), 4*benchimpl.Buckets(n); got != want {
+					t.Errorf("n=%d: Cap %d, Buckets says %d slots", n, got, want)
+				}
+				r := benchkit.NewEnv(n).RunFor(f, im, benchkit.Fill, g, 0, 0)
+				if r.Ops != int64(n) || r.InsertFailed != 0 || cf.Len() != n {
+					t.Errorf("n=%d g=%d batch=%v: %d ops, %d failed, Len %d; want %d inserts", n, g, batch, r.Ops, r.InsertFailed, cf.Len(), n)
+				}
+				if l := cf.LoadFactor(); n >= 1000 && (l < 0.945 || l > 0.955) {
+					t.Errorf("n=%d g=%d: load %.4f after the fill, want 0.95", n, g, l)
+				}
 			}
 		}
 	}
@@ -315,43 +364,89 @@ func (a *allocTarget) Lookup(key []byte) bool {
 }
 
 func TestBenchAllocsCounted(t *testing.T) {
-	r := job{t: &allocTarget{}, w: wLookupPos, g: 1, n: 100, filled: 100, d: 5 * time.Millisecond}.run()
-	if r.ops == 0 {
+	r := benchkit.NewEnv(100).RunFor(&allocTarget{}, benchkit.Impl{Name: "alloc"}, benchkit.LookupPos, 1, 100, 5*time.Millisecond)
+	if r.Ops == 0 {
 		t.Fatal("no operations")
 	}
-	if a := float64(r.mallocs) / float64(r.ops); a < 0.99 || a > 1.5 {
+	if a := float64(r.Mallocs) / float64(r.Ops); a < 0.99 || a > 1.5 {
 		t.Errorf("%.3f allocs/op measured, want 1", a)
 	}
-	if got := formatAllocs(float64(r.mallocs) / float64(r.ops)); got == "0.00" {
+	if got := benchkit.FormatAllocs(float64(r.Mallocs) / float64(r.Ops)); got == "0.00" {
 		t.Errorf("allocating lookups reported as %s allocs/op", got)
 	}
-	f, err := cuckoo.New(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	job{t: f, w: wFill, g: 1, n: 1000}.run()
-	r = job{t: f, w: wLookupPos, g: 2, n: 1000, filled: 1000, d: 5 * time.Millisecond}.run()
-	if got := formatAllocs(float64(r.mallocs) / float64(r.ops)); got != "0.00" {
-		t.Errorf("filter lookups: %s allocs/op (%d in %d ops), want 0.00", got, r.mallocs, r.ops)
+	env := benchkit.NewEnv(1000)
+	for _, im := range []benchkit.Impl{benchimpl.Cuckoo("", cuckoo.LockFree, 12, false), benchimpl.Cuckoo("", cuckoo.Locked, 8, true)} {
+		f, _, err := env.Build(im, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = env.RunFor(f, im, benchkit.LookupPos, 2, 1000, 5*time.Millisecond)
+		if got := benchkit.FormatAllocs(float64(r.Mallocs) / float64(r.Ops)); got != "0.00" {
+			t.Errorf("%s lookups: %s allocs/op (%d in %d ops), want 0.00", im.Name, got, r.Mallocs, r.Ops)
+		}
 	}
 }
 
 func TestBenchParse(t *testing.T) {
-	sizes, err := parseSizes("10k, 1M,32M,3")
+	sizes, err := benchkit.ParseSizes("10k, 1M,32M,3,1000000", cuckoo.MaxCapacity)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []size{{"10k", 10 << 10}, {"1M", 1 << 20}, {"32M", 32 << 20}, {"3", 3}}
+	want := []benchkit.Size{{Name: "10k", N: 10 << 10}, {Name: "1M", N: 1 << 20}, {Name: "32M", N: 32 << 20}, {Name: "3", N: 3}, {Name: "1000000", N: 1000000}}
 	if !slices.Equal(sizes, want) {
-		t.Errorf("parseSizes: %v, want %v", sizes, want)
+		t.Errorf("ParseSizes: %v, want %v", sizes, want)
 	}
-	if gs, err := parseGoroutines("64,1,2,2"); err != nil || !slices.Equal(gs, []int{1, 2, 64}) {
-		t.Errorf("parseGoroutines: %v, %v", gs, err)
+	if _, err := benchkit.ParseSizes("1G", cuckoo.MaxCapacity); cuckoo.MaxCapacity < 1<<30 && err == nil {
+		t.Errorf("ParseSizes(1G) above MaxCapacity %d: no error", cuckoo.MaxCapacity)
 	}
 	if b, err := parseBits("8,12"); err != nil || !slices.Equal(b, []int{12, 8}) {
 		t.Errorf("parseBits: %v, %v; want 12 first", b, err)
 	}
-	if w, err := parseWorkloads("mixed,fill"); err != nil || !slices.Equal(w, []workload{wFill, wMixed}) {
-		t.Errorf("parseWorkloads: %v, %v; want run order", w, err)
+	if m, err := parseModes("locked,lockfree,locked"); err != nil || !slices.Equal(m, []cuckoo.Mode{cuckoo.Locked, cuckoo.LockFree}) {
+		t.Errorf("parseModes: %v, %v", m, err)
+	}
+}
+
+// TestBenchHelpSizes checks that the help says what the size suffixes mean.
+func TestBenchHelpSizes(t *testing.T) {
+	_, stdout, _ := runCmd(t, "", "help", "bench")
+	for _, want := range []string{"M = 2^20", "1048576", "1000000"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("help bench lacks %q:\n%s", want, stdout)
+		}
+	}
+	_, _, stderr := runCmd(t, "")
+	for _, flag := range []string{"-impls", "-workloads", "-reps", "-progress", "-svg", "-json", "-ops"} {
+		if !strings.Contains(stderr, "cuckoo bench ") || !strings.Contains(stderr, flag) {
+			t.Errorf("usage line of bench lacks %s:\n%s", flag, stderr)
+		}
+	}
+}
+
+// TestBenchOutputChecked checks that an output path that cannot be written
+// fails before the run, and that a failed run leaves an existing file alone.
+func TestBenchOutputChecked(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ flag, path string }{
+		{"-svg", filepath.Join(dir, "no", "such", "dir", "x.svg")},
+		{"-svg", dir},
+		{"-json", filepath.Join(dir, "missing", "x.json")},
+	} {
+		start := time.Now()
+		// A long -duration: the run must not start.
+		status, stdout, stderr := runCmd(t, "", "bench", "-sizes", "1k", "-duration", "1h", tc.flag, tc.path)
+		if status != exitError || stdout != "" || !strings.Contains(stderr, tc.path) {
+			t.Errorf("%s %s: status %d, stdout %q, stderr %q; want %d, nothing, and an error naming the path", tc.flag, tc.path, status, stdout, stderr, exitError)
+		}
+		if el := time.Since(start); el > 30*time.Second {
+			t.Errorf("%s %s: failed after %v, want before the run", tc.flag, tc.path, el)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("failed runs left files behind: %v", entries)
 	}
 }

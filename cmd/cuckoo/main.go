@@ -235,12 +235,9 @@ func loadFilter(path string) (*cuckoo.Filter, int64, error) {
 	return &f, n, nil
 }
 
-// isTerminal reports whether w is a terminal (a character device).
+// isTerminal reports whether w is a terminal: a file whose terminal
+// attributes can be read (not merely a character device: /dev/null is one).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && isTerminalFd(f.Fd())
 }

@@ -1,4 +1,4 @@
-package compare
+package benchkit
 
 import (
 	"encoding/binary"
@@ -9,22 +9,22 @@ import (
 
 // The memory probe is the ceiling for a two-bucket lookup: per operation it
 // makes two independent random 8-byte loads from a table of one uint64 per
-// bucket of the cuckoo filter, with no hashing. The indices come from the
-// key's random half (an xorshift64 value) and one more xorshift step, mapped
-// into the table by multiply-shift. Insert and Delete do the same two loads
-// and write nothing, so every workload measures memory reads only.
+// bucket of the structure it stands beside, with no hashing. The indices
+// come from the key's random half and one more xorshift step, mapped into
+// the table by multiply-shift. Insert and Delete do the same two loads and
+// write nothing, so every workload measures memory reads only.
 
 // NewProbe returns the memory-probe impl; words(n) is the number of buckets
-// of the filter it stands beside.
+// of the structure it stands beside.
 func NewProbe(name string, words func(n int) int) Impl {
 	return Impl{
 		Name:  name,
-		Desc:  "memory probe: two independent random 8-byte loads per op from one uint64 per cuckoo bucket, no hashing",
+		Desc:  "memory probe, not a filter: two independent random 8-byte loads per op from one uint64 per cuckoo bucket, no hashing (the ceiling of a two-bucket lookup)",
 		Probe: true,
 		New: func(n int, _ *Keys) (Filter, error) {
 			m := words(n)
 			if m < 1 {
-				return nil, fmt.Errorf("compare: probe table of %d words", m)
+				return nil, fmt.Errorf("probe table of %d words", m)
 			}
 			t := make([]uint64, m)
 			// Write every word: untouched pages would all map the zero
@@ -34,12 +34,13 @@ func NewProbe(name string, words func(n int) int) Impl {
 				x = xorshift(x)
 				t[i] = x
 			}
-			return &probe{t: t}, nil
+			return &Probe{t: t}, nil
 		},
 	}
 }
 
-type probe struct {
+// Probe is the memory probe's table.
+type Probe struct {
 	t []uint64
 }
 
@@ -50,14 +51,14 @@ func xorshift(x uint64) uint64 {
 	return x
 }
 
-// indices returns the two table indices for random x, both below m.
+// probeIndices returns the two table indices for random x, both below m.
 func probeIndices(x uint64, m int) (int, int) {
 	i1, _ := bits.Mul64(x, uint64(m))
 	i2, _ := bits.Mul64(xorshift(x), uint64(m))
 	return int(i1), int(i2)
 }
 
-func (p *probe) load(key []byte) bool {
+func (p *Probe) load(key []byte) bool {
 	i1, i2 := probeIndices(binary.LittleEndian.Uint64(key[len(key)-8:]), len(p.t))
 	return p.t[i1]&p.t[i2] == 1 // almost never true; the loads are what counts
 }
@@ -66,14 +67,24 @@ func (p *probe) load(key []byte) bool {
 // loaded words equal 1. Insert and Delete must use the loaded values: the
 // compiler removes loads whose values are never used, and the probe then
 // measures nothing (it did: a fill at 32M ran at 450 Mops/s).
-var errProbeHit = errors.New("compare: probe words both 1")
+var errProbeHit = errors.New("benchkit: probe words both 1")
 
-func (p *probe) Insert(key []byte) error {
+// Insert loads two words.
+func (p *Probe) Insert(key []byte) error {
 	if p.load(key) {
 		return errProbeHit
 	}
 	return nil
 }
-func (p *probe) Lookup(key []byte) bool { return p.load(key) }
-func (p *probe) Delete(key []byte) bool { return !p.load(key) }
-func (p *probe) TableBytes() int64      { return int64(len(p.t)) * 8 }
+
+// Lookup loads two words.
+func (p *Probe) Lookup(key []byte) bool { return p.load(key) }
+
+// Delete loads two words.
+func (p *Probe) Delete(key []byte) bool { return !p.load(key) }
+
+// TableBytes returns the table's size.
+func (p *Probe) TableBytes() int64 { return int64(len(p.t)) * 8 }
+
+// Words returns the table's length.
+func (p *Probe) Words() int { return len(p.t) }
