@@ -85,9 +85,7 @@ const (
 	statusSucceeded = 1
 	statusFailed    = 2
 
-	descChunkSize = 64
-	maxDescs      = 1 << refSlotBits
-	maxDescChunks = maxDescs / descChunkSize
+	maxDescs = 1 << refSlotBits
 )
 
 // kcasDesc is one slot of the descriptor table: a K-CAS descriptor and the
@@ -109,116 +107,35 @@ type kcasDesc struct {
 	_ [64 - (6+3*maxK)*8%64]byte // pad to whole cache lines
 }
 
-type descChunk struct {
-	desc [descChunkSize]kcasDesc
-	next [descChunkSize]atomic.Uint32 // free-list links: slot+1, 0 = end
-}
-
-// descPool is the descriptor table and its free lists. The zero value is
-// ready to use; chunks are added when more goroutines than ever before run a
-// K-CAS at once, so steady state allocates nothing.
+// descPool is the descriptor table and its free lists: a slotPool (pool.go)
+// of at most maxDescs descriptors, named by slot = index. Chunks are added
+// when more goroutines than ever before run a K-CAS at once, so steady
+// state allocates nothing.
 //
-// The free list is split into padded shards, each goroutine leasing from and
+// The free list is split into shards, each goroutine leasing from and
 // releasing to the shard of its stack (shard.go), stealing from the others
-// only when its own is empty. With one list, every K-CAS of two goroutines
-// on two cores moved the list head's cache line between them twice (lease
-// and release). The chunk pointers, read on every descriptor access, are
-// kept away from the heads for the same reason.
+// only when its own is empty; in non-race builds the per-P lease cache
+// (descLease) sits in front of it, so the free lists are touched only when
+// a P's cache is empty or a garbage collection emptied it.
 type descPool struct {
-	chunks  [maxDescChunks]atomic.Pointer[descChunk]
-	nchunks atomic.Uint32
-	_       [60]byte
-	heads   [1 << descShardBits]struct {
-		head atomic.Uint64 // aba<<32 | slot+1
-		_    [56]byte
-	}
+	pool slotPool[kcasDesc]
 }
 
 const descShardBits = 3
 
-func (p *descPool) desc(slot uint32) *kcasDesc {
-	return &p.chunks[slot/descChunkSize].Load().desc[slot%descChunkSize]
+func newDescPool() *descPool {
+	p := new(descPool)
+	p.pool.init(1<<descShardBits, maxDescs, nil)
+	return p
 }
 
-func (p *descPool) next(slot uint32) *atomic.Uint32 {
-	return &p.chunks[slot/descChunkSize].Load().next[slot%descChunkSize]
-}
+func (p *descPool) desc(slot uint32) *kcasDesc { return p.pool.item(slot + 1) }
 
-// lease pops a free slot from the caller's shard, or from another shard if
-// that one is empty, growing the table when all are.
-func (p *descPool) lease() uint32 {
-	sh := stackShard(descShardBits)
-	for {
-		for i := uint(0); i < 1<<descShardBits; i++ {
-			if slot, ok := p.pop(&p.heads[(sh+i)%(1<<descShardBits)].head); ok {
-				return slot
-			}
-		}
-		if s, ok := p.grow(&p.heads[sh].head); ok {
-			return s
-		}
-	}
-}
+// lease takes a free slot.
+func (p *descPool) lease() uint32 { return p.pool.lease(stackShard(descShardBits)) - 1 }
 
-// pop takes the first slot of the list at head, or reports that it is empty.
-func (p *descPool) pop(head *atomic.Uint64) (uint32, bool) {
-	for {
-		h := head.Load()
-		top := uint32(h)
-		if top == 0 {
-			return 0, false
-		}
-		slot := top - 1
-		nxt := p.next(slot).Load()
-		// The ABA tag in the high half makes the CAS fail if the slot was
-		// popped and pushed back while we read its link.
-		if head.CompareAndSwap(h, (h>>32+1)<<32|uint64(nxt)) {
-			return slot, true
-		}
-	}
-}
-
-// release pushes slot on the caller's shard of the free list.
-func (p *descPool) release(slot uint32) {
-	p.push(&p.heads[stackShard(descShardBits)].head, slot, slot)
-}
-
-// push links the chain first..last (already linked to each other) in front
-// of the list at head.
-func (p *descPool) push(head *atomic.Uint64, first, last uint32) {
-	for {
-		h := head.Load()
-		p.next(last).Store(uint32(h))
-		if head.CompareAndSwap(h, (h>>32+1)<<32|uint64(first+1)) {
-			return
-		}
-	}
-}
-
-// grow adds a chunk and returns one of its slots, pushing the others on the
-// list at head in one step. It returns false when another goroutine is
-// growing the table or grew it first; the caller then retries the lists.
-func (p *descPool) grow(head *atomic.Uint64) (uint32, bool) {
-	k := p.nchunks.Load()
-	if k == maxDescChunks || p.chunks[k].Load() != nil {
-		// Either 65536 descriptors are leased at once, or another goroutine
-		// is between installing chunk k and publishing its slots: wait.
-		runtime.Gosched()
-		return 0, false
-	}
-	c := new(descChunk)
-	base := k * descChunkSize
-	for i := uint32(1); i < descChunkSize-1; i++ {
-		c.next[i].Store(base + i + 2) // slot base+i links to base+i+1
-	}
-	if !p.chunks[k].CompareAndSwap(nil, c) {
-		return 0, false
-	}
-	// Push slots base+1 .. base+63 as one chain, then publish the chunk.
-	p.push(head, base+1, base+descChunkSize-1)
-	p.nchunks.Store(k + 1)
-	return base, true
-}
+// release returns slot to the free list.
+func (p *descPool) release(slot uint32) { p.pool.release(stackShard(descShardBits), slot+1) }
 
 // descriptors is the descriptor table of every kcasTable in the program.
 // Sharing one table across filters keeps a filter's fixed size small (a
@@ -227,7 +144,7 @@ func (p *descPool) grow(head *atomic.Uint64) (uint32, bool) {
 // number): a word of a table can only ever hold references installed by
 // operations on that table, so whoever finds one knows which table the
 // descriptor's indices refer to.
-var descriptors descPool
+var descriptors = newDescPool()
 
 // descLease is the lease of one descriptor slot. Leases are cached per P in
 // leaseCache, so that in steady state leasing and returning a slot writes

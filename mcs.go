@@ -48,19 +48,14 @@ import (
 // words and links are plain atomic integers the garbage collector need not
 // see.
 //
-// Node pool. Pool nodes are kept in chunks that are never freed: chunk k
-// holds mcsChunk0<<k nodes, so a fixed array of mcsMaxChunks chunk pointers
-// covers every index below 2^31, and a node is found from its index with a
-// bit length and a subtraction. Free nodes sit on Treiber stacks, one per
-// shard, each head a word aba<<32 | index+1 whose ABA tag changes on every
-// successful push or pop, so a pop that read a stale link fails its CAS (up
-// to a wrap of the 32-bit tag between its load and its CAS). A waiter leases
-// its node from the shard of the stripe it waits for and returns it there,
-// so waiters on different stripes rarely share a free-list head; a waiter
-// that finds its shard empty takes a node from another shard, and only when
-// all are empty adds a chunk. The pool therefore grows only when more
-// goroutines than ever before wait at once (each waits for one stripe at a
-// time), and steady state allocates nothing.
+// Node pool. Waiters' nodes come from a slotPool (pool.go, which gives the
+// chunk layout and the free lists' ABA argument), with one free list per
+// shard. A waiter leases its node from the shard of the stripe it waits for
+// and returns it there, so waiters on different stripes rarely share a
+// free-list head. The pool grows only when more goroutines than ever
+// before wait at once (each waits for one stripe at a time), and steady
+// state allocates nothing. Node indices stay below 2^31 (the pool's
+// chunks), so index+1 never reaches mcsSelf.
 
 const (
 	// mcsLine is the padding unit for everything that is spun on or
@@ -134,12 +129,6 @@ const (
 	mcsShardsPerProc = 4
 	mcsMaxShards     = 64
 
-	// Pool chunks: chunk k holds mcsChunk0<<k nodes and starts at index
-	// mcsChunk0*(2^k-1); 27 chunks cover every index below 2^31-16.
-	mcsChunk0Log = 4
-	mcsChunk0    = 1 << mcsChunk0Log
-	mcsMaxChunks = 27
-
 	// mcsSelf is the tail value naming the stripe itself as the holder's
 	// node. Pool indices+1 stay below 2^31.
 	mcsSelf = 0xFFFFFFFF
@@ -185,13 +174,8 @@ var useRTM = rtmSupported() && !raceEnabled
 type mcsNode struct {
 	locked atomic.Uint32 // mcsWaiting or mcsParked while its owner waits; the predecessor sets mcsGranted
 	next   atomic.Uint32 // successor's index+1, 0 = none yet; written once by the successor
-	link   atomic.Uint32 // free-list link (index+1, 0 = end); meaningful only while free
 	wake   chan struct{} // capacity 1; the predecessor sends once if it found mcsParked; set at creation
-	_      [mcsLine - 24]byte
-}
-
-type mcsChunk struct {
-	nodes []mcsNode
+	_      [mcsLine - 16]byte
 }
 
 // lockStripe is one stripe's MCS lock, alone on its cache lines.
@@ -201,12 +185,9 @@ type lockStripe struct {
 	_    [mcsLine - 8]byte
 }
 
-// mcsShard is one free list of pool nodes and one share of the statistics
-// counters, each on its own cache lines.
+// mcsShard is one share of the statistics counters, on its own cache
+// lines (the free lists of pool nodes are the pool's).
 type mcsShard struct {
-	head atomic.Uint64 // free list: aba<<32 | index+1 of the top node
-	_    [mcsLine - 8]byte
-
 	commits   atomic.Uint64
 	aborts    atomic.Uint64
 	fallbacks atomic.Uint64
@@ -226,8 +207,7 @@ type stripedLocks struct {
 	stripes   []lockStripe
 	shards    []mcsShard
 
-	nchunks atomic.Uint32                          // chunks published; grown by one at a time
-	chunks  [mcsMaxChunks]atomic.Pointer[mcsChunk] // pool nodes; set once each, never freed
+	pool slotPool[mcsNode] // waiters' queue nodes, one free list per shard (pool.go)
 }
 
 // lockGuard records what lockBuckets took, for unlockBuckets. Holders keep
@@ -277,12 +257,24 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 	procs := runtime.GOMAXPROCS(0)
 	n := lockStripeCount(nBuckets, procs)
 	sh := min(mcsPow2(mcsShardsPerProc*procs), mcsMaxShards, n)
-	return &stripedLocks{
+	s := &stripedLocks{
 		mask:      uint32(n - 1),
 		shardMask: uint32(sh - 1),
 		elide:     useRTM,
 		stripes:   make([]lockStripe, n),
 		shards:    make([]mcsShard, sh),
+	}
+	s.pool.init(sh, mcsMaxNodes, initMCSNodes)
+	return s
+}
+
+// mcsMaxNodes bounds the node pool below mcsSelf.
+const mcsMaxNodes = 1 << 31
+
+// initMCSNodes gives the nodes of a new pool chunk their wake channels.
+func initMCSNodes(c []mcsNode) {
+	for i := range c {
+		c[i].wake = make(chan struct{}, 1)
 	}
 }
 
@@ -422,9 +414,10 @@ func (s *stripedLocks) acquire(i uint32) {
 // acquireSlow queues a pool node on stripe st (index i), waits to be
 // granted the stripe, and moves its place in the queue onto the stripe.
 func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
-	sh := &s.shards[i&s.shardMask]
+	home := uint(i & s.shardMask)
+	sh := &s.shards[home]
 	sh.waits.Add(1)
-	me := s.lease(sh)
+	me := s.pool.lease(home)
 	n := s.poolNode(me)
 	n.next.Store(0)
 	n.locked.Store(mcsWaiting) // before linking: once linked, the predecessor may grant at any time
@@ -452,13 +445,13 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 	if succ == 0 {
 		st.next.Store(0) // before the CAS: a newcomer may link to mcsSelf right after it
 		if st.tail.CompareAndSwap(me, mcsSelf) {
-			s.push(sh, me)
+			s.pool.release(home, me)
 			return
 		}
 		succ = mcsAwaitLink(&n.next)
 	}
 	st.next.Store(succ)
-	s.push(sh, me)
+	s.pool.release(home, me)
 }
 
 // release unlocks stripe i: it grants the stripe to the next waiter, or
@@ -492,99 +485,4 @@ func mcsAwaitLink(next *atomic.Uint32) uint32 {
 }
 
 // poolNode returns pool node v (index+1). Its chunk must be published.
-func (s *stripedLocks) poolNode(v uint32) *mcsNode {
-	k, off := mcsChunkOf(v - 1)
-	return &s.chunks[k].Load().nodes[off]
-}
-
-// mcsChunkOf returns the chunk holding pool node index i and i's offset in
-// it. Chunk k starts at mcsChunk0*(2^k-1), so i+mcsChunk0 lies in
-// [mcsChunk0<<k, mcsChunk0<<(k+1)).
-func mcsChunkOf(i uint32) (k, off uint32) {
-	j := i + mcsChunk0
-	k = uint32(bits.Len32(j)) - mcsChunk0Log - 1
-	return k, j - mcsChunk0<<k
-}
-
-// lease takes a pool node, preferring shard home, then the other shards,
-// then a new chunk, and returns its index+1.
-func (s *stripedLocks) lease(home *mcsShard) uint32 {
-	for {
-		if v := s.pop(home); v != 0 {
-			return v
-		}
-		for j := range s.shards {
-			if v := s.pop(&s.shards[j]); v != 0 {
-				return v
-			}
-		}
-		if v, ok := s.grow(home); ok {
-			return v
-		}
-	}
-}
-
-// pop removes the top node of sh's free list and returns its index+1, or 0
-// if the list is empty. The link it reads may be stale if another goroutine
-// pops first; the ABA tag then makes the CAS fail.
-func (s *stripedLocks) pop(sh *mcsShard) uint32 {
-	for {
-		h := sh.head.Load()
-		v := uint32(h)
-		if v == 0 {
-			return 0
-		}
-		rest := s.poolNode(v).link.Load()
-		if sh.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(rest)) {
-			return v
-		}
-	}
-}
-
-// push returns node v (index+1) to sh's free list.
-func (s *stripedLocks) push(sh *mcsShard, v uint32) {
-	s.pushChain(sh, v, v)
-}
-
-// pushChain pushes the chain of free nodes first..last (index+1 values,
-// linked from first to last) onto sh's free list.
-func (s *stripedLocks) pushChain(sh *mcsShard, first, last uint32) {
-	l := &s.poolNode(last).link
-	for {
-		h := sh.head.Load()
-		l.Store(uint32(h))
-		if sh.head.CompareAndSwap(h, (h>>32+1)<<32|uint64(first)) {
-			return
-		}
-	}
-}
-
-// grow adds the next chunk of pool nodes, keeps its first node for the
-// caller and pushes the rest onto sh. It returns the kept node's index+1,
-// or false if another goroutine is adding the chunk (the caller then looks
-// at the free lists again).
-func (s *stripedLocks) grow(sh *mcsShard) (uint32, bool) {
-	k := s.nchunks.Load()
-	if k == mcsMaxChunks || s.chunks[k].Load() != nil {
-		// Another goroutine is between installing chunk k and publishing
-		// it, or 2^31 nodes are in use (which memory rules out): wait for
-		// nodes to come back.
-		runtime.Gosched()
-		return 0, false
-	}
-	size := uint32(mcsChunk0) << k
-	base := uint32(mcsChunk0) * (1<<k - 1) // index of the chunk's first node
-	c := &mcsChunk{nodes: make([]mcsNode, size)}
-	for i := range c.nodes {
-		c.nodes[i].wake = make(chan struct{}, 1)
-	}
-	for i := uint32(1); i+1 < size; i++ {
-		c.nodes[i].link.Store(base + i + 2) // node base+i links to base+i+1
-	}
-	if !s.chunks[k].CompareAndSwap(nil, c) {
-		return 0, false
-	}
-	s.pushChain(sh, base+2, base+size)
-	s.nchunks.Store(k + 1)
-	return base + 1, true
-}
+func (s *stripedLocks) poolNode(v uint32) *mcsNode { return s.pool.item(v) }

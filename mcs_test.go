@@ -103,25 +103,26 @@ func TestStripeLayout(t *testing.T) {
 	}
 }
 
-func TestMCSChunkOf(t *testing.T) {
+func TestPoolChunkOf(t *testing.T) {
 	// Walk the first chunks index by index.
 	var i uint32
 	for k := uint32(0); k < 6; k++ {
-		for off := uint32(0); off < mcsChunk0<<k; off++ {
-			gk, goff := mcsChunkOf(i)
+		for off := uint32(0); off < poolChunk0<<k; off++ {
+			gk, goff := poolChunkOf(i)
 			if gk != k || goff != off {
-				t.Fatalf("mcsChunkOf(%d) = %d, %d; want %d, %d", i, gk, goff, k, off)
+				t.Fatalf("poolChunkOf(%d) = %d, %d; want %d, %d", i, gk, goff, k, off)
 			}
 			i++
 		}
 	}
-	// The last index a stripe set can name lies in the last chunk.
-	last := uint32(mcsChunk0*(1<<mcsMaxChunks-1) - 1)
+	// The last index a pool can name lies in the last chunk, and its v
+	// stays below mcsSelf.
+	last := uint32(poolChunk0*(1<<poolMaxChunks-1) - 1)
 	if last+1 >= mcsSelf {
 		t.Fatalf("pool index+1 %#x collides with mcsSelf", last+1)
 	}
-	if k, off := mcsChunkOf(last); k != mcsMaxChunks-1 || off != mcsChunk0<<k-1 {
-		t.Errorf("mcsChunkOf(%d) = %d, %d; want %d, %d", last, k, off, mcsMaxChunks-1, mcsChunk0<<(mcsMaxChunks-1)-1)
+	if k, off := poolChunkOf(last); k != poolMaxChunks-1 || off != poolChunk0<<k-1 {
+		t.Errorf("poolChunkOf(%d) = %d, %d; want %d, %d", last, k, off, poolMaxChunks-1, poolChunk0<<(poolMaxChunks-1)-1)
 	}
 }
 
@@ -486,15 +487,15 @@ func TestMCSPoolConserved(t *testing.T) {
 	go func() { wg.Wait(); close(done) }()
 	waitOrFatal(t, done, 2*time.Minute, "pool stress")
 
-	k := s.nchunks.Load()
+	k := s.pool.nchunks.Load()
 	if k < 1 {
 		t.Fatalf("got %d chunks; want at least 1", k)
 	}
-	total := mcsChunk0 * (1<<k - 1)
+	total := int(s.pool.capacity())
 	seen := make([]bool, total)
 	free := 0
-	for i := range s.shards {
-		for v := uint32(s.shards[i].head.Load()); v != 0; v = s.poolNode(v).link.Load() {
+	for i := range s.pool.heads {
+		for v := uint32(s.pool.heads[i].v.Load()); v != 0; v = s.pool.link(v).Load() {
 			if int(v) > total {
 				t.Fatalf("shard %d: node %d beyond the %d allocated", i, v, total)
 			}
@@ -512,7 +513,7 @@ func TestMCSPoolConserved(t *testing.T) {
 	// overshoot twofold, and a lease that misses nodes pushed onto a shard
 	// it has already scanned may grow once more: a leak or unbounded growth
 	// would exceed 4g.
-	if limit := 4*g + mcsChunk0; total > limit {
+	if limit := 4*g + poolChunk0; total > limit {
 		t.Errorf("got %d nodes; want at most %d", total, limit)
 	}
 	t.Logf("%d chunks, %d nodes", k, total)
@@ -525,7 +526,8 @@ func TestMCSPadding(t *testing.T) {
 	}{
 		{"mcsNode", unsafe.Sizeof(mcsNode{}), mcsLine},
 		{"lockStripe", unsafe.Sizeof(lockStripe{}), mcsLine},
-		{"mcsShard", unsafe.Sizeof(mcsShard{}), 2 * mcsLine},
+		{"mcsShard", unsafe.Sizeof(mcsShard{}), mcsLine},
+		{"poolHead", unsafe.Sizeof(poolHead{}), poolLine},
 	} {
 		t.Run("type="+tc.name, func(t *testing.T) {
 			if tc.got != tc.want {
