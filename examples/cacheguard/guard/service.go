@@ -352,6 +352,9 @@ func (s *Service) Handler() http.Handler {
 	mux.HandleFunc("GET /items/{key}", s.handleGet)
 	mux.HandleFunc("PUT /items/{key}", s.handlePut)
 	mux.HandleFunc("DELETE /items/{key}", s.handleDelete)
+	mux.HandleFunc("/items/{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, fmt.Sprintf("%v: empty", ErrBadKey), http.StatusBadRequest)
+	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
