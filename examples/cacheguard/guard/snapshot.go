@@ -1,0 +1,149 @@
+package guard
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/seed25b00da8/cuckoo"
+)
+
+// A snapshot file holds a filter and its position in the PostgreSQL change
+// log: the line snapshotMagic, one line of JSON (snapshotHeader), then the
+// filter's own encoding (cuckoo's WriteTo, FORMAT.md). A new instance loads it
+// and applies the log after Seq instead of scanning the table.
+const snapshotMagic = "cacheguard snapshot v1\n"
+
+type snapshotHeader struct {
+	DBID      string    `json:"db_id"`
+	Seq       int64     `json:"seq"`
+	Keys      int       `json:"keys"`
+	WrittenAt time.Time `json:"written_at"`
+}
+
+// ErrSnapshotMismatch is wrapped by the errors for a snapshot that does not
+// belong to the database.
+var ErrSnapshotMismatch = errors.New("cacheguard: snapshot does not match the database")
+
+// loadSnapshot loads cfg.Snapshot if it names an existing file and reports
+// whether it did.
+func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
+	if s.cfg.Snapshot == "" {
+		return false, nil
+	}
+	file, err := os.Open(s.cfg.Snapshot)
+	if errors.Is(err, fs.ErrNotExist) {
+		s.log.Printf("no snapshot at %s yet: building from the table", s.cfg.Snapshot)
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("cacheguard: snapshot: %w", err)
+	}
+	defer file.Close()
+	br := bufio.NewReaderSize(file, 4096)
+	magic := make([]byte, len(snapshotMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != snapshotMagic {
+		return false, fmt.Errorf("cacheguard: %s is not a cacheguard snapshot", s.cfg.Snapshot)
+	}
+	line, err := br.ReadSlice('\n')
+	var h snapshotHeader
+	if err != nil || json.Unmarshal(line, &h) != nil {
+		return false, fmt.Errorf("cacheguard: %s: bad snapshot header", s.cfg.Snapshot)
+	}
+	id, err := s.pg.DBID(ctx)
+	if err != nil {
+		return false, err
+	}
+	if h.DBID != id {
+		return false, fmt.Errorf("%w: %s was written for database %q, this is %q", ErrSnapshotMismatch, s.cfg.Snapshot, h.DBID, id)
+	}
+	lo, hi, err := s.pg.LogBounds(ctx)
+	if err != nil {
+		return false, err
+	}
+	if h.Seq > hi {
+		return false, fmt.Errorf("%w: %s is at change %d but the log ends at %d (log reset or restored from an older backup)", ErrSnapshotMismatch, s.cfg.Snapshot, h.Seq, hi)
+	}
+	if lo > h.Seq+1 {
+		return false, fmt.Errorf("%w: %s is at change %d but the log starts at %d: the changes in between are gone", ErrSnapshotMismatch, s.cfg.Snapshot, h.Seq, lo)
+	}
+	f := new(cuckoo.Filter)
+	if _, err := f.ReadFrom(br); err != nil {
+		return false, fmt.Errorf("cacheguard: %s: %w", s.cfg.Snapshot, err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return false, fmt.Errorf("cacheguard: %s: data after the filter", s.cfg.Snapshot)
+	}
+	if f.Len() != h.Keys {
+		return false, fmt.Errorf("cacheguard: %s: header says %d keys, filter holds %d", s.cfg.Snapshot, h.Keys, f.Len())
+	}
+	s.f = f
+	s.applied.Store(h.Seq)
+	s.source = "snapshot"
+	s.log.Printf("filter loaded from %s (%d keys, change %d, written %s); applying the log since", s.cfg.Snapshot, f.Len(), h.Seq, h.WrittenAt.Format(time.RFC3339))
+	return true, nil
+}
+
+// WriteSnapshot writes the filter and its change-log position to path
+// (through a temporary file renamed into place). It blocks PUTs for the time
+// it takes and applies the log up to its end first, so the snapshot holds
+// exactly the changes up to its seq: no creation in flight, none of this
+// instance's creations beyond it.
+func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
+	if s.pg == nil || s.f == nil {
+		return errors.New("cacheguard: snapshots need the filter and the PostgreSQL change log")
+	}
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	if s.degraded.Load() {
+		return errors.New("cacheguard: the filter is degraded (full); not writing a snapshot of it")
+	}
+	if err := s.catchUpLocked(ctx); err != nil {
+		return err
+	}
+	id, err := s.pg.DBID(ctx)
+	if err != nil {
+		return err
+	}
+	h, err := json.Marshal(snapshotHeader{DBID: id, Seq: s.applied.Load(), Keys: s.f.Len(), WrittenAt: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".cacheguard-snapshot-*")
+	if err != nil {
+		return fmt.Errorf("cacheguard: snapshot: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	bw := bufio.NewWriterSize(tmp, 1<<16)
+	bw.WriteString(snapshotMagic)
+	bw.Write(h)
+	bw.WriteByte('\n')
+	if _, err := s.f.WriteTo(bw); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cacheguard: snapshot: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cacheguard: snapshot: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cacheguard: snapshot: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("cacheguard: snapshot: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("cacheguard: snapshot: %w", err)
+	}
+	return nil
+}

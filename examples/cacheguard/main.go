@@ -1,0 +1,136 @@
+// Command cacheguard is a key-value HTTP service over a database with a
+// cuckoo filter in front of it: GET /items/{key} for a key the filter rejects
+// answers 404 without querying the database, which is what stops a flood of
+// requests for absent keys (cache penetration) from reaching it.
+//
+//	go run .                                  # SQLite in the temp dir, no setup
+//	go run . -dsn postgres://u:p@127.0.0.1/db # PostgreSQL, several instances
+//
+// PUT /items/{key} (body = value), DELETE /items/{key}, GET /stats (JSON:
+// load factor, expected false-positive rate, queries avoided). See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/seed25b00da8/cuckoo/examples/cacheguard/guard"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "cacheguard:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the service and serves until ctx is done. If ready is not nil it
+// receives the listening address once the service is up.
+func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) error {
+	fs := flag.NewFlagSet("cacheguard", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
+	sqlitePath := fs.String("sqlite", filepath.Join(os.TempDir(), "cacheguard.db"), "SQLite database file (used unless -dsn is set)")
+	dsn := fs.String("dsn", "", "PostgreSQL DSN (postgres://user:pass@host:port/db); several instances may share it")
+	capacity := fs.Int("capacity", 0, "filter capacity in keys (0: twice the table's rows, at least 100000)")
+	bits := fs.Int("fpbits", 12, "fingerprint bits: 8 or 12")
+	noFilter := fs.Bool("no-filter", false, "serve without the filter (every GET queries the database)")
+	snapshot := fs.String("snapshot", "", "PostgreSQL only: filter snapshot file, loaded at start if it exists and written at shutdown")
+	poll := fs.Duration("poll", guard.DefaultPollInterval, "PostgreSQL: the change log is read at least this often")
+	seed := fs.Int("seed", 0, "insert this many demo rows (key00000000...) before starting, keeping existing ones")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *seed < 0 {
+		return fmt.Errorf("-seed %d: must not be negative", *seed)
+	}
+	logger := log.New(stderr, "cacheguard: ", log.LstdFlags)
+
+	var store guard.Store
+	if *dsn != "" {
+		pg, err := guard.OpenPostgres(ctx, *dsn)
+		if err != nil {
+			return err
+		}
+		if *seed > 0 {
+			if err := pg.Seed(ctx, "key", *seed); err != nil {
+				pg.Close()
+				return err
+			}
+		}
+		store = pg
+	} else {
+		sl, err := guard.OpenSQLite(ctx, *sqlitePath)
+		if err != nil {
+			return err
+		}
+		if *seed > 0 {
+			if err := sl.Seed(ctx, "key", *seed); err != nil {
+				sl.Close()
+				return err
+			}
+		}
+		store = sl
+		logger.Printf("SQLite database %s", *sqlitePath)
+	}
+	defer store.Close()
+
+	svc, err := guard.New(ctx, guard.Config{
+		Store: store, NoFilter: *noFilter, Capacity: *capacity, FingerprintBits: *bits,
+		Snapshot: *snapshot, PollInterval: *poll, Log: logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	st := svc.Stats()
+	logger.Printf("serving on http://%s (%s, filter %v: %d keys, load factor %.4f, expected FPR %.4f%%)",
+		ln.Addr(), st.Backend, st.Filter, st.Keys, st.LoadFactor, 100*st.ExpectedFPR)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if *snapshot != "" {
+		if err := svc.WriteSnapshot(sctx, *snapshot); err != nil {
+			return err
+		}
+		logger.Printf("snapshot written to %s (change %d)", *snapshot, svc.AppliedSeq())
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunBadStart: every bad start is an error (non-zero exit in main).
+func TestRunBadStart(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, want string
+		args       []string
+	}{
+		{"flag", "flag provided but not defined", []string{"-nope"}},
+		{"arg", "unexpected arguments", []string{"extra"}},
+		{"seed", "must not be negative", []string{"-seed", "-1", "-sqlite", filepath.Join(dir, "a.db")}},
+		{"fpbits", "fingerprint", []string{"-fpbits", "9", "-sqlite", filepath.Join(dir, "b.db")}},
+		{"snapshot-sqlite", "PostgreSQL", []string{"-snapshot", filepath.Join(dir, "s"), "-sqlite", filepath.Join(dir, "c.db")}},
+		{"sqlite-dir", "cacheguard", []string{"-sqlite", filepath.Join(dir, "no", "such", "dir.db")}},
+		{"pg-down", "unreachable", []string{"-dsn", "postgres://u:p@127.0.0.1:1/db?connect_timeout=2"}},
+		{"addr", "listen", []string{"-addr", "256.0.0.1:0", "-sqlite", filepath.Join(dir, "d.db")}},
+	} {
+		t.Run("case="+tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			err := run(context.Background(), tc.args, &stderr, nil)
+			if err == nil || !strings.Contains(err.Error()+stderr.String(), tc.want) {
+				t.Fatalf("run %q: error %v; want one mentioning %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunServes starts the command on SQLite, uses it over HTTP and stops it.
+func TestRunServes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-sqlite", filepath.Join(t.TempDir(), "x.db"), "-seed", "500"}, io.Discard, ready)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("run: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("not ready within 30s")
+	}
+	get := func(key string) (int, string) {
+		resp, err := http.Get("http://" + addr + "/items/" + key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("X-Cacheguard-Source")
+	}
+	if code, _ := get("key00000042"); code != 200 {
+		t.Fatalf("GET seeded key: %d; want 200", code)
+	}
+	if code, src := get("nothing-here"); code != 404 || src != "filter" {
+		t.Fatalf("GET absent key: %d from %q; want 404 from filter", code, src)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("run after shutdown: %v", err)
+	}
+}
