@@ -6,8 +6,9 @@
 //
 // False negatives are impossible: Lookup reports true for every key that was
 // inserted and has not been deleted, including while other goroutines insert,
-// delete and relocate fingerprints. Precisely, a Lookup finds a key if some
-// copy of the key's fingerprint stays in the filter for the whole call (see
+// delete and relocate fingerprints, however long the Lookup is delayed
+// between its reads. Precisely, a Lookup finds a key if some copy of the
+// key's fingerprint stays in the filter for the whole call (see
 // "Duplicates" below for the one corner this excludes).
 //
 // False positives happen at a rate of about 8·α/2^f for fingerprint size f
@@ -69,9 +70,12 @@
 // striped queue locks (elided with Intel RTM where the processor supports
 // it); a Lookup reads without locks and takes them only when a relocation
 // through its buckets overlaps it; all three are linearizable. Len and
-// LoadFactor are exact when no operation is in flight.
-// Reset empties the filter; operations overlapping it may or may not survive
-// it.
+// LoadFactor are exact when no operation is in flight, and always within
+// [0, Cap()] and [0, 1]. Reset empties the filter: every fingerprint stored
+// before it began is gone when it returns; operations overlapping it may or
+// may not survive it. In LockFree mode the only waiting is bounded by
+// memory speed: while Reset sweeps the table or a snapshot copies it,
+// inserts that need to relocate fingerprints wait for it (see Mode).
 //
 // # Design
 //
@@ -90,8 +94,9 @@
 // # Persistence
 //
 // MarshalBinary, UnmarshalBinary, WriteTo and ReadFrom use the versioned,
-// checksummed format of FORMAT.md. WriteTo streams a snapshot of a live
-// filter; see its documentation for what a concurrent snapshot guarantees.
+// checksummed format of FORMAT.md. WriteTo writes a snapshot of a live
+// filter, copied to memory first so that relocations never wait for the
+// writer; see its documentation for what a concurrent snapshot guarantees.
 //
 // The algorithms follow the lock-free concurrent cuckoo filter of the paper
 // in Journal of Software (软件学报) 2025 36(7) (two-phase lookup, migration
