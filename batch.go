@@ -28,8 +28,15 @@ func (f *Filter) hashAndRead(g *group, keys [][]byte) {
 		h[j] = xxhash.Sum64(k)
 	}
 	if seed := f.seed; seed != 0 {
-		for j := range keys {
-			h[j] = mix64(h[j] ^ seed)
+		if f.fmix {
+			for j := range keys {
+				h[j] = mix64(h[j] ^ seed)
+			}
+		} else {
+			mul := f.mul
+			for j := range keys {
+				h[j] = (h[j] ^ seed) * mul
+			}
 		}
 	}
 	m, fpRange := f.m, f.fpRange

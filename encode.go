@@ -17,7 +17,7 @@ import (
 //	8         2     format version (1)
 //	10        1     fingerprint bits f (8 or 12)
 //	11        1     slots per bucket (4)
-//	12        1     hash algorithm id (1: xxhash64 + fmix64 seeding, see hash)
+//	12        1     hash algorithm id (1: xxhash64 + fmix64 seeding, 2: xxhash64 + multiply seeding, see keyed)
 //	13        3     reserved, zero
 //	16        8     bucket count m (1 to 2^31)
 //	24        8     seed
@@ -42,6 +42,7 @@ const (
 	formatMagic       = "CUCKOOFL"
 	formatVersion     = 1
 	formatHashXXFmix  = 1 // xxhash64 of the key, xored with the seed, through fmix64
+	formatHashXXMul   = 2 // xxhash64 of the key, xored with the seed, times fmix64(seed)|1
 	formatHeaderSize  = 32
 	formatTrailerSize = 16
 
@@ -170,7 +171,7 @@ func (f *Filter) encode(e *encoder) {
 	e.d.Reset()
 	e.p = append(e.buf[:0], formatMagic...)
 	e.p = binary.LittleEndian.AppendUint16(e.p, formatVersion)
-	e.p = append(e.p, byte(f.lay.f), slotsPerBucket, formatHashXXFmix, 0, 0, 0)
+	e.p = append(e.p, byte(f.lay.f), slotsPerBucket, f.hashAlg(), 0, 0, 0)
 	e.p = binary.LittleEndian.AppendUint64(e.p, f.m)
 	e.p = binary.LittleEndian.AppendUint64(e.p, f.seed)
 	count := f.encodeTable(e)
@@ -257,6 +258,7 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	f.adopt(words, h.lay.f, h.seed, f.Mode(), int64(n))
+	f.setSeed(h.seed, h.hash)
 	return nil
 }
 
@@ -347,6 +349,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 		return n, err
 	}
 	f.adopt(words, h.lay.f, h.seed, f.Mode(), int64(count))
+	f.setSeed(h.seed, h.hash)
 	return n, nil
 }
 
@@ -354,6 +357,7 @@ type header struct {
 	lay  layout
 	m    uint64
 	seed uint64
+	hash uint8 // hash algorithm id
 }
 
 // parseHeader validates the header at the start of data, which may be
@@ -381,9 +385,10 @@ func parseHeader(data []byte) (header, error) {
 	if slots != slotsPerBucket {
 		return h, fmt.Errorf("cuckoo: impossible parameters: %d slots per bucket (want %d)", slots, slotsPerBucket)
 	}
-	if hash != formatHashXXFmix {
-		return h, fmt.Errorf("cuckoo: unknown hash algorithm id %d (want %d)", hash, formatHashXXFmix)
+	if hash != formatHashXXFmix && hash != formatHashXXMul {
+		return h, fmt.Errorf("cuckoo: unknown hash algorithm id %d (want %d or %d)", hash, formatHashXXFmix, formatHashXXMul)
 	}
+	h.hash = hash
 	if data[13]|data[14]|data[15] != 0 {
 		return h, fmt.Errorf("cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
 	}
@@ -444,4 +449,14 @@ func errTruncated(got, want uint64) error {
 
 func errChecksum(stored, computed uint64) error {
 	return fmt.Errorf("cuckoo: checksum mismatch: stored %#016x, computed %#016x (corrupted data)", stored, computed)
+}
+
+// hashAlg returns the id of the hash algorithm the filter places keys with.
+// For seed 0 both algorithms use XXH64 as it is; a filter with seed 0 says 1,
+// which every version of this package reads.
+func (f *Filter) hashAlg() uint8 {
+	if f.fmix || f.seed == 0 {
+		return formatHashXXFmix
+	}
+	return formatHashXXMul
 }

@@ -449,7 +449,7 @@ func encBadInputs(tb testing.TB) []struct {
 		{"bits 0", "cuckoo: impossible parameters: fingerprint bits 0", edit(set(10, 0))},
 		{"slots 8", "cuckoo: impossible parameters: 8 slots per bucket", edit(set(11, 8))},
 		{"hash 0", "cuckoo: unknown hash algorithm id 0", edit(set(12, 0))},
-		{"hash 2", "cuckoo: unknown hash algorithm id 2", edit(set(12, 2))},
+		{"hash 3", "cuckoo: unknown hash algorithm id 3", edit(set(12, 3))},
 		{"reserved", "cuckoo: impossible parameters: reserved header bytes", edit(set(14, 1))},
 		{"buckets 0", "cuckoo: impossible parameters: bucket count 0", edit(put64(16, 0))},
 		{"buckets 2^31+1", "cuckoo: impossible parameters: bucket count 2147483649", edit(put64(16, 1<<31+1))},
@@ -587,6 +587,7 @@ const (
 // encGolden builds the filter the golden file holds.
 func encGolden(tb testing.TB) *Filter {
 	f := encNewFilter(tb, 1000, LockFree, 12, 42)
+	f.setSeed(42, formatHashXXFmix) // the golden file predates algorithm 2
 	if n := encFill(tb, f, "key-", encGoldenKeys); n != encGoldenKeys {
 		tb.Fatalf("golden filter took %d keys; want %d", n, encGoldenKeys)
 	}
@@ -648,14 +649,65 @@ func TestEncodeGolden(t *testing.T) {
 	}
 }
 
-// encSpecHash is hash algorithm 1 as FORMAT.md states it.
-func encSpecHash(key []byte, seed, m uint64, f uint) (b1, b2, fp uint64) {
-	h := xxhash.Sum64(key) ^ seed
+// TestEncodeHashAlgorithm2 checks that a filter made by New with a nonzero
+// seed writes hash algorithm 2 and places keys as FORMAT.md states it, and
+// that the encoding loads back with the same placement.
+func TestEncodeHashAlgorithm2(t *testing.T) {
+	const seed, n = 42, 500
+	f := encNewFilter(t, 1000, LockFree, 12, seed)
+	encFill(t, f, "key-", n)
+	data, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data[12] != formatHashXXMul {
+		t.Fatalf("hash algorithm id %d; want %d", data[12], formatHashXXMul)
+	}
+	m := binary.LittleEndian.Uint64(data[16:])
+	for i := 0; i < n; i++ {
+		key := []byte("key-" + strconv.Itoa(i))
+		b1, b2, fp := encSpecHash2(key, seed, m, 12)
+		w1 := binary.LittleEndian.Uint64(data[formatHeaderSize+8*b1:])
+		w2 := binary.LittleEndian.Uint64(data[formatHeaderSize+8*b2:])
+		if !encSpecHas(w1, fp, 12) && !encSpecHas(w2, fp, 12) {
+			t.Fatalf("%s: fingerprint %#x is in neither bucket %d nor %d", key, fp, b1, b2)
+		}
+	}
+	var g Filter
+	if err := g.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if !g.Lookup([]byte("key-" + strconv.Itoa(i))) {
+			t.Fatalf("key-%d missing after a round trip", i)
+		}
+	}
+	if again, _ := g.MarshalBinary(); !bytes.Equal(again, data) {
+		t.Fatal("re-encoding a decoded algorithm-2 filter changed its bytes")
+	}
+}
+
+// encSpecMix is fmix64, the finalizer of MurmurHash3, as FORMAT.md states it.
+func encSpecMix(h uint64) uint64 {
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33
 	h *= 0xc4ceb9fe1a85ec53
 	h ^= h >> 33
+	return h
+}
+
+// encSpecHash2 is hash algorithm 2 as FORMAT.md states it.
+func encSpecHash2(key []byte, seed, m uint64, f uint) (b1, b2, fp uint64) {
+	return encSpecPlace((xxhash.Sum64(key)^seed)*(encSpecMix(seed)|1), m, f)
+}
+
+// encSpecHash is hash algorithm 1 as FORMAT.md states it.
+func encSpecHash(key []byte, seed, m uint64, f uint) (b1, b2, fp uint64) {
+	return encSpecPlace(encSpecMix(xxhash.Sum64(key)^seed), m, f)
+}
+
+func encSpecPlace(h, m uint64, f uint) (b1, b2, fp uint64) {
 	fp = (h&0xffffffff)*(1<<f-1)>>32 + 1
 	b1 = (h >> 32) * m >> 32
 	hi, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, m)

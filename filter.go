@@ -103,6 +103,8 @@ type Filter struct {
 	lay     layout
 	fpRange uint64 // 2^f - 1: fingerprints are 1..fpRange
 	seed    uint64
+	mul     uint64 // the seed's multiplier (hash algorithm 2)
+	fmix    bool   // hash algorithm 1: keyed through mix64 (filters decoded from it)
 	mode    Mode
 	locks   *stripedLocks // Locked mode only; guards the buckets' stripes
 	count   shardedCount  // fingerprints stored (the shards, written often, are off this line)
@@ -166,7 +168,7 @@ func (f *Filter) adopt(words []atomic.Uint64, bits uint, seed uint64, mode Mode,
 	f.m = uint64(len(words))
 	f.lay = newLayout(bits)
 	f.fpRange = 1<<bits - 1
-	f.seed = seed
+	f.setSeed(seed, formatHashXXMul)
 	f.mode = mode
 	f.locks = nil
 	if mode == Locked {
@@ -200,15 +202,38 @@ func mix64(h uint64) uint64 {
 	return h
 }
 
+// Seeding. The filter places a key by its 64-bit hash h = XXH64(key),
+// keyed with the seed. Seed 0 uses h as it is (XXH64's output is already
+// fully mixed). Another seed maps h to (h ^ seed) * mul, where mul =
+// mix64(seed) | 1 is odd (hash algorithm 2 of FORMAT.md): a multiply-shift
+// hash, whose top bits, from which the bucket comes, collide for two
+// distinct h with probability about 2^-32 over the choice of mul
+// (Dietzfelbinger et al.), so keys crafted to share a bucket under one seed
+// do not under another. It costs one multiply on the lookup's dependency
+// chain; the full mix64(h ^ seed) of hash algorithm 1, which filters
+// encoded before algorithm 2 keep (fmix), cost three times as much.
+
+// keyed returns the key hash h keyed with the filter's seed. Callers skip
+// it for seed 0.
+func (f *Filter) keyed(h uint64) uint64 {
+	if f.fmix {
+		return mix64(h ^ f.seed)
+	}
+	return (h ^ f.seed) * f.mul
+}
+
+// setSeed sets the seed and the hash algorithm that keys hashes with it.
+func (f *Filter) setSeed(seed uint64, alg uint8) {
+	f.seed = seed
+	f.fmix = alg == formatHashXXFmix
+	f.mul = mix64(seed) | 1
+}
+
 // hash returns the key's first bucket and its fingerprint (see place).
-// XXH64's output is already fully mixed, so the default seed 0 uses it as it
-// is; another seed goes through mix64, which would only lengthen the
-// lookup's dependency chain (by about a sixth of a cache-resident Lookup) if
-// done for seed 0 too.
 func (f *Filter) hash(key []byte) (b1, fp uint64) {
 	h := xxhash.Sum64(key)
 	if f.seed != 0 {
-		h = mix64(h ^ f.seed)
+		h = f.keyed(h)
 	}
 	b1, fp, _ = place(h, f.m, f.fpRange)
 	return b1, fp
@@ -297,7 +322,7 @@ func (f *Filter) Lookup(key []byte) bool {
 	// bench/cmd/compare -workloads lookup-pos).
 	h := xxhash.Sum64(key)
 	if f.seed != 0 {
-		h = mix64(h ^ f.seed)
+		h = f.keyed(h)
 	}
 	b1, fp, b2 := place(h, f.m, f.fpRange)
 	if f.mode == Locked {

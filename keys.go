@@ -76,7 +76,7 @@ func (f *Filter) InsertBatchString(keys []string) (n int, err error) {
 // filter must have a table.
 func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
 	if f.seed != 0 {
-		h = mix64(h ^ f.seed)
+		h = f.keyed(h)
 	}
 	return place(h, f.m, f.fpRange)
 }
@@ -173,7 +173,7 @@ func (f *Filter) readHashed(g *group, hs []uint64) {
 	seed, m, fpRange := f.seed, f.m, f.fpRange
 	for j, h := range hs {
 		if seed != 0 {
-			h = mix64(h ^ seed)
+			h = f.keyed(h)
 		}
 		g.b1[j], g.fp[j], g.b2[j] = place(h, m, fpRange)
 	}

@@ -8,9 +8,10 @@ import "math/rand/v2"
 // can be searched offline for ones that share a first bucket and a
 // fingerprint: nine of them fill their pair of buckets and every further one
 // gets ErrFull, whatever the load elsewhere. A random seed per filter makes
-// such a search useless without the seed: the seed is xored into the key's
-// hash before a full-avalanche mix (mix64), so keys colliding under one seed
-// are scattered under another (TestCraftedCollisionsDoNotTransfer).
+// such a search useless without the seed: the key's hash is keyed with the
+// seed by a multiply-shift hash (keyed, in filter.go), so keys colliding
+// under one seed are scattered under another
+// (TestCraftedCollisionsDoNotTransfer).
 //
 // math/rand/v2's global generator is ChaCha8 seeded by the runtime from the
 // operating system's entropy, so its output cannot be predicted from other
