@@ -150,6 +150,9 @@ func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 		// this file).
 		f.t.words[dst].Store(l.bumpCounter(l.setSlot(wd, e, fp)))
 		f.t.words[src].Store(l.bumpCounter(l.setSlot(ws, s, 0)))
+		if raceEnabled {
+			l.checkRelocation(ws, f.t.words[src].Load(), wd, f.t.words[dst].Load(), fp)
+		}
 	}
 	f.locks.unlockBuckets(g)
 	return ok

@@ -297,6 +297,9 @@ func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	if lo > hi {
 		lo, hi = hi, lo
 	}
+	if raceEnabled {
+		checkStripeOrder(lo, hi)
+	}
 	if s.elide && s.elideBegin(lo, hi) {
 		return lockGuard{lo: lo, hi: hi, tx: true}
 	}

@@ -208,6 +208,9 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64) bool {
 		var op kcasOp
 		op.add(src, ws, l.bumpCounter(l.setSlot(ws, s, 0)))
 		op.add(dst, wd, l.bumpCounter(l.setSlot(wd, e, fp)))
+		if raceEnabled {
+			l.checkRelocation(op.old[0], op.new[0], op.old[1], op.new[1], fp)
+		}
 		if f.t.kcas(&op) {
 			return true
 		}
