@@ -41,7 +41,7 @@ import (
 const (
 	formatMagic       = "CUCKOOFL"
 	formatVersion     = 1
-	formatHashXXFmix  = 1 // xxhash64 of the key, xored with the seed, through fmix64
+	formatHashXXFmix  = 1 // xxhash64 of the key; for a non-zero seed, xored with the seed and passed through fmix64 (FORMAT.md)
 	formatHeaderSize  = 32
 	formatTrailerSize = 16
 
