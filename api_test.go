@@ -439,12 +439,7 @@ func TestAPIZeroAllocs(t *testing.T) {
 // deadlock or livelock).
 func apiWait(t *testing.T, wg *sync.WaitGroup, what string) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	waitOrFatal(t, done, 2*time.Minute, what)
+	WaitOrFail(t, Done(wg), 2*time.Minute, what)
 }
 
 // TestCountUnderRelocation counts keys of a tiny, nearly full filter in

@@ -20,8 +20,9 @@ type group struct {
 // It does what hash and alt do, in three loops of one step each: a loop
 // with nothing but the xxhash call, the seed mixing only for a non-zero
 // seed, and place inlined with the table size in registers. With hash and
-// alt called per key, LookupBatch ran at 150 Mops/s; in this form at 183
-// (1M keys, 2 goroutines, bench/cmd/compare -workloads lookup-batch).
+// alt called per key, LookupBatch ran slower: this form is about 22% faster
+// (1M keys, 2 goroutines, bench/cmd/compare -workloads lookup-batch;
+// BENCHMARKS.md, "Figures behind code comments").
 func (f *Filter) hashAndRead(g *group, keys [][]byte) {
 	h := &g.b1 // the raw hashes, until place replaces them
 	for j, k := range keys {

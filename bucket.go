@@ -23,8 +23,9 @@ const (
 	payloadBits    = 64 - tagBits
 )
 
-// layout holds the masks for one fingerprint size. It is computed once in New
-// and copied by value into the hot paths.
+// layout holds the masks for one fingerprint size. It is computed once when
+// the table is set up (New, or loading an encoding) and never changes; the
+// hot paths read it through a pointer (l := &f.lay).
 type layout struct {
 	f        uint   // fingerprint bits: 8 or 12
 	slotMask uint64 // (1<<f)-1

@@ -104,3 +104,26 @@
 // multi-word CAS with Arbel-Raviv and Brown's descriptor reuse, Fan et al.'s
 // cuckoo filter (CoNEXT 2014), and Mellor-Crummey and Scott's queue lock.
 package cuckoo
+
+// Proof obligations and their tests (for maintainers; not package
+// documentation). Each guarantee of the design brief and each claim argued
+// in a comment beside the code, with the tests that would fail if it broke.
+// Stress tests run under -race with more goroutines than processors; under
+// -race the checks of invariants.go also run on every relocation step.
+//
+//	guarantee or claim                             where argued      tests
+//	no false negatives under concurrent churn      doc.go            TestNoFalseNegativesUnderChurn, TestLookupBatchNoFalseNegatives, TestInsertBatchConcurrent
+//	two-phase retry decision (d1, d2 >= 2, wrap)   twophase.go       TestPhase2Decision, TestTwoPhaseInterleavings
+//	counter +1 mod 2^c per step, wraps             bucket.go         TestBumpCounterWraps, TestDiscoverAndMakeRoom, TestMoveStaleStep; checkRelocation (race builds)
+//	Locked: destination stored before source       locked.go         TestLockedMoveDestinationFirst; checkRelocation (race builds)
+//	path code, shortest path, short-queue fallback migrate.go        TestBFSNodeEncoding, TestDiscoverAndMakeRoom
+//	migration keeps every fingerprint; stale path  migrate.go        TestDiscoverAndMakeRoom, TestMakeRoomRediscoversStalePath, TestMoveStaleStep
+//	failed insert changes nothing, Len exact       filter.go         TestFailedInsertChangesNothing, TestErrFull
+//	K-CAS atomicity, helping, descriptor reuse     kcas.go           TestKCASSequential, TestKCASTransfers, TestKCASMixedWithCAS, TestDescPoolLeases
+//	MCS exclusion, FIFO, ascending stripe order    mcs.go            TestMCSMutualExclusion, TestMCSFIFO, TestStripeNoDeadlock, TestLockBucketsShapes; checkStripeOrder (race builds)
+//	RTM elision policy and encoding                htm_amd64.go      TestRTMForcedOff, TestRTMForcedOn, TestRTMTxRetryable, TestHTMCPUID, TestHTMEncoding
+//	snapshot gate: no move overlaps a snapshot     snapshot.go       TestSnapshotGateExcludes, TestSnapshotGateStress, TestEncodeSnapshotUnderLoad
+//	false-positive rate within 10% of 8α/2^f       doc.go            TestFalsePositiveRate
+//	>= 95% load before the first ErrFull           doc.go            TestLoadFactorAtFirstErrFull
+//	Insert, Lookup, Delete allocate nothing        doc.go            TestAllocs, TestKCASAllocs, TestLockAllocs
+//	bad input: a clear error, never a panic        filter.go, encode.go  TestNewBadArguments, TestEncodeBadInput, FuzzUnmarshalBinary, FuzzReadFrom

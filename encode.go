@@ -41,8 +41,8 @@ import (
 const (
 	formatMagic       = "CUCKOOFL"
 	formatVersion     = 1
-	formatHashXXFmix  = 1 // xxhash64 of the key, xored with the seed, through fmix64
-	formatHashXXMul   = 2 // xxhash64 of the key, xored with the seed, times fmix64(seed)|1
+	formatHashXXFmix  = 1 // xxhash64 of the key; for a non-zero seed, xored with the seed and passed through fmix64 (FORMAT.md)
+	formatHashXXMul   = 2 // xxhash64 of the key; for a non-zero seed, xored with the seed and multiplied by fmix64(seed)|1 (FORMAT.md)
 	formatHeaderSize  = 32
 	formatTrailerSize = 16
 

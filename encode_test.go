@@ -8,16 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -27,17 +23,6 @@ import (
 var updateGolden = flag.Bool("update", false, "rewrite the golden encoding and fuzz seed corpus under testdata/")
 
 var encModes = []Mode{LockFree, Locked}
-
-// encNewFilter returns New(capacity) with the given mode, bits and seed, or
-// fails the test.
-func encNewFilter(tb testing.TB, capacity int, mode Mode, fbits int, seed uint64) *Filter {
-	tb.Helper()
-	f, err := New(capacity, WithMode(mode), WithFingerprintBits(fbits), WithSeed(seed))
-	if err != nil {
-		tb.Fatalf("New(%d, mode=%v, bits=%d): %v", capacity, mode, fbits, err)
-	}
-	return f
-}
 
 func encKey(buf []byte, prefix string, i int) []byte {
 	return strconv.AppendInt(append(buf[:0], prefix...), int64(i), 10)
@@ -133,7 +118,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 				for _, via := range []string{"marshal", "stream"} {
 					name := fmt.Sprintf("mode=%v/bits=%d/fill=%s/via=%s", mode, fbits, fill, via)
 					t.Run(name, func(t *testing.T) {
-						f := encNewFilter(t, capacity, mode, fbits, 0x5eed+uint64(fbits))
+						f := NewTestFilter(t, capacity, mode, fbits, 0x5eed+uint64(fbits))
 						n := 0
 						if fill == "full" {
 							n = encFill(t, f, "key-", 2*capacity) // until ErrFull
@@ -147,7 +132,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 						if zero.Mode() != LockFree {
 							t.Fatalf("zero Filter loaded: Mode() = %v; want %v", zero.Mode(), LockFree)
 						}
-						existing := encNewFilter(t, 10, mode, 8, 1)
+						existing := NewTestFilter(t, 10, mode, 8, 1)
 						encFill(t, existing, "old-", 10)
 						encRoundTrip(t, via, f, existing)
 						if existing.Mode() != mode {
@@ -211,7 +196,7 @@ func equalUint64s(a, b []uint64) bool {
 // not stored: a filter that relocated fingerprints encodes with slot bits
 // only, and decodes with counters at zero.
 func TestEncodeClearsCounters(t *testing.T) {
-	f := encNewFilter(t, 5000, LockFree, 12, 7)
+	f := NewTestFilter(t, 5000, LockFree, 12, 7)
 	n := encFill(t, f, "key-", 10000)
 	moved := false
 	for i := uint64(0); i < f.m; i++ {
@@ -279,7 +264,7 @@ func (w *encFailWriter) Write(p []byte) (int, error) {
 }
 
 func TestEncodeWriteErrors(t *testing.T) {
-	f := encNewFilter(t, 20000, LockFree, 12, 0)
+	f := NewTestFilter(t, 20000, LockFree, 12, 0)
 	encFill(t, f, "key-", 20000)
 	size := int(encodedSize(f.m))
 	for _, short := range []bool{false, true} {
@@ -311,8 +296,8 @@ func TestEncodeWriteErrors(t *testing.T) {
 
 // TestEncodeReadFromConcatenated reads two filters from one stream.
 func TestEncodeReadFromConcatenated(t *testing.T) {
-	a := encNewFilter(t, 1000, LockFree, 8, 1)
-	b := encNewFilter(t, 3000, LockFree, 12, 2)
+	a := NewTestFilter(t, 1000, LockFree, 8, 1)
+	b := NewTestFilter(t, 3000, LockFree, 12, 2)
 	encFill(t, a, "a-", 500)
 	encFill(t, b, "b-", 2500)
 	var buf bytes.Buffer
@@ -355,7 +340,7 @@ func (r *encReader) Read(p []byte) (int, error) {
 // TestEncodeReadFromSmallReads feeds ReadFrom one byte (or a few) per Read,
 // across the growth of its table.
 func TestEncodeReadFromSmallReads(t *testing.T) {
-	f := encNewFilter(t, 100000, LockFree, 12, 3) // more buckets than decodeInitialWords
+	f := NewTestFilter(t, 100000, LockFree, 12, 3) // more buckets than decodeInitialWords
 	n := encFill(t, f, "key-", 100000)
 	data, _ := f.MarshalBinary()
 	for _, step := range []int{1, 7, 4096, 1 << 20} {
@@ -391,7 +376,7 @@ func encReseal(data []byte) []byte {
 // encValid returns the encoding of a small filter with a few keys.
 func encValid(tb testing.TB, fbits int) []byte {
 	tb.Helper()
-	f := encNewFilter(tb, 100, LockFree, fbits, 9)
+	f := NewTestFilter(tb, 100, LockFree, fbits, 9)
 	encFill(tb, f, "v-", 50)
 	data, err := f.MarshalBinary()
 	if err != nil {
@@ -480,7 +465,7 @@ func TestEncodeBadInput(t *testing.T) {
 				continue // ReadFrom stops at the end of the filter: TestEncodeTrailingByteReadFrom
 			}
 			t.Run(fmt.Sprintf("input=%s/via=%s", tc.name, via), func(t *testing.T) {
-				f := encNewFilter(t, 1000, LockFree, 8, 77)
+				f := NewTestFilter(t, 1000, LockFree, 8, 77)
 				encFill(t, f, "known-", 600)
 				before := encWords(f)
 				var err error
@@ -565,7 +550,7 @@ func TestEncodeWriteToMemory(t *testing.T) {
 	if testing.Short() {
 		capacity = 4 << 20
 	}
-	f := encNewFilter(t, capacity, LockFree, 12, 0)
+	f := NewTestFilter(t, capacity, LockFree, 12, 0)
 	encFill(t, f, "k", 1<<18)
 	var n int64
 	var err error
@@ -586,7 +571,7 @@ const (
 
 // encGolden builds the filter the golden file holds.
 func encGolden(tb testing.TB) *Filter {
-	f := encNewFilter(tb, 1000, LockFree, 12, 42)
+	f := NewTestFilter(tb, 1000, LockFree, 12, 42)
 	f.setSeed(42, formatHashXXFmix) // the golden file predates algorithm 2
 	if n := encFill(tb, f, "key-", encGoldenKeys); n != encGoldenKeys {
 		tb.Fatalf("golden filter took %d keys; want %d", n, encGoldenKeys)
@@ -654,7 +639,7 @@ func TestEncodeGolden(t *testing.T) {
 // that the encoding loads back with the same placement.
 func TestEncodeHashAlgorithm2(t *testing.T) {
 	const seed, n = 42, 500
-	f := encNewFilter(t, 1000, LockFree, 12, seed)
+	f := NewTestFilter(t, 1000, LockFree, 12, seed)
 	encFill(t, f, "key-", n)
 	data, err := f.MarshalBinary()
 	if err != nil {
@@ -724,224 +709,10 @@ func encSpecHas(w, fp uint64, f uint) bool {
 	return false
 }
 
-// TestEncodeSnapshotUnderLoad takes snapshots (MarshalBinary and WriteTo,
-// several at once) while churn goroutines insert and delete at 90-95% load,
-// where most inserts need relocations, and checks that every snapshot loads
-// and holds every key that was in the filter throughout.
-func TestEncodeSnapshotUnderLoad(t *testing.T) {
-	for _, mode := range encModes {
-		for _, fbits := range []int{8, 12} {
-			for _, churners := range []int{1, runtime.GOMAXPROCS(0), 100} {
-				t.Run(fmt.Sprintf("mode=%v/bits=%d/churners=%d", mode, fbits, churners), func(t *testing.T) {
-					encSnapshotStress(t, mode, fbits, churners)
-				})
-			}
-		}
-	}
-}
-
-func encSnapshotStress(t *testing.T, mode Mode, fbits, churners int) {
-	// Each snapshotter takes rounds snapshots, or as many as fit in budget
-	// (at least 2), and goes on until some insert needed a relocation
-	// during a snapshot.
-	capacity, rounds, budget := 16384, 40, 2*time.Second
-	if testing.Short() {
-		capacity, rounds, budget = 4096, 8, time.Second
-	}
-	const snapshotters = 4
-	f := encNewFilter(t, capacity, mode, fbits, 0xfeed)
-	slots := f.Cap()
-	target := slots * 93 / 100
-
-	// Stable keys fill 45% of the slots before the churn starts. Churn keys
-	// that share a stable key's fingerprint and buckets are not used: a
-	// delete of one could remove the other's copy, the one case the
-	// snapshot guarantee (a copy present throughout) does not cover.
-	nStable := slots * 45 / 100
-	if n := encFill(t, f, "stable-", nStable); n != nStable {
-		t.Fatalf("inserted %d stable keys; want %d", n, nStable)
-	}
-	pair := func(key []byte) uint64 {
-		b1, fp := f.hash(key)
-		return fp<<32 | min(b1, f.alt(b1, fp))
-	}
-	stablePairs := make(map[uint64]bool, nStable)
-	var buf []byte
-	for i := 0; i < nStable; i++ {
-		buf = encKey(buf, "stable-", i)
-		stablePairs[pair(buf)] = true
-	}
-	// bothFull reports whether an insert of key has to relocate.
-	bothFull := func(key []byte) bool {
-		b1, fp := f.hash(key)
-		b2 := f.alt(b1, fp)
-		return f.lay.emptySlot(f.t.load(b1)) < 0 && f.lay.emptySlot(f.t.load(b2)) < 0
-	}
-
-	var (
-		stop        = make(chan struct{})
-		active      atomic.Int32 // snapshots being taken
-		maxActive   atomic.Int32 // most snapshots seen running at once
-		relocDuring atomic.Int64 // inserts that needed a relocation while a snapshot ran
-		inserts     atomic.Int64
-		deletes     atomic.Int64
-		full        atomic.Int64
-		churnWG     sync.WaitGroup
-		snapWG      sync.WaitGroup
-	)
-	for g := 0; g < churners; g++ {
-		churnWG.Add(1)
-		go func(g int) {
-			defer churnWG.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 1))
-			prefix := fmt.Sprintf("churn-%d-", g)
-			var own [][]byte
-			next := 0
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if f.Len() < target || len(own) == 0 {
-					key := encKey(nil, prefix, next)
-					next++
-					if stablePairs[pair(key)] {
-						continue
-					}
-					if active.Load() > 0 && bothFull(key) {
-						relocDuring.Add(1)
-					}
-					if err := f.Insert(key); err != nil {
-						full.Add(1)
-						if len(own) == 0 {
-							runtime.Gosched()
-							continue
-						}
-					} else {
-						inserts.Add(1)
-						own = append(own, key)
-						continue
-					}
-				}
-				i := rng.IntN(len(own))
-				f.Delete(own[i])
-				deletes.Add(1)
-				own[i] = own[len(own)-1]
-				own = own[:len(own)-1]
-			}
-		}(g)
-	}
-	// Let the churn reach its target load before snapshotting.
-	for deadline := time.Now().Add(10 * time.Second); f.Len() < target*98/100 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-	if lf := f.LoadFactor(); lf < 0.85 {
-		t.Errorf("load factor %.3f before the snapshots; want at least 0.85", lf)
-	}
-
-	var snapshots atomic.Int64
-	start := time.Now()
-	for s := 0; s < snapshotters; s++ {
-		snapWG.Add(1)
-		go func(s int) {
-			defer snapWG.Done()
-			var existing *Filter
-			more := func(r int) bool {
-				if relocDuring.Load() == 0 && time.Since(start) < 20*time.Second {
-					return true
-				}
-				return r < 2 || r < rounds && time.Since(start) < budget
-			}
-			for r := 0; more(r); r++ {
-				var data []byte
-				if a := active.Add(1); a > maxActive.Load() {
-					maxActive.Store(a) // racy max: a lower bound is enough
-				}
-				if (r+s)%2 == 0 {
-					var err error
-					data, err = f.MarshalBinary()
-					if err != nil {
-						t.Errorf("MarshalBinary: %v", err)
-					}
-				} else {
-					var b bytes.Buffer
-					if _, err := f.WriteTo(&b); err != nil {
-						t.Errorf("WriteTo: %v", err)
-					}
-					data = b.Bytes()
-				}
-				active.Add(-1)
-				snapshots.Add(1)
-
-				// Load into a zero Filter or into an existing one of the
-				// same mode, alternately with UnmarshalBinary and ReadFrom.
-				g := new(Filter)
-				if r%3 == 2 {
-					if existing == nil {
-						existing = encNewFilter(t, 100, mode, 8, 5)
-					}
-					g = existing
-				}
-				var err error
-				if r%2 == 0 {
-					err = g.UnmarshalBinary(data)
-				} else {
-					_, err = g.ReadFrom(bytes.NewReader(data))
-				}
-				if err != nil {
-					t.Errorf("snapshot %d.%d does not load: %v", s, r, err)
-					return
-				}
-				if r%3 == 2 && g.Mode() != mode {
-					t.Errorf("Mode() = %v after loading into a %v filter", g.Mode(), mode)
-				}
-				if g.Len() < nStable || g.Len() > g.Cap() {
-					t.Errorf("snapshot %d.%d: Len() = %d; want %d to %d", s, r, g.Len(), nStable, g.Cap())
-				}
-				var buf []byte
-				for i := 0; i < nStable; i++ {
-					buf = encKey(buf, "stable-", i)
-					if !g.Lookup(buf) {
-						t.Errorf("snapshot %d.%d misses stable key %q", s, r, buf)
-						return
-					}
-				}
-				time.Sleep(time.Duration(rand.IntN(500)) * time.Microsecond)
-			}
-		}(s)
-	}
-	snapWG.Wait()
-	close(stop)
-	churnWG.Wait()
-	t.Logf("%d snapshots (up to %d at once), %d inserts, %d deletes, %d ErrFull, %d inserts needing relocation during a snapshot, final load %.3f",
-		snapshots.Load(), maxActive.Load(), inserts.Load(), deletes.Load(), full.Load(), relocDuring.Load(), f.LoadFactor())
-	if relocDuring.Load() == 0 {
-		t.Error("no insert needed a relocation while a snapshot ran: the test proved nothing")
-	}
-	if maxActive.Load() < 2 && !testing.Short() {
-		t.Error("no two snapshots ran at once")
-	}
-
-	// At rest, a snapshot is the table itself.
-	data, err := f.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g Filter
-	if err := g.UnmarshalBinary(data); err != nil {
-		t.Fatal(err)
-	}
-	if g.Len() != f.Len() || !equalUint64s(encWords(&g), encWords(f)) {
-		t.Fatalf("quiescent snapshot: Len() = %d, original %d, or tables differ", g.Len(), f.Len())
-	}
-	encCheckKeys(t, &g, "stable-", nStable)
-}
-
 // BenchmarkEncode measures WriteTo, MarshalBinary, UnmarshalBinary and
 // ReadFrom on a filter of 1M capacity at 95% load (a 2.1 MB encoding).
 func BenchmarkEncode(b *testing.B) {
-	f := encNewFilter(b, 1<<20, LockFree, 12, 0)
+	f := NewTestFilter(b, 1<<20, LockFree, 12, 0)
 	encFill(b, f, "k", 1<<20)
 	data, err := f.MarshalBinary()
 	if err != nil {

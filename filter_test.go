@@ -48,18 +48,6 @@ func keysOf(ns uint64, lo, n int) [][]byte {
 	return keys
 }
 
-// newTestFilter returns New(capacity) with the given mode, fingerprint size
-// and seed, failing the test if New fails (as it does for Locked until that
-// mode exists).
-func newTestFilter(t testing.TB, capacity int, mode cuckoo.Mode, bits int, seed uint64) *cuckoo.Filter {
-	t.Helper()
-	f, err := cuckoo.New(capacity, cuckoo.WithMode(mode), cuckoo.WithFingerprintBits(bits), cuckoo.WithSeed(seed))
-	if err != nil {
-		t.Fatalf("New(%d, mode=%v, bits=%d, seed=%d): got error %q; want nil", capacity, mode, bits, seed, err)
-	}
-	return f
-}
-
 // forModesBits runs fn as subtest mode=…/bits=… for every mode and
 // fingerprint size.
 func forModesBits(t *testing.T, fn func(t *testing.T, mode cuckoo.Mode, bits int)) {
@@ -175,7 +163,7 @@ func TestAccessors(t *testing.T) {
 		for _, mode := range modes {
 			for _, bits := range fpBits {
 				t.Run(fmt.Sprintf("mode=%v/bits=%d/seed=%d", mode, bits, seed), func(t *testing.T) {
-					f := newTestFilter(t, 1000, mode, bits, seed)
+					f := cuckoo.NewTestFilter(t, 1000, mode, bits, seed)
 					if got := f.Mode(); got != mode {
 						t.Errorf("Mode(): got %v; want %v", got, mode)
 					}
@@ -343,7 +331,7 @@ func TestCap(t *testing.T) {
 	for _, mode := range modes {
 		for _, capacity := range capacities {
 			t.Run(fmt.Sprintf("mode=%v/capacity=%d", mode, capacity), func(t *testing.T) {
-				f := newTestFilter(t, capacity, mode, 12, 0)
+				f := cuckoo.NewTestFilter(t, capacity, mode, 12, 0)
 				got := f.Cap()
 				if want := wantCap(capacity); got != want {
 					t.Errorf("Cap(): got %d; want %d", got, want)
@@ -413,7 +401,7 @@ func TestLoadFactorAtFirstErrFull(t *testing.T) {
 			for _, capacity := range capacities {
 				t.Run(fmt.Sprintf("mode=%v/bits=%d/capacity=%d", mode, bits, capacity), func(t *testing.T) {
 					for _, seed := range seeds {
-						f := newTestFilter(t, capacity, mode, bits, seed)
+						f := cuckoo.NewTestFilter(t, capacity, mode, bits, seed)
 						n := len(fillUntilFull(t, f, nsFill))
 						lf := f.LoadFactor()
 						if n < capacity {
@@ -441,7 +429,7 @@ func TestFailedInsertChangesNothing(t *testing.T) {
 		for _, capacity := range []int{1000, 12345} {
 			for _, seed := range []uint64{1, 2, 3} {
 				t.Run(fmt.Sprintf("capacity=%d/seed=%d", capacity, seed), func(t *testing.T) {
-					f := newTestFilter(t, capacity, mode, bits, seed)
+					f := cuckoo.NewTestFilter(t, capacity, mode, bits, seed)
 					keys := fillUntilFull(t, f, nsFill)
 					checkLen(t, f, len(keys))
 					checkFound(t, f, keys, "inserted")
@@ -482,7 +470,7 @@ func TestFailedInsertChangesNothing(t *testing.T) {
 func TestFalsePositiveRate(t *testing.T) {
 	const capacity, probes = 100000, 1000000
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {
-		f := newTestFilter(t, capacity, mode, bits, 42)
+		f := cuckoo.NewTestFilter(t, capacity, mode, bits, 42)
 		insertAll(t, f, keysOf(nsFill, 0, capacity))
 		alpha := f.LoadFactor()
 		if alpha < 0.94 || alpha > 0.96 {
@@ -526,7 +514,7 @@ func TestDuplicates(t *testing.T) {
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {
 		for k := 1; k <= 9; k++ {
 			t.Run(fmt.Sprintf("copies=%d", k), func(t *testing.T) {
-				f := newTestFilter(t, 10000, mode, bits, 0)
+				f := cuckoo.NewTestFilter(t, 10000, mode, bits, 0)
 				key := []byte("duplicate")
 				stored := 0
 				for i := 1; i <= k; i++ {
@@ -567,7 +555,7 @@ func TestDuplicates(t *testing.T) {
 func TestDeleteAllEmptiesFilter(t *testing.T) {
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {
 		const capacity = 20000
-		f := newTestFilter(t, capacity, mode, bits, 3)
+		f := cuckoo.NewTestFilter(t, capacity, mode, bits, 3)
 		keys := keysOf(nsFill, 0, capacity*9/10)
 		insertAll(t, f, keys)
 		dups := keys[:capacity/20] // a second copy of the first 5%
@@ -606,7 +594,7 @@ func TestDeleteAllEmptiesFilter(t *testing.T) {
 // that nil and []byte{} are the same key.
 func TestEmptyAndNilKeys(t *testing.T) {
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {
-		f := newTestFilter(t, 100, mode, bits, 0)
+		f := cuckoo.NewTestFilter(t, 100, mode, bits, 0)
 		if err := f.Insert(nil); err != nil {
 			t.Fatalf("Insert(nil): got %v; want nil", err)
 		}
@@ -628,7 +616,7 @@ func TestEmptyAndNilKeys(t *testing.T) {
 func TestReset(t *testing.T) {
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {
 		const capacity = 10000
-		f := newTestFilter(t, capacity, mode, bits, 5)
+		f := cuckoo.NewTestFilter(t, capacity, mode, bits, 5)
 		f.Reset() // of an empty filter
 		checkLen(t, f, 0)
 		for round := range 3 {
@@ -676,7 +664,7 @@ func TestSeedDeterminism(t *testing.T) {
 	inserts := keysOf(nsFill, 0, capacity*101/100) // a little past the capacity
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {
 		build := func(seed uint64) (*cuckoo.Filter, []bool) {
-			f := newTestFilter(t, capacity, mode, bits, seed)
+			f := cuckoo.NewTestFilter(t, capacity, mode, bits, seed)
 			errs := make([]bool, len(inserts))
 			for i, k := range inserts {
 				errs[i] = f.Insert(k) != nil
@@ -745,7 +733,7 @@ func TestDifferential(t *testing.T) {
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {
 		for _, seed := range []uint64{1, 2} {
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-				f := newTestFilter(t, capacity, mode, bits, seed)
+				f := cuckoo.NewTestFilter(t, capacity, mode, bits, seed)
 				rng := rand.New(rand.NewPCG(seed, uint64(bits)))
 				keys := keysOf(nsFill, 0, keySpace)
 				counts := make(map[string]int) // the reference
@@ -843,7 +831,7 @@ func TestDifferential(t *testing.T) {
 func TestAllocs(t *testing.T) {
 	const capacity, runs = 20000, 500
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {
-		f := newTestFilter(t, capacity, mode, bits, 9)
+		f := cuckoo.NewTestFilter(t, capacity, mode, bits, 9)
 		fill := keysOf(nsFill, 0, f.Cap()*94/100)
 		insertAll(t, f, fill)
 		extra := keysOf(nsExtra, 0, 4*runs+4) // AllocsPerRun calls once more to warm up

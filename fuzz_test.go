@@ -20,7 +20,7 @@ import (
 // encFuzzReceiver returns a loaded filter to decode into, with a copy of its
 // table.
 func encFuzzReceiver(t *testing.T) (*Filter, []uint64) {
-	g := encNewFilter(t, 64, LockFree, 8, 3)
+	g := NewTestFilter(t, 64, LockFree, 8, 3)
 	encFill(t, g, "fz-", 40)
 	return g, encWords(g)
 }
@@ -105,7 +105,7 @@ func encFuzzSeeds(tb testing.TB) [][]byte {
 	for _, c := range []struct{ capacity, keys, bits int }{
 		{1, 0, 8}, {1, 3, 12}, {20, 15, 8}, {20, 15, 12}, {40, 0, 12},
 	} {
-		g := encNewFilter(tb, c.capacity, LockFree, c.bits, uint64(c.capacity))
+		g := NewTestFilter(tb, c.capacity, LockFree, c.bits, uint64(c.capacity))
 		encFill(tb, g, "s-", c.keys)
 		data, err := g.MarshalBinary()
 		if err != nil {

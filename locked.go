@@ -92,8 +92,8 @@ func (f *Filter) addHeld(b, fp uint64) bool {
 // argument at the top of this file); only a lookup that overlaps a
 // relocation through b1 takes the locks. Lookups never wait for writers
 // they do not overlap: with 64 goroutines on 2 cores, Locked positive
-// lookups went from 18 to 125 Mops/s (1M keys, bench/cmd/compare -impls
-// cuckoo-locked-f12).
+// lookups got about 7 times faster (1M keys, bench/cmd/compare -impls
+// cuckoo-locked-f12; BENCHMARKS.md, "Figures behind code comments").
 func (f *Filter) lookupLocked(b1, b2, fp uint64) bool {
 	e := f.t.epoch.Load()
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
@@ -172,6 +172,9 @@ func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 		// this file).
 		f.t.words[dst].Store(l.bumpCounter(l.setSlot(wd, e, fp)))
 		f.t.words[src].Store(l.bumpCounter(l.setSlot(ws, s, 0)))
+		if raceEnabled {
+			l.checkRelocation(ws, f.t.words[src].Load(), wd, f.t.words[dst].Load(), fp)
+		}
 		if wrap {
 			f.t.epoch.Add(1)
 		}

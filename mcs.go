@@ -73,9 +73,10 @@ const (
 	// the hand-offs of a few waiters ahead, so waiters usually get the lock
 	// without leaving the processor. Then it calls runtime.Gosched before
 	// each of the next mcsYieldIters checks. Measured with the comparison
-	// module (bench/, 1M keys, Locked f=12, 2-core AMD EPYC): 32 spins and 16
-	// yields gave 6 Mops/s for lookups at 64 goroutines and 39 at 2; 1024
-	// spins and 4 yields gave 18-20 at 64 and 40 at 2. Parking right after
+	// module (bench/, 1M keys, Locked f=12; BENCHMARKS.md, "Figures behind
+	// code comments"): 1024 spins and 4 yields made lookups at 64 goroutines
+	// about 3 times faster than 32 spins and 16 yields, and matched them at 2
+	// goroutines. Parking right after
 	// spinning (no yields) halved the 2-goroutine rate: a park and wake costs
 	// microseconds, which rare collisions at 2 goroutines then pay in full.
 	// Goroutines can outnumber processors, and the holder, or the waiter the
@@ -89,11 +90,11 @@ const (
 	// Parking matters once waiters outnumber processors: with 256 goroutines
 	// queued on one stripe and GOMAXPROCS=2, waiters that only yielded kept
 	// the run queue 256 deep, so each hand-off waited for a whole round of
-	// yields before the new holder ran (0.7ms per section in
-	// TestMCSMutualExclusion, pairs=fixed/goroutines=256, on a 2-core AMD
-	// EPYC VM); parked waiters leave the run queue to the goroutines that can
-	// make progress, a woken one runs next on its waker's processor, and the
-	// same test takes 1.5µs per section.
+	// yields before the new holder ran (TestMCSMutualExclusion,
+	// pairs=fixed/goroutines=256); parked waiters leave the run queue to the
+	// goroutines that can make progress, a woken one runs next on its waker's
+	// processor, and the same test takes about 470 times less per section
+	// (BENCHMARKS.md, "Figures behind code comments").
 	//
 	// Fairness. Neither yielding nor parking gives up the queue position: the
 	// node stays linked, the holder hands the lock to its successor by
@@ -295,6 +296,9 @@ func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
 	if lo > hi {
 		lo, hi = hi, lo
+	}
+	if raceEnabled {
+		checkStripeOrder(lo, hi)
 	}
 	if s.elide && s.elideBegin(lo, hi) {
 		return lockGuard{lo: lo, hi: hi, tx: true}

@@ -39,16 +39,6 @@ func scaled(n, div int) int {
 	return n
 }
 
-// waitOrFatal waits for done to be closed, failing the test after d.
-func waitOrFatal(t *testing.T, done <-chan struct{}, d time.Duration, what string) {
-	t.Helper()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("%s: not done after %v (deadlock or lost wake-up)", what, d)
-	}
-}
-
 // stripesOf returns the stripes lockBuckets(a, b) must take, ascending.
 func stripesOf(s *stripedLocks, a, b uint64) (lo, hi uint32) {
 	lo, hi = uint32(a)&s.mask, uint32(b)&s.mask
@@ -180,9 +170,7 @@ func testMutualExclusion(t *testing.T, fixed bool, g, iters int) *stripedLocks {
 			mu.Unlock()
 		}()
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	waitOrFatal(t, done, 2*time.Minute, "mutual exclusion sections")
+	WaitOrFail(t, Done(&wg), StressWatchdog, "mutual exclusion sections")
 	for i := range counts {
 		if counts[i] != want[i] {
 			t.Errorf("stripe %d: got count %d; want %d", i, counts[i], want[i])
@@ -238,9 +226,7 @@ func TestMCSFIFO(t *testing.T) {
 				}
 			}
 			s.unlockBuckets(g0)
-			done := make(chan struct{})
-			go func() { wg.Wait(); close(done) }()
-			waitOrFatal(t, done, time.Minute, "FIFO waiters")
+			WaitOrFail(t, Done(&wg), time.Minute, "FIFO waiters")
 			for i, got := range order {
 				if got != i {
 					t.Fatalf("acquisition %d: got waiter %d; want %d (order %v)", i, got, i, order)
@@ -286,9 +272,7 @@ func TestStripeNoDeadlock(t *testing.T) {
 					}
 				}()
 			}
-			done := make(chan struct{})
-			go func() { wg.Wait(); close(done) }()
-			waitOrFatal(t, done, 2*time.Minute, "random pairs")
+			WaitOrFail(t, Done(&wg), StressWatchdog, "random pairs")
 			if want := 4 * ((iters + 99) / 100); total != want {
 				t.Errorf("got %d lockAll sections; want %d", total, want)
 			}
@@ -310,7 +294,7 @@ func blocked(t *testing.T, lock func(), release func()) bool {
 		waiting = true
 	}
 	release()
-	waitOrFatal(t, done, time.Minute, "blocked locker")
+	WaitOrFail(t, done, time.Minute, "blocked locker")
 	return waiting
 }
 
@@ -359,7 +343,7 @@ func TestLockBucketsShapes(t *testing.T) {
 					s.unlockBuckets(s.lockBuckets(tc.a, tc.b))
 					close(done)
 				}()
-				waitOrFatal(t, done, time.Minute, "section beside an unrelated stripe")
+				WaitOrFail(t, done, time.Minute, "section beside an unrelated stripe")
 				s.unlockBuckets(g3)
 			}
 			for i := range s.stripes {
@@ -483,9 +467,7 @@ func TestMCSPoolConserved(t *testing.T) {
 			}
 		}()
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	waitOrFatal(t, done, 2*time.Minute, "pool stress")
+	WaitOrFail(t, Done(&wg), StressWatchdog, "pool stress")
 
 	k := s.pool.nchunks.Load()
 	if k < 1 {

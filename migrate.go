@@ -236,6 +236,9 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my *descLease) b
 			ep := f.t.load(epochWord)
 			op.add(epochWord, ep, ep+1)
 		}
+		if raceEnabled {
+			l.checkRelocation(op.old[0], op.new[0], op.old[1], op.new[1], fp)
+		}
 		if f.t.kcasWith(&op, my.slot) {
 			return true
 		}

@@ -17,26 +17,6 @@ import (
 // Concurrent stress tests: they are meant to run under -race, with more
 // goroutines than processors.
 
-// stressWatchdog is how long a stress test may take before it is reported as
-// deadlocked.
-const stressWatchdog = 2 * time.Minute
-
-// waitOrFail waits for wg, failing the test if that takes longer than
-// stressWatchdog (a deadlock or livelock).
-func waitOrFail(t *testing.T, wg *sync.WaitGroup, what string) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(stressWatchdog):
-		t.Fatalf("%s: still running after %v; want done (deadlock?)", what, stressWatchdog)
-	}
-}
-
 // barrier is a reusable barrier for n goroutines.
 type barrier struct {
 	mu      sync.Mutex
@@ -127,7 +107,7 @@ func testChurn(t *testing.T, mode cuckoo.Mode, bits, capacity, churners, readers
 	if testing.Short() {
 		budget = 10000
 	}
-	f := newTestFilter(t, capacity, mode, bits, 77)
+	f := cuckoo.NewTestFilter(t, capacity, mode, bits, 77)
 	stable := keysOf(nsStable, 0, f.Cap()*90/100)
 	insertAll(t, f, stable)
 
@@ -225,9 +205,9 @@ func testChurn(t *testing.T, mode cuckoo.Mode, bits, capacity, churners, readers
 			}
 		}()
 	}
-	waitOrFail(t, &churn, "churners")
+	cuckoo.WaitOrFail(t, cuckoo.Done(&churn), cuckoo.StressWatchdog, "churners")
 	stop.Store(true)
-	waitOrFail(t, &read, "readers")
+	cuckoo.WaitOrFail(t, cuckoo.Done(&read), cuckoo.StressWatchdog, "readers")
 
 	lf := math.Float64frombits(maxLoad.Load())
 	t.Logf("%d rounds x %d churners x %d keys: %d inserts, %d ErrFull, peak load %.4f; %d lookups of stable keys",
@@ -258,7 +238,7 @@ func TestResetConcurrent(t *testing.T) {
 	}
 	for _, mode := range modes {
 		t.Run(fmt.Sprintf("mode=%v/workers=%d", mode, workers), func(t *testing.T) {
-			f := newTestFilter(t, capacity, mode, 12, 1)
+			f := cuckoo.NewTestFilter(t, capacity, mode, 12, 1)
 			per := capacity * 9 / 10 / workers
 			var (
 				wg, rs  sync.WaitGroup
@@ -302,9 +282,9 @@ func TestResetConcurrent(t *testing.T) {
 					time.Sleep(100 * time.Microsecond)
 				}
 			}()
-			waitOrFail(t, &wg, "workers")
+			cuckoo.WaitOrFail(t, cuckoo.Done(&wg), cuckoo.StressWatchdog, "workers")
 			stop.Store(true)
-			waitOrFail(t, &rs, "resetter")
+			cuckoo.WaitOrFail(t, cuckoo.Done(&rs), cuckoo.StressWatchdog, "resetter")
 			t.Logf("%d resets during %d rounds of %d workers", resets.Load(), rounds, workers)
 			if resets.Load() < 2 {
 				t.Errorf("Resets overlapping the workers: got %d; want at least 2", resets.Load())

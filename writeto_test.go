@@ -19,9 +19,9 @@ func counterSum(f *Filter) uint64 {
 	return s
 }
 
-// fillTo inserts keys "<prefix><i>" until the filter holds load*Cap()
+// fillToLoad inserts keys "<prefix><i>" until the filter holds load*Cap()
 // fingerprints and returns the next unused index.
-func fillTo(t *testing.T, f *Filter, prefix string, load float64) int {
+func fillToLoad(t *testing.T, f *Filter, prefix string, load float64) int {
 	t.Helper()
 	i := 0
 	for float64(f.Len()) < load*float64(f.Cap()) {
@@ -62,7 +62,7 @@ func TestWriteToSlowWriterDoesNotBlockInserts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			next := fillTo(t, f, "old-", 0.90)
+			next := fillToLoad(t, f, "old-", 0.90)
 			w := &blockingWriter{entered: make(chan struct{}), release: make(chan struct{})}
 			done := make(chan error, 1)
 			go func() { _, err := f.WriteTo(w); done <- err }()
@@ -135,7 +135,7 @@ func TestWriteToWriterInsertsIntoFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fillTo(t, f, "old-", 0.90)
+			fillToLoad(t, f, "old-", 0.90)
 			w := &insertingWriter{f: f}
 			done := make(chan error, 1)
 			go func() { _, err := f.WriteTo(w); done <- err }()

@@ -1,0 +1,59 @@
+package cuckoo
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// Test helpers used by both the internal tests (package cuckoo) and the
+// external ones (package cuckoo_test), written once here. The exported names
+// exist only while testing.
+
+// NewTestFilter returns New(capacity) with the given mode, fingerprint size
+// and seed, failing the test if New fails.
+func NewTestFilter(tb testing.TB, capacity int, mode Mode, bits int, seed uint64) *Filter {
+	tb.Helper()
+	f, err := New(capacity, WithMode(mode), WithFingerprintBits(bits), WithSeed(seed))
+	if err != nil {
+		tb.Fatalf("New(%d, mode=%v, bits=%d, seed=%d): got error %q; want nil", capacity, mode, bits, seed, err)
+	}
+	return f
+}
+
+// StressWatchdog is how long a stress test waits for its goroutines before
+// it reports them as deadlocked.
+const StressWatchdog = 2 * time.Minute
+
+// WaitOrFail waits for done to be closed, failing the test if that takes
+// longer than d (a deadlock, livelock or lost wake-up).
+func WaitOrFail(tb testing.TB, done <-chan struct{}, d time.Duration, what string) {
+	tb.Helper()
+	select {
+	case <-done:
+	case <-time.After(d):
+		tb.Fatalf("%s: still running after %v; want done (deadlock or lost wake-up?)", what, d)
+	}
+}
+
+// Done returns a channel that is closed once wg's counter reaches zero, for
+// WaitOrFail.
+func Done(wg *sync.WaitGroup) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return done
+}
+
+// testMove runs one relocation step as migrate does, with a descriptor
+// lease of its own in LockFree mode.
+func (f *Filter) testMove(src uint64, s int, fp, dst uint64) bool {
+	var my *descLease
+	if f.mode == LockFree {
+		my = leaseDesc()
+		defer my.release()
+	}
+	return f.move(src, s, fp, dst, my)
+}

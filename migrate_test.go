@@ -1,0 +1,389 @@
+package cuckoo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// Tests of path discovery and migration (migrate.go): the path code and its
+// replay, shortest paths against a reference search, the short queue's
+// fallback to the full one, a stale path discovered anew, and relocation
+// steps that no longer apply.
+
+// TestBFSNodeEncoding checks that a queue node keeps its bucket, depth and
+// path code apart for every depth and path a search can produce, and that
+// the queue bounds hold what the comments beside them say.
+func TestBFSNodeEncoding(t *testing.T) {
+	for _, b := range []uint64{0, 1, 12345, maxBuckets - 1} {
+		for d := 0; d <= maxPathLen; d++ {
+			bitsUsed := 1 + 2*d
+			for _, p := range []uint64{0, 1, 1<<bitsUsed - 1, 0x555 & (1<<bitsUsed - 1), 0xaaa & (1<<bitsUsed - 1)} {
+				x := bfsNode(b, d, p)
+				gb, gd, gp := x>>32, int(x>>12&0xf), x&0xfff
+				if gb != b || gd != d || gp != p {
+					t.Errorf("bfsNode(%d, %d, %#x) decodes to (%d, %d, %#x)", b, d, p, gb, gd, gp)
+				}
+			}
+		}
+	}
+	if 1+2*maxPathLen > 12 {
+		t.Errorf("a path of %d moves needs %d bits; the node has 12", maxPathLen, 1+2*maxPathLen)
+	}
+	// Both roots and four children per node down to depth maxPathLen-1.
+	want := 0
+	for d, n := 0, 2; d < maxPathLen; d, n = d+1, n*slotsPerBucket {
+		want += n
+	}
+	if bfsQueueLen != want {
+		t.Errorf("bfsQueueLen = %d; want %d", bfsQueueLen, want)
+	}
+	if within2 := 2 + 2*4 + 2*16; bfsShortQueue < within2 || bfsShortQueue >= bfsQueueLen {
+		t.Errorf("bfsShortQueue = %d; want at least %d (every bucket within two moves) and below %d", bfsShortQueue, within2, bfsQueueLen)
+	}
+}
+
+// refDepth is the reference for discover: the fewest moves that free a slot
+// in b1 or b2, by a plain level-by-level search, or -1 if more than
+// maxPathLen are needed.
+func refDepth(f *Filter, b1, b2 uint64) int {
+	l := &f.lay
+	level := []uint64{b1}
+	if b2 != b1 {
+		level = append(level, b2)
+	}
+	for d := 0; d <= maxPathLen; d++ {
+		var next []uint64
+		for _, b := range level {
+			w := f.t.load(b)
+			if l.emptySlot(w) >= 0 {
+				return d
+			}
+			for s := 0; s < slotsPerBucket; s++ {
+				if c := f.alt(b, l.slot(w, s)); c != b {
+					next = append(next, c)
+				}
+			}
+		}
+		level = next
+	}
+	return -1
+}
+
+// replayPath follows the path code from b1 or b2 and returns the buckets it
+// visits (depth+1 of them), failing the test if a step names an empty slot
+// or the code has bits beyond its length.
+func replayPath(t *testing.T, f *Filter, b1, b2, path uint64, depth int) []uint64 {
+	t.Helper()
+	if path>>(1+2*depth) != 0 {
+		t.Fatalf("path %#x of %d moves has bits beyond its length", path, depth)
+	}
+	b := b1
+	if path&1 != 0 {
+		b = b2
+	}
+	buckets := []uint64{b}
+	for k := 0; k < depth; k++ {
+		fp := f.lay.slot(f.t.load(b), int(path>>(1+2*k)&3))
+		if fp == 0 {
+			t.Fatalf("path %#x step %d names an empty slot of bucket %d", path, k, b)
+		}
+		b = f.alt(b, fp)
+		buckets = append(buckets, b)
+	}
+	return buckets
+}
+
+// fpCensus counts the fingerprints stored in buckets bs by fingerprint and
+// bucket pair, what a relocation along bs must preserve, and adds up their
+// migration counters.
+func fpCensus(f *Filter, bs []uint64) (census map[uint64]int, counters uint64) {
+	census = make(map[uint64]int)
+	seen := make(map[uint64]bool)
+	for _, b := range bs {
+		if seen[b] {
+			continue
+		}
+		seen[b] = true
+		w := f.t.load(b)
+		counters += f.lay.counter(w)
+		for s := 0; s < slotsPerBucket; s++ {
+			if fp := f.lay.slot(w, s); fp != 0 {
+				census[fp<<32|min(b, f.alt(b, fp))]++
+			}
+		}
+	}
+	return census, counters
+}
+
+func sameCensus(a, b map[uint64]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, n := range a {
+		if b[k] != n {
+			return false
+		}
+	}
+	return true
+}
+
+// allBuckets returns 0..m-1.
+func allBuckets(f *Filter) []uint64 {
+	bs := make([]uint64, f.m)
+	for i := range bs {
+		bs[i] = uint64(i)
+	}
+	return bs
+}
+
+// fullFilter returns a filter filled by Insert to load factor lf, or until
+// the first ErrFull.
+func fullFilter(t *testing.T, mode Mode, bits, capacity int, lf float64) *Filter {
+	t.Helper()
+	f := NewTestFilter(t, capacity, mode, bits, 7)
+	fillTo(f, "fill-", lf)
+	return f
+}
+
+// fillUntilFull inserts keys until the first ErrFull.
+func fillUntilFull(t *testing.T, f *Filter) {
+	t.Helper()
+	fillTo(f, "more-", 1)
+}
+
+func fillTo(f *Filter, prefix string, lf float64) {
+	var buf []byte
+	for i := 0; f.LoadFactor() < lf; i++ {
+		buf = fmt.Appendf(buf[:0], "%s%d", prefix, i)
+		if f.Insert(buf) != nil {
+			return
+		}
+	}
+}
+
+// TestDiscoverAndMakeRoom compares discover with refDepth on a full filter
+// for random bucket pairs, replays every path it returns, and then lets
+// makeRoom run it: the path must end at a free slot, pass only full buckets
+// before it, and makeRoom must free a slot in b1 or b2 with every
+// fingerprint kept and exactly two counter increments per move. It also
+// checks the short queue's fallback: whenever the 128-node queue overflows
+// without a path, discover must answer what the full queue answers, and
+// some pairs (paths of 4 or 5 moves) must need it.
+func TestDiscoverAndMakeRoom(t *testing.T) {
+	for _, mode := range []Mode{LockFree, Locked} {
+		for _, bits := range []int{8, 12} {
+			t.Run(fmt.Sprintf("mode=%v/bits=%d", mode, bits), func(t *testing.T) {
+				f := fullFilter(t, mode, bits, 4000, 0.955)
+				l := &f.lay
+				rng := rand.New(rand.NewPCG(uint64(bits), 3))
+				trials := 1500
+				if testing.Short() {
+					trials = 500
+				}
+				depths := make([]int, maxPathLen+2) // by depth; the last counts "no path"
+				fallbacks, fallbackFound := 0, 0
+				var q [bfsShortQueue]uint64
+				for i := 0; i < trials; i++ {
+					b1 := rng.Uint64N(f.m)
+					fp := 1 + rng.Uint64N(f.fpRange)
+					b2 := f.alt(b1, fp)
+
+					if i == trials/2 {
+						// The second half at the first ErrFull, where
+						// paths are long or missing.
+						fillUntilFull(t, f)
+					}
+					path, depth, ok := f.discover(b1, b2)
+					want := refDepth(f, b1, b2)
+					var bs []uint64
+					if !ok {
+						if want >= 0 {
+							t.Fatalf("discover(%d, %d): no path; the reference finds one of %d moves", b1, b2, want)
+						}
+						depths[maxPathLen+1]++
+					} else {
+						if depth != want {
+							t.Fatalf("discover(%d, %d): %d moves; the shortest has %d", b1, b2, depth, want)
+						}
+						depths[depth]++
+						bs = replayPath(t, f, b1, b2, path, depth)
+						for k, b := range bs {
+							free := l.emptySlot(f.t.load(b)) >= 0
+							if last := k == len(bs)-1; free != last {
+								t.Fatalf("path %#x: bucket %d of %d has a free slot: %v; want %v", path, k, depth, free, last)
+							}
+						}
+					}
+
+					_, _, sok, truncated := f.search(q[:], b1, b2)
+					if truncated && !sok {
+						fallbacks++
+						dp, dd, dok := f.discoverDeep(b1, b2)
+						if dp != path || dd != depth || dok != ok {
+							t.Fatalf("discover = (%#x, %d, %v); the full queue gives (%#x, %d, %v)", path, depth, ok, dp, dd, dok)
+						}
+						if ok {
+							fallbackFound++
+						}
+					}
+
+					if !ok || depth == 0 {
+						continue
+					}
+					before, sum := fpCensus(f, bs)
+					n := f.Len()
+					if !f.makeRoom(b1, b2) {
+						t.Fatalf("makeRoom(%d, %d) = false after discover found a path", b1, b2)
+					}
+					if l.emptySlot(f.t.load(b1)) < 0 && l.emptySlot(f.t.load(b2)) < 0 {
+						t.Fatalf("makeRoom(%d, %d) = true, but both buckets are full", b1, b2)
+					}
+					after, sum2 := fpCensus(f, bs)
+					if !sameCensus(before, after) || f.Len() != n {
+						t.Fatalf("makeRoom(%d, %d) lost, added or misplaced a fingerprint", b1, b2)
+					}
+					if got := sum2 - sum; got != uint64(2*depth) {
+						t.Fatalf("makeRoom over %d moves added %d to the counters; want %d", depth, got, 2*depth)
+					}
+				}
+				t.Logf("paths by length 0..%d, then none: %v; short queue overflowed %d times, %d of them with a longer path", maxPathLen, depths, fallbacks, fallbackFound)
+				if depths[3]+depths[4]+depths[5] == 0 {
+					t.Error("no path of 3 or more moves: the filter was not full enough to test discovery")
+				}
+				if fallbackFound == 0 {
+					t.Error("no search needed the full queue: its fallback went untested")
+				}
+			})
+		}
+	}
+}
+
+// TestMakeRoomRediscoversStalePath makes a discovered path stale before its
+// first move: Locked mode, where the move waits for its stripes' locks. The
+// test holds the stripe of the path's free bucket, lets makeRoom discover
+// the path and queue for that stripe, fills the free bucket meanwhile and
+// releases it. The move must see that the destination has no room, change
+// nothing, and makeRoom must discover a new path and free a slot.
+func TestMakeRoomRediscoversStalePath(t *testing.T) {
+	withRTM(t, false)
+	f := fullFilter(t, Locked, 12, 20000, 1)
+	l := &f.lay
+	rng := rand.New(rand.NewPCG(5, 5))
+	for attempt := 0; ; attempt++ {
+		if attempt == 10000 {
+			t.Fatal("found no bucket pair with a path of 2 moves or more and another path once it is blocked")
+		}
+		b1 := rng.Uint64N(f.m)
+		b2 := f.alt(b1, 1+rng.Uint64N(f.fpRange))
+		path, depth, ok := f.discover(b1, b2)
+		if !ok || depth < 2 {
+			continue
+		}
+		bs := replayPath(t, f, b1, b2, path, depth)
+		dst := bs[depth]
+		// Only a pair that still has a path with dst full tests
+		// rediscovery rather than ErrFull.
+		old := f.t.load(dst)
+		w := old
+		var added []uint64
+		for e := l.emptySlot(w); e >= 0; e = l.emptySlot(w) {
+			w = l.setSlot(w, e, 1)
+			added = append(added, 1)
+		}
+		f.t.words[dst].Store(w)
+		_, _, alt := f.discover(b1, b2)
+		f.t.words[dst].Store(old)
+		if !alt {
+			continue
+		}
+
+		st := &f.locks.stripes[uint32(dst)&f.locks.mask]
+		g := f.locks.lockBuckets(dst, dst)
+		tail := st.tail.Load()
+		result := make(chan bool, 1)
+		go func() { result <- f.makeRoom(b1, b2) }()
+		deadline := time.Now().Add(time.Minute)
+		for st.tail.Load() == tail {
+			if time.Now().After(deadline) {
+				f.locks.unlockBuckets(g)
+				t.Fatal("makeRoom never queued for the stripe of its path's free bucket")
+			}
+			runtime.Gosched()
+		}
+		// makeRoom has discovered the path and waits to make its last
+		// move into dst: fill dst under its lock.
+		f.t.words[dst].Store(w)
+		before, _ := fpCensus(f, allBuckets(f))
+		f.locks.unlockBuckets(g)
+
+		var got bool
+		select {
+		case got = <-result:
+		case <-time.After(StressWatchdog):
+			t.Fatal("makeRoom did not return")
+		}
+		if !got {
+			t.Fatalf("makeRoom(%d, %d) = false; another path existed", b1, b2)
+		}
+		if l.emptySlot(f.t.load(b1)) < 0 && l.emptySlot(f.t.load(b2)) < 0 {
+			t.Fatalf("makeRoom(%d, %d) = true, but both buckets are full", b1, b2)
+		}
+		if after, _ := fpCensus(f, allBuckets(f)); !sameCensus(before, after) {
+			t.Fatal("makeRoom lost, added or misplaced a fingerprint")
+		}
+		t.Logf("attempt %d: path of %d moves made stale at bucket %d (%d slots filled); makeRoom found another", attempt, depth, dst, len(added))
+		return
+	}
+}
+
+// TestMoveStaleStep checks that a relocation step that no longer applies
+// (the fingerprint left its slot, or the destination filled up) reports
+// false and changes no word, in both modes.
+func TestMoveStaleStep(t *testing.T) {
+	for _, mode := range []Mode{LockFree, Locked} {
+		t.Run(fmt.Sprintf("mode=%v", mode), func(t *testing.T) {
+			f := NewTestFilter(t, 1000, mode, 12, 1)
+			l := &f.lay
+			src := uint64(3)
+			fp := uint64(1)
+			for f.alt(src, fp) == src {
+				fp++
+			}
+			dst := f.alt(src, fp)
+			f.t.words[src].Store(l.setSlot(0, 2, fp))
+			words := func() [2]uint64 { return [2]uint64{f.t.load(src), f.t.load(dst)} }
+
+			before := words()
+			if f.testMove(src, 1, fp, dst) {
+				t.Error("move from a slot that does not hold fp: got true; want false")
+			}
+			if f.testMove(src, 2, fp+1, dst) {
+				t.Error("move of a fingerprint that is not in the slot: got true; want false")
+			}
+			if got := words(); got != before {
+				t.Errorf("stale steps changed the words: got %#x; want %#x", got, before)
+			}
+
+			full := tpWord(l, 0, 9, 9, 9, 9)
+			f.t.words[dst].Store(full)
+			before = words()
+			if f.testMove(src, 2, fp, dst) {
+				t.Error("move into a full bucket: got true; want false")
+			}
+			if got := words(); got != before {
+				t.Errorf("a step into a full bucket changed the words: got %#x; want %#x", got, before)
+			}
+
+			f.t.words[dst].Store(0)
+			if !f.testMove(src, 2, fp, dst) {
+				t.Fatal("move that applies: got false; want true")
+			}
+			if ws, wd := f.t.load(src), f.t.load(dst); l.slot(ws, 2) != 0 || !l.contains(wd, fp) || l.counter(ws) != 1 || l.counter(wd) != 1 {
+				t.Errorf("after the move: src %#x, dst %#x; want fp moved and both counters 1", ws, wd)
+			}
+		})
+	}
+}

@@ -1,0 +1,340 @@
+package cuckoo
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Tests of the snapshot gate (snapshot.go): relocations and snapshots never
+// overlap, so a snapshot taken while other goroutines insert, delete and
+// relocate holds every fingerprint that stayed in the filter throughout.
+
+// TestSnapshotGateExcludes checks the gate's two waits one at a time: a
+// relocation step does not start while a snapshot runs, and a snapshot does
+// not start while a relocation step runs.
+func TestSnapshotGateExcludes(t *testing.T) {
+	var g snapshotGate
+	g.movers.init(3)
+	g.beginSnapshot()
+	entered := make(chan struct{})
+	go func() {
+		g.exitMove(g.enterMove())
+		close(entered)
+	}()
+	select {
+	case <-entered:
+		t.Fatal("enterMove returned while a snapshot ran; want it to wait")
+	case <-time.After(20 * time.Millisecond):
+	}
+	g.endSnapshot()
+	WaitOrFail(t, entered, time.Minute, "enterMove after endSnapshot")
+
+	m := g.enterMove()
+	begun := make(chan struct{})
+	go func() {
+		g.beginSnapshot()
+		close(begun)
+	}()
+	select {
+	case <-begun:
+		t.Fatal("beginSnapshot returned while a relocation step ran; want it to wait")
+	case <-time.After(20 * time.Millisecond):
+	}
+	g.exitMove(m)
+	WaitOrFail(t, begun, time.Minute, "beginSnapshot after exitMove")
+	g.endSnapshot()
+}
+
+// TestSnapshotGateStress runs movers and snapshotters on one gate, more
+// goroutines than processors, and fails if a mover and a snapshot are ever
+// inside the gate at once. Each side announces itself in a counter once the
+// gate let it in and then checks the other side's counter, so any overlap
+// is seen by at least one of them.
+func TestSnapshotGateStress(t *testing.T) {
+	for _, movers := range []int{1, runtime.GOMAXPROCS(0), 100} {
+		t.Run(fmt.Sprintf("movers=%d", movers), func(t *testing.T) {
+			var (
+				g               snapshotGate
+				inMove, inSnap  atomic.Int32
+				overlaps        atomic.Int64
+				moves, snaps    atomic.Int64
+				stop            atomic.Bool
+				moverWG, snapWG sync.WaitGroup
+			)
+			g.movers.init(3)
+			for i := 0; i < movers; i++ {
+				moverWG.Add(1)
+				go func() {
+					defer moverWG.Done()
+					for !stop.Load() {
+						m := g.enterMove()
+						inMove.Add(1)
+						if inSnap.Load() != 0 {
+							overlaps.Add(1)
+						}
+						inMove.Add(-1)
+						g.exitMove(m)
+						moves.Add(1)
+						// Yield as a relocating insert does between steps
+						// (it has keys to hash and buckets to read); a tight
+						// loop would hold its processor for a whole time
+						// slice whenever no snapshot runs.
+						runtime.Gosched()
+					}
+				}()
+			}
+			rounds := 500
+			if testing.Short() {
+				rounds = 100
+			}
+			for i := 0; i < 2; i++ {
+				snapWG.Add(1)
+				go func() {
+					defer snapWG.Done()
+					for r := 0; r < rounds; r++ {
+						g.beginSnapshot()
+						inSnap.Add(1)
+						if inMove.Load() != 0 {
+							overlaps.Add(1)
+						}
+						runtime.Gosched()
+						inSnap.Add(-1)
+						g.endSnapshot()
+						snaps.Add(1)
+						runtime.Gosched()
+					}
+				}()
+			}
+			WaitOrFail(t, Done(&snapWG), StressWatchdog, "snapshotters")
+			stop.Store(true)
+			WaitOrFail(t, Done(&moverWG), StressWatchdog, "movers")
+			t.Logf("%d moves, %d snapshots", moves.Load(), snaps.Load())
+			if n := overlaps.Load(); n != 0 {
+				t.Errorf("a move and a snapshot overlapped %d times; want 0", n)
+			}
+			if moves.Load() == 0 {
+				t.Error("no move passed the gate: the test proved nothing")
+			}
+		})
+	}
+}
+
+// TestEncodeSnapshotUnderLoad takes snapshots (MarshalBinary and WriteTo,
+// several at once) while churn goroutines insert and delete at 90-95% load,
+// where most inserts need relocations, and checks that every snapshot loads
+// and holds every key that was in the filter throughout.
+func TestEncodeSnapshotUnderLoad(t *testing.T) {
+	for _, mode := range encModes {
+		for _, fbits := range []int{8, 12} {
+			for _, churners := range []int{1, runtime.GOMAXPROCS(0), 100} {
+				t.Run(fmt.Sprintf("mode=%v/bits=%d/churners=%d", mode, fbits, churners), func(t *testing.T) {
+					encSnapshotStress(t, mode, fbits, churners)
+				})
+			}
+		}
+	}
+}
+
+func encSnapshotStress(t *testing.T, mode Mode, fbits, churners int) {
+	// Each snapshotter takes rounds snapshots, or as many as fit in budget
+	// (at least 2), and goes on until some insert needed a relocation
+	// during a snapshot.
+	capacity, rounds, budget := 16384, 40, 2*time.Second
+	if testing.Short() {
+		capacity, rounds, budget = 4096, 8, time.Second
+	}
+	const snapshotters = 4
+	f := NewTestFilter(t, capacity, mode, fbits, 0xfeed)
+	slots := f.Cap()
+	target := slots * 93 / 100
+
+	// Stable keys fill 45% of the slots before the churn starts. Churn keys
+	// that share a stable key's fingerprint and buckets are not used: a
+	// delete of one could remove the other's copy, the one case the
+	// snapshot guarantee (a copy present throughout) does not cover.
+	nStable := slots * 45 / 100
+	if n := encFill(t, f, "stable-", nStable); n != nStable {
+		t.Fatalf("inserted %d stable keys; want %d", n, nStable)
+	}
+	pair := func(key []byte) uint64 {
+		b1, fp := f.hash(key)
+		return fp<<32 | min(b1, f.alt(b1, fp))
+	}
+	stablePairs := make(map[uint64]bool, nStable)
+	var buf []byte
+	for i := 0; i < nStable; i++ {
+		buf = encKey(buf, "stable-", i)
+		stablePairs[pair(buf)] = true
+	}
+	// bothFull reports whether an insert of key has to relocate.
+	bothFull := func(key []byte) bool {
+		b1, fp := f.hash(key)
+		b2 := f.alt(b1, fp)
+		return f.lay.emptySlot(f.t.load(b1)) < 0 && f.lay.emptySlot(f.t.load(b2)) < 0
+	}
+
+	var (
+		stop        = make(chan struct{})
+		active      atomic.Int32 // snapshots being taken
+		maxActive   atomic.Int32 // most snapshots seen running at once
+		relocDuring atomic.Int64 // inserts that needed a relocation while a snapshot ran
+		inserts     atomic.Int64
+		deletes     atomic.Int64
+		full        atomic.Int64
+		churnWG     sync.WaitGroup
+		snapWG      sync.WaitGroup
+	)
+	for g := 0; g < churners; g++ {
+		churnWG.Add(1)
+		go func(g int) {
+			defer churnWG.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 1))
+			prefix := fmt.Sprintf("churn-%d-", g)
+			var own [][]byte
+			next := 0
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if f.Len() < target || len(own) == 0 {
+					key := encKey(nil, prefix, next)
+					next++
+					if stablePairs[pair(key)] {
+						continue
+					}
+					if active.Load() > 0 && bothFull(key) {
+						relocDuring.Add(1)
+					}
+					if err := f.Insert(key); err != nil {
+						full.Add(1)
+						if len(own) == 0 {
+							runtime.Gosched()
+							continue
+						}
+					} else {
+						inserts.Add(1)
+						own = append(own, key)
+						continue
+					}
+				}
+				i := rng.IntN(len(own))
+				f.Delete(own[i])
+				deletes.Add(1)
+				own[i] = own[len(own)-1]
+				own = own[:len(own)-1]
+			}
+		}(g)
+	}
+	// Let the churn reach its target load before snapshotting.
+	for deadline := time.Now().Add(10 * time.Second); f.Len() < target*98/100 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if lf := f.LoadFactor(); lf < 0.85 {
+		t.Errorf("load factor %.3f before the snapshots; want at least 0.85", lf)
+	}
+
+	var snapshots atomic.Int64
+	start := time.Now()
+	for s := 0; s < snapshotters; s++ {
+		snapWG.Add(1)
+		go func(s int) {
+			defer snapWG.Done()
+			var existing *Filter
+			more := func(r int) bool {
+				if relocDuring.Load() == 0 && time.Since(start) < 20*time.Second {
+					return true
+				}
+				return r < 2 || r < rounds && time.Since(start) < budget
+			}
+			for r := 0; more(r); r++ {
+				var data []byte
+				if a := active.Add(1); a > maxActive.Load() {
+					maxActive.Store(a) // racy max: a lower bound is enough
+				}
+				if (r+s)%2 == 0 {
+					var err error
+					data, err = f.MarshalBinary()
+					if err != nil {
+						t.Errorf("MarshalBinary: %v", err)
+					}
+				} else {
+					var b bytes.Buffer
+					if _, err := f.WriteTo(&b); err != nil {
+						t.Errorf("WriteTo: %v", err)
+					}
+					data = b.Bytes()
+				}
+				active.Add(-1)
+				snapshots.Add(1)
+
+				// Load into a zero Filter or into an existing one of the
+				// same mode, alternately with UnmarshalBinary and ReadFrom.
+				g := new(Filter)
+				if r%3 == 2 {
+					if existing == nil {
+						existing = NewTestFilter(t, 100, mode, 8, 5)
+					}
+					g = existing
+				}
+				var err error
+				if r%2 == 0 {
+					err = g.UnmarshalBinary(data)
+				} else {
+					_, err = g.ReadFrom(bytes.NewReader(data))
+				}
+				if err != nil {
+					t.Errorf("snapshot %d.%d does not load: %v", s, r, err)
+					return
+				}
+				if r%3 == 2 && g.Mode() != mode {
+					t.Errorf("Mode() = %v after loading into a %v filter", g.Mode(), mode)
+				}
+				if g.Len() < nStable || g.Len() > g.Cap() {
+					t.Errorf("snapshot %d.%d: Len() = %d; want %d to %d", s, r, g.Len(), nStable, g.Cap())
+				}
+				var buf []byte
+				for i := 0; i < nStable; i++ {
+					buf = encKey(buf, "stable-", i)
+					if !g.Lookup(buf) {
+						t.Errorf("snapshot %d.%d misses stable key %q", s, r, buf)
+						return
+					}
+				}
+				time.Sleep(time.Duration(rand.IntN(500)) * time.Microsecond)
+			}
+		}(s)
+	}
+	snapWG.Wait()
+	close(stop)
+	churnWG.Wait()
+	t.Logf("%d snapshots (up to %d at once), %d inserts, %d deletes, %d ErrFull, %d inserts needing relocation during a snapshot, final load %.3f",
+		snapshots.Load(), maxActive.Load(), inserts.Load(), deletes.Load(), full.Load(), relocDuring.Load(), f.LoadFactor())
+	if relocDuring.Load() == 0 {
+		t.Error("no insert needed a relocation while a snapshot ran: the test proved nothing")
+	}
+	if maxActive.Load() < 2 && !testing.Short() {
+		t.Error("no two snapshots ran at once")
+	}
+
+	// At rest, a snapshot is the table itself.
+	data, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g Filter
+	if err := g.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	if g.Len() != f.Len() || !equalUint64s(encWords(&g), encWords(f)) {
+		t.Fatalf("quiescent snapshot: Len() = %d, original %d, or tables differ", g.Len(), f.Len())
+	}
+	encCheckKeys(t, &g, "stable-", nStable)
+}
