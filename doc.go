@@ -127,3 +127,10 @@ package cuckoo
 //	>= 95% load before the first ErrFull           doc.go            TestLoadFactorAtFirstErrFull
 //	Insert, Lookup, Delete allocate nothing        doc.go            TestAllocs, TestKCASAllocs, TestLockAllocs
 //	bad input: a clear error, never a panic        filter.go, encode.go  TestNewBadArguments, TestEncodeBadInput, FuzzUnmarshalBinary, FuzzReadFrom
+//	no miss however long a search stalls (epoch)   twophase.go, locked.go  TestLookupSurvivesCounterWrap
+//	Reset removes every older fingerprint          lockfree.go       TestResetRemovesEveryOldFingerprint
+//	relocations never wait for a snapshot's writer encode.go         TestWriteToSlowWriterDoesNotBlockInserts, TestWriteToWriterInsertsIntoFilter
+//	one pool: chunks, free lists, ABA tag          pool.go           TestPoolChunkOf, TestDescPoolLeases, TestMCSPoolConserved, TestKCASTransfers
+//	InsertUnique linearizable, one copy per key    unique.go         TestInsertUniqueRace
+//	Count never undercounts                        unique.go         TestCountNeverUndercounts, TestCountUnderRelocation
+//	hash algorithm 2 placement                     filter.go, FORMAT.md  TestEncodeHashAlgorithm2, TestCraftedCollisionsDoNotTransfer
