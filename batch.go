@@ -79,12 +79,14 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 			}
 		}
 	}
+	return n
 }
 
 // InsertBatch inserts keys in order, each with the same guarantees as
 // Insert, and returns how many it inserted. If that is less than len(keys),
 // keys[n] did not fit, err is ErrFull, and keys[n:] were not inserted
-// (keys[:n] were). Like LookupBatch it hashes a group of keys and reads all
+// (keys[:n] were); on a zero Filter n is 0 and err is ErrZeroFilter (unless
+// keys is empty). Like LookupBatch it hashes a group of keys and reads all
 // their buckets before it writes any, so the cache misses of a group overlap;
 // each insert then finds its buckets in cache. The filter's count is updated
 // once per group.

@@ -210,8 +210,8 @@ func TestInsertBatchEdgeCases(t *testing.T) {
 	if n, err := zero.InsertBatch(nil); n != 0 || err != nil {
 		t.Fatalf("zero Filter, no keys: got %d, %v; want 0, nil", n, err)
 	}
-	if n, err := zero.InsertBatch(batchKeys(0, 3, 0)); n != 0 || err != cuckoo.ErrFull {
-		t.Fatalf("zero Filter: got %d, %v; want 0, ErrFull", n, err)
+	if n, err := zero.InsertBatch(batchKeys(0, 3, 0)); n != 0 || err != cuckoo.ErrZeroFilter {
+		t.Fatalf("zero Filter: got %d, %v; want 0, ErrZeroFilter", n, err)
 	}
 	f, err := cuckoo.New(100)
 	if err != nil {

@@ -49,7 +49,9 @@ const (
 	// maxBuckets bounds the table at 16 GiB: bucket indices must fit in 32
 	// bits for the index arithmetic and the path search.
 	maxBuckets = 1 << 31
-	// MaxCapacity is the largest capacity New accepts.
+	// MaxCapacity is the largest capacity New accepts: 8,160,437,862 keys
+	// (2^31 buckets of four slots at 95% load, a 16 GiB table). It exceeds
+	// the int range of 32-bit platforms.
 	MaxCapacity = maxBuckets * slotsPerBucket * targetLoadNum / targetLoadDen
 )
 
@@ -84,7 +86,7 @@ func WithMode(m Mode) Option {
 }
 
 // Filter is a concurrent cuckoo filter. Create one with New; a zero Filter
-// holds nothing, reports every Insert as ErrFull, and can be loaded with
+// holds nothing, reports every Insert as ErrZeroFilter, and can be loaded with
 // UnmarshalBinary or ReadFrom. A Filter must not be copied after first use.
 type Filter struct {
 	_ noCopy
@@ -227,10 +229,10 @@ func altBucket(b, fp, m uint64) uint64 {
 // Insert adds key to the filter. It returns ErrFull if no slot could be
 // freed for it, in which case the filter holds exactly what it held before
 // (fingerprints may have moved between their two buckets). Inserting a key
-// again stores another copy.
+// again stores another copy. On a zero Filter it returns ErrZeroFilter.
 func (f *Filter) Insert(key []byte) error {
 	if f.m == 0 {
-		return ErrFull
+		return ErrZeroFilter
 	}
 	b1, fp := f.hash(key)
 	b2 := f.alt(b1, fp)
