@@ -303,3 +303,43 @@ func TestInsertBatchConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestLookupBatchLengths checks what LookupBatch does when keys and found
+// differ in length: it looks up min(len(keys), len(found)) keys, returns that
+// count, and writes no element of found past it.
+func TestLookupBatchLengths(t *testing.T) {
+	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
+		t.Run("mode="+mode.String(), func(t *testing.T) {
+			f, err := cuckoo.New(1000, cuckoo.WithMode(mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := batchKeys(0, 40, 0)
+			if n, err := f.InsertBatch(keys); n != len(keys) || err != nil {
+				t.Fatalf("InsertBatch = %d, %v", n, err)
+			}
+			for _, tc := range []struct{ keys, found int }{{40, 3}, {40, 17}, {3, 40}, {0, 5}, {5, 0}, {40, 40}} {
+				found := make([]bool, tc.found)
+				n := f.LookupBatch(keys[:tc.keys], found)
+				if want := min(tc.keys, tc.found); n != want {
+					t.Fatalf("keys=%d found=%d: LookupBatch = %d; want %d", tc.keys, tc.found, n, want)
+				}
+				for i := range n {
+					if !found[i] {
+						t.Fatalf("keys=%d found=%d: found[%d] = false for an inserted key", tc.keys, tc.found, i)
+					}
+				}
+			}
+			// Past n, found keeps what it held.
+			found := []bool{false, false, false, false, false}
+			if n := f.LookupBatch(keys[:2], found); n != 2 || !found[0] || !found[1] || found[2] || found[3] || found[4] {
+				t.Fatalf("LookupBatch(2 keys, 5 results) = %d, %v; want 2, [true true false false false]", n, found)
+			}
+			var zero cuckoo.Filter
+			found = []bool{true, true, true}
+			if n := zero.LookupBatch(keys[:2], found); n != 2 || found[0] || found[1] || !found[2] {
+				t.Fatalf("zero Filter: LookupBatch = %d, %v; want 2, [false false true]", n, found)
+			}
+		})
+	}
+}

@@ -487,3 +487,18 @@ func TestFillBatch(t *testing.T) {
 		t.Fatal("fill-batch supported on a filter without InsertBatch")
 	}
 }
+
+// TestCuckooLookupBatchSupported checks that every cuckoo implementation runs
+// the lookup-batch workload, whichever signature its LookupBatch has (it
+// returns the count handled since the filter's LookupBatch learned to).
+func TestCuckooLookupBatchSupported(t *testing.T) {
+	for _, im := range CuckooImpls() {
+		f, err := im.New(1000, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, why := Supports(im, LookupBatch, 2, f); !ok {
+			t.Fatalf("%s does not support lookup-batch: %s", im.Name, why)
+		}
+	}
+}

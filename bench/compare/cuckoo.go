@@ -43,9 +43,13 @@ func cuckooImpl(name string, mode cuckoo.Mode, bits int) Impl {
 				return nil, err
 			}
 			a := &cuckooFilter{f: f}
-			// LookupBatch may not exist in every version of the filter.
-			if b, ok := any(f).(BatchFilter); ok {
+			// LookupBatch may not exist in every version of the filter;
+			// newer versions return the number of keys looked up.
+			switch b := any(f).(type) {
+			case BatchFilter:
 				return &cuckooBatchFilter{cuckooFilter: a, b: b}, nil
+			case interface{ LookupBatch([][]byte, []bool) int }:
+				return &cuckooBatchFilter{cuckooFilter: a, b: countingBatch{b}}, nil
 			}
 			return a, nil
 		},
@@ -70,6 +74,13 @@ type cuckooBatchFilter struct {
 }
 
 func (c *cuckooBatchFilter) LookupBatch(keys [][]byte, found []bool) { c.b.LookupBatch(keys, found) }
+
+// countingBatch adapts a LookupBatch that returns its count to BatchFilter.
+type countingBatch struct {
+	b interface{ LookupBatch([][]byte, []bool) int }
+}
+
+func (c countingBatch) LookupBatch(keys [][]byte, found []bool) { c.b.LookupBatch(keys, found) }
 
 // InsertBatch forwards to the filter's InsertBatch, or inserts one key at a
 // time for a version of the filter without it.
