@@ -1,10 +1,12 @@
 package cuckoo
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
@@ -250,7 +252,10 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 //
 // It allocates the table as its bytes arrive (doubling, up to the size the
 // header states), so a short or hostile stream costs memory in proportion
-// to its length, not to the table size it claims. On error the filter is
+// to its length, not to the table size it claims. What r says of its own
+// length (a Len method) is trusted only for *bytes.Reader, *strings.Reader
+// and *bytes.Buffer, whose data is already in memory: from them the table is
+// allocated once. On error the filter is
 // unchanged and the error begins with "cuckoo: "; decoding errors match
 // ErrTruncated, ErrFormat or ErrCorrupt as UnmarshalBinary's do (a truncated
 // stream's also matches io.ErrUnexpectedEOF), and other errors of r are
@@ -297,9 +302,12 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	d.Reset()
 	d.Write(hdr[:])
 	buf := make([]byte, min(encodeChunk, 8*h.m))
+	// The table grows with the data: never more than decodeInitialWords
+	// or the buckets already read ahead of them, unless r is known to hold
+	// the whole table in memory (inMemoryLen).
 	initial := min(h.m, decodeInitialWords)
-	if lr, ok := r.(interface{ Len() int }); ok && uint64(lr.Len()) >= 8*h.m {
-		initial = h.m // the bytes are there already (bytes.Reader and the like)
+	if k := inMemoryLen(r); k >= 0 && uint64(k) >= 8*h.m {
+		initial = h.m
 	}
 	words := make([]atomic.Uint64, initial)
 	var scan tableScan
@@ -332,6 +340,25 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	}
 	f.adopt(words, h.lay.f, h.seed, f.Mode(), int64(count))
 	return n, nil
+}
+
+// inMemoryLen returns the number of unread bytes r holds when r is one of
+// the standard library's in-memory readers (*bytes.Reader, *strings.Reader,
+// *bytes.Buffer), or -1. Their Len is the length of data already in memory,
+// so ReadFrom may allocate the table at once for them and skip the copies of
+// growing it. The Len method of any other reader is not consulted: it is a
+// claim, not data, and a reader that reported 1<<40 or -1 for a header-only
+// stream once made ReadFrom allocate the whole claimed table (1 GiB and more).
+func inMemoryLen(r io.Reader) int {
+	switch r := r.(type) {
+	case *bytes.Reader:
+		return r.Len()
+	case *strings.Reader:
+		return r.Len()
+	case *bytes.Buffer:
+		return r.Len()
+	}
+	return -1
 }
 
 type header struct {
