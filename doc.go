@@ -37,7 +37,8 @@
 // striped queue locks (elided with Intel RTM where the processor supports
 // it); a Lookup reads without locks and takes them only when a relocation
 // through its buckets overlaps it; all three are linearizable. Len and
-// LoadFactor are exact when no operation is in flight.
+// LoadFactor are exact when no operation is in flight, and always within
+// [0, Cap()] and [0, 1].
 // Reset empties the filter; operations overlapping it may or may not survive
 // it.
 //

@@ -326,19 +326,23 @@ func (f *Filter) Delete(key []byte) bool {
 }
 
 // Len returns the number of fingerprints stored. It is exact when no
-// operation is in flight.
+// operation is in flight. While inserts and deletes run it is a sum of
+// per-goroutine counters read one after another, which can fall outside the
+// possible range (above Cap on a small, busy filter); Len reports such a sum
+// clamped to [0, Cap()].
 func (f *Filter) Len() int {
 	n := f.count.sum()
 	if n < 0 {
 		return 0
 	}
-	return int(n)
+	return int(min(uint64(n), f.m*slotsPerBucket))
 }
 
 // Cap returns the number of fingerprint slots.
 func (f *Filter) Cap() int { return int(f.m * slotsPerBucket) }
 
-// LoadFactor returns Len()/Cap(), or 0 for a zero Filter.
+// LoadFactor returns Len()/Cap(), or 0 for a zero Filter. Since Len is
+// clamped, it is always in [0, 1].
 func (f *Filter) LoadFactor() float64 {
 	if f.m == 0 {
 		return 0
