@@ -85,7 +85,7 @@ type target interface {
 
 // batcher is implemented by targets with batched lookups and inserts.
 type batcher interface {
-	LookupBatch(keys [][]byte, found []bool)
+	LookupBatch(keys [][]byte, found []bool) int
 	InsertBatch(keys [][]byte) (int, error)
 }
 
