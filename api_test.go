@@ -295,8 +295,8 @@ func TestInsertUniqueSequential(t *testing.T) {
 		})
 	}
 	var z Filter
-	if ok, err := z.InsertUnique([]byte("x")); ok || !errors.Is(err, ErrFull) {
-		t.Errorf("zero Filter InsertUnique: got %v, %v; want false, ErrFull", ok, err)
+	if ok, err := z.InsertUnique([]byte("x")); ok || !errors.Is(err, ErrZeroFilter) {
+		t.Errorf("zero Filter InsertUnique: got %v, %v; want false, ErrZeroFilter", ok, err)
 	}
 	if c := z.Count([]byte("x")); c != 0 {
 		t.Errorf("zero Filter Count: got %d; want 0", c)
@@ -378,15 +378,15 @@ func TestKeyFormsAgree(t *testing.T) {
 	found := []bool{true}
 	z.LookupBatchString([]string{"a"}, found)
 	z.LookupBatchHash([]uint64{1}, found[:1])
-	if z.InsertString("a") != ErrFull || z.InsertHash(1) != ErrFull || z.LookupString("a") || z.LookupHash(1) ||
+	if z.InsertString("a") != ErrZeroFilter || z.InsertHash(1) != ErrZeroFilter || z.LookupString("a") || z.LookupHash(1) ||
 		z.DeleteString("a") || z.DeleteHash(1) || z.CountString("a") != 0 || z.CountHash(1) != 0 || found[0] {
-		t.Error("zero Filter: got an answer other than ErrFull, false or 0")
+		t.Error("zero Filter: got an answer other than ErrZeroFilter, false or 0")
 	}
-	if n, err := z.InsertBatchString([]string{"a"}); n != 0 || err != ErrFull {
-		t.Errorf("zero Filter InsertBatchString: got %d, %v; want 0, ErrFull", n, err)
+	if n, err := z.InsertBatchString([]string{"a"}); n != 0 || err != ErrZeroFilter {
+		t.Errorf("zero Filter InsertBatchString: got %d, %v; want 0, ErrZeroFilter", n, err)
 	}
-	if n, err := z.InsertBatchHash([]uint64{1}); n != 0 || err != ErrFull {
-		t.Errorf("zero Filter InsertBatchHash: got %d, %v; want 0, ErrFull", n, err)
+	if n, err := z.InsertBatchHash([]uint64{1}); n != 0 || err != ErrZeroFilter {
+		t.Errorf("zero Filter InsertBatchHash: got %d, %v; want 0, ErrZeroFilter", n, err)
 	}
 }
 

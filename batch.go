@@ -50,16 +50,20 @@ func (f *Filter) hashAndRead(g *group, keys [][]byte) {
 	}
 }
 
-// LookupBatch looks up keys[i] for every i and stores the answer in
-// found[i], with the same guarantees as Lookup for each key. It processes
-// min(len(keys), len(found)) keys. It is faster than calling Lookup in a loop
-// when the table does not fit in the processor's caches, because it hashes a
-// group of keys first and then issues all of their bucket loads together.
-func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
-	n := min(len(keys), len(found))
+// LookupBatch looks up keys[i] and stores the answer in found[i], with the
+// same guarantees as Lookup for each key, for every i below n =
+// min(len(keys), len(found)), and returns n. Like the copy built-in it
+// handles what both slices can hold and says how much that was: when found
+// is shorter than keys, keys[n:] are not looked up and the result is less
+// than len(keys); found[n:] is never written. Give found the length of keys
+// to look them all up. It is faster than calling Lookup in a loop when the
+// table does not fit in the processor's caches, because it hashes a group of
+// keys first and then issues all of their bucket loads together.
+func (f *Filter) LookupBatch(keys [][]byte, found []bool) (n int) {
+	n = min(len(keys), len(found))
 	if f.m == 0 {
 		clear(found[:n])
-		return
+		return n
 	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
@@ -88,12 +92,14 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) {
 			}
 		}
 	}
+	return n
 }
 
 // InsertBatch inserts keys in order, each with the same guarantees as
 // Insert, and returns how many it inserted. If that is less than len(keys),
 // keys[n] did not fit, err is ErrFull, and keys[n:] were not inserted
-// (keys[:n] were). Like LookupBatch it hashes a group of keys and reads all
+// (keys[:n] were); on a zero Filter n is 0 and err is ErrZeroFilter (unless
+// keys is empty). Like LookupBatch it hashes a group of keys and reads all
 // their buckets before it writes any, so the cache misses of a group overlap;
 // each insert then finds its buckets in cache. The filter's count is updated
 // once per group.
@@ -102,7 +108,7 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 		if len(keys) == 0 {
 			return 0, nil
 		}
-		return 0, ErrFull
+		return 0, ErrZeroFilter
 	}
 	var g group
 	for base := 0; base < len(keys); base += batchGroup {

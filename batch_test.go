@@ -210,8 +210,8 @@ func TestInsertBatchEdgeCases(t *testing.T) {
 	if n, err := zero.InsertBatch(nil); n != 0 || err != nil {
 		t.Fatalf("zero Filter, no keys: got %d, %v; want 0, nil", n, err)
 	}
-	if n, err := zero.InsertBatch(batchKeys(0, 3, 0)); n != 0 || err != cuckoo.ErrFull {
-		t.Fatalf("zero Filter: got %d, %v; want 0, ErrFull", n, err)
+	if n, err := zero.InsertBatch(batchKeys(0, 3, 0)); n != 0 || err != cuckoo.ErrZeroFilter {
+		t.Fatalf("zero Filter: got %d, %v; want 0, ErrZeroFilter", n, err)
 	}
 	f, err := cuckoo.New(100)
 	if err != nil {
@@ -299,6 +299,46 @@ func TestInsertBatchConcurrent(t *testing.T) {
 			}
 			if f.Len() != total {
 				t.Fatalf("Len %d; %d keys reported inserted", f.Len(), total)
+			}
+		})
+	}
+}
+
+// TestLookupBatchLengths checks what LookupBatch does when keys and found
+// differ in length: it looks up min(len(keys), len(found)) keys, returns that
+// count, and writes no element of found past it.
+func TestLookupBatchLengths(t *testing.T) {
+	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
+		t.Run("mode="+mode.String(), func(t *testing.T) {
+			f, err := cuckoo.New(1000, cuckoo.WithMode(mode))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := batchKeys(0, 40, 0)
+			if n, err := f.InsertBatch(keys); n != len(keys) || err != nil {
+				t.Fatalf("InsertBatch = %d, %v", n, err)
+			}
+			for _, tc := range []struct{ keys, found int }{{40, 3}, {40, 17}, {3, 40}, {0, 5}, {5, 0}, {40, 40}} {
+				found := make([]bool, tc.found)
+				n := f.LookupBatch(keys[:tc.keys], found)
+				if want := min(tc.keys, tc.found); n != want {
+					t.Fatalf("keys=%d found=%d: LookupBatch = %d; want %d", tc.keys, tc.found, n, want)
+				}
+				for i := range n {
+					if !found[i] {
+						t.Fatalf("keys=%d found=%d: found[%d] = false for an inserted key", tc.keys, tc.found, i)
+					}
+				}
+			}
+			// Past n, found keeps what it held.
+			found := []bool{false, false, false, false, false}
+			if n := f.LookupBatch(keys[:2], found); n != 2 || !found[0] || !found[1] || found[2] || found[3] || found[4] {
+				t.Fatalf("LookupBatch(2 keys, 5 results) = %d, %v; want 2, [true true false false false]", n, found)
+			}
+			var zero cuckoo.Filter
+			found = []bool{true, true, true}
+			if n := zero.LookupBatch(keys[:2], found); n != 2 || found[0] || found[1] || !found[2] {
+				t.Fatalf("zero Filter: LookupBatch = %d, %v; want 2, [false false true]", n, found)
 			}
 		})
 	}

@@ -1,10 +1,12 @@
 package cuckoo
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
@@ -56,9 +58,6 @@ const (
 	decodeInitialWords = 8 << 10
 )
 
-// errZeroFilter is returned when encoding a Filter that has no table.
-var errZeroFilter = errors.New("cuckoo: cannot encode a zero Filter (it has no table)")
-
 // encodedSize returns the length of the encoding of a table of m buckets.
 func encodedSize(m uint64) uint64 { return formatHeaderSize + 8*m + formatTrailerSize }
 
@@ -67,7 +66,7 @@ func encodedSize(m uint64) uint64 { return formatHeaderSize + 8*m + formatTraile
 // WriteTo.
 func (f *Filter) MarshalBinary() ([]byte, error) {
 	if f.m == 0 {
-		return nil, errZeroFilter
+		return nil, ErrZeroFilter
 	}
 	e := encoder{buf: make([]byte, 0, encodedSize(f.m))}
 	f.encode(&e)
@@ -231,8 +230,9 @@ func (f *Filter) encodeTable(e *encoder) uint64 {
 // On error the filter is unchanged. Errors begin with "cuckoo: " and say what
 // is wrong: truncated data, wrong magic, unknown version or hash algorithm,
 // impossible parameters, checksum mismatch, a bucket holding bits outside its
-// slots, or an item count that disagrees with the table. It never allocates
-// more than the size of data.
+// slots, or an item count that disagrees with the table; each matches one of
+// ErrTruncated, ErrFormat and ErrCorrupt with errors.Is (see ErrFormat). It
+// never allocates more than the size of data.
 func (f *Filter) UnmarshalBinary(data []byte) error {
 	h, err := parseHeader(data)
 	if err != nil {
@@ -243,7 +243,7 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 		return errTruncated(uint64(len(data)), want)
 	}
 	if uint64(len(data)) > want {
-		return fmt.Errorf("cuckoo: %d bytes of trailing data after the %d-byte filter", uint64(len(data))-want, want)
+		return errFormat("cuckoo: %d bytes of trailing data after the %d-byte filter", uint64(len(data))-want, want)
 	}
 	body := data[:want-8]
 	stored := binary.LittleEndian.Uint64(data[want-8:])
@@ -270,9 +270,14 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 //
 // It allocates the table as its bytes arrive (doubling, up to the size the
 // header states), so a short or hostile stream costs memory in proportion
-// to its length, not to the table size it claims. On error the filter is
-// unchanged and the error begins with "cuckoo: "; a truncated stream gives
-// an error wrapping io.ErrUnexpectedEOF, and other errors of r are wrapped.
+// to its length, not to the table size it claims. What r says of its own
+// length (a Len method) is trusted only for *bytes.Reader, *strings.Reader
+// and *bytes.Buffer, whose data is already in memory: from them the table is
+// allocated once. On error the filter is
+// unchanged and the error begins with "cuckoo: "; decoding errors match
+// ErrTruncated, ErrFormat or ErrCorrupt as UnmarshalBinary's do (a truncated
+// stream's also matches io.ErrUnexpectedEOF), and other errors of r are
+// wrapped.
 // It must not run concurrently with any other method of f.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	var n int64
@@ -315,9 +320,12 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	d.Reset()
 	d.Write(hdr[:])
 	buf := make([]byte, min(encodeChunk, 8*h.m))
+	// The table grows with the data: never more than decodeInitialWords
+	// or the buckets already read ahead of them, unless r is known to hold
+	// the whole table in memory (inMemoryLen).
 	initial := min(h.m, decodeInitialWords)
-	if lr, ok := r.(interface{ Len() int }); ok && uint64(lr.Len()) >= 8*h.m {
-		initial = h.m // the bytes are there already (bytes.Reader and the like)
+	if k := inMemoryLen(r); k >= 0 && uint64(k) >= 8*h.m {
+		initial = h.m
 	}
 	words := make([]atomic.Uint64, initial)
 	var scan tableScan
@@ -353,6 +361,25 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	return n, nil
 }
 
+// inMemoryLen returns the number of unread bytes r holds when r is one of
+// the standard library's in-memory readers (*bytes.Reader, *strings.Reader,
+// *bytes.Buffer), or -1. Their Len is the length of data already in memory,
+// so ReadFrom may allocate the table at once for them and skip the copies of
+// growing it. The Len method of any other reader is not consulted: it is a
+// claim, not data, and a reader that reported 1<<40 or -1 for a header-only
+// stream once made ReadFrom allocate the whole claimed table (1 GiB and more).
+func inMemoryLen(r io.Reader) int {
+	switch r := r.(type) {
+	case *bytes.Reader:
+		return r.Len()
+	case *strings.Reader:
+		return r.Len()
+	case *bytes.Buffer:
+		return r.Len()
+	}
+	return -1
+}
+
 type header struct {
 	lay  layout
 	m    uint64
@@ -367,34 +394,34 @@ func parseHeader(data []byte) (header, error) {
 	var h header
 	k := min(len(data), len(formatMagic))
 	if string(data[:k]) != formatMagic[:k] {
-		return h, fmt.Errorf("cuckoo: wrong magic %q: not an encoded filter (want %q)", data[:k], formatMagic)
+		return h, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q)", data[:k], formatMagic)
 	}
 	if len(data) < 10 {
 		return h, errTruncated(uint64(len(data)), 0)
 	}
 	if v := binary.LittleEndian.Uint16(data[8:]); v != formatVersion {
-		return h, fmt.Errorf("cuckoo: unknown format version %d (this package reads version %d)", v, formatVersion)
+		return h, errFormat("cuckoo: unknown format version %d (this package reads version %d)", v, formatVersion)
 	}
 	if len(data) < formatHeaderSize {
 		return h, errTruncated(uint64(len(data)), 0)
 	}
 	bits, slots, hash := data[10], data[11], data[12]
 	if bits != 8 && bits != 12 {
-		return h, fmt.Errorf("cuckoo: impossible parameters: fingerprint bits %d (want 8 or 12)", bits)
+		return h, errFormat("cuckoo: impossible parameters: fingerprint bits %d (want 8 or 12)", bits)
 	}
 	if slots != slotsPerBucket {
-		return h, fmt.Errorf("cuckoo: impossible parameters: %d slots per bucket (want %d)", slots, slotsPerBucket)
+		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", slots, slotsPerBucket)
 	}
 	if hash != formatHashXXFmix && hash != formatHashXXMul {
-		return h, fmt.Errorf("cuckoo: unknown hash algorithm id %d (want %d or %d)", hash, formatHashXXFmix, formatHashXXMul)
+		return h, errFormat("cuckoo: unknown hash algorithm id %d (want %d or %d)", hash, formatHashXXFmix, formatHashXXMul)
 	}
 	h.hash = hash
 	if data[13]|data[14]|data[15] != 0 {
-		return h, fmt.Errorf("cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
+		return h, errFormat("cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
 	}
 	h.m = binary.LittleEndian.Uint64(data[16:])
 	if h.m == 0 || h.m > maxBuckets {
-		return h, fmt.Errorf("cuckoo: impossible parameters: bucket count %d (want 1 to %d)", h.m, uint64(maxBuckets))
+		return h, errFormat("cuckoo: impossible parameters: bucket count %d (want 1 to %d)", h.m, uint64(maxBuckets))
 	}
 	h.seed = binary.LittleEndian.Uint64(data[24:])
 	h.lay = newLayout(uint(bits))
@@ -430,10 +457,10 @@ func fillWords(words []atomic.Uint64, p []byte, l layout, first uint64, s tableS
 // item count that disagrees with the table.
 func checkTable(h header, s tableScan, count uint64) error {
 	if s.bad {
-		return fmt.Errorf("cuckoo: bucket %d holds %#016x: a value out of range for four %d-bit slots", s.index, s.word, h.lay.f)
+		return errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for four %d-bit slots", s.index, s.word, h.lay.f)
 	}
 	if count != s.slots {
-		return fmt.Errorf("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, s.slots)
+		return errCorrupt("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, s.slots)
 	}
 	return nil
 }
@@ -442,13 +469,23 @@ func checkTable(h header, s tableScan, count uint64) error {
 // header promised, or 0 if the header itself was cut short.
 func errTruncated(got, want uint64) error {
 	if want == 0 {
-		return fmt.Errorf("cuckoo: truncated data: %d bytes end inside the %d-byte header: %w", got, formatHeaderSize, io.ErrUnexpectedEOF)
+		return &decodeError{fmt.Sprintf("cuckoo: truncated data: %d bytes end inside the %d-byte header: %v", got, formatHeaderSize, io.ErrUnexpectedEOF), ErrTruncated, io.ErrUnexpectedEOF}
 	}
-	return fmt.Errorf("cuckoo: truncated data: %d of %d bytes: %w", got, want, io.ErrUnexpectedEOF)
+	return &decodeError{fmt.Sprintf("cuckoo: truncated data: %d of %d bytes: %v", got, want, io.ErrUnexpectedEOF), ErrTruncated, io.ErrUnexpectedEOF}
 }
 
 func errChecksum(stored, computed uint64) error {
-	return fmt.Errorf("cuckoo: checksum mismatch: stored %#016x, computed %#016x (corrupted data)", stored, computed)
+	return errCorrupt("cuckoo: checksum mismatch: stored %#016x, computed %#016x (corrupted data)", stored, computed)
+}
+
+// errFormat returns a decoding error matching ErrFormat.
+func errFormat(format string, args ...any) error {
+	return &decodeError{msg: fmt.Sprintf(format, args...), class: ErrFormat}
+}
+
+// errCorrupt returns a decoding error matching ErrCorrupt.
+func errCorrupt(format string, args ...any) error {
+	return &decodeError{msg: fmt.Sprintf(format, args...), class: ErrCorrupt}
 }
 
 // hashAlg returns the id of the hash algorithm the filter places keys with.

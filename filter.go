@@ -53,7 +53,9 @@ const (
 	// maxBuckets bounds the table at 16 GiB: bucket indices must fit in 32
 	// bits for the index arithmetic and the path search.
 	maxBuckets = 1 << 31
-	// MaxCapacity is the largest capacity New accepts.
+	// MaxCapacity is the largest capacity New accepts: 8,160,437,862 keys
+	// (2^31 buckets of four slots at 95% load, a 16 GiB table). It exceeds
+	// the int range of 32-bit platforms.
 	MaxCapacity = maxBuckets * slotsPerBucket * targetLoadNum / targetLoadDen
 )
 
@@ -93,7 +95,7 @@ func WithMode(m Mode) Option {
 }
 
 // Filter is a concurrent cuckoo filter. Create one with New; a zero Filter
-// holds nothing, reports every Insert as ErrFull, and can be loaded with
+// holds nothing, reports every Insert as ErrZeroFilter, and can be loaded with
 // UnmarshalBinary or ReadFrom. A Filter must not be copied after first use.
 type Filter struct {
 	_ noCopy
@@ -272,10 +274,10 @@ func altBucket(b, fp, m uint64) uint64 {
 // Insert adds key to the filter. It returns ErrFull if no slot could be
 // freed for it, in which case the filter holds exactly what it held before
 // (fingerprints may have moved between their two buckets). Inserting a key
-// again stores another copy.
+// again stores another copy. On a zero Filter it returns ErrZeroFilter.
 func (f *Filter) Insert(key []byte) error {
 	if f.m == 0 {
-		return ErrFull
+		return ErrZeroFilter
 	}
 	b1, fp := f.hash(key)
 	b2 := f.alt(b1, fp)
@@ -372,19 +374,23 @@ func (f *Filter) Delete(key []byte) bool {
 }
 
 // Len returns the number of fingerprints stored. It is exact when no
-// operation is in flight.
+// operation is in flight. While inserts and deletes run it is a sum of
+// per-goroutine counters read one after another, which can fall outside the
+// possible range (above Cap on a small, busy filter); Len reports such a sum
+// clamped to [0, Cap()].
 func (f *Filter) Len() int {
 	n := f.count.sum()
 	if n < 0 {
 		return 0
 	}
-	return int(n)
+	return int(min(uint64(n), f.m*slotsPerBucket))
 }
 
 // Cap returns the number of fingerprint slots.
 func (f *Filter) Cap() int { return int(f.m * slotsPerBucket) }
 
-// LoadFactor returns Len()/Cap(), or 0 for a zero Filter.
+// LoadFactor returns Len()/Cap(), or 0 for a zero Filter. Since Len is
+// clamped, it is always in [0, 1].
 func (f *Filter) LoadFactor() float64 {
 	if f.m == 0 {
 		return 0

@@ -270,8 +270,8 @@ func TestNewNilOption(t *testing.T) {
 func TestZeroFilter(t *testing.T) {
 	var f cuckoo.Filter
 	for _, k := range [][]byte{nil, {}, []byte("key")} {
-		if err := f.Insert(k); !errors.Is(err, cuckoo.ErrFull) {
-			t.Errorf("zero Filter Insert(%q): got %v; want ErrFull", k, err)
+		if err := f.Insert(k); !errors.Is(err, cuckoo.ErrZeroFilter) {
+			t.Errorf("zero Filter Insert(%q): got %v; want ErrZeroFilter", k, err)
 		}
 		if f.Lookup(k) {
 			t.Errorf("zero Filter Lookup(%q): got true; want false", k)
@@ -306,8 +306,8 @@ func TestZeroFilter(t *testing.T) {
 		}()
 		f.Reset()
 	}()
-	if err := f.Insert([]byte("key")); !errors.Is(err, cuckoo.ErrFull) {
-		t.Errorf("zero Filter Insert after Reset: got %v; want ErrFull", err)
+	if err := f.Insert([]byte("key")); !errors.Is(err, cuckoo.ErrZeroFilter) {
+		t.Errorf("zero Filter Insert after Reset: got %v; want ErrZeroFilter", err)
 	}
 	if got := f.Len(); got != 0 {
 		t.Errorf("zero Filter Len() after Reset: got %d; want 0", got)

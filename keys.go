@@ -94,7 +94,7 @@ func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
 // filter.
 func (f *Filter) InsertHash(h uint64) error {
 	if f.m == 0 {
-		return ErrFull
+		return ErrZeroFilter
 	}
 	b1, fp, b2 := f.placeHash(h)
 	if !f.insert(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load()) {
@@ -152,7 +152,7 @@ func (f *Filter) DeleteHash(h uint64) bool {
 // InsertUniqueHash is InsertUnique for a key given by its 64-bit hash h.
 func (f *Filter) InsertUniqueHash(h uint64) (inserted bool, err error) {
 	if f.m == 0 {
-		return false, ErrFull
+		return false, ErrZeroFilter
 	}
 	b1, fp, b2 := f.placeHash(h)
 	return f.insertUnique(b1, b2, fp)
@@ -213,7 +213,7 @@ func (f *Filter) InsertBatchHash(hs []uint64) (n int, err error) {
 		if len(hs) == 0 {
 			return 0, nil
 		}
-		return 0, ErrFull
+		return 0, ErrZeroFilter
 	}
 	var g group
 	for base := 0; base < len(hs); base += batchGroup {

@@ -87,3 +87,9 @@ func (c *shardedCount) sum() int64 {
 	}
 	return n
 }
+
+func (c *shardedCount) reset() {
+	for i := range c.shards {
+		c.shards[i].n.Store(0)
+	}
+}

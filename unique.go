@@ -28,7 +28,7 @@ package cuckoo
 // it absent.
 func (f *Filter) InsertUnique(key []byte) (inserted bool, err error) {
 	if f.m == 0 {
-		return false, ErrFull
+		return false, ErrZeroFilter
 	}
 	b1, fp := f.hash(key)
 	return f.insertUnique(b1, f.alt(b1, fp), fp)

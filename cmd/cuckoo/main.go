@@ -4,7 +4,7 @@
 // Usage:
 //
 //	cuckoo bench [-sizes LIST] [-goroutines LIST] [-modes LIST] [-bits LIST] [-duration D] [-svg FILE]
-//	cuckoo build -o FILE [-bits N] [-capacity N] [-seed N] [-progress] [INPUT]
+//	cuckoo build -o FILE [-bits N] [-capacity N] [-seed N] [-keep-duplicates] [-progress] [INPUT]
 //	cuckoo query FILE [INPUT]
 //	cuckoo info FILE
 //
@@ -12,7 +12,9 @@
 // omitted or "-"; a trailing "\r" is removed and empty lines are skipped.
 // Filter files are in the format of the cuckoo package (FORMAT.md at the
 // module root). Errors go to standard error; the exit status is 1 for errors
-// and 2 for bad usage.
+// and 2 for bad usage, except for query, which exits like grep: 0 if some key
+// may be present, 1 if none is, 2 on errors. "cuckoo --version" prints the
+// version.
 //
 // Each subcommand lives in its own file and registers itself in commands
 // from an init function.
@@ -62,6 +64,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	name := args[0]
 	switch name {
+	case "version", "-version", "--version":
+		printVersion(stdout)
+		return exitOK
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 && name == "help" {
 			if c, ok := commands[args[1]]; ok {
@@ -228,9 +233,22 @@ func loadFilter(path string) (*cuckoo.Filter, int64, error) {
 	}
 	defer file.Close()
 	var f cuckoo.Filter
-	n, err := f.ReadFrom(bufio.NewReaderSize(file, 64<<10))
+	r := bufio.NewReaderSize(file, 64<<10)
+	n, err := f.ReadFrom(r)
 	if err != nil {
 		return nil, n, fmt.Errorf("%s: %s", path, trimPrefix(err))
+	}
+	// A filter file holds exactly one filter, as UnmarshalBinary requires
+	// of its input: ReadFrom stops at the filter's end, so look past it.
+	if _, err := r.ReadByte(); err != io.EOF {
+		if err != nil {
+			return nil, n, fmt.Errorf("%s: %v", path, err)
+		}
+		extra := "more"
+		if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
+			extra = fmt.Sprint(st.Size() - n)
+		}
+		return nil, n, fmt.Errorf("%s: %s bytes of trailing data after the %d-byte filter (a filter file must hold exactly one filter)", path, extra, n)
 	}
 	return &f, n, nil
 }

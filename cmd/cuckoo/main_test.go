@@ -103,9 +103,20 @@ func TestBinary(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "query", filter)
 	cmd.Stdin = strings.NewReader("key-1\nkey-999\n")
+	var qerr bytes.Buffer
+	cmd.Stderr = &qerr
 	out, err := cmd.Output()
-	if err != nil || string(out) != "key-1\ttrue\nkey-999\ttrue\n2 keys: 2 maybe present, 0 absent\n" {
-		t.Fatalf("cuckoo query: %v\n%s", err, out)
+	if err != nil || string(out) != "key-1\ttrue\nkey-999\ttrue\n" || qerr.String() != "2 keys: 2 maybe present, 0 absent\n" {
+		t.Fatalf("cuckoo query: %v\n%s\nstderr %q", err, out, qerr.String())
+	}
+	cmd = exec.Command(bin, "query", filter)
+	cmd.Stdin = strings.NewReader("absent-1\n")
+	if err := cmd.Run(); err == nil || err.(*exec.ExitError).ExitCode() != queryNoneFound {
+		t.Fatalf("cuckoo query, no key present: %v; want exit status 1", err)
+	}
+	out, err = exec.Command(bin, "--version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "cuckoo ") || len(strings.Fields(string(out))) != 4 {
+		t.Fatalf("cuckoo --version: %v, %q; want \"cuckoo VERSION GOVERSION OS/ARCH\"", err, out)
 	}
 	cmd = exec.Command(bin, "info", keys)
 	var stderr bytes.Buffer

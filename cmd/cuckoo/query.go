@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strconv"
 )
@@ -9,10 +10,17 @@ import (
 func init() {
 	commands["query"] = command{
 		synopsis: "FILE [INPUT]",
-		summary:  "look up keys, one per line, in a filter file: prints \"KEY\\ttrue|false\" for each, then the counts",
+		summary:  "look up keys, one per line, in a filter file: prints \"KEY\\ttrue|false\" for each (the counts go to standard error); exits 0 if some key may be present, 1 if none, 2 on errors",
 		run:      runQuery,
 	}
 }
+
+// Exit statuses of query, as grep's: whether anything matched, or an error.
+const (
+	queryMatched   = 0
+	queryNoneFound = 1
+	queryError     = 2
+)
 
 func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("query", stderr)
@@ -22,11 +30,13 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	f, _, err := loadFilter(arg(pos, 0))
 	if err != nil {
-		return fail(stderr, "query", err)
+		fail(stderr, "query", err)
+		return queryError
 	}
 	in, file, err := openInput(arg(pos, 1), stdin)
 	if err != nil {
-		return fail(stderr, "query", err)
+		fail(stderr, "query", err)
+		return queryError
 	}
 	if file != nil {
 		defer file.Close()
@@ -47,17 +57,18 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	})
 	if err != nil {
 		w.Flush()
-		return fail(stderr, "query", err)
+		fail(stderr, "query", err)
+		return queryError
 	}
-	line = strconv.AppendInt(line[:0], n, 10)
-	line = append(line, " keys: "...)
-	line = strconv.AppendInt(line, present, 10)
-	line = append(line, " maybe present, "...)
-	line = strconv.AppendInt(line, n-present, 10)
-	line = append(line, " absent\n"...)
-	w.Write(line)
 	if err := w.Flush(); err != nil {
-		return fail(stderr, "query", err)
+		fail(stderr, "query", err)
+		return queryError
 	}
-	return exitOK
+	// The counts go to standard error, so that standard output holds only
+	// the results.
+	fmt.Fprintf(stderr, "%d keys: %d maybe present, %d absent\n", n, present, n-present)
+	if present == 0 {
+		return queryNoneFound
+	}
+	return queryMatched
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -9,7 +10,8 @@ import (
 func TestQuery(t *testing.T) {
 	filter := buildFilter(t, keyLines("key-", 2000))
 	probes := "key-0\nkey-1999\r\n\nabsent-key\n"
-	want := "key-0\ttrue\nkey-1999\ttrue\nabsent-key\tfalse\n3 keys: 2 maybe present, 1 absent\n"
+	want := "key-0\ttrue\nkey-1999\ttrue\nabsent-key\tfalse\n"
+	wantStderr := "3 keys: 2 maybe present, 1 absent\n"
 	for _, tc := range []struct {
 		name, stdin string
 		args        []string
@@ -20,8 +22,8 @@ func TestQuery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, stdout, stderr := runCmd(t, tc.stdin, append([]string{"query"}, tc.args...)...)
-			if status != exitOK || stderr != "" || stdout != want {
-				t.Fatalf("status %d, stderr %q, stdout:\n%s\nwant 0 and:\n%s", status, stderr, stdout, want)
+			if status != queryMatched || stderr != wantStderr || stdout != want {
+				t.Fatalf("status %d, stderr %q, stdout:\n%s\nwant 0, %q and:\n%s", status, stderr, stdout, wantStderr, want)
 			}
 		})
 	}
@@ -30,18 +32,25 @@ func TestQuery(t *testing.T) {
 // TestQueryCounts looks up all inserted keys and many absent ones.
 func TestQueryCounts(t *testing.T) {
 	filter := buildFilter(t, keyLines("key-", 10000))
-	status, stdout, _ := runCmd(t, keyLines("key-", 10000), "query", filter)
-	if status != exitOK || !strings.HasSuffix(stdout, "\n10000 keys: 10000 maybe present, 0 absent\n") || strings.Contains(stdout, "\tfalse\n") {
-		t.Fatalf("inserted keys: status %d, summary %q", status, stdout[strings.LastIndex(stdout[:len(stdout)-1], "\n")+1:])
+	status, stdout, stderr := runCmd(t, keyLines("key-", 10000), "query", filter)
+	if status != queryMatched || stderr != "10000 keys: 10000 maybe present, 0 absent\n" || strings.Contains(stdout, "\tfalse\n") {
+		t.Fatalf("inserted keys: status %d, summary %q", status, stderr)
 	}
-	status, stdout, _ = runCmd(t, keyLines("other-", 10000), "query", filter)
+	status, stdout, stderr = runCmd(t, keyLines("other-", 10000), "query", filter)
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-	if status != exitOK || len(lines) != 10001 {
-		t.Fatalf("absent keys: status %d, %d lines; want 0, 10001", status, len(lines))
+	positives := strings.Count(stdout, "\ttrue\n")
+	if want := queryMatched; positives == 0 {
+		want = queryNoneFound
+		if status != want {
+			t.Fatalf("absent keys, no false positive: status %d; want %d", status, want)
+		}
+	}
+	if len(lines) != 10000 {
+		t.Fatalf("absent keys: %d lines; want 10000", len(lines))
 	}
 	// About 0.19% false positives at 95% load and f=12: a few dozen at most.
-	if !strings.HasPrefix(lines[10000], "10000 keys: ") || strings.Count(stdout, "\ttrue\n") > 60 {
-		t.Fatalf("absent keys: %s with %d true", lines[10000], strings.Count(stdout, "\ttrue\n"))
+	if !strings.HasPrefix(stderr, "10000 keys: ") || positives > 60 {
+		t.Fatalf("absent keys: %s with %d true", stderr, positives)
 	}
 }
 
@@ -59,16 +68,52 @@ func TestQueryErrors(t *testing.T) {
 		{"not a filter", []string{writeFile(t, "keys.txt", "a\nb\n")}, "wrong magic"},
 		{"corrupt", []string{corrupt}, "checksum mismatch"},
 		{"truncated", []string{truncated}, "truncated data"},
+		{"trailing data", []string{writeFile(t, "trailing.cuckoo", string(data)+"extra")}, fmt.Sprintf("5 bytes of trailing data after the %d-byte filter", len(data))},
+		{"two filters", []string{writeFile(t, "two.cuckoo", string(data)+string(data))}, fmt.Sprintf("%d bytes of trailing data", len(data))},
 		{"missing input", []string{filter, filter + ".nope"}, "no such file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, stdout, stderr := runCmd(t, "k\n", append([]string{"query"}, tc.args...)...)
-			if status != exitError || stdout != "" || !strings.HasPrefix(stderr, "cuckoo query: ") || !strings.Contains(stderr, tc.want) {
-				t.Fatalf("status %d, stdout %q, stderr %q; want %d and %q", status, stdout, stderr, exitError, tc.want)
+			if status != queryError || stdout != "" || !strings.HasPrefix(stderr, "cuckoo query: ") || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("status %d, stdout %q, stderr %q; want %d and %q", status, stdout, stderr, queryError, tc.want)
 			}
 			if strings.Contains(stderr, ": cuckoo: ") {
 				t.Fatalf("stderr %q repeats the library's prefix", stderr)
 			}
 		})
+	}
+}
+
+// TestQueryExitStatus checks that query exits like grep: 0 when some key
+// may be present, 1 when none is (also for an empty input), 2 on errors, and
+// that standard output then holds only the results.
+func TestQueryExitStatus(t *testing.T) {
+	filter := buildFilter(t, keyLines("key-", 100))
+	for _, tc := range []struct {
+		name, stdin string
+		want        int
+	}{
+		{"all present", "key-1\nkey-2\n", queryMatched},
+		{"some present", "nope-1\nkey-2\n", queryMatched},
+		{"none present", "nope-1\nnope-2\n", queryNoneFound},
+		{"no keys", "", queryNoneFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, stdout, stderr := runCmd(t, tc.stdin, "query", filter)
+			if status != tc.want {
+				t.Fatalf("status %d; want %d (stderr %q)", status, tc.want, stderr)
+			}
+			for _, line := range strings.SplitAfter(stdout, "\n") {
+				if line != "" && !strings.HasSuffix(line, "\ttrue\n") && !strings.HasSuffix(line, "\tfalse\n") {
+					t.Fatalf("stdout line %q is not a result", line)
+				}
+			}
+			if !strings.HasSuffix(stderr, " absent\n") {
+				t.Fatalf("stderr %q; want the counts", stderr)
+			}
+		})
+	}
+	if status, _, _ := runCmd(t, "", "query", filter+".nope"); status != queryError {
+		t.Fatalf("missing filter: status %d; want %d", status, queryError)
 	}
 }

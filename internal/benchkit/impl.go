@@ -21,7 +21,7 @@ type Filter interface {
 // first key that does not fit, with a non-nil error.
 type BatchFilter interface {
 	Filter
-	LookupBatch(keys [][]byte, found []bool)
+	LookupBatch(keys [][]byte, found []bool) int
 	InsertBatch(keys [][]byte) (int, error)
 }
 

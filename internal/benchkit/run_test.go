@@ -42,10 +42,11 @@ func (b *setFilter) Lookup(k []byte) bool {
 	defer b.mu.Unlock()
 	return b.set[string(k)]
 }
-func (b *setFilter) LookupBatch(keys [][]byte, found []bool) {
+func (b *setFilter) LookupBatch(keys [][]byte, found []bool) int {
 	for i, k := range keys {
 		found[i] = b.Lookup(k)
 	}
+	return len(keys)
 }
 func (b *setFilter) Delete(k []byte) bool {
 	b.mu.Lock()

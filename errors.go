@@ -1,0 +1,53 @@
+package cuckoo
+
+import "errors"
+
+// Errors a caller can test for with errors.Is. Every error the package
+// returns begins with "cuckoo: ".
+//
+// A decoding error (UnmarshalBinary, ReadFrom) keeps its own message, which
+// says what is wrong and where, and matches exactly one of ErrTruncated,
+// ErrFormat and ErrCorrupt:
+//
+//	ErrTruncated  the data ended early (it also matches io.ErrUnexpectedEOF)
+//	ErrFormat     not an encoded filter, or one this package cannot read:
+//	              wrong magic, unknown version or hash algorithm, a layout
+//	              (fingerprint bits, slots per bucket, reserved bytes, bucket
+//	              count) that version 1 does not allow, or bytes after the
+//	              filter given to UnmarshalBinary
+//	ErrCorrupt    the data is a filter of a known format but was damaged:
+//	              checksum mismatch, a bucket with bits outside its slots, or
+//	              an item count that disagrees with the table
+var (
+	// ErrTruncated matches decoding errors for data that ends before the
+	// filter it announces does.
+	ErrTruncated = errors.New("cuckoo: truncated data")
+	// ErrFormat matches decoding errors for data that is not an encoded
+	// filter or is one in a format or layout this package cannot read.
+	ErrFormat = errors.New("cuckoo: not a filter in a format this package reads")
+	// ErrCorrupt matches decoding errors for a filter whose bytes were
+	// damaged: they fail the checksum or an internal consistency check.
+	ErrCorrupt = errors.New("cuckoo: corrupted data")
+
+	// ErrZeroFilter is returned by the methods that need a table (Insert,
+	// InsertBatch, MarshalBinary, WriteTo) when called on a Filter that was
+	// neither made with New nor loaded with UnmarshalBinary or ReadFrom.
+	ErrZeroFilter = errors.New("cuckoo: zero Filter: it was not made with New (or loaded with UnmarshalBinary or ReadFrom) and has no table")
+)
+
+// decodeError is a decoding error: its own message, matching its class
+// (ErrTruncated, ErrFormat or ErrCorrupt) and any cause with errors.Is.
+type decodeError struct {
+	msg   string
+	class error
+	cause error // may be nil
+}
+
+func (e *decodeError) Error() string { return e.msg }
+
+func (e *decodeError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.class}
+	}
+	return []error{e.class, e.cause}
+}
