@@ -424,6 +424,11 @@ func parseHeader(data []byte) (header, error) {
 		return h, errFormat("cuckoo: impossible parameters: bucket count %d (want 1 to %d)", h.m, uint64(maxBuckets))
 	}
 	h.seed = binary.LittleEndian.Uint64(data[24:])
+	if h.hash == formatHashXXMul && h.seed == 0 {
+		// Both algorithms are XXH64 as it is for seed 0, which is always
+		// written as algorithm 1: the encoding stays canonical.
+		return h, errFormat("cuckoo: impossible parameters: hash algorithm %d with seed 0 (written as algorithm %d)", formatHashXXMul, formatHashXXFmix)
+	}
 	h.lay = newLayout(uint(bits))
 	return h, nil
 }

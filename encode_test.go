@@ -435,6 +435,10 @@ func encBadInputs(tb testing.TB) []struct {
 		{"slots 8", "cuckoo: impossible parameters: 8 slots per bucket", edit(set(11, 8))},
 		{"hash 0", "cuckoo: unknown hash algorithm id 0", edit(set(12, 0))},
 		{"hash 3", "cuckoo: unknown hash algorithm id 3", edit(set(12, 3))},
+		{"hash 2 seed 0", "cuckoo: impossible parameters: hash algorithm 2 with seed 0", edit(func(d []byte) []byte {
+			d[12] = 2
+			return put64(24, 0)(d)
+		})},
 		{"reserved", "cuckoo: impossible parameters: reserved header bytes", edit(set(14, 1))},
 		{"buckets 0", "cuckoo: impossible parameters: bucket count 0", edit(put64(16, 0))},
 		{"buckets 2^31+1", "cuckoo: impossible parameters: bucket count 2147483649", edit(put64(16, 1<<31+1))},

@@ -20,7 +20,7 @@ func TestDecodeErrorClasses(t *testing.T) {
 		"wrong magic": ErrFormat, "text": ErrFormat, "short wrong magic": ErrFormat,
 		"version 0": ErrFormat, "version 2": ErrFormat, "version 257": ErrFormat,
 		"bits 16": ErrFormat, "bits 0": ErrFormat, "slots 8": ErrFormat,
-		"hash 0": ErrFormat, "hash 3": ErrFormat, "reserved": ErrFormat,
+		"hash 0": ErrFormat, "hash 3": ErrFormat, "hash 2 seed 0": ErrFormat, "reserved": ErrFormat,
 		"buckets 0": ErrFormat, "buckets 2^31+1": ErrFormat, "buckets 2^40": ErrFormat,
 		"buckets 2^64-1": ErrFormat, "trailing byte": ErrFormat,
 
