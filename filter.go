@@ -360,7 +360,12 @@ func (f *Filter) Delete(key []byte) bool {
 		return false
 	}
 	b1, fp := f.hash(key)
-	b2 := f.alt(b1, fp)
+	return f.deleteFp(b1, f.alt(b1, fp), fp)
+}
+
+// deleteFp removes one copy of fp from b1 or b2 and counts it: Delete's
+// work once the key is hashed.
+func (f *Filter) deleteFp(b1, b2, fp uint64) bool {
 	var ok bool
 	if f.mode == Locked {
 		ok = f.deleteLocked(b1, b2, fp)

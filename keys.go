@@ -137,16 +137,7 @@ func (f *Filter) DeleteHash(h uint64) bool {
 		return false
 	}
 	b1, fp, b2 := f.placeHash(h)
-	var ok bool
-	if f.mode == Locked {
-		ok = f.deleteLocked(b1, b2, fp)
-	} else {
-		ok = f.remove(b1, b2, fp)
-	}
-	if ok {
-		f.count.add(-1)
-	}
-	return ok
+	return f.deleteFp(b1, b2, fp)
 }
 
 // InsertUniqueHash is InsertUnique for a key given by its 64-bit hash h.
@@ -219,13 +210,9 @@ func (f *Filter) InsertBatchHash(hs []uint64) (n int, err error) {
 	for base := 0; base < len(hs); base += batchGroup {
 		hs := hs[base:min(base+batchGroup, len(hs))]
 		f.readHashed(&g, hs)
-		for j := range hs {
-			if !f.insert(g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]) {
-				f.count.add(int64(j))
-				return base + j, ErrFull
-			}
+		if j, ok := f.insertGroup(&g, len(hs)); !ok {
+			return base + j, ErrFull
 		}
-		f.count.add(int64(len(hs)))
 	}
 	return len(hs), nil
 }
