@@ -152,10 +152,10 @@ func ExampleFilter_LockStats() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	_ = f.Insert([]byte("alice")) // uncontended: no wait, no fallback
+	_ = f.Insert([]byte("alice")) // uncontended: no goroutine waited
 	s := f.LockStats()
-	fmt.Println(s.Waits, s.Fallbacks)
-	// Output: 0 0
+	fmt.Println(s.Waits)
+	// Output: 0
 }
 
 // LockStats is the value Filter.LockStats returns.
