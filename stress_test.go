@@ -252,7 +252,11 @@ func TestResetConcurrent(t *testing.T) {
 					defer wg.Done()
 					keys := keysOf(nsChurn, w*per, per)
 					<-started
-					for range rounds {
+					// At least rounds rounds, and on until a few Resets
+					// overlapped them (a busy machine can leave the
+					// resetter unscheduled for all of them).
+					start := time.Now()
+					for r := 0; r < rounds || resets.Load() < 3 && time.Since(start) < 20*time.Second; r++ {
 						for _, k := range keys {
 							if err := f.Insert(k); err != nil && !errors.Is(err, cuckoo.ErrFull) {
 								t.Errorf("Insert: got %v; want nil or ErrFull", err)
