@@ -88,7 +88,9 @@ func TestQueryErrors(t *testing.T) {
 // may be present, 1 when none is (also for an empty input), 2 on errors, and
 // that standard output then holds only the results.
 func TestQueryExitStatus(t *testing.T) {
-	filter := buildFilter(t, keyLines("key-", 100))
+	// A fixed seed: with a random one the absent keys below are false
+	// positives now and then (about 0.2% each), which changes the status.
+	filter := buildFilter(t, keyLines("key-", 100), "-seed", "1")
 	for _, tc := range []struct {
 		name, stdin string
 		want        int
