@@ -34,9 +34,9 @@ package cuckoo
 //
 // Counter wraps. The counters wrap (14 bits at f=12, 30 at f=8), and d is
 // taken modulo 2^c: 2^c relocations through b1 while a search is between
-// its reads (a few milliseconds of relocations on one core: less than a
-// scheduler time slice, BENCHMARKS.md)
-// would make d1 look like 0. The epoch (kcasTable.epoch) closes this. Every
+// its reads (a few milliseconds of relocations on one core, as the review
+// that found it measured: less than a scheduler time slice) would make d1
+// look like 0. The epoch (kcasTable.epoch) closes this. Every
 // relocation step that takes a counter from its maximum to 0 adds one to
 // the epoch in the same K-CAS (migrate.go, move), so the epoch's logical
 // value is the number of wraps so far, changing atomically with them. A
