@@ -28,7 +28,7 @@ func apiKey(class byte, i int) []byte {
 // pairOf returns the unordered bucket pair and fingerprint of key in f: two
 // keys with the same pairOf are the same to the filter.
 func pairOf(f *Filter, key []byte) [3]uint64 {
-	b1, fp := f.hash(key)
+	b1, fp, _ := f.hash(key)
 	b2 := f.alt(b1, fp)
 	return [3]uint64{min(b1, b2), max(b1, b2), fp}
 }

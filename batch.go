@@ -24,27 +24,35 @@ type group struct {
 // (1M keys, 2 goroutines, bench/cmd/compare -workloads lookup-batch;
 // BENCHMARKS.md, "Figures behind code comments").
 func (f *Filter) hashAndRead(g *group, keys [][]byte) {
-	h := &g.b1 // the raw hashes, until place replaces them
 	for j, k := range keys {
-		h[j] = xxhash.Sum64(k)
+		g.b1[j] = xxhash.Sum64(k)
 	}
+	f.placeAndRead(g, len(keys))
+}
+
+// placeAndRead keys the first n raw key hashes held in g.b1 with the seed,
+// places them, and reads both buckets of every key: the part of
+// hashAndRead that LookupBatchHash and InsertBatchHash, whose keys come
+// hashed, share with it.
+func (f *Filter) placeAndRead(g *group, n int) {
+	h := g.b1[:n] // the raw hashes, until place replaces them
 	if seed := f.seed; seed != 0 {
 		if f.fmix {
-			for j := range keys {
+			for j := range h {
 				h[j] = mix64(h[j] ^ seed)
 			}
 		} else {
 			mul := f.mul
-			for j := range keys {
+			for j := range h {
 				h[j] = (h[j] ^ seed) * mul
 			}
 		}
 	}
 	m, fpRange := f.m, f.fpRange
-	for j := range keys {
+	for j := range h {
 		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
 	}
-	for j := range keys {
+	for j := range n {
 		g.w1[j] = f.t.words[g.b1[j]].Load()
 		g.w2[j] = f.t.words[g.b2[j]].Load()
 	}
@@ -71,28 +79,35 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) (n int) {
 		found := found[base : base+len(keys)]
 		e := f.t.epoch.Load() // before the group's reads, as in Lookup
 		f.hashAndRead(&g, keys)
-		for j := range keys {
-			b1, w1, w2 := g.b1[j], g.w1[j], g.w2[j]
-			if (w1|w2|e)&tagMask == 0 {
-				// As in Lookup and lookupLocked: found, or absent with
-				// b1 unchanged (words never hold tags in Locked mode).
-				if f.lay.containsEither(w1, w2, g.fp[j]) {
-					found[j] = true
-					continue
-				}
-				if b1 == g.b2[j] || f.unchanged(b1, w1, e) {
-					found[j] = false
-					continue
-				}
-			}
-			if f.mode == Locked {
-				found[j] = f.lookupUnderLocks(b1, g.b2[j], g.fp[j])
-			} else {
-				found[j] = f.findAfter(b1, g.b2[j], g.fp[j], w1, w2, e)
-			}
-		}
+		f.lookupGroup(&g, e, found)
 	}
 	return n
+}
+
+// lookupGroup answers the first len(found) keys of a group that was read
+// (hashAndRead, placeAndRead) after the epoch read e: LookupBatch's and
+// LookupBatchHash's decision for each key.
+func (f *Filter) lookupGroup(g *group, e uint64, found []bool) {
+	for j := range found {
+		b1, w1, w2 := g.b1[j], g.w1[j], g.w2[j]
+		if (w1|w2|e)&tagMask == 0 {
+			// As in Lookup and lookupLocked: found, or absent with b1
+			// unchanged (words never hold tags in Locked mode).
+			if f.lay.containsEither(w1, w2, g.fp[j]) {
+				found[j] = true
+				continue
+			}
+			if b1 == g.b2[j] || f.unchanged(b1, w1, e) {
+				found[j] = false
+				continue
+			}
+		}
+		if f.mode == Locked {
+			found[j] = f.lookupUnderLocks(b1, g.b2[j], g.fp[j])
+		} else {
+			found[j] = f.findAfter(b1, g.b2[j], g.fp[j], w1, w2, e)
+		}
+	}
 }
 
 // InsertBatch inserts keys in order, each with the same guarantees as

@@ -231,14 +231,20 @@ func (f *Filter) setSeed(seed uint64, alg uint8) {
 	f.mul = mix64(seed) | 1
 }
 
-// hash returns the key's first bucket and its fingerprint (see place).
-func (f *Filter) hash(key []byte) (b1, fp uint64) {
-	h := xxhash.Sum64(key)
+// hash returns the key's first bucket, its fingerprint and its second
+// bucket (see place). The filter must have a table.
+func (f *Filter) hash(key []byte) (b1, fp, b2 uint64) {
+	return f.placeHash(xxhash.Sum64(key))
+}
+
+// placeHash returns the buckets and fingerprint of the key whose hash is h
+// (what hash returns for a key with xxhash.Sum64(key) == h). The filter
+// must have a table.
+func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
 	if f.seed != 0 {
 		h = f.keyed(h)
 	}
-	b1, fp, _ = place(h, f.m, f.fpRange)
-	return b1, fp
+	return place(h, f.m, f.fpRange)
 }
 
 // place maps a key's (seeded) hash h to its first bucket, its fingerprint
@@ -279,8 +285,7 @@ func (f *Filter) Insert(key []byte) error {
 	if f.m == 0 {
 		return ErrZeroFilter
 	}
-	b1, fp := f.hash(key)
-	b2 := f.alt(b1, fp)
+	b1, fp, b2 := f.hash(key)
 	if !f.insert(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load()) {
 		return ErrFull
 	}
@@ -359,8 +364,8 @@ func (f *Filter) Delete(key []byte) bool {
 	if f.m == 0 {
 		return false
 	}
-	b1, fp := f.hash(key)
-	return f.deleteFp(b1, f.alt(b1, fp), fp)
+	b1, fp, b2 := f.hash(key)
+	return f.deleteFp(b1, b2, fp)
 }
 
 // deleteFp removes one copy of fp from b1 or b2 and counts it: Delete's

@@ -25,22 +25,11 @@ func (l *layout) checkRelocation(os, ns, od, nd, fp uint64) {
 				l.counter(p[0]), l.counter(p[1]), want))
 		}
 	}
-	if l.copies(ns, fp) != l.copies(os, fp)-1 || l.copies(nd, fp) != l.copies(od, fp)+1 ||
+	if l.matches(ns, fp) != l.matches(os, fp)-1 || l.matches(nd, fp) != l.matches(od, fp)+1 ||
 		l.occupied(ns) != l.occupied(os)-1 || l.occupied(nd) != l.occupied(od)+1 {
 		panic(fmt.Sprintf("cuckoo: invariant broken: relocation of fp %#x turned src %#x into %#x and dst %#x into %#x",
 			fp, os, ns, od, nd))
 	}
-}
-
-// copies returns how many slots of w hold fp.
-func (l *layout) copies(w, fp uint64) int {
-	n := 0
-	for s := 0; s < slotsPerBucket; s++ {
-		if l.slot(w, s) == fp {
-			n++
-		}
-	}
-	return n
 }
 
 // checkStripeOrder checks that a goroutine takes stripe lo before stripe hi

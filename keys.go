@@ -71,16 +71,6 @@ func (f *Filter) InsertBatchString(keys []string) (n int, err error) {
 	return len(keys), nil
 }
 
-// placeHash returns the buckets and fingerprint of the key whose hash is h
-// (what hash and alt return for a key with xxhash.Sum64(key) == h). The
-// filter must have a table.
-func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
-	if f.seed != 0 {
-		h = f.keyed(h)
-	}
-	return place(h, f.m, f.fpRange)
-}
-
 // InsertHash is Insert for a key given by its 64-bit hash h. A key's
 // placement depends only on its hash: Insert(key) is InsertHash with h =
 // xxhash.Sum64(key) (XXH64, seed 0), so the forms can be mixed on one
@@ -110,25 +100,11 @@ func (f *Filter) LookupHash(h uint64) bool {
 		return false
 	}
 	b1, fp, b2 := f.placeHash(h)
-	e := f.t.epoch.Load()
-	return f.lookupRead(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load(), e)
-}
-
-// lookupRead finishes a lookup of fp in b1, b2 whose first phase read the
-// epoch (e), then w1 from b1 and then w2 from b2: the shared tail of LookupHash and
-// LookupBatchHash, taking the general paths of both modes (lookupLocked's
-// argument in Locked mode, findAfter's in LockFree mode).
-func (f *Filter) lookupRead(b1, b2, fp, w1, w2, e uint64) bool {
-	if (w1|w2)&tagMask == 0 && f.lay.containsEither(w1, w2, fp) {
-		return true
-	}
 	if f.mode == Locked {
-		if b1 == b2 || f.unchanged(b1, w1, e) {
-			return false
-		}
-		return f.lookupUnderLocks(b1, b2, fp)
+		return f.lookupLocked(b1, b2, fp)
 	}
-	return f.findAfter(b1, b2, fp, w1, w2, e)
+	e := f.t.epoch.Load() // before the buckets, as in Lookup
+	return f.findAfter(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load(), e)
 }
 
 // DeleteHash is Delete for a key given by its 64-bit hash h.
@@ -158,20 +134,11 @@ func (f *Filter) CountHash(h uint64) int {
 	return f.countCopies(b1, b2, fp)
 }
 
-// readHashed is hashAndRead for keys given by their hashes: it places a
-// group of at most batchGroup keys, then reads both buckets of each.
+// readHashed is hashAndRead for keys given by their hashes (at most
+// batchGroup of them).
 func (f *Filter) readHashed(g *group, hs []uint64) {
-	seed, m, fpRange := f.seed, f.m, f.fpRange
-	for j, h := range hs {
-		if seed != 0 {
-			h = f.keyed(h)
-		}
-		g.b1[j], g.fp[j], g.b2[j] = place(h, m, fpRange)
-	}
-	for j := range hs {
-		g.w1[j] = f.t.words[g.b1[j]].Load()
-		g.w2[j] = f.t.words[g.b2[j]].Load()
-	}
+	copy(g.b1[:], hs)
+	f.placeAndRead(g, len(hs))
 }
 
 // LookupBatchHash is LookupBatch for keys given by their 64-bit hashes: it
@@ -189,9 +156,7 @@ func (f *Filter) LookupBatchHash(hs []uint64, found []bool) {
 		hs := hs[base:min(base+batchGroup, n)]
 		e := f.t.epoch.Load() // before the group's reads, as in LookupBatch
 		f.readHashed(&g, hs)
-		for j := range hs {
-			found[base+j] = f.lookupRead(g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j], e)
-		}
+		f.lookupGroup(&g, e, found[base:base+len(hs)])
 	}
 }
 

@@ -43,7 +43,7 @@ func testResetDuringInserts(t *testing.T, mode Mode, capacity, round int) {
 		binary.LittleEndian.PutUint64(k[:], i)
 		return k[:]
 	}
-	low := func(k []byte) bool { _, fp := f.hash(k); return fp <= half }
+	low := func(k []byte) bool { _, fp, _ := f.hash(k); return fp <= half }
 
 	// Old keys: lower-half fingerprints, to 96% of Cap.
 	next := uint64(0)

@@ -163,7 +163,7 @@ func encSnapshotStress(t *testing.T, mode Mode, fbits, churners int) {
 		t.Fatalf("inserted %d stable keys; want %d", n, nStable)
 	}
 	pair := func(key []byte) uint64 {
-		b1, fp := f.hash(key)
+		b1, fp, _ := f.hash(key)
 		return fp<<32 | min(b1, f.alt(b1, fp))
 	}
 	stablePairs := make(map[uint64]bool, nStable)
@@ -174,7 +174,7 @@ func encSnapshotStress(t *testing.T, mode Mode, fbits, churners int) {
 	}
 	// bothFull reports whether an insert of key has to relocate.
 	bothFull := func(key []byte) bool {
-		b1, fp := f.hash(key)
+		b1, fp, _ := f.hash(key)
 		b2 := f.alt(b1, fp)
 		return f.lay.emptySlot(f.t.load(b1)) < 0 && f.lay.emptySlot(f.t.load(b2)) < 0
 	}

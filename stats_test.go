@@ -20,7 +20,7 @@ func TestStatsRelocationCounted(t *testing.T) {
 				t.Fatal(err)
 			}
 			key := []byte("relocate me")
-			b1, fp := f.hash(key)
+			b1, fp, _ := f.hash(key)
 			b2 := f.alt(b1, fp)
 			if b1 == b2 {
 				t.Fatal("the key has one bucket under seed 9; pick another seed")
@@ -121,7 +121,7 @@ func TestStatsLockWaitCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := f.Stats().LockWaits
-	b1, fp := f.hash(key)
+	b1, fp, _ := f.hash(key)
 	b2 := f.alt(b1, fp)
 	g := f.locks.lockBuckets(b1, b2)
 	done := make(chan bool)

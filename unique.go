@@ -30,8 +30,8 @@ func (f *Filter) InsertUnique(key []byte) (inserted bool, err error) {
 	if f.m == 0 {
 		return false, ErrZeroFilter
 	}
-	b1, fp := f.hash(key)
-	return f.insertUnique(b1, f.alt(b1, fp), fp)
+	b1, fp, b2 := f.hash(key)
+	return f.insertUnique(b1, b2, fp)
 }
 
 // Count returns the number of copies of key's fingerprint in its two
@@ -44,8 +44,8 @@ func (f *Filter) Count(key []byte) int {
 	if f.m == 0 {
 		return 0
 	}
-	b1, fp := f.hash(key)
-	return f.countCopies(b1, f.alt(b1, fp), fp)
+	b1, fp, b2 := f.hash(key)
+	return f.countCopies(b1, b2, fp)
 }
 
 // insertUnique is InsertUnique for a key placed in b1, b2 with fingerprint
