@@ -200,8 +200,7 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 	if err := checkTable(h, scan, n); err != nil {
 		return err
 	}
-	f.adopt(words, h.lay.f, h.seed, f.Mode(), int64(n))
-	f.setSeed(h.seed, h.hash)
+	f.adopt(words, h.lay.f, h.seed, h.hash, f.Mode(), int64(n))
 	return nil
 }
 
@@ -299,8 +298,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	if err := checkTable(h, scan, count); err != nil {
 		return n, err
 	}
-	f.adopt(words, h.lay.f, h.seed, f.Mode(), int64(count))
-	f.setSeed(h.seed, h.hash)
+	f.adopt(words, h.lay.f, h.seed, h.hash, f.Mode(), int64(count))
 	return n, nil
 }
 

@@ -159,18 +159,18 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 
 // init sets up an empty table of m buckets. m must be in [1, maxBuckets].
 func (f *Filter) init(m uint64, bits uint, seed uint64, mode Mode) {
-	f.adopt(make([]atomic.Uint64, m), bits, seed, mode, 0)
+	f.adopt(make([]atomic.Uint64, m), bits, seed, formatHashXXMul, mode, 0)
 }
 
 // adopt makes words (len in [1, maxBuckets], plain bucket words only) the
-// filter's table, holding n fingerprints. It is not safe to call while other
-// goroutines use the filter.
-func (f *Filter) adopt(words []atomic.Uint64, bits uint, seed uint64, mode Mode, n int64) {
+// filter's table, holding n fingerprints placed by hash algorithm alg. It
+// is not safe to call while other goroutines use the filter.
+func (f *Filter) adopt(words []atomic.Uint64, bits uint, seed uint64, alg uint8, mode Mode, n int64) {
 	f.t.words = words
 	f.m = uint64(len(words))
 	f.lay = newLayout(bits)
 	f.fpRange = 1<<bits - 1
-	f.setSeed(seed, formatHashXXMul)
+	f.setSeed(seed, alg)
 	f.mode = mode
 	f.locks = nil
 	if mode == Locked {
