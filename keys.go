@@ -42,9 +42,10 @@ func (f *Filter) InsertUniqueString(key string) (inserted bool, err error) {
 // CountString is Count for a string key, without copying it.
 func (f *Filter) CountString(key string) int { return f.Count(bytesOf(key)) }
 
-// LookupBatchString is LookupBatch for string keys, without copying them.
-func (f *Filter) LookupBatchString(keys []string, found []bool) {
-	n := min(len(keys), len(found))
+// LookupBatchString is LookupBatch for string keys, without copying them:
+// it answers the first n = min(len(keys), len(found)) keys and returns n.
+func (f *Filter) LookupBatchString(keys []string, found []bool) (n int) {
+	n = min(len(keys), len(found))
 	var views [batchGroup][]byte
 	for base := 0; base < n; base += batchGroup {
 		g := keys[base:min(base+batchGroup, n)]
@@ -53,6 +54,7 @@ func (f *Filter) LookupBatchString(keys []string, found []bool) {
 		}
 		f.LookupBatch(views[:len(g)], found[base:base+len(g)])
 	}
+	return n
 }
 
 // InsertBatchString is InsertBatch for string keys, without copying them.
@@ -144,12 +146,12 @@ func (f *Filter) readHashed(g *group, hs []uint64) {
 // LookupBatchHash is LookupBatch for keys given by their 64-bit hashes: it
 // stores in found[i] whether the key with hash hs[i] may be in the filter,
 // for the first min(len(hs), len(found)) keys, overlapping the cache
-// misses of a group of keys as LookupBatch does.
-func (f *Filter) LookupBatchHash(hs []uint64, found []bool) {
-	n := min(len(hs), len(found))
+// misses of a group of keys as LookupBatch does, and returns that number n.
+func (f *Filter) LookupBatchHash(hs []uint64, found []bool) (n int) {
+	n = min(len(hs), len(found))
 	if f.m == 0 {
 		clear(found[:n])
-		return
+		return n
 	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
@@ -158,6 +160,7 @@ func (f *Filter) LookupBatchHash(hs []uint64, found []bool) {
 		f.readHashed(&g, hs)
 		f.lookupGroup(&g, e, found[base:base+len(hs)])
 	}
+	return n
 }
 
 // InsertBatchHash is InsertBatch for keys given by their 64-bit hashes: it

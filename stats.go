@@ -48,11 +48,10 @@ type Stats struct {
 	// buckets meanwhile; in Locked mode lookups and counts that took the
 	// locks because a relocation went through their first bucket.
 	LookupRetries uint64
-	// LockWaits counts lock acquisitions that found the stripe held and
-	// queued for it (Locked mode).
-	LockWaits uint64
-	// Lock reports the RTM elision of Locked mode (commits, aborts,
-	// fallbacks to the locks); see LockStats. It is zero in LockFree mode.
+	// Lock reports Locked mode's lock waits (Lock.Waits: acquisitions that
+	// found the stripe held and queued for it) and its RTM elision
+	// (commits, aborts, fallbacks to the locks); see LockStats. It is zero
+	// in LockFree mode.
 	Lock LockStats
 }
 
@@ -73,7 +72,6 @@ func (f *Filter) Stats() Stats {
 		LookupRetries:   f.stats.sum(statLookupRetries),
 		Lock:            f.LockStats(),
 	}
-	s.LockWaits = s.Lock.Waits
 	if s.Cap > 0 {
 		s.LoadFactor = float64(s.Len) / float64(s.Cap)
 		s.FalsePositiveRate = 2 * slotsPerBucket * s.LoadFactor / float64(f.fpRange)

@@ -97,8 +97,8 @@ func TestStatsFullAndDerived(t *testing.T) {
 			if want := 8 * alpha / float64(int(1)<<bits-1); math.Abs(st.FalsePositiveRate-want) > 1e-12 {
 				t.Errorf("FalsePositiveRate = %v; want %v", st.FalsePositiveRate, want)
 			}
-			if mode == LockFree && st.LockWaits != 0 {
-				t.Errorf("LockFree LockWaits = %d; want 0", st.LockWaits)
+			if mode == LockFree && st.Lock.Waits != 0 {
+				t.Errorf("LockFree Lock.Waits = %d; want 0", st.Lock.Waits)
 			}
 		}
 	}
@@ -109,7 +109,7 @@ func TestStatsFullAndDerived(t *testing.T) {
 }
 
 // TestStatsLockWaitCounted holds a bucket's stripe while another goroutine
-// deletes from that bucket: the delete must queue, and LockWaits must count
+// deletes from that bucket: the delete must queue, and Lock.Waits must count
 // it.
 func TestStatsLockWaitCounted(t *testing.T) {
 	f, err := New(1000, WithMode(Locked), WithSeed(5))
@@ -120,7 +120,7 @@ func TestStatsLockWaitCounted(t *testing.T) {
 	if err := f.Insert(key); err != nil {
 		t.Fatal(err)
 	}
-	before := f.Stats().LockWaits
+	before := f.Stats().Lock.Waits
 	b1, fp, _ := f.hash(key)
 	b2 := f.alt(b1, fp)
 	g := f.locks.lockBuckets(b1, b2)
@@ -128,10 +128,10 @@ func TestStatsLockWaitCounted(t *testing.T) {
 	go func() { done <- f.Delete(key) }()
 	// The delete queues on the held stripe; wait until it is counted.
 	deadline := time.Now().Add(time.Minute)
-	for f.Stats().LockWaits == before {
+	for f.Stats().Lock.Waits == before {
 		if time.Now().After(deadline) {
 			f.locks.unlockBuckets(g)
-			t.Fatal("LockWaits did not grow within a minute of a Delete queueing on a held stripe")
+			t.Fatal("Lock.Waits did not grow within a minute of a Delete queueing on a held stripe")
 		}
 		runtime.Gosched()
 	}
@@ -139,7 +139,7 @@ func TestStatsLockWaitCounted(t *testing.T) {
 	if !<-done {
 		t.Error("Delete after the wait: got false; want true")
 	}
-	if got := f.Stats().LockWaits - before; got < 1 {
-		t.Errorf("LockWaits grew by %d; want at least 1", got)
+	if got := f.Stats().Lock.Waits - before; got < 1 {
+		t.Errorf("Lock.Waits grew by %d; want at least 1", got)
 	}
 }
