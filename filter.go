@@ -64,6 +64,9 @@ type config struct {
 	seed    uint64
 	seedSet bool // WithSeed was given; otherwise New draws a random seed
 	mode    Mode
+	// maxCap bounds a Growing filter (WithMaxCapacity; 0: no bound).
+	maxCap    int
+	maxCapSet bool
 }
 
 // Option configures New.
@@ -129,6 +132,21 @@ type Filter struct {
 // New returns an error if capacity is not positive or above MaxCapacity,
 // or if an option has a value outside its range.
 func New(capacity int, opts ...Option) (*Filter, error) {
+	c, err := newConfig(capacity, opts)
+	if err != nil {
+		return nil, err
+	}
+	if c.maxCapSet {
+		return nil, fmt.Errorf("cuckoo: WithMaxCapacity applies to NewGrowing; a Filter's capacity is fixed")
+	}
+	f := &Filter{}
+	f.init(bucketsFor(capacity), uint(c.bits), c.seed, c.mode)
+	return f, nil
+}
+
+// newConfig applies opts and checks them and capacity (New, NewGrowing); it
+// draws the random seed unless WithSeed was given.
+func newConfig(capacity int, opts []Option) (config, error) {
 	c := config{bits: DefaultFingerprintBits, mode: LockFree}
 	for _, o := range opts {
 		if o != nil {
@@ -136,25 +154,28 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 		}
 	}
 	if capacity <= 0 {
-		return nil, fmt.Errorf("cuckoo: capacity must be positive, got %d", capacity)
+		return c, fmt.Errorf("cuckoo: capacity must be positive, got %d", capacity)
 	}
 	if uint64(capacity) > MaxCapacity {
-		return nil, fmt.Errorf("cuckoo: capacity %d exceeds the maximum %d", capacity, uint64(MaxCapacity))
+		return c, fmt.Errorf("cuckoo: capacity %d exceeds the maximum %d", capacity, uint64(MaxCapacity))
 	}
 	if c.bits != 8 && c.bits != 12 {
-		return nil, fmt.Errorf("cuckoo: fingerprint bits must be 8 or 12, got %d", c.bits)
+		return c, fmt.Errorf("cuckoo: fingerprint bits must be 8 or 12, got %d", c.bits)
 	}
 	if c.mode != LockFree && c.mode != Locked {
-		return nil, fmt.Errorf("cuckoo: unknown mode %d", int(c.mode))
+		return c, fmt.Errorf("cuckoo: unknown mode %d", int(c.mode))
 	}
 	if !c.seedSet {
 		c.seed = randomSeed()
 	}
+	return c, nil
+}
+
+// bucketsFor returns the buckets of a table sized for capacity keys at 95%
+// load (capacity in [1, MaxCapacity]).
+func bucketsFor(capacity int) uint64 {
 	slots := (uint64(capacity)*targetLoadDen + targetLoadNum - 1) / targetLoadNum
-	m := (slots + slotsPerBucket - 1) / slotsPerBucket
-	f := &Filter{}
-	f.init(m, uint(c.bits), c.seed, c.mode)
-	return f, nil
+	return (slots + slotsPerBucket - 1) / slotsPerBucket
 }
 
 // init sets up an empty table of m buckets. m must be in [1, maxBuckets].
@@ -166,17 +187,24 @@ func (f *Filter) init(m uint64, bits uint, seed uint64, mode Mode) {
 // filter's table, holding n fingerprints placed by hash algorithm alg. It
 // is not safe to call while other goroutines use the filter.
 func (f *Filter) adopt(words []atomic.Uint64, bits uint, seed uint64, alg uint8, mode Mode, n int64) {
+	var locks *stripedLocks
+	if mode == Locked {
+		locks = newStripedLocks(len(words))
+	}
+	f.adoptWith(words, bits, seed, alg, mode, n, locks, shardBitsFor(uint64(len(words))))
+}
+
+// adoptWith is adopt with the Locked mode's locks (nil in LockFree mode)
+// and the counters' shard bits chosen by the caller: the nodes of a Growing
+// filter share one set of locks and carry fewer shards.
+func (f *Filter) adoptWith(words []atomic.Uint64, bits uint, seed uint64, alg uint8, mode Mode, n int64, locks *stripedLocks, sb uint) {
 	f.t.words = words
 	f.m = uint64(len(words))
 	f.lay = newLayout(bits)
 	f.fpRange = 1<<bits - 1
 	f.setSeed(seed, alg)
 	f.mode = mode
-	f.locks = nil
-	if mode == Locked {
-		f.locks = newStripedLocks(len(words))
-	}
-	sb := shardBitsFor(f.m)
+	f.locks = locks
 	f.count.init(sb)
 	f.count.add(n)
 	f.gate.movers.init(sb)

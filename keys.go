@@ -102,6 +102,14 @@ func (f *Filter) LookupHash(h uint64) bool {
 		return false
 	}
 	b1, fp, b2 := f.placeHash(h)
+	return f.contains(b1, b2, fp)
+}
+
+// contains reports whether fp is in bucket b1 or b2, with Lookup's
+// guarantee: never false for a copy present throughout the call. It is
+// Lookup's search once the key is placed (LookupHash, and the nodes of a
+// Growing filter).
+func (f *Filter) contains(b1, b2, fp uint64) bool {
 	if f.mode == Locked {
 		return f.lookupLocked(b1, b2, fp)
 	}
