@@ -151,12 +151,14 @@ func (g *Growing) MarshalBinary() ([]byte, error) {
 // is unchanged. It must not run concurrently with any other method of g.
 func (g *Growing) UnmarshalBinary(data []byte) error {
 	r := bytes.NewReader(data)
-	if _, err := g.ReadFrom(r); err != nil {
+	ng, _, err := g.decode(r)
+	if err != nil {
 		return err
 	}
 	if r.Len() > 0 {
 		return errFormat("cuckoo: %d bytes of trailing data after the growing filter", r.Len())
 	}
+	g.install(ng)
 	return nil
 }
 
@@ -168,6 +170,22 @@ func (g *Growing) UnmarshalBinary(data []byte) error {
 // is unchanged. It keeps the filter's mode (LockFree for a zero Growing).
 // It must not run concurrently with any other method of g.
 func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
+	ng, n, err := g.decode(r)
+	if err == nil {
+		g.install(ng)
+	}
+	return n, err
+}
+
+// install makes the decoded filter ng's parameters and tree g's.
+func (g *Growing) install(ng *Growing) {
+	g.m0, g.bits, g.seed, g.alg, g.maxNodes, g.locks = ng.m0, ng.bits, ng.seed, ng.alg, ng.maxNodes, ng.locks
+	g.tree.Store(ng.tree.Load())
+}
+
+// decode reads a growing filter from r into a new Growing with g's mode,
+// and returns it with the number of bytes read.
+func (g *Growing) decode(r io.Reader) (*Growing, int64, error) {
 	var d xxhash.Digest
 	d.Reset()
 	cr := &countingReader{r: io.TeeReader(r, &d)}
@@ -175,13 +193,13 @@ func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
 	var hdr [growFormatHeaderSize]byte
 	k, err := io.ReadFull(cr, hdr[:])
 	if err := checkGrowHeader(hdr[:k]); err != nil {
-		return cr.n, err
+		return nil, cr.n, err
 	}
 	if err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return cr.n, errTruncated(uint64(k), growFormatHeaderSize)
+			return nil, cr.n, errTruncated(uint64(k), growFormatHeaderSize)
 		}
-		return cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
+		return nil, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
 	}
 	m0 := binary.LittleEndian.Uint64(hdr[16:])
 	seed := binary.LittleEndian.Uint64(hdr[24:])
@@ -196,27 +214,26 @@ func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
 	dec := growDecoder{g: ng, r: cr, want: count}
 	root, err := dec.node(0)
 	if err != nil {
-		return cr.n, err
+		return nil, cr.n, err
 	}
 	if dec.read != count {
-		return cr.n, errCorrupt("cuckoo: the header says %d nodes, the tree has %d", count, dec.read)
+		return nil, cr.n, errCorrupt("cuckoo: the header says %d nodes, the tree has %d", count, dec.read)
 	}
 	sum := d.Sum64()
 	var tr [8]byte
 	if _, err := io.ReadFull(cr, tr[:]); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return cr.n, errTruncated(uint64(cr.n), 0)
+			return nil, cr.n, errTruncated(uint64(cr.n), 0)
 		}
-		return cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
+		return nil, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
 	}
 	if stored := binary.LittleEndian.Uint64(tr[:]); stored != sum {
-		return cr.n, errChecksum(stored, sum)
+		return nil, cr.n, errChecksum(stored, sum)
 	}
 	t := &growTree{root: root}
 	t.nodes.Store(int64(count))
-	g.m0, g.bits, g.seed, g.alg, g.maxNodes, g.locks = ng.m0, ng.bits, ng.seed, ng.alg, ng.maxNodes, ng.locks
-	g.tree.Store(t)
-	return cr.n, nil
+	ng.tree.Store(t)
+	return ng, cr.n, nil
 }
 
 // checkGrowHeader validates the header at the start of data, which may be
