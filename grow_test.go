@@ -40,7 +40,7 @@ func growKey(buf []byte, w, i int) []byte {
 func TestGrowingNoFalseNegativesUnderGrowth(t *testing.T) {
 	perWriter := 60_000
 	if raceEnabled {
-		perWriter = 12_000
+		perWriter = 24_000
 	}
 	for _, mode := range growModes {
 		t.Run(mode.String(), func(t *testing.T) {

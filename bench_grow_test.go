@@ -1,0 +1,233 @@
+package cuckoo_test
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seed25b00da8/cuckoo"
+)
+
+// Benchmarks of the growing filter against a fixed filter sized for the
+// same keys (issue: a filter that grows):
+//
+//	go test -run '^$' -bench 'BenchmarkGrowing' -benchtime 2000000x
+//
+// Every cell builds a Growing filter that starts at 1,000 keys (one node of
+// 15,564) and grows to n keys, or a fixed Filter of capacity n filled with
+// the same n keys, both LockFree with 12-bit fingerprints and seed 0x5eed.
+
+var growBenchSizes = []struct {
+	name string
+	n    int
+}{
+	{"1M", 1 << 20},
+	{"16M", 16 << 20}, // about 1,000 times one node
+}
+
+// lookupFilter is what the lookup cells need of either kind.
+type lookupFilter interface {
+	Lookup(key []byte) bool
+	LookupBatch(keys [][]byte, found []bool) int
+}
+
+// growBenchFilter returns a Growing (grown from 1,000 keys) or a fixed
+// Filter holding keys 0..n-1, and the heap bytes it took.
+func growBenchFilter(b *testing.B, kind string, n int) (lookupFilter, uint64) {
+	b.Helper()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var f interface {
+		lookupFilter
+		Insert([]byte) error
+	}
+	var err error
+	if kind == "growing" {
+		f, err = cuckoo.NewGrowing(1000, cuckoo.WithSeed(0x5eed))
+	} else {
+		f, err = cuckoo.New(n, cuckoo.WithSeed(0x5eed))
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	var k [8]byte
+	for i := range n {
+		if err := f.Insert(putKey(k[:], uint64(i))); err != nil {
+			b.Fatalf("key %d: %v", i, err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return f, after.HeapAlloc - before.HeapAlloc
+}
+
+func BenchmarkGrowing(b *testing.B) {
+	for _, size := range growBenchSizes {
+		for _, kind := range []string{"fixed", "growing"} {
+			prefix := "n=" + size.name + "/kind=" + kind
+			b.Run(prefix+"/workload=lookup-pos", func(b *testing.B) { benchGrowLookup(b, kind, size.n, 0) })
+			b.Run(prefix+"/workload=lookup-neg", func(b *testing.B) { benchGrowLookup(b, kind, size.n, negativeBit) })
+			b.Run(prefix+"/workload=lookup-batch", func(b *testing.B) { benchGrowLookupBatch(b, kind, size.n) })
+		}
+	}
+}
+
+// benchGrowLookup looks up inserted (salt 0) or never-inserted keys; for
+// never-inserted keys it also reports the false-positive rate it saw, and
+// for both the heap bits per key of the filter.
+func benchGrowLookup(b *testing.B, kind string, n int, salt uint64) {
+	f, heap := growBenchFilter(b, kind, n)
+	var seq atomic.Uint64
+	var hits atomic.Int64
+	runParallel(b, func(pb *testing.PB) {
+		var k [8]byte
+		i := seq.Add(1) * 0x9e3779b97f4a7c15
+		h := 0
+		for pb.Next() {
+			i += 0x9e3779b97f4a7c15
+			if f.Lookup(putKey(k[:], i%uint64(n)|salt)) {
+				h++
+			}
+		}
+		hits.Add(int64(h))
+	})
+	if salt != 0 {
+		b.ReportMetric(float64(hits.Load())/float64(b.N), "fp-rate")
+	}
+	b.ReportMetric(float64(8*heap)/float64(n), "heap-bits/key")
+}
+
+func benchGrowLookupBatch(b *testing.B, kind string, n int) {
+	f, _ := growBenchFilter(b, kind, n)
+	const group = 64
+	var seq atomic.Uint64
+	runParallel(b, func(pb *testing.PB) {
+		buf := make([]byte, 8*group)
+		keys := make([][]byte, group)
+		for j := range keys {
+			keys[j] = buf[8*j : 8*j+8]
+		}
+		found := make([]bool, group)
+		i := seq.Add(1) * 0x9e3779b97f4a7c15
+		j := group
+		for pb.Next() {
+			if j == group {
+				for j = range keys {
+					i += 0x9e3779b97f4a7c15
+					putKey(keys[j], i%uint64(n)|uint64(j&1)<<62)
+				}
+				f.LookupBatch(keys, found)
+				j = 0
+			}
+			j++
+		}
+	})
+}
+
+// BenchmarkGrowingLookupLatency times single lookups of present keys one
+// by one and reports their median, 99th and 99.9th percentile and maximum
+// (ns, including about one clock read). phase=growing: writers (one per P)
+// grow the filter from 64K keys to 4M, and the lookups pick keys among
+// those inserted so far. phase=churn: the same writers delete and reinsert
+// keys of the upper half of a filter already grown to 4M, so that it does
+// not grow, and the lookups pick keys of the lower half. b.N counts the
+// timed lookups; a cell ends early if the writers finish first.
+func BenchmarkGrowingLookupLatency(b *testing.B) {
+	const n = 4 << 20
+	const seeded = 64 << 10
+	for _, phase := range []string{"growing", "churn"} {
+		b.Run("phase="+phase, func(b *testing.B) {
+			g, err := cuckoo.NewGrowing(1000, cuckoo.WithSeed(0x5eed))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var k [8]byte
+			fill := seeded
+			if phase == "churn" {
+				fill = n
+			}
+			for i := range fill {
+				_ = g.Insert(putKey(k[:], uint64(i)))
+			}
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			nodes0, _ := g.Nodes()
+			procs := uint64(runtime.GOMAXPROCS(0))
+			pub := make([]atomic.Int64, procs)
+			for w := range procs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var k [8]byte
+					j := w * 0x9e3779b97f4a7c15
+					for !stop.Load() {
+						if phase == "growing" {
+							// Writer w inserts seeded+w, seeded+w+procs,
+							// ... and publishes how many it has inserted.
+							t := uint64(pub[w].Load())
+							i := seeded + w + t*procs
+							if i >= n {
+								return
+							}
+							_ = g.Insert(putKey(k[:], i))
+							pub[w].Store(int64(t + 1))
+							continue
+						}
+						// Each writer churns keys of its own: deleting a
+						// key that another writer has just deleted would
+						// be a Delete of an absent key, which may take a
+						// colliding key's fingerprint.
+						j += 0x9e3779b97f4a7c15
+						putKey(k[:], n/2+j%(n/2)/procs*procs+uint64(w))
+						if g.Delete(k[:]) {
+							_ = g.Insert(k[:])
+						}
+					}
+				}()
+			}
+			lat := make([]time.Duration, 0, b.N)
+			i := uint64(0x5eed)
+			b.ResetTimer()
+			for range b.N {
+				i += 0x9e3779b97f4a7c15
+				key := i % (n / 2)
+				if phase == "growing" {
+					// A key inserted already: one of the seeded ones, or
+					// one a writer has published.
+					w := i >> 32 % procs
+					t := uint64(pub[w].Load())
+					if seeded+w+t*procs >= n {
+						break
+					}
+					key = i % (seeded + t*procs)
+					if key >= seeded {
+						key = seeded + (key-seeded)/procs*procs + w
+					}
+				}
+				putKey(k[:], key)
+				t0 := time.Now()
+				ok := g.Lookup(k[:])
+				lat = append(lat, time.Since(t0))
+				if !ok {
+					b.Fatal("a present key was reported absent")
+				}
+			}
+			b.StopTimer()
+			stop.Store(true)
+			wg.Wait()
+			nodes1, _ := g.Nodes()
+			slices.Sort(lat)
+			q := func(p float64) float64 { return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) }
+			b.ReportMetric(float64(len(lat)), "lookups")
+			b.ReportMetric(q(0.5), "p50-ns")
+			b.ReportMetric(q(0.99), "p99-ns")
+			b.ReportMetric(q(0.999), "p99.9-ns")
+			b.ReportMetric(float64(lat[len(lat)-1]), "max-ns")
+			b.ReportMetric(float64(nodes1-nodes0), "nodes-added")
+		})
+	}
+}
