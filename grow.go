@@ -423,13 +423,89 @@ func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 
 // LookupBatch stores in found[i] whether keys[i] may be in the filter, for
 // i below n = min(len(keys), len(found)), and returns n, with Lookup's
-// guarantee for each key.
+// guarantee for each key. Each key's nodes are searched deepest first, as
+// Lookup searches them; the keys of a group take turns, one node each per
+// round, so that the bucket loads of a round overlap their cache misses.
 func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
 	n = min(len(keys), len(found))
-	for i := range n {
-		found[i] = g.Lookup(keys[i])
+	if g.m0 == 0 {
+		clear(found[:n])
+		return n
+	}
+	var hs [batchGroup]uint64
+	for base := 0; base < n; base += batchGroup {
+		ks := keys[base:min(base+batchGroup, n)]
+		for j, k := range ks {
+			hs[j] = xxhash.Sum64(k)
+		}
+		g.lookupGroup(hs[:len(ks)], found[base:base+len(ks)])
 	}
 	return n
+}
+
+// lookupGroup answers the keys whose hashes are hs (at most batchGroup).
+// Key j's search is the sequence of node searches Lookup makes, in the same
+// order; each round first loads, for every key still searching, the epoch
+// and both buckets of its next node, and then decides each of those node
+// searches as Lookup's fast path does (or finishes it with the full search)
+// before the next round reads anything. So every node search of a key ends
+// before the next one of that key begins, which is all grow.go's argument
+// asks of the order.
+func (g *Growing) lookupGroup(hs []uint64, found []bool) {
+	t := g.tree.Load()
+	var (
+		ps        [batchGroup]placed
+		nodes     [batchGroup][growMaxDepth + 1]*growNode
+		next      [batchGroup]int // the node key j searches next, counting down to the root; -1 when done
+		e, w1, w2 [batchGroup]uint64
+	)
+	for j, h := range hs {
+		ps[j] = g.place(h)
+		next[j] = t.nodesOf(ps[j].path, &nodes[j]) - 1
+		found[j] = false
+	}
+	for searching := len(hs); searching > 0; {
+		for j := range hs {
+			if i := next[j]; i >= 0 {
+				f := &nodes[j][i].f
+				e[j] = f.t.epoch.Load() // before the buckets, as in Lookup
+				w1[j], w2[j] = f.t.words[ps[j].b1].Load(), f.t.words[ps[j].b2].Load()
+			}
+		}
+		for j := range hs {
+			i := next[j]
+			if i < 0 {
+				continue
+			}
+			f, p := &nodes[j][i].f, &ps[j]
+			var hit, decided bool
+			if (w1[j]|w2[j]|e[j])&tagMask == 0 {
+				if f.lay.containsEither(w1[j], w2[j], p.fp) {
+					hit, decided = true, true
+				} else if p.b1 == p.b2 || f.unchanged(p.b1, w1[j], e[j]) {
+					decided = true
+				}
+			}
+			if !decided {
+				if f.mode == Locked {
+					hit = f.lookupUnderLocks(p.b1, p.b2, p.fp)
+				} else {
+					hit = f.findAfter(p.b1, p.b2, p.fp, w1[j], w2[j], e[j])
+				}
+			}
+			switch {
+			case hit:
+				found[j] = true
+				next[j] = -1
+				searching--
+			case i == 0:
+				next[j] = -1
+				searching--
+			default:
+				next[j] = i - 1
+			}
+		}
+	}
 }
 
 // walk calls fn for every node of the tree t, parents before children.

@@ -480,14 +480,17 @@ func TestGrowingZeroAllocs(t *testing.T) {
 	}
 	g := newTestGrowing(t, 1000)
 	key := []byte("key")
+	batch := [][]byte{key, []byte("other"), key}
+	found := make([]bool, 3)
 	if a := testing.AllocsPerRun(100, func() {
 		_ = g.Insert(key)
 		_ = g.Lookup(key)
 		_ = g.Count(key)
 		_ = g.Delete(key)
 		_ = g.LookupString("key")
+		_ = g.LookupBatch(batch, found)
 	}); a != 0 {
-		t.Errorf("%.1f allocations per Insert+Lookup+Count+Delete; want 0", a)
+		t.Errorf("%.1f allocations per Insert+Lookup+Count+Delete+LookupBatch; want 0", a)
 	}
 }
 
@@ -589,5 +592,54 @@ func TestGrowingDecodeRejects(t *testing.T) {
 	check("a fixed filter", fd)
 	if err := f.UnmarshalBinary(data); err == nil {
 		t.Error("Filter.UnmarshalBinary accepted a growing filter")
+	}
+}
+
+// TestGrowingLookupBatchAgrees: on a grown filter, LookupBatch answers as
+// Lookup does for present and absent keys, in groups of every size, and
+// handles found shorter than keys like Filter.LookupBatch.
+func TestGrowingLookupBatchAgrees(t *testing.T) {
+	for _, mode := range growModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			g := newTestGrowing(t, 1000, WithMode(mode), WithSeed(21))
+			const n = 100_000
+			keys := make([][]byte, 2*n)
+			for i := range keys {
+				keys[i] = binary.LittleEndian.AppendUint64(nil, uint64(i))
+				if i < n {
+					if err := g.Insert(keys[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			r := rand.New(rand.NewPCG(3, 4))
+			r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+			found := make([]bool, len(keys))
+			for lo := 0; lo < len(keys); {
+				hi := min(len(keys), lo+1+r.IntN(3*batchGroup))
+				if got := g.LookupBatch(keys[lo:hi], found[lo:hi]); got != hi-lo {
+					t.Fatalf("LookupBatch returned %d; want %d", got, hi-lo)
+				}
+				lo = hi
+			}
+			positives := 0
+			for i, k := range keys {
+				if want := g.Lookup(k); found[i] != want {
+					t.Fatalf("key %x: LookupBatch %v, Lookup %v", k, found[i], want)
+				}
+				if binary.LittleEndian.Uint64(k) < n {
+					positives++
+					if !found[i] {
+						t.Fatalf("inserted key %x absent", k)
+					}
+				}
+			}
+			short := make([]bool, 5)
+			if got := g.LookupBatch(keys[:40], short); got != 5 {
+				t.Errorf("LookupBatch into 5 answers returned %d", got)
+			}
+			nodes, depth := g.Nodes()
+			t.Logf("%d nodes, depth %d, %d present keys checked", nodes, depth, positives)
+		})
 	}
 }
