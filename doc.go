@@ -134,3 +134,6 @@ package cuckoo
 //	InsertUnique linearizable, one copy per key    unique.go         TestInsertUniqueRace
 //	Count never undercounts                        unique.go         TestCountNeverUndercounts, TestCountUnderRelocation
 //	hash algorithm 2 placement                     filter.go, FORMAT.md  TestEncodeHashAlgorithm2, TestCraftedCollisionsDoNotTransfer
+//	Growing: no false negatives while it grows     grow.go           TestGrowingNoFalseNegativesUnderGrowth, TestGrowingFrom1000To10M, TestGrowingLookupBatchAgrees
+//	Growing: deepest-first delete, nesting (N)     grow.go           TestGrowingDeleteOrder, TestGrowingDeleteKeepsCollider
+//	Growing: snapshots, format, the bound          grow_encode.go    TestGrowingSnapshotUnderLoad, TestGrowingDecodeRejects, TestGrowingEncodingRoundTrip, TestGrowingMaxCapacity
