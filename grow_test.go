@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -642,4 +643,65 @@ func TestGrowingLookupBatchAgrees(t *testing.T) {
 			t.Logf("%d nodes, depth %d, %d present keys checked", nodes, depth, positives)
 		})
 	}
+}
+
+// tinyGrowing returns a growing filter with nodes of m0 buckets (below what
+// NewGrowing allows, so that encodings stay small for the fuzzer), holding
+// keys "t-0" .. "t-(n-1)".
+func tinyGrowing(tb testing.TB, m0 uint64, n int) *Growing {
+	tb.Helper()
+	g := &Growing{m0: m0, bits: 8, seed: 3, alg: formatHashXXMul, mode: LockFree}
+	g.tree.Store(g.newTree())
+	for i := range n {
+		if err := g.Insert(fmt.Appendf(nil, "t-%d", i)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return g
+}
+
+// FuzzGrowingUnmarshalBinary: the growing decoder never panics, fails with
+// "cuckoo: " errors that leave the receiver as it was, and accepts only
+// canonical encodings (what decodes re-encodes to the same bytes). Each
+// input is also tried with its trailing checksum recomputed, so that
+// mutations reach the checks behind it.
+func FuzzGrowingUnmarshalBinary(f *testing.F) {
+	for _, n := range []int{0, 5, 40, 90} {
+		data, err := tinyGrowing(f, 4, n).MarshalBinary()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recv := tinyGrowing(t, 4, 30)
+		for _, in := range [][]byte{data, encReseal(bytes.Clone(data))} {
+			err := recv.UnmarshalBinary(in)
+			if err != nil {
+				if !strings.HasPrefix(err.Error(), "cuckoo: ") {
+					t.Fatalf("error %q does not begin with \"cuckoo: \"", err)
+				}
+				if recv.Len() != 30 || recv.m0 != 4 || recv.Seed() != 3 {
+					t.Fatalf("failed decode (%v) changed the receiver", err)
+				}
+				for i := range 30 {
+					if !recv.Lookup(fmt.Appendf(nil, "t-%d", i)) {
+						t.Fatalf("failed decode (%v): key %d lost", err, i)
+					}
+				}
+				continue
+			}
+			again, err := recv.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(again, in) {
+				t.Fatalf("decoded %d bytes re-encode to %d different bytes", len(in), len(again))
+			}
+			if recv.Len() > recv.Cap() {
+				t.Fatalf("Len %d > Cap %d", recv.Len(), recv.Cap())
+			}
+			recv = tinyGrowing(t, 4, 30)
+		}
+	})
 }
