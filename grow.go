@@ -359,7 +359,21 @@ func (g *Growing) LookupHash(h uint64) bool {
 
 func (g *Growing) lookup(p placed) bool {
 	var buf [growMaxDepth + 1]*growNode
-	for i := g.tree.Load().nodesOf(p.path, &buf) - 1; i >= 0; i-- {
+	k := g.tree.Load().nodesOf(p.path, &buf)
+	// A first sweep loads both buckets of every node before deciding
+	// anything, so that their cache misses overlap: a read that shows the
+	// fingerprint (in a word with no K-CAS reference) answers at once, as
+	// Lookup's fast path does; otherwise the searches below, which are what
+	// the argument of grow.go relies on, find the lines in cache. The sweep
+	// only ever adds "true" answers for fingerprints that were there.
+	for i := k - 1; i >= 0; i-- {
+		f := &buf[i].f
+		w1, w2 := f.t.words[p.b1].Load(), f.t.words[p.b2].Load()
+		if (w1|w2)&tagMask == 0 && f.lay.containsEither(w1, w2, p.fp) {
+			return true
+		}
+	}
+	for i := k - 1; i >= 0; i-- {
 		if buf[i].f.contains(p.b1, p.b2, p.fp) {
 			return true
 		}
