@@ -366,7 +366,8 @@ func (f *Filter) Lookup(key []byte) bool {
 	// end here. The epoch is read first; its load does not wait for the
 	// hash.
 	e := f.t.epoch.Load()
-	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
+	words := f.t.words // one load of the slice header for both reads
+	w1, w2 := words[b1].Load(), words[b2].Load()
 	if (w1|w2|e)&tagMask == 0 {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true

@@ -75,7 +75,10 @@ package cuckoo
 // a plain epoch value for LockFree mode's callers (Locked mode's epoch is
 // always plain).
 func (f *Filter) unchanged(b1, w1, e uint64) bool {
-	return f.t.words[b1].Load() == w1 && f.t.epoch.Load() == e
+	if f.t.words[b1].Load() != w1 {
+		return false
+	}
+	return f.t.epoch.Load() == e
 }
 
 // find runs the two-phase search for fp in buckets b1 and b2 and returns the
