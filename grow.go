@@ -589,6 +589,23 @@ func (g *Growing) Nodes() (nodes, depth int) {
 	return nodes, depth
 }
 
+// FalsePositiveRate returns the expected rate at which Lookup reports a
+// never-inserted key present, from the load of every node: a key's path
+// passes through a given node at depth d with probability 2^-d, and each
+// node on it adds the fixed filter's 8·α/(2^f-1) at the node's own load α.
+// A tree whose nodes above its deepest level are full, d+1 levels deep,
+// has about d+1 times the rate of one full fixed filter. It walks the tree.
+func (g *Growing) FalsePositiveRate() float64 {
+	if g.m0 == 0 {
+		return 0
+	}
+	r := 0.0
+	g.tree.Load().walk(func(x *growNode) {
+		r += x.f.LoadFactor() / float64(uint64(1)<<x.depth)
+	})
+	return r * 2 * slotsPerBucket / float64(uint64(1)<<g.bits-1)
+}
+
 // NodeCapacity returns the number of keys each node is sized for: the
 // capacity the filter started with (at least 15,564), and what each growth
 // step adds.

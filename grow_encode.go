@@ -253,27 +253,27 @@ func checkGrowHeader(data []byte) error {
 		return nil
 	}
 	if f := data[10]; f != 8 && f != 12 {
-		return errFormat("cuckoo: fingerprint bits %d (want 8 or 12)", f)
+		return errFormat("cuckoo: impossible parameters: fingerprint bits %d (want 8 or 12)", f)
 	}
 	if s := data[11]; s != slotsPerBucket {
-		return errFormat("cuckoo: %d slots per bucket (want %d)", s, slotsPerBucket)
+		return errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", s, slotsPerBucket)
 	}
 	seed := binary.LittleEndian.Uint64(data[24:])
 	switch alg := data[12]; {
 	case alg != formatHashXXFmix && alg != formatHashXXMul:
-		return errFormat("cuckoo: unknown hash algorithm %d", alg)
+		return errFormat("cuckoo: unknown hash algorithm id %d (want %d or %d)", alg, formatHashXXFmix, formatHashXXMul)
 	case alg == formatHashXXMul && seed == 0:
-		return errFormat("cuckoo: hash algorithm 2 with seed 0 (written as 1)")
+		return errFormat("cuckoo: impossible parameters: hash algorithm %d with seed 0 (written as algorithm %d)", formatHashXXMul, formatHashXXFmix)
 	}
 	if data[13]|data[14]|data[15] != 0 {
-		return errFormat("cuckoo: reserved header bytes are not zero")
+		return errFormat("cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
 	}
 	if m := binary.LittleEndian.Uint64(data[16:]); m == 0 || m > maxBuckets {
-		return errFormat("cuckoo: %d buckets per node (want 1 to %d)", m, uint64(maxBuckets))
+		return errFormat("cuckoo: impossible parameters: %d buckets per node (want 1 to %d)", m, uint64(maxBuckets))
 	}
 	count := binary.LittleEndian.Uint64(data[40:])
 	if count == 0 || count > 1<<(growMaxDepth+1) {
-		return errFormat("cuckoo: %d nodes", count)
+		return errFormat("cuckoo: impossible parameters: %d nodes (want 1 to %d)", count, uint64(1)<<(growMaxDepth+1))
 	}
 	if mx := binary.LittleEndian.Uint64(data[32:]); mx != 0 && (mx < count || mx > 1<<(growMaxDepth+1)) {
 		return errCorrupt("cuckoo: %d nodes stored under a maximum of %d", count, mx)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,7 +27,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("build", stderr)
 	out := fs.String("o", "", "write the filter to `FILE` (required; \"-\" writes it to standard output)")
 	bits := fs.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint size in bits: 8 or 12")
-	capacity := fs.Int("capacity", 0, "number of keys the filter must hold (default: the number of distinct keys in the input)")
+	capacity := fs.Int("capacity", 0, "number of keys the filter must hold: a fixed filter of that size (default: a filter that grows as keys arrive, read in one pass)")
 	seed := fs.Uint64("seed", 0, "hash seed (default: a random one; give one for reproducible files)")
 	showProgress := fs.Bool("progress", false, "show progress on standard error (default: only for inputs over 1M keys when standard error is a terminal)")
 	keepDups := fs.Bool("keep-duplicates", false, "store a key once per line it is on (at most 8 copies of one key fit), instead of once")
@@ -73,45 +72,22 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		seen = newKeySet()
 	}
 
-	// Learn the number of keys when it is needed (no -capacity): count a
-	// regular file's keys in a first pass, and buffer any other input. That
-	// pass also collects the distinct keys, whose number sizes the filter.
-	// With -capacity, count only a regular file, and only for a progress
-	// bar.
+	// Without -capacity the filter grows as keys arrive (cuckoo.Growing),
+	// so the input is read once. A regular file's keys are counted first
+	// only for a progress bar.
 	total := -1
-	regular := file != nil && isRegular(file)
-	if *capacity == 0 || regular && (*showProgress || terminal) {
-		counter := seen
-		if *capacity != 0 {
-			counter = nil
-		}
-		if regular {
-			if total, err = countKeys(file, counter); err == nil {
-				_, err = file.Seek(0, io.SeekStart)
-			}
-		} else {
-			var data []byte
-			if data, err = io.ReadAll(in); err == nil {
-				total, err = countKeys(bytes.NewReader(data), counter)
-				in = bytes.NewReader(data)
-			}
+	if file != nil && isRegular(file) && (*showProgress || terminal) {
+		if total, err = countKeys(file); err == nil {
+			_, err = file.Seek(0, io.SeekStart)
 		}
 		if err != nil {
 			return fail(stderr, "build", err)
 		}
-		if counter != nil {
-			counter.counted = true
-		}
 	}
-	if *capacity == 0 {
-		distinct := total
-		if seen != nil {
-			distinct = seen.len()
+	if *capacity > 0 {
+		if err := checkMemory(*capacity); err != nil {
+			return fail(stderr, "build", err)
 		}
-		*capacity = autoCapacity(distinct)
-	}
-	if err := checkMemory(*capacity); err != nil {
-		return fail(stderr, "build", err)
 	}
 
 	opts := []cuckoo.Option{cuckoo.WithFingerprintBits(*bits)}
@@ -120,7 +96,12 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			opts = append(opts, cuckoo.WithSeed(*seed))
 		}
 	})
-	f, err := cuckoo.New(*capacity, opts...)
+	var f filter
+	if *capacity > 0 {
+		f, err = cuckoo.New(*capacity, opts...)
+	} else {
+		f, err = cuckoo.NewGrowing(growStart, opts...)
+	}
 	if err != nil {
 		return fail(stderr, "build", err)
 	}
@@ -176,15 +157,25 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if seen != nil {
 		fmt.Fprintf(summary, " (%d duplicate lines skipped)", dups)
 	}
-	fmt.Fprintf(summary, ", %d-bit fingerprints, %d slots (load %.1f%%), %d bytes\n",
-		f.FingerprintBits(), f.Cap(), 100*f.LoadFactor(), size)
+	fmt.Fprintf(summary, ", %d-bit fingerprints, %d slots (load %.1f%%)", f.FingerprintBits(), f.Cap(), 100*f.LoadFactor())
+	if g, ok := f.(*cuckoo.Growing); ok {
+		nodes, depth := g.Nodes()
+		fmt.Fprintf(summary, " in %d nodes (depth %d)", nodes, depth)
+	}
+	fmt.Fprintf(summary, ", %d bytes\n", size)
 	return exitOK
 }
 
 // fullError explains an ErrFull for key after inserted keys. When key's two
 // buckets are full of copies of its own fingerprint no capacity helps: it
 // says so. It counts the copies by deleting them: f is discarded afterwards.
-func fullError(f *cuckoo.Filter, key []byte, inserted int64, capacity int, keptDups bool) error {
+func fullError(f filter, key []byte, inserted int64, capacity int, keptDups bool) error {
+	if _, growing := f.(*cuckoo.Growing); growing {
+		// Only the depth bound stops a growing filter: 41 nodes on the
+		// key's path, each full of keys that share its fingerprint and
+		// buckets (copies of the key itself, with -keep-duplicates).
+		return fmt.Errorf("key %q: no room for it after %d keys: every node on its path (the depth bound) is full of copies of its fingerprint in its buckets", key, inserted)
+	}
 	copies := 0
 	for copies < 8 && f.Delete(key) {
 		copies++
@@ -203,15 +194,11 @@ func isRegular(f *os.File) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// countKeys returns the number of keys scanKeys finds in r, adding each to
-// set unless set is nil.
-func countKeys(r io.Reader, set *keySet) (int, error) {
+// countKeys returns the number of keys scanKeys finds in r.
+func countKeys(r io.Reader) (int, error) {
 	n := 0
-	err := scanKeys(r, func(key []byte) error {
+	err := scanKeys(r, func([]byte) error {
 		n++
-		if set != nil {
-			set.add(key)
-		}
 		return nil
 	})
 	return n, err
@@ -280,19 +267,6 @@ func (p *progress) draw(n int64) {
 	fmt.Fprintf(p.w, "\r%s [%s] %3d%% %d/%d keys", p.what, bar, pct, n, p.total)
 }
 
-// autoCapacity is the capacity build gives a filter for n distinct keys when
-// -capacity is not given. A filter of a few hundred buckets leaves
-// relocation little room and can fill a few keys short of its capacity
-// (New(16) took 14 keys with one seed; in the package's tests filters for
-// 2,000 keys or more always took their capacity), and with a random seed a
-// build of the same small list must not fail now and then: below 2,000
-// keys it adds 2% and 16 keys of headroom.
-func autoCapacity(n int) int {
-	switch {
-	case n == 0:
-		return 1
-	case n < 2000:
-		return n + n/50 + 16
-	}
-	return n
-}
+// growStart is the capacity a growing build starts with; NewGrowing rounds
+// it up to its smallest node (15,564 keys), and the filter grows from there.
+const growStart = 1000

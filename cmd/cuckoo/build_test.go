@@ -24,17 +24,24 @@ func buildFilter(t *testing.T, keys string, flags ...string) string {
 	return out
 }
 
-func loadFile(t *testing.T, path string) *cuckoo.Filter {
+// loadFile loads a filter file of either format, as the commands do.
+func loadFile(t *testing.T, path string) filter {
 	t.Helper()
-	data, err := os.ReadFile(path)
+	f, _, err := loadFilter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := new(cuckoo.Filter)
-	if err := f.UnmarshalBinary(data); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 	return f
+}
+
+// fileMagic returns the first 8 bytes of the file at path.
+func fileMagic(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < 8 {
+		t.Fatalf("%s: %d bytes, %v", path, len(data), err)
+	}
+	return string(data[:8])
 }
 
 func TestBuild(t *testing.T) {
@@ -64,6 +71,11 @@ func TestBuild(t *testing.T) {
 			}
 			if !strings.Contains(stdout, "5000 keys") {
 				t.Fatalf("stdout %q; want a summary with 5000 keys", stdout)
+			}
+			// Without -capacity the filter grows (the growing format);
+			// with it, it is a fixed filter of that size.
+			if magic, want := fileMagic(t, out), map[bool]string{true: "CUCKOOFL", false: "CUCKOOGR"}[tc.wantCap != 0]; magic != want {
+				t.Fatalf("file starts with %q; want %q", magic, want)
 			}
 			f := loadFile(t, out)
 			if f.Len() != n || f.FingerprintBits() != tc.wantBits {
@@ -111,8 +123,13 @@ func TestBuildRandomSeed(t *testing.T) {
 
 func TestBuildEmptyInput(t *testing.T) {
 	out := buildFilter(t, "")
-	if f := loadFile(t, out); f.Len() != 0 || f.Cap() != 4 {
-		t.Fatalf("empty input: Len() = %d, Cap() = %d; want 0, 4", f.Len(), f.Cap())
+	f := loadFile(t, out)
+	g, ok := f.(*cuckoo.Growing)
+	if !ok || f.Len() != 0 {
+		t.Fatalf("empty input: %T with Len() = %d; want an empty *cuckoo.Growing", f, f.Len())
+	}
+	if nodes, _ := g.Nodes(); nodes != 1 {
+		t.Fatalf("empty input: %d nodes; want 1", nodes)
 	}
 }
 
@@ -153,7 +170,7 @@ func TestBuildProgress(t *testing.T) {
 	}{
 		{"file", "", []string{input}, "100% 1000/1000 keys"},
 		{"file/capacity", "", []string{"-capacity", "2000", input}, "100% 1000/1000 keys"},
-		{"stdin", keys, nil, "100% 1000/1000 keys"},
+		{"stdin", keys, nil, "building: 1000 keys"}, // read once: no total
 		{"stdin/capacity", keys, []string{"-capacity", "2000"}, "building: 1000 keys"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,9 +11,6 @@ import "hash/maphash"
 type keySet struct {
 	s1, s2 maphash.Seed
 	set    map[[2]uint64]struct{}
-	// counted is set once the set holds every key of the input (a first
-	// pass): first then takes keys out instead of putting them in.
-	counted bool
 }
 
 func newKeySet() *keySet {
@@ -24,22 +21,10 @@ func (k *keySet) hash(key []byte) [2]uint64 {
 	return [2]uint64{maphash.Bytes(k.s1, key), maphash.Bytes(k.s2, key)}
 }
 
-// add puts key into the set (a counting pass).
-func (k *keySet) add(key []byte) { k.set[k.hash(key)] = struct{}{} }
-
-// len returns the number of distinct keys in the set.
-func (k *keySet) len() int { return len(k.set) }
-
-// first reports whether this is the first time the inserting pass sees key.
-// After a counting pass it removes key from the set (later copies are then
-// absent); otherwise it adds it.
+// first reports whether this is the first time it is asked about key.
 func (k *keySet) first(key []byte) bool {
 	h := k.hash(key)
 	_, in := k.set[h]
-	if k.counted {
-		delete(k.set, h)
-		return in
-	}
 	k.set[h] = struct{}{}
 	return !in
 }

@@ -5,12 +5,14 @@ import (
 	"io"
 	"math"
 	"text/tabwriter"
+
+	"github.com/seed25b00da8/cuckoo"
 )
 
 func init() {
 	commands["info"] = command{
 		synopsis: "FILE",
-		summary:  "print a filter file's parameters, load, bits per key and expected false-positive rate",
+		summary:  "print a filter file's parameters, load, bits per key, expected false-positive rate and, for a growing filter, its nodes",
 		run:      runInfo,
 	}
 }
@@ -28,26 +30,38 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	bits := f.FingerprintBits()
 	slots, items := f.Cap(), f.Len()
-	buckets := slots / 4
 	load := f.LoadFactor()
-	// Each bucket is one 64-bit word in memory.
+	// Each bucket of four slots is one 64-bit word in memory.
 	bitsPerKey := "- (empty)"
 	if items > 0 {
-		bitsPerKey = fmt.Sprintf("%.2f", 64*float64(buckets)/float64(items))
+		bitsPerKey = fmt.Sprintf("%.2f", 16*float64(slots)/float64(items))
 	}
 	// A lookup compares the key's fingerprint with the 8 slots of its two
 	// buckets; each occupied slot matches with probability 1/(2^f-1).
 	fpr := 8 * load / math.Exp2(float64(bits))
+	fprHow := fmt.Sprintf("(8·α/2^%d)", bits)
+	g, growing := f.(*cuckoo.Growing)
+	if growing {
+		fpr = g.FalsePositiveRate()
+		fprHow = fmt.Sprintf("(8·α/(2^%d-1) for each node on a key's path, one node per depth)", bits)
+	}
 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "file:\t%s (%d bytes)\n", path, size)
 	fmt.Fprintf(tw, "fingerprint bits:\t%d\n", bits)
-	fmt.Fprintf(tw, "buckets:\t%d (4 slots each, %d slots)\n", buckets, slots)
+	if growing {
+		nodes, depth := g.Nodes()
+		fmt.Fprintf(tw, "format:\tgrowing (a tree of fixed tables)\n")
+		fmt.Fprintf(tw, "nodes:\t%d (depth %d; %d keys each at 95%% load)\n", nodes, depth, g.NodeCapacity())
+		fmt.Fprintf(tw, "slots:\t%d\n", slots)
+	} else {
+		fmt.Fprintf(tw, "buckets:\t%d (4 slots each, %d slots)\n", slots/4, slots)
+	}
 	fmt.Fprintf(tw, "seed:\t%d\n", f.Seed())
 	fmt.Fprintf(tw, "items:\t%d\n", items)
 	fmt.Fprintf(tw, "load factor:\t%.4f\n", load)
 	fmt.Fprintf(tw, "bits per key:\t%s\n", bitsPerKey)
-	fmt.Fprintf(tw, "false-positive rate:\t%.4g%% (8·α/2^%d)\n", 100*fpr, bits)
+	fmt.Fprintf(tw, "false-positive rate:\t%.4g%% %s\n", 100*fpr, fprHow)
 	if err := tw.Flush(); err != nil {
 		return fail(stderr, "info", err)
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/seed25b00da8/cuckoo"
 )
 
 func TestInfo(t *testing.T) {
@@ -31,7 +34,7 @@ func TestInfo(t *testing.T) {
 }
 
 func TestInfoEmptyAndBits8(t *testing.T) {
-	filter := buildFilter(t, "", "-bits", "8")
+	filter := buildFilter(t, "", "-bits", "8", "-capacity", "10")
 	status, stdout, _ := runCmd(t, "", "info", filter)
 	if status != exitOK || !strings.Contains(stdout, "bits per key:         - (empty)\n") ||
 		!strings.Contains(stdout, "false-positive rate:  0% (8·α/2^8)\n") || !strings.Contains(stdout, "fingerprint bits:     8\n") {
@@ -47,5 +50,42 @@ func TestInfoErrors(t *testing.T) {
 	status, stdout, stderr := runCmd(t, "", "info", bad)
 	if status != exitError || stdout != "" || !strings.Contains(stderr, "cuckoo info: "+bad+": impossible parameters: fingerprint bits 16") {
 		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+}
+
+// TestInfoGrowing checks info on a growing filter: its nodes, depth, node
+// capacity, and a false-positive rate summed over a key's path.
+func TestInfoGrowing(t *testing.T) {
+	filter := buildFilter(t, keyLines("key-", 100_000), "-seed", "42")
+	status, stdout, stderr := runCmd(t, "", "info", filter)
+	if status != exitOK || stderr != "" {
+		t.Fatalf("status %d, stderr %q", status, stderr)
+	}
+	g, ok := loadFile(t, filter).(*cuckoo.Growing)
+	if !ok {
+		t.Fatal("build without -capacity did not write a growing filter")
+	}
+	nodes, depth := g.Nodes()
+	if nodes < 7 {
+		t.Fatalf("100,000 keys in %d nodes; want at least 7", nodes)
+	}
+	for _, want := range []string{
+		"format:               growing (a tree of fixed tables)\n",
+		fmt.Sprintf("nodes:                %d (depth %d; 15564 keys each at 95%% load)\n", nodes, depth),
+		fmt.Sprintf("slots:                %d\n", g.Cap()),
+		"items:                100000\n",
+		fmt.Sprintf("false-positive rate:  %.4g%% (8·α/(2^12-1) for each node on a key's path, one node per depth)\n", 100*g.FalsePositiveRate()),
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("info output lacks %q:\n%s", want, stdout)
+		}
+	}
+	// A damaged growing file is rejected with the library's reason.
+	data, _ := os.ReadFile(filter)
+	data[len(data)/2] ^= 1
+	bad := writeFile(t, "bad.cuckoo", string(data))
+	status, stdout, stderr = runCmd(t, "", "info", bad)
+	if status != exitError || stdout != "" || !strings.Contains(stderr, "cuckoo info: "+bad+": ") || !strings.Contains(stderr, "checksum") {
+		t.Fatalf("damaged growing file: status %d, stdout %q, stderr %q", status, stdout, stderr)
 	}
 }

@@ -10,8 +10,9 @@
 //
 // Keys are read one per line from INPUT, or from standard input when INPUT is
 // omitted or "-"; a trailing "\r" is removed and empty lines are skipped.
-// Filter files are in the format of the cuckoo package (FORMAT.md at the
-// module root). Errors go to standard error; the exit status is 1 for errors
+// Filter files are in the formats of the cuckoo package (FORMAT.md at the
+// module root): build -capacity N writes a fixed filter of that size, build
+// without it a growing filter (cuckoo.Growing); query and info read both. Errors go to standard error; the exit status is 1 for errors
 // and 2 for bad usage, except for query, which exits like grep: 0 if some key
 // may be present, 1 if none is, 2 on errors. "cuckoo --version" prints the
 // version.
@@ -30,8 +31,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/seed25b00da8/cuckoo"
 )
 
 // A command is one subcommand. run gets the arguments after the subcommand's
@@ -223,34 +222,6 @@ func openInput(path string, stdin io.Reader) (r io.Reader, file *os.File, err er
 		return nil, nil, err
 	}
 	return f, f, nil
-}
-
-// loadFilter reads the filter file at path.
-func loadFilter(path string) (*cuckoo.Filter, int64, error) {
-	file, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer file.Close()
-	var f cuckoo.Filter
-	r := bufio.NewReaderSize(file, 64<<10)
-	n, err := f.ReadFrom(r)
-	if err != nil {
-		return nil, n, fmt.Errorf("%s: %s", path, trimPrefix(err))
-	}
-	// A filter file holds exactly one filter, as UnmarshalBinary requires
-	// of its input: ReadFrom stops at the filter's end, so look past it.
-	if _, err := r.ReadByte(); err != io.EOF {
-		if err != nil {
-			return nil, n, fmt.Errorf("%s: %v", path, err)
-		}
-		extra := "more"
-		if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
-			extra = fmt.Sprint(st.Size() - n)
-		}
-		return nil, n, fmt.Errorf("%s: %s bytes of trailing data after the %d-byte filter (a filter file must hold exactly one filter)", path, extra, n)
-	}
-	return &f, n, nil
 }
 
 // isTerminal reports whether w is a terminal: a file whose terminal

@@ -5,12 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-
-	"github.com/seed25b00da8/cuckoo"
 )
 
 // encodeFilter writes f to w. Tests replace it to make writing fail.
-var encodeFilter = func(f *cuckoo.Filter, w io.Writer) (int64, error) { return f.WriteTo(w) }
+var encodeFilter = func(f filter, w io.Writer) (int64, error) { return f.WriteTo(w) }
 
 // writeFilterFile writes f to path without ever losing what path held: it
 // writes a temporary file in the same directory, flushes it to disk and
@@ -20,7 +18,7 @@ var encodeFilter = func(f *cuckoo.Filter, w io.Writer) (int64, error) { return f
 // permissions are kept, a new file gets 0644. A path that exists and is not
 // a regular file (a device such as /dev/null, a named pipe) is written in
 // place, as there is nothing to lose.
-func writeFilterFile(path string, f *cuckoo.Filter) (int64, error) {
+func writeFilterFile(path string, f filter) (int64, error) {
 	target := path
 	if p, err := filepath.EvalSymlinks(path); err == nil {
 		target = p
@@ -56,7 +54,7 @@ func writeFilterFile(path string, f *cuckoo.Filter) (int64, error) {
 	return n, nil
 }
 
-func writeInPlace(path string, f *cuckoo.Filter) (int64, error) {
+func writeInPlace(path string, f filter) (int64, error) {
 	file, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return 0, err

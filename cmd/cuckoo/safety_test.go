@@ -66,8 +66,8 @@ func TestBuildKeepsExistingOutput(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.limit >= 0 {
-				defer func(old func(*cuckoo.Filter, io.Writer) (int64, error)) { encodeFilter = old }(encodeFilter)
-				encodeFilter = func(f *cuckoo.Filter, w io.Writer) (int64, error) {
+				defer func(old func(filter, io.Writer) (int64, error)) { encodeFilter = old }(encodeFilter)
+				encodeFilter = func(f filter, w io.Writer) (int64, error) {
 					return f.WriteTo(&failingWriter{w: w, limit: tc.limit})
 				}
 			}
@@ -169,7 +169,7 @@ func TestBuildToStdout(t *testing.T) {
 	if status != exitOK || !strings.HasPrefix(stderr, "standard output: 500 keys") {
 		t.Fatalf("status %d, stderr %q; want 0 and the summary", status, stderr)
 	}
-	var f cuckoo.Filter
+	var f cuckoo.Growing // without -capacity the filter grows
 	if err := f.UnmarshalBinary([]byte(stdout)); err != nil || f.Len() != 500 {
 		t.Fatalf("standard output is not the filter: %v (Len %d)", err, f.Len())
 	}
