@@ -139,14 +139,13 @@ type Growing struct {
 	seed     uint64
 	alg      uint8
 	mode     Mode
-	maxNodes int64         // 0: no maximum
+	maxDepth uint          // the deepest a node may be: growMaxDepth, or less under WithMaxCapacity
 	locks    *stripedLocks // Locked mode: shared by every node (they have the same bucket indices)
 }
 
 // growTree is one tree of nodes; Reset replaces it.
 type growTree struct {
-	root  *growNode
-	nodes atomic.Int64 // nodes in the tree, counting one being created
+	root *growNode
 }
 
 // growNode is a node: a fixed table, its children, and a hint that
@@ -161,10 +160,14 @@ type growNode struct {
 	full atomic.Bool
 }
 
-// WithMaxCapacity bounds a Growing filter: it grows while its capacity
-// (Cap, at 95% load) stays within maxCapacity keys, and past that, an
-// insert that finds no room returns ErrFull with nothing lost, as a
-// Filter's does. 0 (the default) means no bound. New rejects it.
+// WithMaxCapacity bounds a Growing filter. It grows by levels of its tree
+// (a tree d levels below the root has up to 2^(d+1)-1 nodes), down to the
+// deepest level at which the complete tree still holds at most maxCapacity
+// keys at 95% load; past that, an insert that finds no room returns
+// ErrFull with nothing lost, as a Filter's does. So Cap never exceeds
+// maxCapacity/0.95 slots, and a bound between two levels' capacities
+// leaves the difference unused. 0 (the default) means no bound other than
+// the depth bound of 40. New rejects it.
 func WithMaxCapacity(maxCapacity int) Option {
 	return func(c *config) { c.maxCap, c.maxCapSet = maxCapacity, true }
 }
@@ -181,7 +184,7 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 		return nil, err
 	}
 	m0 := max(bucketsFor(capacity), growMinNodeBuckets)
-	g := &Growing{m0: m0, bits: uint(c.bits), seed: c.seed, alg: formatHashXXMul, mode: c.mode}
+	g := &Growing{m0: m0, bits: uint(c.bits), seed: c.seed, alg: formatHashXXMul, mode: c.mode, maxDepth: growMaxDepth}
 	if c.maxCap < 0 {
 		return nil, fmt.Errorf("cuckoo: maximum capacity must not be negative, got %d", c.maxCap)
 	}
@@ -190,7 +193,14 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 		if uint64(c.maxCap) < perNode {
 			return nil, fmt.Errorf("cuckoo: maximum capacity %d is below the first node's %d keys", c.maxCap, perNode)
 		}
-		g.maxNodes = int64(uint64(c.maxCap) / perNode)
+		// The deepest level at which the complete tree still fits: the
+		// filter's capacity never exceeds the bound, and every key's path
+		// can reach that depth.
+		d := uint(0)
+		for d < growMaxDepth && (uint64(1)<<(d+2)-1)*perNode <= uint64(c.maxCap) {
+			d++
+		}
+		g.maxDepth = d
 	}
 	if g.mode == Locked {
 		g.locks = newStripedLocks(int(m0))
@@ -206,9 +216,7 @@ func nodeKeys(m uint64) uint64 {
 
 // newTree returns a tree of one empty node.
 func (g *Growing) newTree() *growTree {
-	t := &growTree{root: g.newNode(0)}
-	t.nodes.Store(1)
-	return t
+	return &growTree{root: g.newNode(0)}
 }
 
 // newNode returns an empty node at depth d.
@@ -292,7 +300,7 @@ func (g *Growing) insert(p placed) error {
 				return nil
 			}
 		}
-		if !g.grow(t, buf[k-1], p.path) {
+		if !g.grow(buf[k-1], p.path) {
 			// At the bound: one more pass that ignores the hints, so
 			// that ErrFull means no node on the path had room.
 			for i := k - 1; i >= 0; i-- {
@@ -319,23 +327,17 @@ func (n *growNode) add(p placed) bool {
 }
 
 // grow makes sure the child of leaf on path p exists, creating it, and
-// reports false if the tree may not grow (maximum or depth bound). Several
+// reports false if leaf is at the depth bound (growMaxDepth, or the one
+// WithMaxCapacity set). Several
 // goroutines may create the child at once: one CAS wins and the others drop
 // theirs.
-func (g *Growing) grow(t *growTree, leaf *growNode, p uint64) bool {
-	if leaf.depth == growMaxDepth {
+func (g *Growing) grow(leaf *growNode, p uint64) bool {
+	if leaf.depth >= g.maxDepth {
 		return false
 	}
 	slot := &leaf.kids[childBit(p, leaf.depth)]
-	if slot.Load() != nil {
-		return true
-	}
-	if n := t.nodes.Add(1); g.maxNodes > 0 && n > g.maxNodes {
-		t.nodes.Add(-1)
-		return false
-	}
-	if !slot.CompareAndSwap(nil, g.newNode(leaf.depth+1)) {
-		t.nodes.Add(-1)
+	if slot.Load() == nil {
+		slot.CompareAndSwap(nil, g.newNode(leaf.depth+1))
 	}
 	return true
 }

@@ -21,7 +21,7 @@ import (
 //	13      3     reserved, zero
 //	16      8     buckets per node m0 (1 to 2^31)
 //	24      8     seed
-//	32      8     maximum number of nodes (0: no maximum)
+//	32      8     depth bound: no node deeper (0 to 40; 40 without WithMaxCapacity)
 //	40      8     node count N (at least 1)
 //	48            N node records, in preorder (a node, then the subtree of
 //	              its child 0, then that of its child 1), each:
@@ -92,7 +92,7 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 	hdr[12] = g.proto().hashAlg() // 1 for seed 0, as the nodes write it
 	binary.LittleEndian.PutUint64(hdr[16:], g.m0)
 	binary.LittleEndian.PutUint64(hdr[24:], g.seed)
-	binary.LittleEndian.PutUint64(hdr[32:], uint64(g.maxNodes))
+	binary.LittleEndian.PutUint64(hdr[32:], uint64(g.maxDepth))
 	binary.LittleEndian.PutUint64(hdr[40:], uint64(len(s.nodes)))
 
 	var d xxhash.Digest
@@ -179,7 +179,7 @@ func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
 
 // install makes the decoded filter ng's parameters and tree g's.
 func (g *Growing) install(ng *Growing) {
-	g.m0, g.bits, g.seed, g.alg, g.maxNodes, g.locks = ng.m0, ng.bits, ng.seed, ng.alg, ng.maxNodes, ng.locks
+	g.m0, g.bits, g.seed, g.alg, g.maxDepth, g.locks = ng.m0, ng.bits, ng.seed, ng.alg, ng.maxDepth, ng.locks
 	g.tree.Store(ng.tree.Load())
 }
 
@@ -203,11 +203,11 @@ func (g *Growing) decode(r io.Reader) (*Growing, int64, error) {
 	}
 	m0 := binary.LittleEndian.Uint64(hdr[16:])
 	seed := binary.LittleEndian.Uint64(hdr[24:])
-	maxNodes := binary.LittleEndian.Uint64(hdr[32:])
+	maxDepth := binary.LittleEndian.Uint64(hdr[32:])
 	count := binary.LittleEndian.Uint64(hdr[40:])
 	bits, alg := uint(hdr[10]), hdr[12]
 
-	ng := &Growing{m0: m0, bits: bits, seed: seed, alg: alg, mode: g.mode, maxNodes: int64(maxNodes)}
+	ng := &Growing{m0: m0, bits: bits, seed: seed, alg: alg, mode: g.mode, maxDepth: uint(maxDepth)}
 	if ng.mode == Locked {
 		ng.locks = newStripedLocks(int(m0))
 	}
@@ -230,9 +230,7 @@ func (g *Growing) decode(r io.Reader) (*Growing, int64, error) {
 	if stored := binary.LittleEndian.Uint64(tr[:]); stored != sum {
 		return nil, cr.n, errChecksum(stored, sum)
 	}
-	t := &growTree{root: root}
-	t.nodes.Store(int64(count))
-	ng.tree.Store(t)
+	ng.tree.Store(&growTree{root: root})
 	return ng, cr.n, nil
 }
 
@@ -275,8 +273,8 @@ func checkGrowHeader(data []byte) error {
 	if count == 0 || count > 1<<(growMaxDepth+1) {
 		return errFormat("cuckoo: impossible parameters: %d nodes (want 1 to %d)", count, uint64(1)<<(growMaxDepth+1))
 	}
-	if mx := binary.LittleEndian.Uint64(data[32:]); mx != 0 && (mx < count || mx > 1<<(growMaxDepth+1)) {
-		return errCorrupt("cuckoo: %d nodes stored under a maximum of %d", count, mx)
+	if d := binary.LittleEndian.Uint64(data[32:]); d > growMaxDepth || count > 1<<(d+1)-1 {
+		return errFormat("cuckoo: impossible parameters: depth bound %d with %d nodes (want at most 40, and at most 2^(bound+1)-1 nodes)", d, count)
 	}
 	return nil
 }
@@ -306,8 +304,8 @@ func (dec *growDecoder) node(d uint) (*growNode, error) {
 	if fl[0]&^3 != 0 {
 		return nil, errCorrupt("cuckoo: node %d: child flags %#x", i, fl[0])
 	}
-	if fl[0] != 0 && d == growMaxDepth {
-		return nil, errCorrupt("cuckoo: node %d at depth %d has children (the bound is %d)", i, d, growMaxDepth)
+	if fl[0] != 0 && d == dec.g.maxDepth {
+		return nil, errCorrupt("cuckoo: node %d at depth %d has children (the depth bound is %d)", i, d, dec.g.maxDepth)
 	}
 	var tmp Filter
 	if _, err := tmp.ReadFrom(dec.r); err != nil {

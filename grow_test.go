@@ -234,7 +234,7 @@ func collidingPair(t *testing.T, g *Growing, apart bool) (hx, hy uint64) {
 // childOf creates the child of n on path p and returns it.
 func (g *Growing) childOf(t *testing.T, n *growNode, p uint64) *growNode {
 	t.Helper()
-	if !g.grow(g.tree.Load(), n, p) {
+	if !g.grow(n, p) {
 		t.Fatal("grow refused")
 	}
 	return n.kids[childBit(p, n.depth)].Load()
@@ -650,7 +650,7 @@ func TestGrowingLookupBatchAgrees(t *testing.T) {
 // keys "t-0" .. "t-(n-1)".
 func tinyGrowing(tb testing.TB, m0 uint64, n int) *Growing {
 	tb.Helper()
-	g := &Growing{m0: m0, bits: 8, seed: 3, alg: formatHashXXMul, mode: LockFree}
+	g := &Growing{m0: m0, bits: 8, seed: 3, alg: formatHashXXMul, mode: LockFree, maxDepth: growMaxDepth}
 	g.tree.Store(g.newTree())
 	for i := range n {
 		if err := g.Insert(fmt.Appendf(nil, "t-%d", i)); err != nil {

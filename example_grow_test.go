@@ -1,0 +1,317 @@
+package cuckoo_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/seed25b00da8/cuckoo"
+)
+
+// growKeys inserts keys "k0" .. "k(n-1)" into g.
+func growKeys(g *cuckoo.Growing, n int) {
+	for i := range n {
+		if err := g.Insert(fmt.Appendf(nil, "k%d", i)); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// allFound reports whether g finds keys "k0" .. "k(n-1)".
+func allFound(g *cuckoo.Growing, n int) bool {
+	for i := range n {
+		if !g.Lookup(fmt.Appendf(nil, "k%d", i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// A Growing filter needs no key count up front: it starts at its first
+// node's capacity and adds nodes as keys arrive.
+func ExampleGrowing() {
+	g, err := cuckoo.NewGrowing(1000)
+	if err != nil {
+		log.Fatal(err)
+	}
+	growKeys(g, 100_000)
+	nodes, _ := g.Nodes()
+	fmt.Println(g.Len(), allFound(g, 100_000), nodes > 1)
+	// Output: 100000 true true
+}
+
+// NewGrowing takes New's options; the first node holds at least 15,564
+// keys.
+func ExampleNewGrowing() {
+	g, err := cuckoo.NewGrowing(1000, cuckoo.WithMode(cuckoo.Locked), cuckoo.WithFingerprintBits(8))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(g.Mode(), g.FingerprintBits(), g.NodeCapacity())
+	_, err = cuckoo.NewGrowing(0)
+	fmt.Println(err)
+	// Output:
+	// locked 8 15564
+	// cuckoo: capacity must be positive, got 0
+}
+
+// WithMaxCapacity bounds the growth by whole levels: 50,000 keys allow the
+// root and its two children (3 × 15,564 keys). Past that an insert that
+// finds no room returns ErrFull, and nothing stored is lost.
+func ExampleWithMaxCapacity() {
+	g, err := cuckoo.NewGrowing(1000, cuckoo.WithMaxCapacity(50_000))
+	if err != nil {
+		log.Fatal(err)
+	}
+	n := 0
+	for ; ; n++ {
+		if err := g.Insert(fmt.Appendf(nil, "k%d", n)); errors.Is(err, cuckoo.ErrFull) {
+			break
+		}
+	}
+	nodes, _ := g.Nodes()
+	fmt.Println(nodes, n > 40_000, g.Len() == n, allFound(g, n))
+	// Output: 3 true true true
+}
+
+func ExampleGrowing_Insert() {
+	g, _ := cuckoo.NewGrowing(1000)
+	if err := g.Insert([]byte("user:42")); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(g.Lookup([]byte("user:42")), g.Len())
+	// Output: true 1
+}
+
+func ExampleGrowing_InsertString() {
+	g, _ := cuckoo.NewGrowing(1000)
+	_ = g.InsertString("user:42")
+	fmt.Println(g.LookupString("user:42"))
+	// Output: true
+}
+
+// The Hash forms take a key's XXH64 hash, for callers that have it.
+func ExampleGrowing_InsertHash() {
+	g, _ := cuckoo.NewGrowing(1000)
+	_ = g.InsertHash(xxhash.Sum64String("user:42"))
+	fmt.Println(g.Lookup([]byte("user:42")), g.LookupHash(xxhash.Sum64String("user:42")))
+	// Output: true true
+}
+
+// Lookup never misses a key that was inserted and not deleted, also while
+// the filter grows.
+func ExampleGrowing_Lookup() {
+	g, _ := cuckoo.NewGrowing(1000)
+	growKeys(g, 50_000)
+	fmt.Println(g.Lookup([]byte("k0")), g.Lookup([]byte("k49999")))
+	// Output: true true
+}
+
+func ExampleGrowing_LookupString() {
+	g, _ := cuckoo.NewGrowing(1000)
+	_ = g.InsertString("a")
+	fmt.Println(g.LookupString("a"))
+	// Output: true
+}
+
+func ExampleGrowing_LookupHash() {
+	g, _ := cuckoo.NewGrowing(1000)
+	_ = g.Insert([]byte("a"))
+	fmt.Println(g.LookupHash(xxhash.Sum64([]byte("a"))))
+	// Output: true
+}
+
+// Deleting and reinserting keys while the filter grows loses nothing.
+func ExampleGrowing_Delete() {
+	g, _ := cuckoo.NewGrowing(1000)
+	growKeys(g, 40_000)
+	for i := 0; i < 40_000; i += 2 {
+		g.Delete(fmt.Appendf(nil, "k%d", i))
+	}
+	growKeys(g, 40_000) // the deleted ones come back; the others get a second copy
+	fmt.Println(g.Len(), allFound(g, 40_000))
+	// Output: 60000 true
+}
+
+func ExampleGrowing_DeleteString() {
+	g, _ := cuckoo.NewGrowing(1000)
+	_ = g.InsertString("a")
+	fmt.Println(g.DeleteString("a"), g.Len())
+	// Output: true 0
+}
+
+func ExampleGrowing_DeleteHash() {
+	g, _ := cuckoo.NewGrowing(1000)
+	h := xxhash.Sum64String("a")
+	_ = g.InsertHash(h)
+	fmt.Println(g.DeleteHash(h), g.Len())
+	// Output: true 0
+}
+
+// Count counts the copies of a key's fingerprint over all of its nodes.
+func ExampleGrowing_Count() {
+	g, _ := cuckoo.NewGrowing(1000)
+	for range 3 {
+		_ = g.Insert([]byte("a"))
+	}
+	fmt.Println(g.Count([]byte("a")))
+	// Output: 3
+}
+
+func ExampleGrowing_InsertBatch() {
+	g, _ := cuckoo.NewGrowing(1000)
+	n, err := g.InsertBatch([][]byte{[]byte("a"), []byte("b"), []byte("c")})
+	fmt.Println(n, err, g.Len())
+	// Output: 3 <nil> 3
+}
+
+func ExampleGrowing_LookupBatch() {
+	g, _ := cuckoo.NewGrowing(1000)
+	_, _ = g.InsertBatch([][]byte{[]byte("a"), []byte("b")})
+	found := make([]bool, 2)
+	n := g.LookupBatch([][]byte{[]byte("a"), []byte("b")}, found)
+	fmt.Println(n, found)
+	// Output: 2 [true true]
+}
+
+func ExampleGrowing_Len() {
+	g, _ := cuckoo.NewGrowing(1000)
+	growKeys(g, 20_000)
+	fmt.Println(g.Len())
+	// Output: 20000
+}
+
+// Cap is the slots of all nodes: 16,384 per node of 4,096 buckets.
+func ExampleGrowing_Cap() {
+	g, _ := cuckoo.NewGrowing(1000)
+	fmt.Println(g.Cap())
+	// Output: 16384
+}
+
+func ExampleGrowing_LoadFactor() {
+	g, _ := cuckoo.NewGrowing(1000)
+	growKeys(g, 8192)
+	fmt.Println(g.LoadFactor())
+	// Output: 0.5
+}
+
+// Nodes reports the tree's size and depth: one node until the first
+// fills, then more.
+func ExampleGrowing_Nodes() {
+	g, _ := cuckoo.NewGrowing(1000)
+	nodes, depth := g.Nodes()
+	fmt.Println(nodes, depth)
+	growKeys(g, 100_000)
+	nodes, depth = g.Nodes()
+	fmt.Println(nodes > 6, depth > 1)
+	// Output:
+	// 1 0
+	// true true
+}
+
+func ExampleGrowing_NodeCapacity() {
+	small, _ := cuckoo.NewGrowing(1000)
+	large, _ := cuckoo.NewGrowing(1_000_000)
+	fmt.Println(small.NodeCapacity(), large.NodeCapacity())
+	// Output: 15564 1000000
+}
+
+// FalsePositiveRate grows with the depth: each node on a key's path adds
+// a fixed filter's rate at that node's load.
+func ExampleGrowing_FalsePositiveRate() {
+	g, _ := cuckoo.NewGrowing(1000)
+	fmt.Println(g.FalsePositiveRate())
+	growKeys(g, 15_000)
+	one := g.FalsePositiveRate()
+	growKeys(g, 200_000)
+	fmt.Println(one > 0, g.FalsePositiveRate() > 2*one)
+	// Output:
+	// 0
+	// true true
+}
+
+// Reset empties the filter and shrinks it back to one node.
+func ExampleGrowing_Reset() {
+	g, _ := cuckoo.NewGrowing(1000)
+	growKeys(g, 50_000)
+	g.Reset()
+	nodes, _ := g.Nodes()
+	fmt.Println(g.Len(), nodes)
+	// Output: 0 1
+}
+
+func ExampleGrowing_Mode() {
+	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithMode(cuckoo.Locked))
+	fmt.Println(g.Mode())
+	// Output: locked
+}
+
+func ExampleGrowing_FingerprintBits() {
+	g, _ := cuckoo.NewGrowing(1000)
+	fmt.Println(g.FingerprintBits())
+	// Output: 12
+}
+
+func ExampleGrowing_Seed() {
+	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(7))
+	fmt.Println(g.Seed())
+	// Output: 7
+}
+
+// WriteTo and ReadFrom save and load a grown filter, as grown.
+func ExampleGrowing_WriteTo() {
+	g, _ := cuckoo.NewGrowing(1000)
+	growKeys(g, 40_000)
+	var buf bytes.Buffer
+	if _, err := g.WriteTo(&buf); err != nil {
+		log.Fatal(err)
+	}
+	var h cuckoo.Growing
+	if _, err := h.ReadFrom(&buf); err != nil {
+		log.Fatal(err)
+	}
+	gn, _ := g.Nodes()
+	hn, _ := h.Nodes()
+	fmt.Println(h.Len(), hn == gn, allFound(&h, 40_000))
+	// Output: 40000 true true
+}
+
+func ExampleGrowing_ReadFrom() {
+	g, _ := cuckoo.NewGrowing(1000)
+	_ = g.InsertString("a")
+	var buf bytes.Buffer
+	_, _ = g.WriteTo(&buf)
+	var h cuckoo.Growing
+	_, err := h.ReadFrom(&buf)
+	fmt.Println(err, h.LookupString("a"))
+	// A fixed filter's encoding is not a growing one.
+	f, _ := cuckoo.New(100)
+	data, _ := f.MarshalBinary()
+	_, err = h.ReadFrom(bytes.NewReader(data))
+	fmt.Println(errors.Is(err, cuckoo.ErrFormat))
+	// Output:
+	// <nil> true
+	// true
+}
+
+func ExampleGrowing_MarshalBinary() {
+	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
+	data, err := g.MarshalBinary()
+	fmt.Println(err, string(data[:8]), len(data))
+	// Output: <nil> CUCKOOGR 32873
+}
+
+func ExampleGrowing_UnmarshalBinary() {
+	g, _ := cuckoo.NewGrowing(1000)
+	_ = g.InsertString("a")
+	data, _ := g.MarshalBinary()
+	var h cuckoo.Growing
+	fmt.Println(h.UnmarshalBinary(data), h.LookupString("a"))
+	err := h.UnmarshalBinary(data[:100])
+	fmt.Println(errors.Is(err, cuckoo.ErrTruncated), h.LookupString("a"))
+	// Output:
+	// <nil> true
+	// true true
+}
