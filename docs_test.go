@@ -1,8 +1,12 @@
 package cuckoo
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -51,6 +55,67 @@ func TestReadmeInstallAndGoVersions(t *testing.T) {
 		want := strings.Replace(tc.want, "%s", string(m[1]), 1)
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("README does not say %q (from %s)", want, tc.mod)
+		}
+	}
+}
+
+// TestEveryExportedIdentifierHasAnExample checks that every exported
+// function, type and method of the package has a runnable example
+// (ExampleName, ExampleType, ExampleType_Method) in some _test.go file.
+// Constants and variables are covered by the examples that use them.
+func TestEveryExportedIdentifierHasAnExample(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := map[string]bool{}
+	var want []string
+	for _, pkg := range pkgs {
+		for name, file := range pkg.Files {
+			for _, decl := range file.Decls {
+				switch d := decl.(type) {
+				case *ast.FuncDecl:
+					if strings.HasSuffix(name, "_test.go") {
+						if strings.HasPrefix(d.Name.Name, "Example") {
+							examples[d.Name.Name] = true
+						}
+						continue
+					}
+					if !d.Name.IsExported() {
+						continue
+					}
+					if d.Recv == nil {
+						want = append(want, "Example"+d.Name.Name)
+						continue
+					}
+					recv := d.Recv.List[0].Type
+					if star, ok := recv.(*ast.StarExpr); ok {
+						recv = star.X
+					}
+					if id, ok := recv.(*ast.Ident); ok && id.IsExported() {
+						want = append(want, "Example"+id.Name+"_"+d.Name.Name)
+					}
+				case *ast.GenDecl:
+					if strings.HasSuffix(name, "_test.go") || d.Tok != token.TYPE {
+						continue
+					}
+					for _, spec := range d.Specs {
+						if ts := spec.(*ast.TypeSpec); ts.Name.IsExported() {
+							want = append(want, "Example"+ts.Name.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(want) < 50 {
+		t.Fatalf("found only %d exported identifiers; the parse went wrong", len(want))
+	}
+	sort.Strings(want)
+	for _, w := range want {
+		if !examples[w] {
+			t.Errorf("no %s", w)
 		}
 	}
 }

@@ -279,3 +279,36 @@ func ExampleWithSeed() {
 	// true
 	// 7 true
 }
+
+// A Filter is safe for any number of goroutines: here eight insert and
+// look up at once, and every key they inserted is found.
+func ExampleFilter() {
+	f, err := cuckoo.New(80_000)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10_000 {
+				key := fmt.Appendf(nil, "w%d-%d", w, i)
+				if err := f.Insert(key); err != nil {
+					log.Fatal(err)
+				}
+				if !f.Lookup(key) {
+					log.Fatalf("%s not found", key)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Println(f.Len())
+	// Output: 80000
+}
+
+func ExampleMode_String() {
+	fmt.Println(cuckoo.LockFree, cuckoo.Locked, cuckoo.Mode(7))
+	// Output: lockfree locked Mode(7)
+}
