@@ -58,6 +58,28 @@
 // lock waits, RTM transactions) in per-goroutine shards, so it adds no
 // shared write to Insert and Lookup.
 //
+// # Growing filters
+//
+// When the number of keys is not known up front, NewGrowing makes a filter
+// that grows instead of returning ErrFull:
+//
+//	g, err := cuckoo.NewGrowing(10_000)  // the first node's capacity
+//	err = g.Insert(key)                  // adds a node when the key's path is full
+//	ok := g.Lookup(key)                  // never false for a key inserted and not deleted
+//
+// It is a tree of fixed tables of the first capacity; a key's path through
+// the tree comes from its hash, and growth adds the next node on a path
+// whose nodes are full. Nothing ever moves between nodes, so growth never
+// stops lookups, inserts or deletes, and deletes and reinserts stay safe
+// while it grows (grow.go has the argument). What it costs: a lookup
+// searches one node per level of the tree, and each full node on the way
+// adds a fixed filter's false-positive rate, so after growing 2^d times
+// lookups are about d+1 node searches and the rate about d+1 times a full
+// fixed filter's (FalsePositiveRate reports it); memory follows the keys,
+// but each new level comes in at once, so right after one starts the tree
+// takes up to about twice what its keys need. Give the first capacity near
+// the expected count; use a fixed Filter when the count is known.
+//
 // New draws a random seed for each filter, so that nobody can choose keys
 // that all fall into one pair of buckets and make inserts fail; WithSeed
 // sets one for reproducible placement. Seed() and the encoding reveal it.
