@@ -154,9 +154,10 @@ type growNode struct {
 	f     Filter
 	depth uint
 	kids  [2]atomic.Pointer[growNode]
-	// full is set when an insert found no room here and cleared by the
-	// next delete that removes a fingerprint here. It only steers inserts
-	// (which nodes to try first); correctness never depends on it.
+	// full is set when an insert found no room here while the node was at
+	// least growFullLoad full, and cleared by the next delete that removes
+	// a fingerprint here. It only steers inserts (which nodes to try
+	// first); correctness never depends on it.
 	full atomic.Bool
 }
 
@@ -313,18 +314,27 @@ func (g *Growing) insert(p placed) error {
 	}
 }
 
-// add inserts p into n and counts it, or marks n full.
+// add inserts p into n and counts it, or reports false; a node that
+// refuses an insert at growFullLoad or more is marked full.
 func (n *growNode) add(p placed) bool {
 	f := &n.f
 	if f.insert(p.b1, p.b2, p.fp, f.t.words[p.b1].Load(), f.t.words[p.b2].Load()) {
 		f.count.add(1)
 		return true
 	}
-	if !n.full.Load() {
+	if !n.full.Load() && f.LoadFactor() >= growFullLoad {
 		n.full.Store(true)
 	}
 	return false
 }
+
+// growFullLoad is the load from which a refused insert marks a node full.
+// Below it a refusal concerns one key's buckets, not the node: the ninth
+// copy of a key (the eight slots of its buckets hold copies already), or a
+// key among many that share its fingerprint and buckets. Marking the node
+// then would send every later insert past it, and the tree would grow a
+// level early.
+const growFullLoad = 0.9
 
 // grow makes sure the child of leaf on path p exists, creating it, and
 // reports false if leaf is at the depth bound (growMaxDepth, or the one

@@ -736,3 +736,37 @@ func TestGrowingFalsePositiveRate(t *testing.T) {
 		}
 	}
 }
+
+// TestGrowingDuplicatesDoNotGrowEarly: nine copies of one key (one more
+// than its buckets hold) need a second node, but must not make the root
+// look full: the next 10,000 distinct keys go into the root and the child
+// that exists, and the tree does not grow further. Marking a node full on
+// any refused insert made it grow to 3 nodes here.
+func TestGrowingDuplicatesDoNotGrowEarly(t *testing.T) {
+	for _, mode := range growModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			g := newTestGrowing(t, 1000, WithMode(mode), WithSeed(1))
+			for range 9 {
+				if err := g.InsertString("popular"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if nodes, _ := g.Nodes(); nodes != 2 {
+				t.Fatalf("9 copies of one key: %d nodes; want 2", nodes)
+			}
+			var k [8]byte
+			for i := range 10_000 {
+				binary.LittleEndian.PutUint64(k[:], uint64(i))
+				if err := g.Insert(k[:]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if nodes, _ := g.Nodes(); nodes != 2 {
+				t.Errorf("then 10,000 keys: %d nodes; want 2 (the root is a third full)", nodes)
+			}
+			if got := g.Count([]byte("popular")); got != 9 {
+				t.Errorf("Count(popular) = %d; want 9", got)
+			}
+		})
+	}
+}
