@@ -49,15 +49,18 @@ import (
 //
 // Claim (no false negatives): a Lookup of x that starts after an Insert
 // of x returned, with no Delete of x (and no Reset) begun since, reports
-// true. Proof: think of each completed insert as owning one stored copy
-// of its fingerprint, a copy that answers its key (in one of the key's
-// nodes, in the key's pair). Ownership changes only when a Delete removes
-// an owned copy: Delete(x) removes, at the deepest of x's nodes where the
-// fixed search finds one, a copy c answering x. Let n be that node. If c is
-// owned by an insert of x, that insert is the one deleted. Otherwise c is
-// owned by an insert of a key y that collides with x at n; the Delete then
-// retires one of x's own inserts instead, and y's insert takes over that
-// insert's copy c'. c' answers x, lies in one of x's nodes, and (see below)
+// true. Proof: think of each insert, from the moment it stores its copy,
+// as owning one stored copy of its fingerprint, a copy that answers its key
+// (in one of the key's nodes, in the key's pair). Ownership changes only
+// when a Delete removes an owned copy: Delete(x) removes, at the deepest of
+// x's nodes where the fixed search finds one, a copy c answering x. Let n
+// be that node. If c is owned by an insert of x, that insert is the one
+// deleted. If c is owned by no insert (its owner was retired by an earlier
+// Delete), the Delete retires one of x's inserts and leaves that insert's
+// copy unowned. Otherwise c is owned by an insert of a key y that collides
+// with x at n (finished or still running); the Delete then retires one of
+// x's own inserts instead, and y's insert takes over that insert's copy
+// c'. c' answers x, lies in one of x's nodes, and (see below)
 // that node is n or an ancestor of n; by (N) x and y collide there, so c'
 // answers y. Every change of ownership thus moves an insert's copy to the
 // same node or an ancestor: the depth of an insert's copy never grows.
