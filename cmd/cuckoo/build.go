@@ -19,17 +19,18 @@ func init() {
 	}
 }
 
-// progressMinKeys is the input size from which build shows progress on a
-// terminal without being asked.
+// progressMinKeys is the number of keys read after which build shows its
+// progress on a terminal without being asked: smaller inputs build in a
+// moment.
 const progressMinKeys = 1_000_000
 
 func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("build", stderr)
 	out := fs.String("o", "", "write the filter to `FILE` (required; \"-\" writes it to standard output)")
 	bits := fs.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint size in bits: 8 or 12")
-	capacity := fs.Int("capacity", 0, "number of keys the filter must hold: a fixed filter of that size (default: a filter that grows as keys arrive, read in one pass)")
+	capacity := fs.Int("capacity", 0, "build a fixed filter that holds `N` keys (default: a growing filter, which needs no key count: it adds a table whenever a key finds no room)")
 	seed := fs.Uint64("seed", 0, "hash seed (default: a random one; give one for reproducible files)")
-	showProgress := fs.Bool("progress", false, "show progress on standard error (default: only for inputs over 1M keys when standard error is a terminal)")
+	showProgress := fs.Bool("progress", false, "show progress on standard error (default: when standard error is a terminal, from the 1,000,000th key on)")
 	keepDups := fs.Bool("keep-duplicates", false, "store a key once per line it is on (at most 8 copies of one key fit), instead of once")
 	pos, status, ok := parseFlags(fs, args, 0, 1)
 	if !ok {
@@ -56,12 +57,12 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if file != nil {
 		defer file.Close()
 	}
+	inFile := file // the input, when it is a file (standard input may be one)
+	if inFile == nil {
+		inFile, _ = stdin.(*os.File)
+	}
 	toStdout := *out == "-"
 	if !toStdout {
-		inFile := file
-		if inFile == nil {
-			inFile, _ = stdin.(*os.File)
-		}
 		if err := checkNotInput(*out, inFile); err != nil {
 			return fail(stderr, "build", err)
 		}
@@ -72,18 +73,6 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		seen = newKeySet()
 	}
 
-	// Without -capacity the filter grows as keys arrive (cuckoo.Growing),
-	// so the input is read once. A regular file's keys are counted first
-	// only for a progress bar.
-	total := -1
-	if file != nil && isRegular(file) && (*showProgress || terminal) {
-		if total, err = countKeys(file); err == nil {
-			_, err = file.Seek(0, io.SeekStart)
-		}
-		if err != nil {
-			return fail(stderr, "build", err)
-		}
-	}
 	if *capacity > 0 {
 		if err := checkMemory(*capacity); err != nil {
 			return fail(stderr, "build", err)
@@ -105,20 +94,22 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "build", err)
 	}
+	// The input is read once, with or without -capacity (without it the
+	// filter grows as keys arrive: cuckoo.Growing). Keys are never counted
+	// ahead: the progress bar's total is the input's size in bytes where it
+	// is known (a regular file), and a stream shows a count of keys.
+	cr := &byteCounter{r: in}
 	var bar *progress
 	switch {
 	case *showProgress:
-		bar = newProgress(stderr, "building", int64(total), 0)
-	case terminal && total > progressMinKeys:
-		bar = newProgress(stderr, "building", int64(total), 0)
-	case terminal && total < 0:
-		// A stream of unknown length: show a count once it is large.
-		bar = newProgress(stderr, "building", -1, progressMinKeys)
+		bar = newProgress(stderr, "building", inputSize(inFile), 0)
+	case terminal:
+		bar = newProgress(stderr, "building", inputSize(inFile), progressMinKeys)
 	}
 	var lines, keys, dups int64
-	err = scanKeys(in, func(key []byte) error {
+	err = scanKeys(cr, func(key []byte) error {
 		lines++
-		bar.set(lines)
+		bar.set(lines, cr.n)
 		if seen != nil && !seen.first(key) {
 			dups++
 			return nil
@@ -132,7 +123,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		keys++
 		return nil
 	})
-	bar.done(lines)
+	bar.done(lines, cr.n)
 	if err != nil {
 		return fail(stderr, "build", err)
 	}
@@ -189,73 +180,98 @@ func fullError(f filter, key []byte, inserted int64, capacity int, keptDups bool
 	return fmt.Errorf("the filter is full after %d keys (it was sized for %d): use a larger -capacity", inserted, capacity)
 }
 
-func isRegular(f *os.File) bool {
+// inputSize returns the number of bytes left to read in f, or -1 if f is
+// nil or not a regular file (a pipe, a terminal: a stream of unknown
+// length).
+func inputSize(f *os.File) int64 {
+	if f == nil {
+		return -1
+	}
 	st, err := f.Stat()
-	return err == nil && st.Mode().IsRegular()
+	if err != nil || !st.Mode().IsRegular() {
+		return -1
+	}
+	off, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return -1
+	}
+	return max(st.Size()-off, 0)
 }
 
-// countKeys returns the number of keys scanKeys finds in r.
-func countKeys(r io.Reader) (int, error) {
-	n := 0
-	err := scanKeys(r, func([]byte) error {
-		n++
-		return nil
-	})
-	return n, err
+// byteCounter counts the bytes read through it.
+type byteCounter struct {
+	r io.Reader
+	n int64
 }
 
-// progress draws a progress bar, redrawn on every 1% of total, or a count
-// of keys redrawn every 100,000 keys when the total is unknown (total < 0).
-// Nothing is drawn before quiet keys are done. A nil *progress draws nothing.
+func (c *byteCounter) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n += int64(k)
+	return k, err
+}
+
+// progress shows how far a pass over the input is. When the input's size
+// is known it draws a bar over its bytes, redrawn on every 1% of them (the
+// bytes the scanner has read: ahead of the keys done by at most its
+// buffer, 64 KiB unless a line is longer); otherwise a count of keys, redrawn every 100,000 keys.
+// Both show the keys read so far. Nothing is drawn before quiet keys are
+// read. A nil *progress draws nothing.
 type progress struct {
 	w     io.Writer
 	what  string
-	total int64
-	step  int64
-	next  int64
+	size  int64 // bytes of input, or -1 when unknown
+	step  int64 // redraw every step bytes (known size) or keys (unknown)
+	next  int64 // the bytes or keys at which to redraw next
+	quiet int64 // keys read before anything is drawn
 	start time.Time
 	drawn bool
 }
 
-func newProgress(w io.Writer, what string, total, quiet int64) *progress {
-	p := &progress{w: w, what: what, total: total, step: 100_000, start: time.Now()}
-	if total >= 0 {
-		p.step = max(total/100, 1)
+func newProgress(w io.Writer, what string, size, quiet int64) *progress {
+	p := &progress{w: w, what: what, size: size, step: 100_000, quiet: quiet, start: time.Now()}
+	if size >= 0 {
+		p.step = max(size/100, 1)
 	}
-	p.next = quiet
-	p.set(0)
+	p.set(0, 0)
 	return p
 }
 
-// set reports that n keys are done.
-func (p *progress) set(n int64) {
-	if p == nil || n < p.next {
+// set reports that keys keys, in n bytes of input, are done.
+func (p *progress) set(keys, n int64) {
+	if p == nil || keys < p.quiet {
 		return
 	}
-	p.draw(n)
-	p.next = (n/p.step + 1) * p.step
+	at := keys
+	if p.size >= 0 {
+		at = n
+	}
+	if at < p.next {
+		return
+	}
+	p.draw(keys, n)
+	p.next = (at/p.step + 1) * p.step
 }
 
-// done draws the final state and ends the line.
-func (p *progress) done(n int64) {
+// done draws the final state and ends the line, if anything was drawn.
+func (p *progress) done(keys, n int64) {
 	if p == nil || !p.drawn {
 		return
 	}
-	p.draw(n)
+	p.draw(keys, n)
 	fmt.Fprintf(p.w, " %.1fs\n", time.Since(p.start).Seconds())
 }
 
-func (p *progress) draw(n int64) {
+func (p *progress) draw(keys, n int64) {
 	p.drawn = true
-	if p.total < 0 {
-		fmt.Fprintf(p.w, "\r%s: %d keys", p.what, n)
+	if p.size < 0 {
+		fmt.Fprintf(p.w, "\r%s: %d keys", p.what, keys)
 		return
 	}
 	const width = 40
-	done := min(n, p.total)
+	done := min(n, p.size)
 	pct, filled := int64(100), int64(width)
-	if p.total > 0 {
-		pct, filled = 100*done/p.total, width*done/p.total
+	if p.size > 0 {
+		pct, filled = 100*done/p.size, width*done/p.size
 	}
 	bar := make([]byte, width)
 	for i := range bar {
@@ -264,7 +280,7 @@ func (p *progress) draw(n int64) {
 			bar[i] = '='
 		}
 	}
-	fmt.Fprintf(p.w, "\r%s [%s] %3d%% %d/%d keys", p.what, bar, pct, n, p.total)
+	fmt.Fprintf(p.w, "\r%s [%s] %3d%% %d keys", p.what, bar, pct, keys)
 }
 
 // growStart is the capacity a growing build starts with; NewGrowing rounds

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -163,20 +164,41 @@ func TestBuildProgress(t *testing.T) {
 	keys := keyLines("k", 1000)
 	input := writeFile(t, "keys.txt", keys)
 	out := filepath.Join(t.TempDir(), "f.cuckoo")
+	// Standard input that is a regular file has a size too, from where it
+	// is read.
+	stdinFile := func(t *testing.T) io.Reader {
+		f, err := os.Open(input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		if _, err := f.Seek(int64(len("k0\nk1\n")), io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
 	for _, tc := range []struct {
-		name, stdin string
-		args        []string
-		want        string
+		name  string
+		stdin func(*testing.T) io.Reader
+		args  []string
+		want  string
 	}{
-		{"file", "", []string{input}, "100% 1000/1000 keys"},
-		{"file/capacity", "", []string{"-capacity", "2000", input}, "100% 1000/1000 keys"},
-		{"stdin", keys, nil, "building: 1000 keys"}, // read once: no total
-		{"stdin/capacity", keys, []string{"-capacity", "2000"}, "building: 1000 keys"},
+		// A file's size is the total: its keys are not counted first.
+		{"file", nil, []string{input}, "] 100% 1000 keys"},
+		{"file/capacity", nil, []string{"-capacity", "2000", input}, "] 100% 1000 keys"},
+		{"stdin", func(*testing.T) io.Reader { return strings.NewReader(keys) }, nil, "building: 1000 keys"},
+		{"stdin/capacity", func(*testing.T) io.Reader { return strings.NewReader(keys) }, []string{"-capacity", "2000"}, "building: 1000 keys"},
+		{"stdin is a file", stdinFile, nil, "] 100% 998 keys"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, _, stderr := runCmd(t, tc.stdin, append([]string{"build", "-progress", "-o", out}, tc.args...)...)
-			if status != exitOK || !strings.Contains(stderr, tc.want) || !strings.HasSuffix(stderr, "s\n") {
-				t.Fatalf("status %d, stderr %q; want 0 and %q", status, stderr, tc.want)
+			var stdin io.Reader = strings.NewReader("")
+			if tc.stdin != nil {
+				stdin = tc.stdin(t)
+			}
+			var stdout, stderr bytes.Buffer
+			status := run(append([]string{"build", "-progress", "-o", out}, tc.args...), stdin, &stdout, &stderr)
+			if status != exitOK || !strings.Contains(stderr.String(), tc.want) || !strings.HasSuffix(stderr.String(), "s\n") {
+				t.Fatalf("status %d, stderr %q; want 0 and %q", status, stderr.String(), tc.want)
 			}
 		})
 	}
@@ -187,28 +209,43 @@ func TestBuildProgress(t *testing.T) {
 	}
 }
 
-// TestProgressSteps checks that a bar over 2M keys redraws once per percent.
+// TestProgressSteps checks that a bar over 2 MB of input redraws once per
+// percent of it, and that a count of keys stays quiet until its threshold.
 func TestProgressSteps(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf, "building", 2_000_000, 0)
 	for n := int64(1); n <= 2_000_000; n++ {
-		p.set(n)
+		p.set(n/10, n) // 10 bytes a key
 	}
-	p.done(2_000_000)
+	p.done(200_000, 2_000_000)
 	if got := strings.Count(buf.String(), "\r"); got != 102 {
 		t.Fatalf("%d redraws; want 102 (0%%, each percent, and the final one)", got)
 	}
-	// Quiet until a threshold, for streams of unknown length.
+	if want := "] 100% 200000 keys"; !strings.Contains(buf.String(), want) {
+		t.Fatalf("final state %q; want %q", buf.String()[strings.LastIndex(buf.String(), "\r"):], want)
+	}
+	// Quiet until a threshold, for small inputs on a terminal, with or
+	// without a known size; then a count every 100,000 keys.
+	for _, size := range []int64{-1, 1 << 30} {
+		buf.Reset()
+		p = newProgress(&buf, "building", size, 1_000_000)
+		for n := int64(1); n <= 999_999; n++ {
+			p.set(n, 10*n)
+		}
+		p.done(999_999, 9_999_990)
+		if buf.Len() != 0 {
+			t.Fatalf("size %d: drew %q before the threshold", size, buf.String())
+		}
+	}
 	buf.Reset()
 	p = newProgress(&buf, "building", -1, 1_000_000)
-	for n := int64(1); n <= 999_999; n++ {
-		p.set(n)
+	for n := int64(1); n <= 1_500_000; n++ {
+		p.set(n, 10*n)
 	}
-	p.done(999_999)
-	if buf.Len() != 0 {
-		t.Fatalf("drew %q before the threshold", buf.String())
+	if got, want := buf.String(), "\rbuilding: 1000000 keys\rbuilding: 1100000 keys\rbuilding: 1200000 keys\rbuilding: 1300000 keys\rbuilding: 1400000 keys\rbuilding: 1500000 keys"; got != want {
+		t.Fatalf("count past the threshold: %q; want %q", got, want)
 	}
 	var nilBar *progress
-	nilBar.set(5)
-	nilBar.done(5)
+	nilBar.set(5, 50)
+	nilBar.done(5, 50)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/seed25b00da8/cuckoo"
 )
@@ -24,11 +25,17 @@ type filter interface {
 	WriteTo(w io.Writer) (int64, error)
 }
 
-// growingMagic starts the growing filter format (FORMAT.md); the fixed
-// format starts with "CUCKOOFL".
-const growingMagic = "CUCKOOGR"
+// The magics that start the two formats (FORMAT.md).
+const (
+	fixedMagic   = "CUCKOOFL"
+	growingMagic = "CUCKOOGR"
+)
 
-// loadFilter reads the filter file at path, in either format.
+// loadFilter reads the filter file at path, in either format, chosen by
+// its first 8 bytes: a file that starts with neither magic is rejected here,
+// naming both; a file shorter than a magic goes to the decoder whose magic
+// it starts (the fixed one when it could be either), which reports the
+// truncation; every other kind of damage is the decoders' to report.
 func loadFilter(path string) (filter, int64, error) {
 	file, err := os.Open(path)
 	if err != nil {
@@ -40,10 +47,14 @@ func loadFilter(path string) (filter, int64, error) {
 		filter
 		ReadFrom(io.Reader) (int64, error)
 	}
-	if magic, _ := r.Peek(len(growingMagic)); string(magic) == growingMagic {
-		f = new(cuckoo.Growing)
-	} else {
+	magic, _ := r.Peek(len(growingMagic))
+	switch m := string(magic); {
+	case strings.HasPrefix(fixedMagic, m): // also a file too short to tell
 		f = new(cuckoo.Filter)
+	case strings.HasPrefix(growingMagic, m):
+		f = new(cuckoo.Growing)
+	default:
+		return nil, 0, fmt.Errorf("%s: wrong magic %q: not a filter file (want %q, a fixed filter, or %q, a growing one)", path, m, fixedMagic, growingMagic)
 	}
 	n, err := f.ReadFrom(r)
 	if err != nil {

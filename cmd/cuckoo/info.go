@@ -31,19 +31,25 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	bits := f.FingerprintBits()
 	slots, items := f.Cap(), f.Len()
 	load := f.LoadFactor()
-	// Each bucket of four slots is one 64-bit word in memory.
+	// Each bucket of four slots is one 64-bit word in memory, in either
+	// format (a growing filter's slots are those of all its nodes).
 	bitsPerKey := "- (empty)"
 	if items > 0 {
 		bitsPerKey = fmt.Sprintf("%.2f", 16*float64(slots)/float64(items))
 	}
 	// A lookup compares the key's fingerprint with the 8 slots of its two
 	// buckets; each occupied slot matches with probability 1/(2^f-1).
-	fpr := 8 * load / math.Exp2(float64(bits))
-	fprHow := fmt.Sprintf("(8·α/2^%d)", bits)
+	fpr := fmt.Sprintf("%.4g%% (8·α/2^%d)", 100*8*load/math.Exp2(float64(bits)), bits)
 	g, growing := f.(*cuckoo.Growing)
 	if growing {
-		fpr = g.FalsePositiveRate()
-		fprHow = fmt.Sprintf("(8·α/(2^%d-1) for each node on a key's path, one node per depth)", bits)
+		// A lookup searches every node on the key's path, one per depth:
+		// the rates of those nodes add up. Summing each node's expected
+		// number of matching slots (at the node's own load, weighted by the
+		// share of paths through it) counts a lookup that matches in two
+		// places twice, so the sum is an upper estimate (a close one while
+		// the rates are small).
+		fpr = fmt.Sprintf("≤ %.4g%% (an upper estimate: 8·α/(2^%d-1) for each node on a key's path, α the node's load, summed over the depths)",
+			100*g.FalsePositiveRate(), bits)
 	}
 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -51,17 +57,20 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(tw, "fingerprint bits:\t%d\n", bits)
 	if growing {
 		nodes, depth := g.Nodes()
-		fmt.Fprintf(tw, "format:\tgrowing (a tree of fixed tables)\n")
-		fmt.Fprintf(tw, "nodes:\t%d (depth %d; %d keys each at 95%% load)\n", nodes, depth, g.NodeCapacity())
-		fmt.Fprintf(tw, "slots:\t%d\n", slots)
+		fmt.Fprintf(tw, "format:\tgrowing (a tree of fixed tables, \"nodes\", that grows by adding nodes)\n")
+		fmt.Fprintf(tw, "nodes:\t%d\n", nodes)
+		fmt.Fprintf(tw, "depth:\t%d (a lookup searches at most %d nodes, one per depth)\n", depth, depth+1)
+		fmt.Fprintf(tw, "node capacity:\t%d keys (at 95%% load; %d slots)\n", g.NodeCapacity(), slots/nodes)
+		fmt.Fprintf(tw, "slots:\t%d (%d buckets of 4 slots)\n", slots, slots/4)
 	} else {
+		fmt.Fprintf(tw, "format:\tfixed\n")
 		fmt.Fprintf(tw, "buckets:\t%d (4 slots each, %d slots)\n", slots/4, slots)
 	}
 	fmt.Fprintf(tw, "seed:\t%d\n", f.Seed())
 	fmt.Fprintf(tw, "items:\t%d\n", items)
 	fmt.Fprintf(tw, "load factor:\t%.4f\n", load)
 	fmt.Fprintf(tw, "bits per key:\t%s\n", bitsPerKey)
-	fmt.Fprintf(tw, "false-positive rate:\t%.4g%% %s\n", 100*fpr, fprHow)
+	fmt.Fprintf(tw, "false-positive rate:\t%s\n", fpr)
 	if err := tw.Flush(); err != nil {
 		return fail(stderr, "info", err)
 	}

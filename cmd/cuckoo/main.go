@@ -11,10 +11,13 @@
 // Keys are read one per line from INPUT, or from standard input when INPUT is
 // omitted or "-"; a trailing "\r" is removed and empty lines are skipped.
 // Filter files are in the formats of the cuckoo package (FORMAT.md at the
-// module root): build -capacity N writes a fixed filter of that size, build
-// without it a growing filter (cuckoo.Growing); query and info read both. Errors go to standard error; the exit status is 1 for errors
-// and 2 for bad usage, except for query, which exits like grep: 0 if some key
-// may be present, 1 if none is, 2 on errors. "cuckoo --version" prints the
+// module root): build -capacity N writes a fixed filter (cuckoo.Filter) of
+// that size; build without it writes a growing filter (cuckoo.Growing),
+// which it fills in one pass over the keys, however many there are. query
+// and info read both formats, told apart by the file's first 8 bytes.
+// Errors go to standard error; the exit status is 1 for errors and 2 for
+// bad usage, except for query, which exits like grep: 0 if some key may be
+// present, 1 if none is, 2 on errors. "cuckoo --version" prints the
 // version.
 //
 // Each subcommand lives in its own file and registers itself in commands
