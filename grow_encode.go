@@ -3,8 +3,11 @@ package cuckoo
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -211,7 +214,7 @@ func (g *Growing) decode(r io.Reader) (*Growing, int64, error) {
 	if ng.mode == Locked {
 		ng.locks = newStripedLocks(int(m0))
 	}
-	dec := growDecoder{g: ng, r: cr, want: count}
+	dec := growDecoder{g: ng, r: cr, want: count, size: growEncodedSize(m0, count)}
 	root, err := dec.node(0)
 	if err != nil {
 		return nil, cr.n, err
@@ -223,7 +226,7 @@ func (g *Growing) decode(r io.Reader) (*Growing, int64, error) {
 	var tr [8]byte
 	if _, err := io.ReadFull(cr, tr[:]); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, cr.n, errTruncated(uint64(cr.n), 0)
+			return nil, cr.n, errTruncated(uint64(cr.n), dec.size)
 		}
 		return nil, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
 	}
@@ -279,12 +282,24 @@ func checkGrowHeader(data []byte) error {
 	return nil
 }
 
+// growEncodedSize returns the length of the encoding of count nodes of m0
+// buckets (saturating at the largest uint64).
+func growEncodedSize(m0, count uint64) uint64 {
+	hi, lo := bits.Mul64(count, 1+encodedSize(m0))
+	sum, carry := bits.Add64(lo, growFormatHeaderSize+8, 0)
+	if hi != 0 || carry != 0 {
+		return math.MaxUint64
+	}
+	return sum
+}
+
 // growDecoder reads node records in preorder.
 type growDecoder struct {
-	g    *Growing // the parameters the nodes must have
-	r    io.Reader
-	want uint64 // nodes the header announced
-	read uint64 // nodes read so far
+	g    *Growing        // the parameters the nodes must have
+	r    *countingReader // the stream, counting the bytes read
+	want uint64          // nodes the header announced
+	read uint64          // nodes read so far
+	size uint64          // the length of the whole encoding, from the header
 }
 
 // node reads the subtree of a node at depth d.
@@ -297,7 +312,7 @@ func (dec *growDecoder) node(d uint) (*growNode, error) {
 	var fl [1]byte
 	if _, err := io.ReadFull(dec.r, fl[:]); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, errTruncated(0, 0)
+			return nil, errTruncated(uint64(dec.r.n), dec.size)
 		}
 		return nil, fmt.Errorf("cuckoo: reading filter: %w", err)
 	}
@@ -309,6 +324,10 @@ func (dec *growDecoder) node(d uint) (*growNode, error) {
 	}
 	var tmp Filter
 	if _, err := tmp.ReadFrom(dec.r); err != nil {
+		if errors.Is(err, ErrTruncated) {
+			// Say how much of the whole encoding arrived, not of the node.
+			err = errTruncated(uint64(dec.r.n), dec.size)
+		}
 		return nil, fmt.Errorf("%w (node %d)", err, i)
 	}
 	g := dec.g

@@ -577,6 +577,12 @@ func TestGrowingDecodeRejects(t *testing.T) {
 	nodeSize := int(encodedSize(growMinNodeBuckets))
 	for _, n := range []int{0, 1, 7, 9, 20, 47, 48, 49, 50, 100, 48 + 1 + nodeSize - 1, 48 + 1 + nodeSize, 48 + 1 + nodeSize + 1, len(data) - 9, len(data) - 8, len(data) - 1} {
 		check(fmt.Sprintf("truncated to %d bytes", n), data[:n])
+		// Past the header, the message gives the length of the whole
+		// encoding (from the header), not of the node it ended in.
+		err := target.UnmarshalBinary(data[:n])
+		if want := fmt.Sprintf("%d of %d bytes", n, len(data)); n >= growFormatHeaderSize && !strings.Contains(err.Error(), want) {
+			t.Errorf("truncated to %d bytes: %q; want it to say %q", n, err, want)
+		}
 	}
 	check("trailing byte", append(bytes.Clone(data), 0))
 	positions := []int{0, 8, 10, 11, 12, 13, 16, 24, 32, 40, 41, 47, 48, 49, 60, 80, 48 + 1 + nodeSize - 1, 48 + 1 + nodeSize, len(data) / 2, len(data) - 9, len(data) - 1}
