@@ -135,6 +135,19 @@ func (l *layout) occupied(w uint64) int {
 	return bits.OnesCount64(((w &^ l.hi) + (l.hi - l.lo) | w) & l.hi)
 }
 
+// emptier reports whether w2 has fewer non-empty slots than w1, that is
+// occupied(w2) < occupied(w1), with one population count instead of two:
+// the top bits of w1's non-empty slots, and one bit above the top bit of
+// each empty slot of w2, never share a position, so together they count
+// occupied(w1) + (4 - occupied(w2)), which exceeds 4 exactly when w2 has
+// fewer. The highest slot's extra bit lands on bit 4f (at most 48), inside
+// the word.
+func (l *layout) emptier(w2, w1 uint64) bool {
+	n1 := ((w1&l.fpMask&^l.hi)+(l.hi-l.lo) | w1) & l.hi
+	n2 := ((w2&l.fpMask&^l.hi)+(l.hi-l.lo) | w2) & l.hi
+	return bits.OnesCount64(n1|(l.hi&^n2)<<1) > slotsPerBucket
+}
+
 // slot returns the fingerprint in slot s of w (0 when empty).
 func (l *layout) slot(w uint64, s int) uint64 {
 	return w >> (uint(s) * l.f) & l.slotMask

@@ -174,6 +174,8 @@ func TestLayoutOccupied(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, f := range []uint{8, 12} {
 		l := newLayout(f)
+		var prev uint64
+		prevOcc := 0
 		for i := 0; i < 200000; i++ {
 			w := rng.Uint64()
 			// Empty some slots, and use extreme values.
@@ -196,6 +198,12 @@ func TestLayoutOccupied(t *testing.T) {
 			if got := l.occupied(w); got != want {
 				t.Fatalf("bits=%d: occupied(%#x) = %d; want %d", f, w, got, want)
 			}
+			if i > 0 {
+				if got, wantE := l.emptier(w, prev), want < prevOcc; got != wantE {
+					t.Fatalf("bits=%d: emptier(%#x, %#x) = %v; want %v (%d and %d slots)", f, w, prev, got, wantE, want, prevOcc)
+				}
+			}
+			prev, prevOcc = w, want
 		}
 	}
 }

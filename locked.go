@@ -55,7 +55,7 @@ func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
 	b, w := b1, w1
-	if l.occupied(w2) < l.occupied(w1) {
+	if l.emptier(w2, w1) {
 		b, w = b2, w2
 	}
 	if l.emptySlot(w) < 0 {
@@ -68,7 +68,7 @@ func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 		return true
 	}
 	g = f.locks.lockBuckets(b1, b2)
-	if l.occupied(f.t.words[b2].Load()) < l.occupied(f.t.words[b1].Load()) {
+	if l.emptier(f.t.words[b2].Load(), f.t.words[b1].Load()) {
 		b1, b2 = b2, b1 // the emptier bucket first, as in LockFree mode
 	}
 	ok = f.addHeld(b1, fp) || (b2 != b1 && f.addHeld(b2, fp))

@@ -24,7 +24,7 @@ func (f *Filter) addEither(b1, b2, fp, w1, w2 uint64) bool {
 	for {
 		if (w1|w2)&tagMask == 0 {
 			b, w := b1, w1
-			if l.occupied(w2) < l.occupied(w1) {
+			if l.emptier(w2, w1) {
 				b, w = b2, w2
 			}
 			nw, ok := l.put(w, fp)

@@ -137,7 +137,7 @@ func (f *Filter) addUniqueLockFree(b1, b2, fp uint64) (present, added bool) {
 		}
 		// The emptier bucket gets fp, b1 on a tie (as addEither); the other
 		// is only compared.
-		if !ok1 || ok2 && l.occupied(w2) < l.occupied(w1) {
+		if !ok1 || ok2 && l.emptier(w2, w1) {
 			n1 = w1
 		} else {
 			n2 = w2
@@ -162,7 +162,7 @@ func (f *Filter) addUniqueLocked(b1, b2, fp uint64) (present, added bool) {
 	switch {
 	case l.containsEither(w1, w2, fp):
 		present = true
-	case l.occupied(w2) < l.occupied(w1):
+	case l.emptier(w2, w1):
 		added = f.addHeld(b2, fp)
 	default:
 		added = f.addHeld(b1, fp) || b2 != b1 && f.addHeld(b2, fp)
