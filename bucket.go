@@ -143,8 +143,8 @@ func (l *layout) occupied(w uint64) int {
 // fewer. The highest slot's extra bit lands on bit 4f (at most 48), inside
 // the word.
 func (l *layout) emptier(w2, w1 uint64) bool {
-	n1 := ((w1&l.fpMask&^l.hi)+(l.hi-l.lo) | w1) & l.hi
-	n2 := ((w2&l.fpMask&^l.hi)+(l.hi-l.lo) | w2) & l.hi
+	n1 := ((w1 & l.fpMask &^ l.hi) + (l.hi - l.lo) | w1) & l.hi
+	n2 := ((w2 & l.fpMask &^ l.hi) + (l.hi - l.lo) | w2) & l.hi
 	return bits.OnesCount64(n1|(l.hi&^n2)<<1) > slotsPerBucket
 }
 
