@@ -103,29 +103,7 @@ func benchGrowLookup(b *testing.B, kind string, n int, salt uint64) {
 
 func benchGrowLookupBatch(b *testing.B, kind string, n int) {
 	f, _ := growBenchFilter(b, kind, n)
-	const group = 64
-	var seq atomic.Uint64
-	runParallel(b, func(pb *testing.PB) {
-		buf := make([]byte, 8*group)
-		keys := make([][]byte, group)
-		for j := range keys {
-			keys[j] = buf[8*j : 8*j+8]
-		}
-		found := make([]bool, group)
-		i := seq.Add(1) * 0x9e3779b97f4a7c15
-		j := group
-		for pb.Next() {
-			if j == group {
-				for j = range keys {
-					i += 0x9e3779b97f4a7c15
-					putKey(keys[j], i%uint64(n)|uint64(j&1)<<62)
-				}
-				f.LookupBatch(keys, found)
-				j = 0
-			}
-			j++
-		}
-	})
+	runLookupBatch(b, f, n)
 }
 
 // BenchmarkGrowingLookupLatency times single lookups of present keys one

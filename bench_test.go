@@ -210,7 +210,14 @@ func benchMixed(b *testing.B, mode cuckoo.Mode, bits, n int) {
 // benchLookupBatch looks up groups of 64 keys, half inserted and half not,
 // with LookupBatch; ops/s counts keys.
 func benchLookupBatch(b *testing.B, mode cuckoo.Mode, bits, n int) {
-	f := benchFilter(b, mode, bits, n, n)
+	runLookupBatch(b, benchFilter(b, mode, bits, n, n), n)
+}
+
+// runLookupBatch times LookupBatch on f, which holds keys 0..n-1 (the
+// growing filter's benchmarks use it too).
+func runLookupBatch(b *testing.B, f interface {
+	LookupBatch(keys [][]byte, found []bool) int
+}, n int) {
 	const group = 64
 	var seq atomic.Uint64
 	runParallel(b, func(pb *testing.PB) {

@@ -102,21 +102,27 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	var n int64
+	return n, writeChunks(w, data, &n)
+}
+
+// writeChunks writes data to w in pieces of at most writeChunk bytes,
+// adding what w took to *n, and wraps w's error ("cuckoo: writing filter:
+// "). Bounded pieces: a writer that fails part-way reports how much it
+// took of a piece, not of the whole.
+func writeChunks(w io.Writer, data []byte, n *int64) error {
 	for len(data) > 0 {
-		// Bounded pieces: a writer that fails part-way reports how much
-		// it took of a piece, not of the whole.
 		p := data[:min(len(data), writeChunk)]
 		k, err := w.Write(p)
-		n += int64(k)
+		*n += int64(k)
 		if err == nil && k < len(p) {
 			err = io.ErrShortWrite
 		}
 		if err != nil {
-			return n, fmt.Errorf("cuckoo: writing filter: %w", err)
+			return fmt.Errorf("cuckoo: writing filter: %w", err)
 		}
 		data = data[len(p):]
 	}
-	return n, nil
+	return nil
 }
 
 // writeChunk is the most WriteTo hands to one call of w.Write.

@@ -313,7 +313,13 @@ func (f *Filter) Insert(key []byte) error {
 	if f.m == 0 {
 		return ErrZeroFilter
 	}
-	b1, fp, b2 := f.hash(key)
+	// hash, written out as in Lookup: the call cost about 10 of the 500
+	// instructions of an insert in a fill to 95% (cachegrind).
+	h := xxhash.Sum64(key)
+	if f.seed != 0 {
+		h = f.keyed(h)
+	}
+	b1, fp, b2 := place(h, f.m, f.fpRange)
 	if !f.insert(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load()) {
 		return ErrFull
 	}

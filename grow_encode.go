@@ -103,19 +103,7 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	write := func(p []byte) error {
 		d.Write(p)
-		for len(p) > 0 {
-			q := p[:min(len(p), writeChunk)]
-			k, err := w.Write(q)
-			n += int64(k)
-			if err == nil && k < len(q) {
-				err = io.ErrShortWrite
-			}
-			if err != nil {
-				return fmt.Errorf("cuckoo: writing filter: %w", err)
-			}
-			p = p[len(q):]
-		}
-		return nil
+		return writeChunks(w, p, &n)
 	}
 	if err := write(hdr[:]); err != nil {
 		return n, err
