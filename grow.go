@@ -260,18 +260,17 @@ const growPathSalt = 0x9e3779b97f4a7c15
 
 // childBit returns which child of a node at depth d the key with path bits
 // p goes to.
-func childBit(p uint64, d uint) uint64 { return p >> (63 - d) & 1 }
+func childBit(p uint64, d uint) uint64 { return p >> ((63 - d) & 63) & 1 } // & 63: one shift, no test for d > 63
 
 // nodesOf stores the key's nodes, root first, in buf and returns how many
 // there are.
 func (t *growTree) nodesOf(p uint64, buf *[growMaxDepth + 1]*growNode) int {
+	// A node at depth growMaxDepth has no children (grow refuses them and
+	// the decoder rejects them), so the walk fits buf.
 	k := 0
 	for n := t.root; n != nil; n = n.kids[childBit(p, n.depth)].Load() {
 		buf[k] = n
 		k++
-		if n.depth == growMaxDepth {
-			break
-		}
 	}
 	return k
 }
@@ -375,25 +374,42 @@ func (g *Growing) LookupHash(h uint64) bool {
 func (g *Growing) lookup(p placed) bool {
 	var buf [growMaxDepth + 1]*growNode
 	k := g.tree.Load().nodesOf(p.path, &buf)
-	// A first sweep loads both buckets of every node before deciding
-	// anything, so that their cache misses overlap: a read that shows the
-	// fingerprint (in a word with no K-CAS reference) answers at once, as
-	// Lookup's fast path does; otherwise the searches below, which are what
-	// the argument of grow.go relies on, find the lines in cache. The sweep
-	// only ever adds "true" answers for fingerprints that were there.
+	// A first sweep only loads both buckets of every node, so that their
+	// cache misses overlap; the searches below, in the order the argument
+	// of grow.go relies on, then find the lines in cache. (Testing the
+	// sweep's reads too cost every absent key one more test per node.)
 	for i := k - 1; i >= 0; i-- {
 		f := &buf[i].f
-		w1, w2 := f.t.words[p.b1].Load(), f.t.words[p.b2].Load()
-		if (w1|w2)&tagMask == 0 && f.lay.containsEither(w1, w2, p.fp) {
-			return true
-		}
+		_, _ = f.t.words[p.b1].Load(), f.t.words[p.b2].Load()
 	}
 	for i := k - 1; i >= 0; i-- {
-		if buf[i].f.contains(p.b1, p.b2, p.fp) {
+		f := &buf[i].f
+		e := f.t.epoch.Load() // before the buckets, as in Lookup
+		if f.decide(p.b1, p.b2, p.fp, e, f.t.words[p.b1].Load(), f.t.words[p.b2].Load()) {
 			return true
 		}
 	}
 	return false
+}
+
+// decide is Lookup's search once the key is placed and its epoch e and
+// buckets w1, w2 are read in that order: the fast answers of Lookup's
+// phase 1 (present; absent with b1 unchanged), else the full search of the
+// mode. It has contains' guarantee (contains reads and calls findAfter
+// directly, which every absent answer then pays for).
+func (f *Filter) decide(b1, b2, fp, e, w1, w2 uint64) bool {
+	if (w1|w2|e)&tagMask == 0 {
+		if f.lay.containsEither(w1, w2, fp) {
+			return true
+		}
+		if b1 == b2 || f.unchanged(b1, w1, e) {
+			return false
+		}
+	}
+	if f.mode == Locked {
+		return f.lookupUnderLocks(b1, b2, fp)
+	}
+	return f.findAfter(b1, b2, fp, w1, w2, e)
 }
 
 // Delete removes one copy of key's fingerprint and reports whether it found
@@ -506,22 +522,8 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 			if i < 0 {
 				continue
 			}
-			f, p := &nodes[j][i].f, &ps[j]
-			var hit, decided bool
-			if (w1[j]|w2[j]|e[j])&tagMask == 0 {
-				if f.lay.containsEither(w1[j], w2[j], p.fp) {
-					hit, decided = true, true
-				} else if p.b1 == p.b2 || f.unchanged(p.b1, w1[j], e[j]) {
-					decided = true
-				}
-			}
-			if !decided {
-				if f.mode == Locked {
-					hit = f.lookupUnderLocks(p.b1, p.b2, p.fp)
-				} else {
-					hit = f.findAfter(p.b1, p.b2, p.fp, w1[j], w2[j], e[j])
-				}
-			}
+			p := &ps[j]
+			hit := nodes[j][i].f.decide(p.b1, p.b2, p.fp, e[j], w1[j], w2[j])
 			switch {
 			case hit:
 				found[j] = true
