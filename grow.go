@@ -383,33 +383,11 @@ func (g *Growing) lookup(p placed) bool {
 		_, _ = f.t.words[p.b1].Load(), f.t.words[p.b2].Load()
 	}
 	for i := k - 1; i >= 0; i-- {
-		f := &buf[i].f
-		e := f.t.epoch.Load() // before the buckets, as in Lookup
-		if f.decide(p.b1, p.b2, p.fp, e, f.t.words[p.b1].Load(), f.t.words[p.b2].Load()) {
+		if buf[i].f.contains(p.b1, p.b2, p.fp) {
 			return true
 		}
 	}
 	return false
-}
-
-// decide is Lookup's search once the key is placed and its epoch e and
-// buckets w1, w2 are read in that order: the fast answers of Lookup's
-// phase 1 (present; absent with b1 unchanged), else the full search of the
-// mode. It has contains' guarantee (contains reads and calls findAfter
-// directly, which every absent answer then pays for).
-func (f *Filter) decide(b1, b2, fp, e, w1, w2 uint64) bool {
-	if (w1|w2|e)&tagMask == 0 {
-		if f.lay.containsEither(w1, w2, fp) {
-			return true
-		}
-		if b1 == b2 || f.unchanged(b1, w1, e) {
-			return false
-		}
-	}
-	if f.mode == Locked {
-		return f.lookupUnderLocks(b1, b2, fp)
-	}
-	return f.findAfter(b1, b2, fp, w1, w2, e)
 }
 
 // Delete removes one copy of key's fingerprint and reports whether it found

@@ -110,11 +110,28 @@ func (f *Filter) LookupHash(h uint64) bool {
 // Lookup's search once the key is placed (LookupHash, and the nodes of a
 // Growing filter).
 func (f *Filter) contains(b1, b2, fp uint64) bool {
-	if f.mode == Locked {
-		return f.lookupLocked(b1, b2, fp)
-	}
 	e := f.t.epoch.Load() // before the buckets, as in Lookup
-	return f.findAfter(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load(), e)
+	return f.decide(b1, b2, fp, e, f.t.words[b1].Load(), f.t.words[b2].Load())
+}
+
+// decide is Lookup's search once the key is placed and its epoch e and
+// buckets w1, w2 are read in that order: the fast answers of Lookup's
+// phase 1 (present; absent with b1 unchanged), else the full search of the
+// mode: contains once its reads are taken, for callers that read ahead
+// (Growing.lookupGroup).
+func (f *Filter) decide(b1, b2, fp, e, w1, w2 uint64) bool {
+	if (w1|w2|e)&tagMask == 0 {
+		if f.lay.containsEither(w1, w2, fp) {
+			return true
+		}
+		if b1 == b2 || f.unchanged(b1, w1, e) {
+			return false
+		}
+	}
+	if f.mode == Locked {
+		return f.lookupUnderLocks(b1, b2, fp)
+	}
+	return f.findAfter(b1, b2, fp, w1, w2, e)
 }
 
 // DeleteHash is Delete for a key given by its 64-bit hash h.
