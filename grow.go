@@ -534,18 +534,25 @@ func (t *growTree) walk(fn func(*growNode)) {
 	}
 }
 
-// Len returns the number of fingerprints stored: the sum of the nodes'
-// Len, clamped to [0, Cap()] like Filter.Len.
-func (g *Growing) Len() int {
+// size returns the fingerprints stored (clamped to the slots, like
+// Filter.Len) and the slots of all nodes, in one walk of the tree (Len and
+// LoadFactor); 0, 0 for a zero Growing.
+func (g *Growing) size() (n, c int) {
 	if g.m0 == 0 {
-		return 0
+		return 0, 0
 	}
-	n, c := 0, 0
 	g.tree.Load().walk(func(x *growNode) {
 		n += x.f.Len()
 		c += x.f.Cap()
 	})
-	return min(n, c)
+	return min(n, c), c
+}
+
+// Len returns the number of fingerprints stored: the sum of the nodes'
+// Len, clamped to [0, Cap()] like Filter.Len.
+func (g *Growing) Len() int {
+	n, _ := g.size()
+	return n
 }
 
 // Cap returns the number of fingerprint slots in all nodes.
@@ -560,15 +567,11 @@ func (g *Growing) Cap() int {
 
 // LoadFactor returns Len()/Cap(), or 0 for a zero Growing.
 func (g *Growing) LoadFactor() float64 {
-	if g.m0 == 0 {
+	n, c := g.size()
+	if c == 0 {
 		return 0
 	}
-	n, c := 0, 0
-	g.tree.Load().walk(func(x *growNode) {
-		n += x.f.Len()
-		c += x.f.Cap()
-	})
-	return float64(min(n, c)) / float64(c)
+	return float64(n) / float64(c)
 }
 
 // Nodes returns the number of nodes (fixed tables of NodeCapacity keys)
