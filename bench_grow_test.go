@@ -81,22 +81,9 @@ func BenchmarkGrowing(b *testing.B) {
 // for both the heap bits per key of the filter.
 func benchGrowLookup(b *testing.B, kind string, n int, salt uint64) {
 	f, heap := growBenchFilter(b, kind, n)
-	var seq atomic.Uint64
-	var hits atomic.Int64
-	runParallel(b, func(pb *testing.PB) {
-		var k [8]byte
-		i := seq.Add(1) * 0x9e3779b97f4a7c15
-		h := 0
-		for pb.Next() {
-			i += 0x9e3779b97f4a7c15
-			if f.Lookup(putKey(k[:], i%uint64(n)|salt)) {
-				h++
-			}
-		}
-		hits.Add(int64(h))
-	})
+	hits := runLookup(b, f, n, salt)
 	if salt != 0 {
-		b.ReportMetric(float64(hits.Load())/float64(b.N), "fp-rate")
+		b.ReportMetric(float64(hits)/float64(b.N), "fp-rate")
 	}
 	b.ReportMetric(float64(8*heap)/float64(n), "heap-bits/key")
 }

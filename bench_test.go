@@ -146,25 +146,31 @@ func claim(pb *testing.PB, next *atomic.Uint64, max uint64) (first, m uint64) {
 // benchLookup looks up inserted keys (salt 0) or never-inserted keys (salt
 // negativeBit) in a filter at 95% load.
 func benchLookup(b *testing.B, mode cuckoo.Mode, bits, n int, salt uint64) {
-	f := benchFilter(b, mode, bits, n, n)
+	runLookup(b, benchFilter(b, mode, bits, n, n), n, salt)
+}
+
+// runLookup times Lookup on f, which holds keys 0..n-1, of keys i|salt for
+// i below n, and returns how many it found (the growing filter's
+// benchmarks use it too).
+func runLookup(b *testing.B, f interface{ Lookup(key []byte) bool }, n int, salt uint64) int64 {
 	var seq atomic.Uint64
+	var hits atomic.Int64
 	runParallel(b, func(pb *testing.PB) {
 		var k [8]byte
 		// Each goroutine walks its own stride of a multiplicative
 		// permutation of 0..n-1, so accesses are random in the table.
 		i := seq.Add(1) * 0x9e3779b97f4a7c15
-		hits := 0
+		h := 0
 		for pb.Next() {
 			i += 0x9e3779b97f4a7c15
 			if f.Lookup(putKey(k[:], i%uint64(n)|salt)) {
-				hits++
+				h++
 			}
 		}
-		sink.Add(int64(hits))
+		hits.Add(int64(h))
 	})
+	return hits.Load()
 }
-
-var sink atomic.Int64
 
 // benchMixed runs 90% lookups, 5% inserts and 5% deletes at 90% load: each
 // goroutine deletes keys of its own and inserts them back.
