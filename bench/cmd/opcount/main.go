@@ -1,0 +1,129 @@
+// Command opcount runs one operation many times on a filter, for counting
+// the instructions, data references and simulated cache misses per
+// operation with valgrind's cachegrind, which do not depend on the
+// machine's neighbours the way timings do.
+//
+// Count a run with the operations and one without, and divide the
+// difference by the number of operations:
+//
+//	go build -o /tmp/opcount ./cmd/opcount
+//	valgrind --tool=cachegrind --cache-sim=yes /tmp/opcount -w neg -n 0
+//	valgrind --tool=cachegrind --cache-sim=yes /tmp/opcount -w neg -n 2000000
+//
+// Every run first fills the filter with the 8-byte keys 0..2^20-1 (seed
+// 0), so the run with -n 0 counts the fill alone: divide its counts by 2^20
+// for a fill's cost per insert. Workloads: pos and neg look up inserted
+// and never-inserted keys, batch looks up groups of 64 keys, half of each,
+// with LookupBatch. Filters (-impl): cuckoo (New(2^20)), growing
+// (NewGrowing(1000), grown to 2^20 keys) and seiflotfy
+// (seiflotfy/cuckoofilter.NewFilter(2^20/0.95), fill only: its table is a
+// power of two, so it fills to about 50%).
+package main
+
+import (
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+
+	"github.com/seed25b00da8/cuckoo"
+	seiflotfy "github.com/seiflotfy/cuckoofilter"
+)
+
+// size is the number of keys every run inserts first.
+const size = 1 << 20
+
+func main() {
+	impl := flag.String("impl", "cuckoo", "filter: cuckoo, growing or seiflotfy")
+	workload := flag.String("w", "neg", "operation after the fill: pos, neg or batch")
+	n := flag.Int("n", 0, "operations after the fill (0: the fill alone)")
+	flag.Parse()
+	if err := run(*impl, *workload, *n, os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// filter is what the workloads need of a cuckoo.Filter or cuckoo.Growing.
+type filter interface {
+	Insert(key []byte) error
+	Lookup(key []byte) bool
+	LookupBatch(keys [][]byte, found []bool) int
+}
+
+// run fills the filter impl with keys 0..size-1, then runs n operations of
+// workload and prints how many keys were found.
+func run(impl, workload string, n int, w io.Writer) error {
+	var k [8]byte
+	if impl == "seiflotfy" {
+		if n != 0 {
+			return fmt.Errorf("seiflotfy: only the fill (-n 0) is counted")
+		}
+		f := seiflotfy.NewFilter(size * 20 / 19)
+		for i := range size {
+			binary.LittleEndian.PutUint64(k[:], uint64(i))
+			f.Insert(k[:])
+		}
+		_, err := fmt.Fprintln(w, f.Count())
+		return err
+	}
+	var f filter
+	var err error
+	switch impl {
+	case "cuckoo":
+		f, err = cuckoo.New(size, cuckoo.WithSeed(0))
+	case "growing":
+		f, err = cuckoo.NewGrowing(1000, cuckoo.WithSeed(0))
+	default:
+		return fmt.Errorf("unknown filter %q (want cuckoo, growing or seiflotfy)", impl)
+	}
+	if err != nil {
+		return err
+	}
+	for i := range size {
+		binary.LittleEndian.PutUint64(k[:], uint64(i))
+		if err := f.Insert(k[:]); err != nil {
+			return fmt.Errorf("filling key %d: %w", i, err)
+		}
+	}
+	hits := 0
+	i := uint64(0x5eed)
+	switch workload {
+	case "pos", "neg":
+		salt := uint64(0)
+		if workload == "neg" {
+			salt = 1 << 62
+		}
+		for range n {
+			i += 0x9e3779b97f4a7c15
+			binary.LittleEndian.PutUint64(k[:], i%size|salt)
+			if f.Lookup(k[:]) {
+				hits++
+			}
+		}
+	case "batch":
+		buf := make([]byte, 8*64)
+		keys := make([][]byte, 64)
+		for j := range keys {
+			keys[j] = buf[8*j : 8*j+8]
+		}
+		found := make([]bool, 64)
+		for j := 0; j < n; j += 64 {
+			for x := range keys {
+				i += 0x9e3779b97f4a7c15
+				binary.LittleEndian.PutUint64(keys[x], i%size|uint64(x&1)<<62)
+			}
+			f.LookupBatch(keys, found)
+			for _, ok := range found {
+				if ok {
+					hits++
+				}
+			}
+		}
+	default:
+		return fmt.Errorf("unknown workload %q (want pos, neg or batch)", workload)
+	}
+	_, err = fmt.Fprintln(w, hits)
+	return err
+}
