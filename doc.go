@@ -63,22 +63,25 @@
 // When the number of keys is not known up front, NewGrowing makes a filter
 // that grows instead of returning ErrFull:
 //
-//	g, err := cuckoo.NewGrowing(10_000)  // the first node's capacity
-//	err = g.Insert(key)                  // adds a node when the key's path is full
+//	g, err := cuckoo.NewGrowing(10_000)  // the first table's capacity
+//	err = g.Insert(key)                  // doubles the table when it is full
 //	ok := g.Lookup(key)                  // never false for a key inserted and not deleted
 //
-// It is a tree of fixed tables of the first capacity; a key's path through
-// the tree comes from its hash, and growth adds the next node on a path
-// whose nodes are full. Nothing ever moves between nodes, so growth never
-// stops lookups, inserts or deletes, and deletes and reinserts stay safe
-// while it grows (grow.go has the argument). What it costs: a lookup
-// searches one node per level of the tree, and each full node on the way
-// adds a fixed filter's false-positive rate, so after growing 2^d times
-// lookups are about d+1 node searches and the rate about d+1 times a full
-// fixed filter's (FalsePositiveRate reports it); memory follows the keys,
-// but each new level comes in at once, so right after one starts the tree
-// takes up to about twice what its keys need. Give the first capacity near
-// the expected count; use a fixed Filter when the count is known.
+// It is one table of four-slot buckets that doubles in place: each entry
+// keeps, beside a 6-bit tag, the next bits of its key's bucket index, and
+// a doubling splits every bucket into two by one of those bits, so no key
+// is needed and a lookup reads two buckets at every size. Inserts and
+// deletes that arrive during a doubling help copy the table and wait for
+// it; lookups never wait (they read the old table until the copy is done),
+// and deletes and reinserts stay safe while it grows (grow.go and
+// grow_table.go have the argument). What it costs: an entry compares one
+// bit fewer for each doubling it lived through (13 bits fresh, at least
+// 6), so the false-positive rate is 0.5 to 3 times a fixed 12-bit
+// filter's after a thousandfold growth (FalsePositiveRate reports it from
+// the entries stored); memory is a fixed filter's per slot, but the table
+// doubles when about 95% full, so it holds between 1 and 2 times what its
+// keys need. Give the first capacity near the expected count; use a fixed
+// Filter when the count is known.
 //
 // New draws a random seed for each filter, so that nobody can choose keys
 // that all fall into one pair of buckets and make inserts fail; WithSeed
@@ -157,5 +160,5 @@ package cuckoo
 //	Count never undercounts                        unique.go         TestCountNeverUndercounts, TestCountUnderRelocation
 //	hash algorithm 2 placement                     filter.go, FORMAT.md  TestEncodeHashAlgorithm2, TestCraftedCollisionsDoNotTransfer
 //	Growing: no false negatives while it grows     grow.go           TestGrowingNoFalseNegativesUnderGrowth, TestGrowingFrom1000To10M, TestGrowingLookupBatchAgrees
-//	Growing: deepest-first delete, nesting (N)     grow.go           TestGrowingDeleteOrder, TestGrowingDeleteKeepsCollider
+//	Growing: lanes, splits, youngest-match delete  grow_lane.go, grow_table.go  TestGrowLaneArithmetic, TestGrowSplitKeepsMatches, TestGrowingDeleteYoungestMatch
 //	Growing: snapshots, format, the bound          grow_encode.go    TestGrowingSnapshotUnderLoad, TestGrowingDecodeRejects, TestGrowingEncodingRoundTrip, TestGrowingMaxCapacity

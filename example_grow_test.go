@@ -30,36 +30,48 @@ func allFound(g *cuckoo.Growing, n int) bool {
 }
 
 // A Growing filter needs no key count up front: it starts at its first
-// node's capacity and adds nodes as keys arrive.
+// table's capacity and doubles the table as keys arrive.
 func ExampleGrowing() {
 	g, err := cuckoo.NewGrowing(1000)
 	if err != nil {
 		log.Fatal(err)
 	}
 	growKeys(g, 100_000)
-	nodes, _ := g.Nodes()
-	fmt.Println(g.Len(), allFound(g, 100_000), nodes > 1)
-	// Output: 100000 true true
+	fmt.Println(g.Len(), allFound(g, 100_000), g.Doublings())
+	// Output: 100000 true 5
 }
 
-// NewGrowing takes New's options; the first node holds at least 15,564
-// keys.
+// NewGrowing takes New's options but the fingerprint size (12 bits only);
+// the first table holds at least 3,891 keys.
 func ExampleNewGrowing() {
-	g, err := cuckoo.NewGrowing(1000, cuckoo.WithMode(cuckoo.Locked), cuckoo.WithFingerprintBits(8))
+	g, err := cuckoo.NewGrowing(1000, cuckoo.WithMode(cuckoo.Locked))
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(g.Mode(), g.FingerprintBits(), g.NodeCapacity())
+	fmt.Println(g.Mode(), g.FingerprintBits(), g.BaseCapacity())
 	_, err = cuckoo.NewGrowing(0)
 	fmt.Println(err)
+	_, err = cuckoo.NewGrowing(1000, cuckoo.WithFingerprintBits(8))
+	fmt.Println(err != nil)
 	// Output:
-	// locked 8 15564
+	// locked 12 3891
 	// cuckoo: capacity must be positive, got 0
+	// true
 }
 
-// WithMaxCapacity bounds the growth by whole levels: 50,000 keys allow the
-// root and its two children (3 × 15,564 keys). Past that an insert that
-// finds no room returns ErrFull, and nothing stored is lost.
+// BaseCapacity is the capacity of the first table: what NewGrowing was
+// asked for, rounded up to whole buckets and to at least 3,891 keys.
+func ExampleGrowing_BaseCapacity() {
+	small, _ := cuckoo.NewGrowing(1000)
+	large, _ := cuckoo.NewGrowing(1_000_000)
+	fmt.Println(small.BaseCapacity(), large.BaseCapacity())
+	// Output: 3891 1000000
+}
+
+// WithMaxCapacity bounds the growth by whole doublings: 50,000 keys allow
+// three doublings of the first table (8 × 3,891 = 31,128 keys), not four.
+// Past that an insert that finds no room returns ErrFull, and nothing
+// stored is lost.
 func ExampleWithMaxCapacity() {
 	g, err := cuckoo.NewGrowing(1000, cuckoo.WithMaxCapacity(50_000))
 	if err != nil {
@@ -71,8 +83,7 @@ func ExampleWithMaxCapacity() {
 			break
 		}
 	}
-	nodes, _ := g.Nodes()
-	fmt.Println(nodes, n > 40_000, g.Len() == n, allFound(g, n))
+	fmt.Println(g.Doublings(), n > 30_000, g.Len() == n, allFound(g, n))
 	// Output: 3 true true true
 }
 
@@ -150,7 +161,7 @@ func ExampleGrowing_DeleteHash() {
 	// Output: true 0
 }
 
-// Count counts the copies of a key's fingerprint over all of its nodes.
+// Count counts the entries that match a key: its copies.
 func ExampleGrowing_Count() {
 	g, _ := cuckoo.NewGrowing(1000)
 	for range 3 {
@@ -183,63 +194,57 @@ func ExampleGrowing_Len() {
 	// Output: 20000
 }
 
-// Cap is the slots of all nodes: 16,384 per node of 4,096 buckets.
+// Cap is the slots of the table: 4 per bucket, 1024 buckets at first,
+// twice as many after each doubling.
 func ExampleGrowing_Cap() {
 	g, _ := cuckoo.NewGrowing(1000)
 	fmt.Println(g.Cap())
-	// Output: 16384
+	growKeys(g, 5000)
+	fmt.Println(g.Cap())
+	// Output:
+	// 4096
+	// 8192
 }
 
 func ExampleGrowing_LoadFactor() {
 	g, _ := cuckoo.NewGrowing(1000)
-	growKeys(g, 8192)
+	growKeys(g, 2048)
 	fmt.Println(g.LoadFactor())
 	// Output: 0.5
 }
 
-// Nodes reports the tree's size and depth: one node until the first
-// fills, then more.
-func ExampleGrowing_Nodes() {
+// Doublings counts how often the table has doubled.
+func ExampleGrowing_Doublings() {
 	g, _ := cuckoo.NewGrowing(1000)
-	nodes, depth := g.Nodes()
-	fmt.Println(nodes, depth)
+	fmt.Println(g.Doublings())
 	growKeys(g, 100_000)
-	nodes, depth = g.Nodes()
-	fmt.Println(nodes > 6, depth > 1)
-	// Output:
-	// 1 0
-	// true true
-}
-
-func ExampleGrowing_NodeCapacity() {
-	small, _ := cuckoo.NewGrowing(1000)
-	large, _ := cuckoo.NewGrowing(1_000_000)
-	fmt.Println(small.NodeCapacity(), large.NodeCapacity())
-	// Output: 15564 1000000
-}
-
-// FalsePositiveRate grows with the depth: each node on a key's path adds
-// a fixed filter's rate at that node's load.
-func ExampleGrowing_FalsePositiveRate() {
-	g, _ := cuckoo.NewGrowing(1000)
-	fmt.Println(g.FalsePositiveRate())
-	growKeys(g, 15_000)
-	one := g.FalsePositiveRate()
-	growKeys(g, 200_000)
-	fmt.Println(one > 0, g.FalsePositiveRate() > 2*one)
+	fmt.Println(g.Doublings())
 	// Output:
 	// 0
-	// true true
+	// 5
 }
 
-// Reset empties the filter and shrinks it back to one node.
+// FalsePositiveRate is computed from the entries stored: older entries,
+// which lived through doublings, compare fewer bits.
+func ExampleGrowing_FalsePositiveRate() {
+	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
+	fmt.Println(g.FalsePositiveRate())
+	growKeys(g, 3_000)
+	fresh := g.FalsePositiveRate()
+	growKeys(g, 1_000_000)
+	fmt.Printf("%.4f %.4f\n", fresh, g.FalsePositiveRate())
+	// Output:
+	// 0
+	// 0.0007 0.0046
+}
+
+// Reset empties the filter and shrinks it back to its first table.
 func ExampleGrowing_Reset() {
 	g, _ := cuckoo.NewGrowing(1000)
 	growKeys(g, 50_000)
 	g.Reset()
-	nodes, _ := g.Nodes()
-	fmt.Println(g.Len(), nodes)
-	// Output: 0 1
+	fmt.Println(g.Len(), g.Doublings(), g.Cap())
+	// Output: 0 0 4096
 }
 
 func ExampleGrowing_Mode() {
@@ -272,9 +277,7 @@ func ExampleGrowing_WriteTo() {
 	if _, err := h.ReadFrom(&buf); err != nil {
 		log.Fatal(err)
 	}
-	gn, _ := g.Nodes()
-	hn, _ := h.Nodes()
-	fmt.Println(h.Len(), hn == gn, allFound(&h, 40_000))
+	fmt.Println(h.Len(), h.Doublings() == g.Doublings(), allFound(&h, 40_000))
 	// Output: 40000 true true
 }
 
@@ -300,7 +303,7 @@ func ExampleGrowing_MarshalBinary() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	data, err := g.MarshalBinary()
 	fmt.Println(err, string(data[:8]), len(data))
-	// Output: <nil> CUCKOOGR 32873
+	// Output: <nil> CUCKOOGR 8248
 }
 
 func ExampleGrowing_UnmarshalBinary() {

@@ -2,283 +2,353 @@ package cuckoo
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 )
 
-// A filter that grows (Growing).
+// A filter that grows (Growing): one table that doubles in place.
 //
-// A Growing filter is a binary tree of nodes, each a fixed table of m0
-// buckets (a Filter) with the same fingerprint size and seed. A key has one
-// place in every node, the same in all of them: its buckets b1, b2 and its
-// fingerprint fp come from its hash and m0 alone (place, altBucket). It also
-// has a path: the bits of a second hash of it, path(key), pick the child at
-// each depth (bit 63-d chooses the child of a node at depth d). The key's
-// nodes are the nodes along its path, from the root to the deepest one
-// that exists. Keys are stored only in their nodes; a fingerprint never
-// moves from one node to another (relocations stay inside a node).
+// A Growing filter keeps one table at a time (grow_table.go has its
+// placement and its operations). When an insert finds no room and the
+// table is at least growFullLoad full, the filter makes the next table,
+// with twice the buckets, and copies the old one into it bucket by bucket:
+// each old bucket splits into two adjacent new ones, each entry going to
+// the half its stored index bit names (splitLane). No key is needed, so
+// entries keep their place in every later table, and a lookup reads two
+// buckets whatever the size.
 //
-// Growth adds a node: when an insert finds no room in any of its nodes, it
-// creates the child of its deepest node on its path (one CAS on the
-// parent's child pointer) and inserts there. Nodes are never removed
-// (Reset replaces the whole tree), so the set of a key's nodes only grows.
-// Nothing moves during growth, so growth needs no protocol of its own: a
-// new node starts empty, and every other node goes on as a fixed filter.
+// The expansion protocol. Tables form a chain through next: the filter's
+// current table cur is the last one (or, for a moment, the one before it).
 //
-// Colliding keys. Say that keys x and y collide at node n when n is on
-// both paths, fp(x) = fp(y), and their bucket pairs are equal. The pair
-// is {b, alt(b, fp)} for either of its buckets b (alt is an involution),
-// so a copy of fp in one of x's buckets lies in y's pair as well exactly
-// when they collide. Since place and alt depend only on the key and m0,
-// and paths through n pass through all of n's ancestors:
+//  1. Start: an insert that found its table x full makes n with n.old = x,
+//     publishes it with one CAS on x.next, and moves cur from x to n (a
+//     CAS, so cur only ever moves forward along the chain).
+//  2. Copy: the old table is cut into chunks of growChunk buckets, handed
+//     out by a counter (n.claimed). A copier freezes each bucket of its
+//     chunk (sets the word's frozen bit; a frozen word never changes
+//     again) and stores the two new words. When the last chunk is done,
+//     n.old is set to nil.
+//  3. Writers: every insert, delete and Reset first takes the table from
+//     writable, which moves cur forward if next is set and, while cur's
+//     copy is unfinished, copies chunks itself and then waits for the
+//     others' (runtime.Gosched). So no write reaches a table whose copy is
+//     unfinished, and the new words are written by their copier only. A
+//     write that meets a frozen word in its table (growFrozen: its CAS or
+//     K-CAS failed against the frozen word, or its locks showed the bit)
+//     changed nothing and starts over on the next table.
+//  4. Lookups read cur and, while cur.old is not nil, search cur.old
+//     instead; they never wait and never copy.
 //
-//	(N) if x and y collide at node n, they collide at every ancestor of n.
+// Claim (no false negatives): a Lookup of x that starts after an Insert of
+// x returned, with no Delete of x and no Reset begun since, reports true.
+// Proof. The insert wrote x's entry into an unfrozen word of some table T
+// (its CAS compared the unfrozen word; in Locked mode it checked the bit
+// under the lock), at a moment when T was cur (writable returned T, and
+// cur only moves forward). (a) From then on T holds an entry matching x in
+// x's pair of T: relocations keep entries in their pairs, deletes remove
+// only matches of the deleted key with the rule in grow_table.go (another
+// key's delete leaves x a match), and freezing changes no entry. (b) If
+// T's successor n finished its copy (n.old = nil), n holds a match of x
+// in x's pair of n: the copy took every frozen word of T, each entry
+// to the half of its bucket that its stored bit names, which is in x's
+// pair of n for an entry matching x (an entry matching x stores x's bit;
+// a void entry goes to both halves), with one bit fewer compared; writes
+// on n began after the copy, and (a) applies to n from then on. By
+// induction every table after T in the chain whose copy finished holds a
+// match of x. Now the lookup loads cur = C (C is T or later: cur was T
+// when the insert wrote, and only moves forward) and reads C.old. If it
+// reads nil, C's copy finished (or C = T), so C holds a match of x; if it
+// reads O, no write has reached C yet, so T is not C: T is O or earlier,
+// O's own copy finished before C was made (expansions start only from a
+// table writable returned, whose copy was done), and O holds a match of x.
+// The search of that table is the fixed filter's (twophase.go or
+// locked.go), whose claim needs only that a match stays in the pair
+// throughout, which (a) gives. A Reset between T and C would break the
+// chain, but a Reset begun after the insert is outside the claim.
 //
-// This nesting is what makes deletes safe. It would not hold with nodes of
-// different sizes (a key's pair in a table of 2·m0 buckets is not a
-// refinement of its pair in m0 buckets under altBucket), which is why all
-// nodes have m0 buckets and growth adds nodes instead of bigger tables.
+// Nothing is lost: a write that changed its table before the bucket was
+// frozen is in the copy; one that did not changed nothing and is redone on
+// the next table. ErrFull leaves every entry in its pair (relocations only
+// move entries within their pairs).
 //
-// Searches go deepest node first. Lookup, Delete and Count collect the
-// key's nodes (following child pointers from the root) and then search
-// them from the deepest up to the root, each with the fixed filter's
-// search (contains, deleteFp, countCopies). Insert tries the deepest node
-// first and its ancestors after (where deletes may have made room), and
-// grows only when all are full.
-//
-// Claim (no false negatives): a Lookup of x that starts after an Insert
-// of x returned, with no Delete of x (and no Reset) begun since, reports
-// true. Proof: think of each insert, from the moment it stores its copy,
-// as owning one stored copy of its fingerprint, a copy that answers its key
-// (in one of the key's nodes, in the key's pair). Ownership changes only
-// when a Delete removes an owned copy: Delete(x) removes, at the deepest of
-// x's nodes where the fixed search finds one, a copy c answering x. Let n
-// be that node. If c is owned by an insert of x, that insert is the one
-// deleted. If c is owned by no insert (its owner was retired by an earlier
-// Delete), the Delete retires one of x's inserts and leaves that insert's
-// copy unowned. Otherwise c is owned by an insert of a key y that collides
-// with x at n (finished or still running); the Delete then retires one of
-// x's own inserts instead, and y's insert takes over that insert's copy
-// c'. c' answers x, lies in one of x's nodes, and (see below)
-// that node is n or an ancestor of n; by (N) x and y collide there, so c'
-// answers y. Every change of ownership thus moves an insert's copy to the
-// same node or an ancestor: the depth of an insert's copy never grows.
-// Now the lookup of x: let k be the depth of the copy owned by x's insert
-// when the lookup searches the deepest node it collected (at depth D >= k,
-// since that node existed when x's insert completed, before the walk).
-// Going up, when the lookup searches the node at depth k on x's path: if
-// the copy is still there throughout that search, the fixed filter's
-// guarantee finds it; if it leaves during the search, it was deleted, so
-// its owner moved to an ancestor, which the lookup searches next. Either
-// way the lookup returns true before it passes the root.
-//
-// The "see below" of the Delete case: x's retired insert must own a copy
-// at depth <= depth(n). The same argument as the lookup's applies to the
-// Delete's own search: the copy owned by x's insert (which completed before
-// the Delete began, as Delete's contract requires) is at depth <= D when
-// the search starts and only moves up; the search would have found and
-// removed a copy at any deeper node holding it; so when it removes c at n,
-// x's insert owns a copy at depth <= depth(n). A Delete of a key that was
-// never inserted is outside the contract, as for Filter.
-//
-// Deepest first is necessary, not a convenience: a delete that searched the
-// root first could remove the root's copy owned by a key y that collides
-// with x only at the root, while x's own copy sits in a deeper node where y
-// has no place; y would then be lost (TestGrowingDeleteOrder builds that
-// case and fails with the order reversed).
-//
-// Count adds the fixed filter's counts over the key's nodes, searched
-// deepest first: a copy answering x that stays present through the call is
-// counted by its node's search; a copy whose owner moves during the call
-// moves to a node searched later.
+// The cost of waiting: a copy runs at memory speed, shared by every writer
+// that arrives, but a copier that the scheduler stops while it holds a
+// chunk holds back the writers until it runs again: writes are not
+// lock-free during an expansion (lookups are).
 
-// growMaxDepth bounds the tree's depth: a key's path has 64 bits, and
-// 2^40 nodes of the smallest size already exceed any memory.
-const growMaxDepth = 40
+// growMinBase is the smallest first table: 1024 buckets (8 KiB, 3,891 keys
+// at 95%), so that the 19 doublings the hash bits allow reach 2^29
+// buckets (2 billion keys).
+const growMinBase = 1024
 
-// growMinNodeBuckets is the smallest node: 4096 buckets (32 KiB, 15,564
-// keys at 95%), so that a node's fixed part (its struct and counter shards,
-// about 1 KB) stays a few percent of its table.
-const growMinNodeBuckets = 4096
+// growChunk is the number of old buckets a copier claims at once.
+const growChunk = 1024
 
-// growNodeShardBits caps the counter shards of a node: a tree of many
-// nodes spreads its writers over them already.
-const growNodeShardBits = 3
+// growFullLoad is the load at which an insert that finds no room doubles
+// the table; below it the insert returns ErrFull, as a fixed filter's does.
+// A table fails its first insert between about 93% and 97% load, but one
+// that holds many copies of some keys can fail earlier, so the line is
+// low; what it excludes is the case of a few keys with more copies than
+// their pair holds in a table far from full: doubling would not give them
+// room (their copies all go the same way), and each attempt would double
+// the memory.
+const growFullLoad = 0.5
 
-// Growing is a concurrent cuckoo filter that grows when it is full, instead
-// of returning ErrFull, up to an optional maximum (WithMaxCapacity). It
-// keeps the guarantees of Filter: no false negatives for keys inserted and
-// not deleted, also while it grows; safe deletes of inserted keys (the
-// insert, delete and reinsert of one key under growth included); lookups
-// and deletes that never wait for another goroutine in LockFree mode.
-// Create one with NewGrowing; a zero Growing holds nothing and reports every
-// Insert as ErrZeroFilter.
+// Growing is a concurrent cuckoo filter that grows when it is full,
+// instead of returning ErrFull, up to an optional maximum
+// (WithMaxCapacity). It keeps the guarantees of Filter: no false negatives
+// for keys inserted and not deleted, also while it grows; deletes of
+// inserted keys are safe (the insert, delete and reinsert of one key under
+// growth included); lookups never wait for another goroutine. Create one
+// with NewGrowing; a zero Growing holds nothing and reports every Insert as
+// ErrZeroFilter.
 //
-// A Growing filter is a tree of fixed tables ("nodes") of the same size:
-// growth adds a node, and nothing that is stored ever moves between nodes,
-// so growth never stops lookups, inserts or deletes. The costs of growing
-// this way, measured in BENCHMARKS.md ("Growing filter"):
+// A Growing filter is one table of four-slot buckets, as a Filter's, that
+// doubles in place: each bucket splits into two and every entry moves to
+// the half its stored bits name. Its costs (measured in BENCHMARKS.md,
+// "Growing filter"):
 //
-//   - false positives: a lookup searches the key's nodes along one path
-//     from the root, one node per depth, and each full node adds the false
-//     positive rate of a fixed filter (about 8·α/2^f); a tree that grew
-//     2^d times from one node is about d+1 deep;
-//   - lookups: one fixed-filter search per depth, deepest first, so an
-//     absent key costs about d+1 searches, a present key fewer;
-//   - memory: nodes fill to 95% before their children appear; keys spread
-//     evenly over the children, so right after a depth starts the tree holds
-//     about twice the memory its keys need, and the ratio falls back to the
-//     fixed filter's as the new depth fills.
+//   - lookups read two buckets at every size, as in a fixed filter;
+//   - memory: 64 bits per bucket of four slots, as a fixed filter's; the
+//     table doubles when it is about 95% full, so it holds between 1 and 2
+//     times the memory of a fixed filter sized for its keys (about 16.8
+//     to 33.7 bits per key);
+//   - false positives: an entry has a 6-bit tag and up to 7 bits of its
+//     key's position, and each doubling moves one of those bits into the
+//     bucket index, so older entries compare fewer bits. An entry that has
+//     lived through k doublings compares 13-k bits (6 once k >= 7); since
+//     the table doubles when full, half of its entries are from the last
+//     doubling, a quarter from the one before, and so on. FalsePositiveRate
+//     reports the expected rate from the entries actually stored: 0.5 to
+//     1.5 times a fixed 12-bit filter's in the first seven doublings, and
+//     growing slowly after that;
+//   - growing: an insert that finds the table full makes the next one and
+//     copies the old one into it; inserts and deletes that arrive while the
+//     copy runs share the copying and wait for it to end; lookups never
+//     wait, and read the old table until the copy is done.
 //
-// Len, Cap and LoadFactor sum over the nodes (a walk of the tree). A
-// Growing filter must not be copied after first use.
+// A Growing filter must not be copied after first use.
 type Growing struct {
 	_ noCopy
 
-	tree     atomic.Pointer[growTree]
-	m0       uint64 // buckets of every node
-	bits     uint
-	seed     uint64
-	alg      uint8
-	mode     Mode
-	maxDepth uint          // the deepest a node may be: growMaxDepth, or less under WithMaxCapacity
-	locks    *stripedLocks // Locked mode: shared by every node (they have the same bucket indices)
+	cur   atomic.Pointer[growTable]
+	base  uint64 // buckets of the first table (c in grow_table.go); 0 for a zero Growing
+	off   [growTags]uint32
+	seed  uint64
+	mul   uint64
+	mode  Mode
+	maxD  uint // the most doublings (growMaxDoublings, or fewer under WithMaxCapacity)
+	count shardedCount
+	gate  snapshotGate
 }
 
-// growTree is one tree of nodes; Reset replaces it.
-type growTree struct {
-	root *growNode
-}
-
-// growNode is a node: a fixed table, its children, and a hint that
-// inserts should skip it.
-type growNode struct {
-	f     Filter
-	depth uint
-	kids  [2]atomic.Pointer[growNode]
-	// full is set when an insert found no room here while the node was at
-	// least growFullLoad full, and cleared by the next delete that removes
-	// a fingerprint here. It only steers inserts (which nodes to try
-	// first); correctness never depends on it.
-	full atomic.Bool
-}
-
-// WithMaxCapacity bounds a Growing filter. It grows by levels of its tree
-// (a tree d levels below the root has up to 2^(d+1)-1 nodes), down to the
-// deepest level at which the complete tree still holds at most maxCapacity
-// keys at 95% load; past that, an insert that finds no room returns
-// ErrFull with nothing lost, as a Filter's does. So Cap never exceeds
-// maxCapacity/0.95 slots, and a bound between two levels' capacities
-// leaves the difference unused. 0 (the default) means no bound other than
-// the depth bound of 40. New rejects it.
+// WithMaxCapacity bounds a Growing filter: it doubles only while the
+// doubled table still holds at most maxCapacity keys at 95% load; past
+// that, an insert that finds no room returns ErrFull with nothing lost, as
+// a Filter's does. So Cap never exceeds maxCapacity/0.95 slots. 0 (the
+// default) means no bound but the 19 doublings the hash allows. New
+// rejects it.
 func WithMaxCapacity(maxCapacity int) Option {
 	return func(c *config) { c.maxCap, c.maxCapSet = maxCapacity, true }
 }
 
 // NewGrowing returns a filter that starts with room for capacity keys (at
-// least 15,564: the smallest node has 4096 buckets) and grows as keys
-// arrive. It takes the options of New (fingerprint bits, seed, mode) and
-// WithMaxCapacity. It returns an error if capacity is not positive or above
-// MaxCapacity, if the maximum is below the first node's capacity, or if an
-// option has a value outside its range.
+// least 3,891: the smallest table has 1024 buckets) and doubles as keys
+// arrive, up to 19 times. It takes the options of New (seed, mode; the
+// fingerprint size must be the default 12) and WithMaxCapacity. It returns
+// an error if capacity is not positive or above MaxCapacity, if the maximum
+// is below the first table's capacity, or if an option has a value outside
+// its range.
 func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	c, err := newConfig(capacity, opts)
 	if err != nil {
 		return nil, err
 	}
-	m0 := max(bucketsFor(capacity), growMinNodeBuckets)
-	g := &Growing{m0: m0, bits: uint(c.bits), seed: c.seed, alg: formatHashXXMul, mode: c.mode, maxDepth: growMaxDepth}
+	if c.bits != DefaultFingerprintBits {
+		return nil, fmt.Errorf("cuckoo: a growing filter has %d-bit fingerprints (it stores 14-bit slots that give up bits as it doubles); got %d", DefaultFingerprintBits, c.bits)
+	}
+	base := max(bucketsFor(capacity), growMinBase)
 	if c.maxCap < 0 {
 		return nil, fmt.Errorf("cuckoo: maximum capacity must not be negative, got %d", c.maxCap)
 	}
+	maxD := uint(growMaxDoublings)
+	for maxD > 0 && base<<maxD > maxBuckets {
+		maxD--
+	}
 	if c.maxCap > 0 {
-		perNode := nodeKeys(m0)
-		if uint64(c.maxCap) < perNode {
-			return nil, fmt.Errorf("cuckoo: maximum capacity %d is below the first node's %d keys", c.maxCap, perNode)
+		if first := growKeys(base); uint64(c.maxCap) < first {
+			return nil, fmt.Errorf("cuckoo: maximum capacity %d is below the first table's %d keys", c.maxCap, first)
 		}
-		// The deepest level at which the complete tree still fits: the
-		// filter's capacity never exceeds the bound, and every key's path
-		// can reach that depth.
 		d := uint(0)
-		for d < growMaxDepth && (uint64(1)<<(d+2)-1)*perNode <= uint64(c.maxCap) {
+		for d < maxD && growKeys(base<<(d+1)) <= uint64(c.maxCap) {
 			d++
 		}
-		g.maxDepth = d
+		maxD = d
 	}
-	if g.mode == Locked {
-		g.locks = newStripedLocks(int(m0))
-	}
-	g.tree.Store(g.newTree())
+	g := &Growing{}
+	g.setup(base, c.seed, c.mode, maxD)
+	g.cur.Store(g.newTable(0))
 	return g, nil
 }
 
-// nodeKeys is the number of keys a node of m buckets is sized for (95%).
-func nodeKeys(m uint64) uint64 {
+// setup sets the filter's parameters.
+func (g *Growing) setup(base, seed uint64, mode Mode, maxD uint) {
+	g.base, g.seed, g.mode, g.maxD = base, seed, mode, maxD
+	g.mul = mix64(seed) | 1
+	for t := range g.off {
+		hi, _ := bits.Mul64(mix64(seed^uint64(t+1)*0x9e3779b97f4a7c15), base)
+		g.off[t] = uint32(hi)
+	}
+	sb := shardBitsFor(base)
+	g.count.init(sb)
+	g.gate.movers.init(sb)
+}
+
+// growKeys is the number of keys a table of m buckets is sized for (95%).
+func growKeys(m uint64) uint64 {
 	return m * slotsPerBucket * targetLoadNum / targetLoadDen
 }
 
-// newTree returns a tree of one empty node.
-func (g *Growing) newTree() *growTree {
-	return &growTree{root: g.newNode(0)}
-}
-
-// newNode returns an empty node at depth d.
-func (g *Growing) newNode(d uint) *growNode {
-	n := &growNode{depth: d}
-	n.f.adoptWith(make([]atomic.Uint64, g.m0), g.bits, g.seed, g.alg, g.mode, 0, g.locks,
-		min(shardBitsFor(g.m0), growNodeShardBits))
-	return n
-}
-
-// proto returns a node whose Filter places keys as every node does.
-func (g *Growing) proto() *Filter { return &g.tree.Load().root.f }
-
-// placed is a key placed in the tree: its buckets and fingerprint (the same
-// in every node) and its path bits.
-type placed struct {
-	b1, fp, b2, path uint64
-}
-
-// place places the key whose 64-bit hash (xxhash.Sum64 of the key) is h.
-func (g *Growing) place(h uint64) placed {
-	f := g.proto()
-	kh := h
-	if f.seed != 0 {
-		kh = f.keyed(h)
+// newTable returns an empty table of d doublings.
+func (g *Growing) newTable(d uint) *growTable {
+	x := g.tableShape(d)
+	x.t.words = make([]atomic.Uint64, x.m)
+	if g.mode == Locked {
+		x.locks = newStripedLocks(int(x.m))
 	}
-	var p placed
-	p.b1, p.fp, p.b2 = place(kh, f.m, f.fpRange)
-	p.path = mix64(kh ^ growPathSalt)
-	return p
+	return x
 }
 
-// growPathSalt makes a key's path bits a different function of its keyed
-// hash than the bucket and fingerprint bits (which come from the hash
-// itself through multiply-shift).
-const growPathSalt = 0x9e3779b97f4a7c15
+// tableShape returns a table of d doublings without its words: what
+// placement needs.
+func (g *Growing) tableShape(d uint) *growTable {
+	x := &growTable{m: g.base << d, d: uint64(d)}
+	x.sShift, x.tShift, x.sMask = uint64(growIndexBits-d), uint64(growIndexBits-growTailBits-d), 1<<d-1
+	return x
+}
 
-// childBit returns which child of a node at depth d the key with path bits
-// p goes to.
-func childBit(p uint64, d uint) uint64 { return p >> ((63 - d) & 63) & 1 } // & 63: one shift, no test for d > 63
-
-// nodesOf stores the key's nodes, root first, in buf and returns how many
-// there are.
-func (t *growTree) nodesOf(p uint64, buf *[growMaxDepth + 1]*growNode) int {
-	// A node at depth growMaxDepth has no children (grow refuses them and
-	// the decoder rejects them), so the walk fits buf.
-	k := 0
-	for n := t.root; n != nil; n = n.kids[childBit(p, n.depth)].Load() {
-		buf[k] = n
-		k++
+// keyed returns the key hash h keyed with the seed, as Filter.keyed does
+// with hash algorithm 2 (seed 0 leaves h as it is).
+func (g *Growing) keyed(h uint64) uint64 {
+	if g.seed == 0 {
+		return h
 	}
-	return k
+	return (h ^ g.seed) * g.mul
 }
 
-// Insert adds key to the filter, growing it if no node on the key's path
-// has room. It returns ErrFull only at the maximum (WithMaxCapacity) or the
-// depth bound, and then the filter holds what it held before. On a zero
-// Growing it returns ErrZeroFilter.
+// place places the key whose keyed hash is kh in table x.
+func (g *Growing) place(x *growTable, kh uint64) growKey {
+	return x.place(kh, g.base, &g.off)
+}
+
+// writable returns the table writes go to, after moving cur forward and
+// helping with (and waiting for) an unfinished copy into it.
+func (g *Growing) writable() *growTable {
+	for {
+		x := g.cur.Load()
+		if n := x.next.Load(); n != nil {
+			g.cur.CompareAndSwap(x, n)
+			continue
+		}
+		if o := x.old.Load(); o != nil {
+			g.copyInto(x, o)
+			continue
+		}
+		return x
+	}
+}
+
+// searched returns the table lookups search: cur, or the table being
+// copied into it.
+func (g *Growing) searched() *growTable {
+	x := g.cur.Load()
+	if o := x.old.Load(); o != nil {
+		return o
+	}
+	return x
+}
+
+// expand starts the expansion of x (or joins one that started) and
+// reports whether there is one: false at the bound, or when x is less
+// than growFullLoad full.
+func (g *Growing) expand(x *growTable) bool {
+	if x.next.Load() == nil {
+		if x.d >= uint64(g.maxD) || float64(g.count.sum()) < growFullLoad*float64(x.m*slotsPerBucket) {
+			return false
+		}
+		n := g.newTable(uint(x.d) + 1)
+		n.old.Store(x)
+		x.next.CompareAndSwap(nil, n)
+	}
+	g.cur.CompareAndSwap(x, x.next.Load())
+	return true
+}
+
+// copyInto copies chunks of o into n until none is left to claim, then
+// waits until every claimed chunk is copied.
+func (g *Growing) copyInto(n, o *growTable) {
+	chunks := (o.m + growChunk - 1) / growChunk
+	for {
+		i := n.claimed.Add(1) - 1
+		if i >= chunks {
+			break
+		}
+		mv := g.gate.enterMove() // snapshots see a table before or after a chunk
+		g.copyChunk(n, o, i*growChunk, min((i+1)*growChunk, o.m))
+		g.gate.exitMove(mv)
+		if n.copied.Add(1) == chunks {
+			n.old.Store(nil)
+		}
+	}
+	for n.old.Load() != nil {
+		runtime.Gosched()
+	}
+}
+
+// copyChunk freezes the buckets [lo, hi) of o and writes their entries
+// into n: bucket j's into 2j and 2j+1, or nowhere if n was made by Reset.
+func (g *Growing) copyChunk(n, o *growTable, lo, hi uint64) {
+	for j := lo; j < hi; j++ {
+		w := g.freezeIn(o, j)
+		if n.reset {
+			if k := laneCount(w); k != 0 {
+				g.count.add(-int64(k))
+			}
+			continue
+		}
+		var half [2]uint64
+		voids := 0
+		for s := range slotsPerBucket {
+			v := lane(w, s)
+			if v == 0 {
+				continue
+			}
+			nv, h, both := splitLane(v)
+			if both {
+				half[0], _ = putLane(half[0], nv)
+				half[1], _ = putLane(half[1], nv)
+				voids++
+				continue
+			}
+			half[h], _ = putLane(half[h], nv)
+		}
+		n.t.words[2*j].Store(half[0])
+		n.t.words[2*j+1].Store(half[1])
+		if voids != 0 {
+			g.count.add(int64(voids))
+		}
+	}
+}
+
+// Insert adds key to the filter, doubling the table if the key finds no
+// room. It returns ErrFull only at the maximum (WithMaxCapacity or 19
+// doublings) or when the key's buckets are full of copies of keys like it
+// while the table is less than half full; the filter then holds what it
+// held before. On a zero Growing it returns ErrZeroFilter.
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(xxhash.Sum64(key)) }
 
 // InsertString is Insert for a string key, without copying it.
@@ -287,77 +357,29 @@ func (g *Growing) InsertString(key string) error { return g.Insert(bytesOf(key))
 // InsertHash is Insert for a key given by its 64-bit hash, as
 // Filter.InsertHash (the same assumptions on h).
 func (g *Growing) InsertHash(h uint64) error {
-	if g.m0 == 0 {
+	if g.base == 0 {
 		return ErrZeroFilter
 	}
-	return g.insert(g.place(h))
-}
-
-func (g *Growing) insert(p placed) error {
-	var buf [growMaxDepth + 1]*growNode
+	kh := g.keyed(h)
 	for {
-		t := g.tree.Load()
-		k := t.nodesOf(p.path, &buf)
-		for i := k - 1; i >= 0; i-- {
-			if n := buf[i]; !n.full.Load() && n.add(p) {
-				return nil
+		x := g.writable()
+		switch g.addIn(x, g.place(x, kh)) {
+		case growDone:
+			g.count.add(1)
+			return nil
+		case growFull:
+			if !g.expand(x) {
+				return ErrFull
 			}
 		}
-		if !g.grow(buf[k-1], p.path) {
-			// At the bound: one more pass that ignores the hints, so
-			// that ErrFull means no node on the path had room.
-			for i := k - 1; i >= 0; i-- {
-				if buf[i].add(p) {
-					return nil
-				}
-			}
-			return ErrFull
-		}
+		// growFrozen, or a new table: start over on the table writable
+		// gives now.
 	}
 }
 
-// add inserts p into n and counts it, or reports false; a node that
-// refuses an insert at growFullLoad or more is marked full.
-func (n *growNode) add(p placed) bool {
-	f := &n.f
-	if f.insert(p.b1, p.b2, p.fp, f.t.words[p.b1].Load(), f.t.words[p.b2].Load()) {
-		f.count.add(1)
-		return true
-	}
-	if !n.full.Load() && f.LoadFactor() >= growFullLoad {
-		n.full.Store(true)
-	}
-	return false
-}
-
-// growFullLoad is the load from which a refused insert marks a node full.
-// Below it a refusal concerns one key's buckets, not the node: the ninth
-// copy of a key (the eight slots of its buckets hold copies already), or a
-// key among many that share its fingerprint and buckets. Marking the node
-// then would send every later insert past it, and the tree would grow a
-// level early.
-const growFullLoad = 0.9
-
-// grow makes sure the child of leaf on path p exists, creating it, and
-// reports false if leaf is at the depth bound (growMaxDepth, or the one
-// WithMaxCapacity set). Several
-// goroutines may create the child at once: one CAS wins and the others drop
-// theirs.
-func (g *Growing) grow(leaf *growNode, p uint64) bool {
-	if leaf.depth >= g.maxDepth {
-		return false
-	}
-	slot := &leaf.kids[childBit(p, leaf.depth)]
-	if slot.Load() == nil {
-		slot.CompareAndSwap(nil, g.newNode(leaf.depth+1))
-	}
-	return true
-}
-
-// Lookup reports whether key may be in the filter, with Filter.Lookup's
-// guarantee (no false negatives, also while the filter grows). It reports
-// true for a key that was never inserted with probability about the sum of
-// the false-positive rates of the nodes on the key's path.
+// Lookup reports whether key may be in the filter: true for every key
+// inserted and not deleted (also while the filter grows), and false with
+// the probability FalsePositiveRate reports for a key never inserted.
 func (g *Growing) Lookup(key []byte) bool { return g.LookupHash(xxhash.Sum64(key)) }
 
 // LookupString is Lookup for a string key, without copying it.
@@ -365,39 +387,30 @@ func (g *Growing) LookupString(key string) bool { return g.Lookup(bytesOf(key)) 
 
 // LookupHash is Lookup for a key given by its 64-bit hash.
 func (g *Growing) LookupHash(h uint64) bool {
-	if g.m0 == 0 {
+	if g.base == 0 {
 		return false
 	}
-	return g.lookup(g.place(h))
-}
-
-func (g *Growing) lookup(p placed) bool {
-	var buf [growMaxDepth + 1]*growNode
-	k := g.tree.Load().nodesOf(p.path, &buf)
-	// A first sweep only loads both buckets of every node, so that their
-	// cache misses overlap; the searches below, in the order the argument
-	// of grow.go relies on, then find the lines in cache. (Testing the
-	// sweep's reads too cost every absent key one more test per node.)
-	for i := k - 1; i >= 0; i-- {
-		f := &buf[i].f
-		_, _ = f.t.words[p.b1].Load(), f.t.words[p.b2].Load()
-	}
-	for i := k - 1; i >= 0; i-- {
-		// contains, with its reads written out: it is too large to be
-		// inlined, and the call per node cost absent lookups 6% more
-		// instructions (1089 against 1159, cachegrind, bench/cmd/opcount
-		// -impl growing -w neg).
-		f := &buf[i].f
-		e := f.t.epoch.Load() // before the buckets, as in Lookup
-		if f.decide(p.b1, p.b2, p.fp, e, f.t.words[p.b1].Load(), f.t.words[p.b2].Load()) {
+	x := g.searched()
+	k := g.place(x, g.keyed(h))
+	// The fast paths of lookupIn, inlined: a match, or a miss whose first
+	// bucket reads the same again under the same epoch.
+	t := &x.t
+	e := t.epoch.Load()
+	w1, w2 := t.words[k.b1].Load(), t.words[k.b2].Load()
+	if (w1|w2|e)&tagMask == 0 {
+		if matchLanes(w1, k.q)|matchLanes(w2, k.q) != 0 {
 			return true
 		}
+		if k.b1 == k.b2 || (t.words[k.b1].Load() == w1 && t.epoch.Load() == e) {
+			return false
+		}
 	}
-	return false
+	return g.lookupIn(x, k)
 }
 
-// Delete removes one copy of key's fingerprint and reports whether it found
-// one. As with Filter, delete only keys that were inserted.
+// Delete removes one copy of key and reports whether it found one. As
+// with Filter, only delete keys that were inserted: deleting another key
+// may remove an entry that a colliding inserted key needs.
 func (g *Growing) Delete(key []byte) bool { return g.DeleteHash(xxhash.Sum64(key)) }
 
 // DeleteString is Delete for a string key, without copying it.
@@ -405,42 +418,39 @@ func (g *Growing) DeleteString(key string) bool { return g.Delete(bytesOf(key)) 
 
 // DeleteHash is Delete for a key given by its 64-bit hash.
 func (g *Growing) DeleteHash(h uint64) bool {
-	if g.m0 == 0 {
+	if g.base == 0 {
 		return false
 	}
-	p := g.place(h)
-	var buf [growMaxDepth + 1]*growNode
-	for i := g.tree.Load().nodesOf(p.path, &buf) - 1; i >= 0; i-- {
-		n := buf[i]
-		if n.f.deleteFp(p.b1, p.b2, p.fp) {
-			if n.full.Load() {
-				n.full.Store(false)
+	kh := g.keyed(h)
+	for {
+		x := g.writable()
+		ok, st := g.deleteIn(x, g.place(x, kh))
+		if st == growDone {
+			if ok {
+				g.count.add(-1)
 			}
-			return true
+			return ok
 		}
 	}
-	return false
 }
 
-// Count returns the number of copies of key's fingerprint in the key's
-// places in every node: never less than the copies of key inserted and not
-// deleted (before and during the call), as Filter.Count.
+// Count returns the number of entries that match key: the copies of key
+// stored (each Insert of it adds one, each Delete removes one), plus those
+// of other keys that collide with it. Entries that have lived through many
+// doublings match more keys.
 func (g *Growing) Count(key []byte) int {
-	if g.m0 == 0 {
+	if g.base == 0 {
 		return 0
 	}
-	p := g.place(xxhash.Sum64(key))
-	var buf [growMaxDepth + 1]*growNode
-	c := 0
-	for i := g.tree.Load().nodesOf(p.path, &buf) - 1; i >= 0; i-- {
-		c += buf[i].f.countCopies(p.b1, p.b2, p.fp)
-	}
-	return c
+	kh := g.keyed(xxhash.Sum64(key))
+	x := g.searched()
+	n, _ := g.countIn(x, g.place(x, kh))
+	return n
 }
 
 // InsertBatch inserts keys in order and returns how many it inserted; if
-// that is less than len(keys), keys[n] did not fit (only at the maximum),
-// err is ErrFull, and keys[n:] were not inserted.
+// that is less than len(keys), keys[n] did not fit (only where Insert
+// returns ErrFull), err is ErrFull, and keys[n:] were not inserted.
 func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	for n = range keys {
 		if err = g.Insert(keys[n]); err != nil {
@@ -452,12 +462,11 @@ func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 
 // LookupBatch stores in found[i] whether keys[i] may be in the filter, for
 // i below n = min(len(keys), len(found)), and returns n, with Lookup's
-// guarantee for each key. Each key's nodes are searched deepest first, as
-// Lookup searches them; the keys of a group take turns, one node each per
-// round, so that the bucket loads of a round overlap their cache misses.
+// guarantee for each key. It loads the buckets of a group of keys before
+// it tests any of them, so that their cache misses overlap.
 func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
 	n = min(len(keys), len(found))
-	if g.m0 == 0 {
+	if g.base == 0 {
 		clear(found[:n])
 		return n
 	}
@@ -472,165 +481,140 @@ func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
 	return n
 }
 
-// lookupGroup answers the keys whose hashes are hs (at most batchGroup).
-// Key j's search is the sequence of node searches Lookup makes, in the same
-// order; each round first loads, for every key still searching, the epoch
-// and both buckets of its next node, and then decides each of those node
-// searches as Lookup's fast path does (or finishes it with the full search)
-// before the next round reads anything. So every node search of a key ends
-// before the next one of that key begins, which is all grow.go's argument
-// asks of the order.
+// lookupGroup answers the keys whose hashes are hs (at most batchGroup):
+// for each key, the epoch and both words are loaded before any key is
+// tested; a key decided by those reads (a match, or a miss whose first
+// bucket reads the same again under the same epoch: the fast paths of
+// lookupIn) is answered, the others take lookupIn.
 func (g *Growing) lookupGroup(hs []uint64, found []bool) {
-	t := g.tree.Load()
-	var (
-		ps        [batchGroup]placed
-		nodes     [batchGroup][growMaxDepth + 1]*growNode
-		next      [batchGroup]int // the node key j searches next, counting down to the root; -1 when done
-		e, w1, w2 [batchGroup]uint64
-	)
+	x := g.searched()
+	t := &x.t
+	var ks [batchGroup]growKey
+	var w1, w2, e [batchGroup]uint64
 	for j, h := range hs {
-		ps[j] = g.place(h)
-		next[j] = t.nodesOf(ps[j].path, &nodes[j]) - 1
-		found[j] = false
+		ks[j] = g.place(x, g.keyed(h))
 	}
-	for searching := len(hs); searching > 0; {
-		for j := range hs {
-			if i := next[j]; i >= 0 {
-				f := &nodes[j][i].f
-				e[j] = f.t.epoch.Load() // before the buckets, as in Lookup
-				w1[j], w2[j] = f.t.words[ps[j].b1].Load(), f.t.words[ps[j].b2].Load()
-			}
-		}
-		for j := range hs {
-			i := next[j]
-			if i < 0 {
-				continue
-			}
-			p := &ps[j]
-			hit := nodes[j][i].f.decide(p.b1, p.b2, p.fp, e[j], w1[j], w2[j])
-			switch {
-			case hit:
-				found[j] = true
-				next[j] = -1
-				searching--
-			case i == 0:
-				next[j] = -1
-				searching--
-			default:
-				next[j] = i - 1
-			}
+	for j := range hs {
+		e[j] = t.epoch.Load()
+		w1[j], w2[j] = t.words[ks[j].b1].Load(), t.words[ks[j].b2].Load()
+	}
+	for j := range hs {
+		k := ks[j]
+		switch {
+		case (w1[j]|w2[j]|e[j])&tagMask != 0:
+			found[j] = g.lookupIn(x, k)
+		case matchLanes(w1[j], k.q)|matchLanes(w2[j], k.q) != 0:
+			found[j] = true
+		case k.b1 == k.b2 || (t.words[k.b1].Load() == w1[j] && t.epoch.Load() == e[j]):
+			found[j] = false
+		default:
+			found[j] = g.lookupIn(x, k)
 		}
 	}
 }
 
-// walk calls fn for every node of the tree t, parents before children.
-func (t *growTree) walk(fn func(*growNode)) {
-	var stack [growMaxDepth + 2]*growNode
-	stack[0] = t.root
-	for k := 1; k > 0; {
-		k--
-		n := stack[k]
-		fn(n)
-		for c := len(n.kids) - 1; c >= 0; c-- {
-			if kid := n.kids[c].Load(); kid != nil {
-				stack[k] = kid
-				k++
-			}
-		}
-	}
-}
-
-// size returns the fingerprints stored (clamped to the slots, like
-// Filter.Len) and the slots of all nodes, in one walk of the tree (Len and
-// LoadFactor); 0, 0 for a zero Growing.
-func (g *Growing) size() (n, c int) {
-	if g.m0 == 0 {
-		return 0, 0
-	}
-	g.tree.Load().walk(func(x *growNode) {
-		n += x.f.Len()
-		c += x.f.Cap()
-	})
-	return min(n, c), c
-}
-
-// Len returns the number of fingerprints stored: the sum of the nodes'
-// Len, clamped to [0, Cap()] like Filter.Len.
+// Len returns the number of entries stored: one per insert not deleted,
+// plus one for each extra copy of a void entry a doubling made (a few in a
+// thousand after ten doublings). Like Filter.Len it is exact when no write
+// is in progress.
 func (g *Growing) Len() int {
-	n, _ := g.size()
-	return n
-}
-
-// Cap returns the number of fingerprint slots in all nodes.
-func (g *Growing) Cap() int {
-	if g.m0 == 0 {
+	if g.base == 0 {
 		return 0
 	}
-	c := 0
-	g.tree.Load().walk(func(x *growNode) { c += x.f.Cap() })
-	return c
+	return int(max(g.count.sum(), 0))
+}
+
+// Cap returns the number of slots of the current table (during an
+// expansion, of the new one).
+func (g *Growing) Cap() int {
+	if g.base == 0 {
+		return 0
+	}
+	return int(g.cur.Load().m * slotsPerBucket)
 }
 
 // LoadFactor returns Len()/Cap(), or 0 for a zero Growing.
 func (g *Growing) LoadFactor() float64 {
-	n, c := g.size()
+	c := g.Cap()
 	if c == 0 {
 		return 0
 	}
-	return float64(n) / float64(c)
+	return float64(g.Len()) / float64(c)
 }
 
-// Nodes returns the number of nodes (fixed tables of NodeCapacity keys)
-// and the depth of the deepest one (0 while the filter has not grown).
-func (g *Growing) Nodes() (nodes, depth int) {
-	if g.m0 == 0 {
-		return 0, 0
-	}
-	g.tree.Load().walk(func(x *growNode) {
-		nodes++
-		depth = max(depth, int(x.depth))
-	})
-	return nodes, depth
-}
-
-// FalsePositiveRate returns the expected rate at which Lookup reports a
-// never-inserted key present, from the load of every node: a key's path
-// passes through a given node at depth d with probability 2^-d, and each
-// node on it adds the fixed filter's 8·α/(2^f-1) at the node's own load α.
-// A tree whose nodes above its deepest level are full, d+1 levels deep,
-// has about d+1 times the rate of one full fixed filter. It walks the tree.
-func (g *Growing) FalsePositiveRate() float64 {
-	if g.m0 == 0 {
+// Doublings returns how many times the table has doubled since the filter
+// was made (or last Reset): its table has 2^Doublings times the buckets it
+// started with.
+func (g *Growing) Doublings() int {
+	if g.base == 0 {
 		return 0
 	}
-	r := 0.0
-	g.tree.Load().walk(func(x *growNode) {
-		r += x.f.LoadFactor() / float64(uint64(1)<<x.depth)
-	})
-	return r * 2 * slotsPerBucket / float64(uint64(1)<<g.bits-1)
+	return int(g.cur.Load().d)
 }
 
-// NodeCapacity returns the number of keys each node is sized for: the
-// capacity the filter started with (at least 15,564), and what each growth
-// step adds.
-func (g *Growing) NodeCapacity() int { return int(nodeKeys(g.m0)) }
+// BaseCapacity returns the number of keys the first table is sized for
+// (95% load): the capacity the filter started with, rounded up to whole
+// buckets and to at least 3,891.
+func (g *Growing) BaseCapacity() int { return int(growKeys(g.base)) }
 
-// Reset removes every fingerprint and shrinks the filter back to one node.
-// It may run concurrently with other operations; those that overlap it may
-// or may not see their effects survive.
+// FalsePositiveRate returns the expected rate at which Lookup reports a
+// never-inserted key present, from the entries stored now: a key's two
+// buckets are a random pair, and an entry that compares k bits matches it
+// with probability 2^-k. It reads the whole table.
+func (g *Growing) FalsePositiveRate() float64 {
+	if g.base == 0 {
+		return 0
+	}
+	x := g.searched()
+	var perBits [14]int
+	for i := range x.t.words {
+		w := x.t.load(uint64(i))
+		for s := range slotsPerBucket {
+			if v := lane(w, s); v != 0 {
+				perBits[matchBits(v)]++
+			}
+		}
+	}
+	sum := 0.0
+	for k, n := range perBits {
+		sum += float64(n) * math.Ldexp(1, -k)
+	}
+	return 2 * sum / float64(x.m)
+}
+
+// Reset removes every key and shrinks the filter back to its first table.
+// Lookups that overlap it may still report keys it removes; writes that
+// overlap it take effect before or after it, whole.
 func (g *Growing) Reset() {
-	if g.m0 == 0 {
+	if g.base == 0 {
 		return
 	}
-	g.tree.Store(g.newTree())
+	for {
+		x := g.writable()
+		n := g.newTable(0)
+		n.reset = true
+		n.old.Store(x)
+		if !x.next.CompareAndSwap(nil, n) {
+			continue // an expansion started: help it, then reset
+		}
+		g.cur.CompareAndSwap(x, n)
+		g.copyInto(n, x)
+		return
+	}
 }
 
 // Mode returns the filter's synchronization mode.
 func (g *Growing) Mode() Mode { return g.mode }
 
-// FingerprintBits returns the fingerprint size in bits (0 for a zero
-// Growing).
-func (g *Growing) FingerprintBits() int { return int(g.bits) }
+// FingerprintBits returns 12, the fingerprint size a growing filter is
+// compared with (0 for a zero Growing): a fresh entry compares 13 bits of
+// its key, an entry that lived through k doublings 13-k (at least 6).
+func (g *Growing) FingerprintBits() int {
+	if g.base == 0 {
+		return 0
+	}
+	return DefaultFingerprintBits
+}
 
 // Seed returns the hash seed, as Filter.Seed.
 func (g *Growing) Seed() uint64 { return g.seed }

@@ -3,11 +3,8 @@ package cuckoo
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/bits"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -17,112 +14,90 @@ import (
 //
 //	offset  size  field
 //	0       8     magic "CUCKOOGR"
-//	8       2     format version (1)
-//	10      1     fingerprint bits f (8 or 12)
+//	8       2     format version (2)
+//	10      1     fingerprint bits (12)
 //	11      1     slots per bucket (4)
-//	12      1     hash algorithm id (1 or 2, as in the fixed format)
-//	13      3     reserved, zero
-//	16      8     buckets per node m0 (1 to 2^31)
+//	12      1     hash algorithm id (2, as in the fixed format; 1 for seed 0)
+//	13      1     lane bits (14)
+//	14      2     reserved, zero
+//	16      8     base buckets c (1 to 2^31; NewGrowing makes at least 1024)
 //	24      8     seed
-//	32      8     depth bound: no node deeper (0 to 40; 40 without WithMaxCapacity)
-//	40      8     node count N (at least 1)
-//	48            N node records, in preorder (a node, then the subtree of
-//	              its child 0, then that of its child 1), each:
-//	              1 byte: bit 0 set if child 0 follows, bit 1 if child 1
-//	                      follows, other bits zero
-//	              the node's table in the fixed format (48 + 8·m0 bytes)
+//	32      1     doublings d of the table (0 to 19, c·2^d <= 2^31)
+//	33      1     doubling bound (d to 19)
+//	34      14    reserved, zero
+//	48      8·m   the m = c·2^d bucket words, little-endian, with their
+//	              counter and frozen bits zero
 //	end-8   8     xxhash64 (seed 0) of every byte before it
 //
-// Every node record's table must have f, the hash algorithm, the seed and
-// m0 of the header.
+// Version 1 (a tree of fixed tables) is no longer read.
 
 const (
 	growFormatMagic      = "CUCKOOGR"
-	growFormatVersion    = 1
+	growFormatVersion    = 2
 	growFormatHeaderSize = 48
+	growLaneBits         = laneBits
 )
-
-// growSnapshot is the tree as WriteTo captured it: nodes in preorder with
-// the children each had when it was visited.
-type growSnapshot struct {
-	nodes []*growNode
-	flags []byte
-}
-
-// capture walks the tree in preorder. A child created after its parent was
-// visited is left out, with everything below it: it holds only inserts
-// that overlap the snapshot.
-func (t *growTree) capture() growSnapshot {
-	var s growSnapshot
-	stack := []*growNode{t.root}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		k0, k1 := n.kids[0].Load(), n.kids[1].Load()
-		var fl byte
-		if k1 != nil {
-			fl |= 2
-			stack = append(stack, k1)
-		}
-		if k0 != nil {
-			fl |= 1
-			stack = append(stack, k0)
-		}
-		s.nodes = append(s.nodes, n)
-		s.flags = append(s.flags, fl)
-	}
-	return s
-}
 
 // WriteTo writes the filter in the growing format of FORMAT.md. It may run
 // while other goroutines use the filter: every key inserted before it
 // began and not deleted is found by a filter read back from what it wrote.
-// It copies one node at a time (Filter.MarshalBinary's consistent copy)
-// and writes that copy out before it takes the next, so it holds back
-// relocations in one node for at most one node's copy at memory speed, and
-// never while w runs; w may use the filter. Errors from w are returned
-// wrapped, with the prefix "cuckoo: ".
+// While it copies the table, relocations and the copying of an expansion
+// wait (inserts into free slots, deletes and lookups go on); it copies the
+// table first and writes it out after, so w does not hold them back.
+// Errors from w are returned wrapped, with the prefix "cuckoo: ".
 func (g *Growing) WriteTo(w io.Writer) (int64, error) {
-	if g.m0 == 0 {
+	if g.base == 0 {
 		return 0, ErrZeroFilter
 	}
-	s := g.tree.Load().capture()
+	data, d := g.capture()
 	var hdr [growFormatHeaderSize]byte
 	copy(hdr[:], growFormatMagic)
 	binary.LittleEndian.PutUint16(hdr[8:], growFormatVersion)
-	hdr[10] = byte(g.bits)
+	hdr[10] = DefaultFingerprintBits
 	hdr[11] = slotsPerBucket
-	hdr[12] = g.proto().hashAlg() // 1 for seed 0, as the nodes write it
-	binary.LittleEndian.PutUint64(hdr[16:], g.m0)
+	hdr[12] = formatHashXXMul
+	if g.seed == 0 {
+		hdr[12] = formatHashXXFmix
+	}
+	hdr[13] = growLaneBits
+	binary.LittleEndian.PutUint64(hdr[16:], g.base)
 	binary.LittleEndian.PutUint64(hdr[24:], g.seed)
-	binary.LittleEndian.PutUint64(hdr[32:], uint64(g.maxDepth))
-	binary.LittleEndian.PutUint64(hdr[40:], uint64(len(s.nodes)))
+	hdr[32] = byte(d)
+	hdr[33] = byte(g.maxD)
 
-	var d xxhash.Digest
-	d.Reset()
+	var sum xxhash.Digest
+	sum.Reset()
 	var n int64
 	write := func(p []byte) error {
-		d.Write(p)
+		sum.Write(p)
 		return writeChunks(w, p, &n)
 	}
 	if err := write(hdr[:]); err != nil {
 		return n, err
 	}
-	for i, node := range s.nodes {
-		data, err := node.f.MarshalBinary()
-		if err != nil {
-			return n, err
-		}
-		if err := write([]byte{s.flags[i]}); err != nil {
-			return n, err
-		}
-		if err := write(data); err != nil {
-			return n, err
-		}
+	if err := write(data); err != nil {
+		return n, err
 	}
 	var tr [8]byte
-	binary.LittleEndian.PutUint64(tr[:], d.Sum64())
+	binary.LittleEndian.PutUint64(tr[:], sum.Sum64())
 	return n, write(tr[:])
+}
+
+// capture returns the words of the table lookups search, encoded, and its
+// doublings. Under the snapshot gate no relocation and no copying of an
+// expansion runs, so no entry moves while it reads: the table is the
+// lookups' table throughout, holding every key whose insert finished before
+// (grow.go's claim), and each word is read whole.
+func (g *Growing) capture() ([]byte, uint) {
+	g.gate.beginSnapshot()
+	defer g.gate.endSnapshot()
+	x := g.searched()
+	data := make([]byte, 8*x.m)
+	for i := range x.t.words {
+		w := x.t.load(uint64(i)) & lanesMask
+		binary.LittleEndian.PutUint64(data[8*i:], w)
+	}
+	return data, uint(x.d)
 }
 
 // MarshalBinary returns the encoding WriteTo writes, with its guarantees.
@@ -135,11 +110,13 @@ func (g *Growing) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalBinary replaces the filter's contents with the growing filter
-// encoded in data, grown as it was when it was written. It rejects what
-// Filter.UnmarshalBinary rejects (in each node), bytes after the encoding,
-// and a tree whose shape or node parameters disagree with its header; the
-// errors match ErrTruncated, ErrFormat or ErrCorrupt. On error the filter
-// is unchanged. It must not run concurrently with any other method of g.
+// encoded in data, at the size it had when it was written. It rejects a
+// wrong magic or version, impossible parameters, a damaged table (a lane
+// without its marker, a word with bits outside its lanes), a checksum
+// mismatch and bytes after the encoding; the errors match ErrTruncated,
+// ErrFormat or ErrCorrupt. On error the filter is unchanged. It keeps the
+// filter's mode (LockFree for a zero Growing). It must not run
+// concurrently with any other method of g.
 func (g *Growing) UnmarshalBinary(data []byte) error {
 	r := bytes.NewReader(data)
 	ng, _, err := g.decode(r)
@@ -155,11 +132,11 @@ func (g *Growing) UnmarshalBinary(data []byte) error {
 
 // ReadFrom replaces the filter's contents with the growing filter encoded
 // at the start of r and returns the number of bytes it read; it reads
-// exactly the encoding. Memory grows with the data that arrives (each
-// node as Filter.ReadFrom reads it), not with what the header claims.
-// Errors are those of UnmarshalBinary, or r's, wrapped. On error the filter
-// is unchanged. It keeps the filter's mode (LockFree for a zero Growing).
-// It must not run concurrently with any other method of g.
+// exactly the encoding. Memory grows with the data that arrives, not with
+// what the header claims. Errors are those of UnmarshalBinary, or r's,
+// wrapped. On error the filter is unchanged. It keeps the filter's mode
+// (LockFree for a zero Growing). It must not run concurrently with any
+// other method of g.
 func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
 	ng, n, err := g.decode(r)
 	if err == nil {
@@ -168,18 +145,23 @@ func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
 	return n, err
 }
 
-// install makes the decoded filter ng's parameters and tree g's.
+// install makes the decoded filter ng's parameters and table g's.
 func (g *Growing) install(ng *Growing) {
-	g.m0, g.bits, g.seed, g.alg, g.maxDepth, g.locks = ng.m0, ng.bits, ng.seed, ng.alg, ng.maxDepth, ng.locks
-	g.tree.Store(ng.tree.Load())
+	g.setup(ng.base, ng.seed, g.mode, ng.maxD)
+	x := ng.cur.Load()
+	if g.mode == Locked {
+		x.locks = newStripedLocks(int(x.m))
+	}
+	g.count.add(ng.count.sum())
+	g.cur.Store(x)
 }
 
-// decode reads a growing filter from r into a new Growing with g's mode,
-// and returns it with the number of bytes read.
+// decode reads a growing filter from r into a new Growing, and returns it
+// with the number of bytes read.
 func (g *Growing) decode(r io.Reader) (*Growing, int64, error) {
-	var d xxhash.Digest
-	d.Reset()
-	cr := &countingReader{r: io.TeeReader(r, &d)}
+	var sum xxhash.Digest
+	sum.Reset()
+	cr := &countingReader{r: io.TeeReader(r, &sum)}
 
 	var hdr [growFormatHeaderSize]byte
 	k, err := io.ReadFull(cr, hdr[:])
@@ -192,37 +174,69 @@ func (g *Growing) decode(r io.Reader) (*Growing, int64, error) {
 		}
 		return nil, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
 	}
-	m0 := binary.LittleEndian.Uint64(hdr[16:])
+	base := binary.LittleEndian.Uint64(hdr[16:])
 	seed := binary.LittleEndian.Uint64(hdr[24:])
-	maxDepth := binary.LittleEndian.Uint64(hdr[32:])
-	count := binary.LittleEndian.Uint64(hdr[40:])
-	bits, alg := uint(hdr[10]), hdr[12]
+	d, maxD := uint(hdr[32]), uint(hdr[33])
+	m := base << d
+	size := growFormatHeaderSize + 8*m + 8
 
-	ng := &Growing{m0: m0, bits: bits, seed: seed, alg: alg, mode: g.mode, maxDepth: uint(maxDepth)}
-	if ng.mode == Locked {
-		ng.locks = newStripedLocks(int(m0))
+	ng := &Growing{}
+	ng.setup(base, seed, LockFree, maxD)
+	// Read the table in pieces, so that a header that claims a huge table
+	// costs only the memory of the data that really arrives.
+	const piece = 1 << 16 // words
+	words := make([]uint64, 0, min(m, piece))
+	buf := make([]byte, 8*min(m, piece))
+	var entries int64
+	for len(words) < int(m) {
+		k := min(int(m)-len(words), piece)
+		if _, err := io.ReadFull(cr, buf[:8*k]); err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return nil, cr.n, errTruncated(uint64(cr.n), size)
+			}
+			return nil, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
+		}
+		for i := range k {
+			w := binary.LittleEndian.Uint64(buf[8*i:])
+			if err := checkGrowWord(w, uint64(len(words))); err != nil {
+				return nil, cr.n, err
+			}
+			entries += int64(laneCount(w))
+			words = append(words, w)
+		}
 	}
-	dec := growDecoder{g: ng, r: cr, want: count, size: growEncodedSize(m0, count)}
-	root, err := dec.node(0)
-	if err != nil {
-		return nil, cr.n, err
-	}
-	if dec.read != count {
-		return nil, cr.n, errCorrupt("cuckoo: the header says %d nodes, the tree has %d", count, dec.read)
-	}
-	sum := d.Sum64()
+	digest := sum.Sum64()
 	var tr [8]byte
 	if _, err := io.ReadFull(cr, tr[:]); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, cr.n, errTruncated(uint64(cr.n), dec.size)
+			return nil, cr.n, errTruncated(uint64(cr.n), size)
 		}
 		return nil, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
 	}
-	if stored := binary.LittleEndian.Uint64(tr[:]); stored != sum {
-		return nil, cr.n, errChecksum(stored, sum)
+	if stored := binary.LittleEndian.Uint64(tr[:]); stored != digest {
+		return nil, cr.n, errChecksum(stored, digest)
 	}
-	ng.tree.Store(&growTree{root: root})
+	x := ng.newTable(d)
+	for i, w := range words {
+		x.t.words[i].Store(w)
+	}
+	ng.count.add(entries)
+	ng.cur.Store(x)
 	return ng, cr.n, nil
+}
+
+// checkGrowWord rejects a bucket word that no filter writes: bits outside
+// the lanes, or a lane with a tag but no marker.
+func checkGrowWord(w, i uint64) error {
+	if w&^lanesMask != 0 {
+		return errCorrupt("cuckoo: bucket %d: word %#016x has bits above its lanes", i, w)
+	}
+	for s := range slotsPerBucket {
+		if v := lane(w, s); v != 0 && v&0xff == 0 {
+			return errCorrupt("cuckoo: bucket %d: lane %d holds %#04x, an entry without its marker", i, s, v)
+		}
+	}
+	return nil
 }
 
 // checkGrowHeader validates the header at the start of data, which may be
@@ -236,107 +250,47 @@ func checkGrowHeader(data []byte) error {
 		return nil
 	}
 	if v := binary.LittleEndian.Uint16(data[8:]); v != growFormatVersion {
+		if v == 1 {
+			return errFormat("cuckoo: growing format version 1 (a tree of tables) is no longer read; this package reads version %d", growFormatVersion)
+		}
 		return errFormat("cuckoo: unknown growing format version %d (this package reads version %d)", v, growFormatVersion)
 	}
 	if len(data) < growFormatHeaderSize {
 		return nil
 	}
-	if f := data[10]; f != 8 && f != 12 {
-		return errFormat("cuckoo: impossible parameters: fingerprint bits %d (want 8 or 12)", f)
+	if f := data[10]; f != DefaultFingerprintBits {
+		return errFormat("cuckoo: impossible parameters: fingerprint bits %d (want %d)", f, DefaultFingerprintBits)
 	}
 	if s := data[11]; s != slotsPerBucket {
 		return errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", s, slotsPerBucket)
+	}
+	if l := data[13]; l != growLaneBits {
+		return errFormat("cuckoo: impossible parameters: %d-bit lanes (want %d)", l, growLaneBits)
 	}
 	seed := binary.LittleEndian.Uint64(data[24:])
 	switch alg := data[12]; {
 	case alg != formatHashXXFmix && alg != formatHashXXMul:
 		return errFormat("cuckoo: unknown hash algorithm id %d (want %d or %d)", alg, formatHashXXFmix, formatHashXXMul)
-	case alg == formatHashXXMul && seed == 0:
-		return errFormat("cuckoo: impossible parameters: hash algorithm %d with seed 0 (written as algorithm %d)", formatHashXXMul, formatHashXXFmix)
+	case alg == formatHashXXMul && seed == 0, alg == formatHashXXFmix && seed != 0:
+		return errFormat("cuckoo: impossible parameters: hash algorithm %d with seed %#x (a growing filter writes %d for seed 0, %d otherwise)", alg, seed, formatHashXXFmix, formatHashXXMul)
 	}
-	if data[13]|data[14]|data[15] != 0 {
-		return errFormat("cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
+	for _, b := range append(data[14:16:16], data[34:48]...) {
+		if b != 0 {
+			return errFormat("cuckoo: impossible parameters: reserved header bytes are not zero")
+		}
 	}
-	if m := binary.LittleEndian.Uint64(data[16:]); m == 0 || m > maxBuckets {
-		return errFormat("cuckoo: impossible parameters: %d buckets per node (want 1 to %d)", m, uint64(maxBuckets))
+	base := binary.LittleEndian.Uint64(data[16:])
+	if base == 0 || base > maxBuckets {
+		return errFormat("cuckoo: impossible parameters: %d base buckets (want 1 to %d)", base, uint64(maxBuckets))
 	}
-	count := binary.LittleEndian.Uint64(data[40:])
-	if count == 0 || count > 1<<(growMaxDepth+1) {
-		return errFormat("cuckoo: impossible parameters: %d nodes (want 1 to %d)", count, uint64(1)<<(growMaxDepth+1))
+	d, maxD := uint(data[32]), uint(data[33])
+	if d > growMaxDoublings || base<<d > maxBuckets {
+		return errFormat("cuckoo: impossible parameters: %d doublings of %d buckets (want at most %d doublings and %d buckets)", d, base, growMaxDoublings, uint64(maxBuckets))
 	}
-	if d := binary.LittleEndian.Uint64(data[32:]); d > growMaxDepth || count > 1<<(d+1)-1 {
-		return errFormat("cuckoo: impossible parameters: depth bound %d with %d nodes (want at most 40, and at most 2^(bound+1)-1 nodes)", d, count)
+	if maxD < d || maxD > growMaxDoublings {
+		return errFormat("cuckoo: impossible parameters: doubling bound %d with %d doublings (want %d to %d)", maxD, d, d, growMaxDoublings)
 	}
 	return nil
-}
-
-// growEncodedSize returns the length of the encoding of count nodes of m0
-// buckets (saturating at the largest uint64).
-func growEncodedSize(m0, count uint64) uint64 {
-	hi, lo := bits.Mul64(count, 1+encodedSize(m0))
-	sum, carry := bits.Add64(lo, growFormatHeaderSize+8, 0)
-	if hi != 0 || carry != 0 {
-		return math.MaxUint64
-	}
-	return sum
-}
-
-// growDecoder reads node records in preorder.
-type growDecoder struct {
-	g    *Growing        // the parameters the nodes must have
-	r    *countingReader // the stream, counting the bytes read
-	want uint64          // nodes the header announced
-	read uint64          // nodes read so far
-	size uint64          // the length of the whole encoding, from the header
-}
-
-// node reads the subtree of a node at depth d.
-func (dec *growDecoder) node(d uint) (*growNode, error) {
-	if dec.read == dec.want {
-		return nil, errCorrupt("cuckoo: the tree has more than the %d nodes the header says", dec.want)
-	}
-	i := dec.read
-	dec.read++
-	var fl [1]byte
-	if _, err := io.ReadFull(dec.r, fl[:]); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, errTruncated(uint64(dec.r.n), dec.size)
-		}
-		return nil, fmt.Errorf("cuckoo: reading filter: %w", err)
-	}
-	if fl[0]&^3 != 0 {
-		return nil, errCorrupt("cuckoo: node %d: child flags %#x", i, fl[0])
-	}
-	if fl[0] != 0 && d == dec.g.maxDepth {
-		return nil, errCorrupt("cuckoo: node %d at depth %d has children (the depth bound is %d)", i, d, dec.g.maxDepth)
-	}
-	var tmp Filter
-	if _, err := tmp.ReadFrom(dec.r); err != nil {
-		if errors.Is(err, ErrTruncated) {
-			// Say how much of the whole encoding arrived, not of the node.
-			err = errTruncated(uint64(dec.r.n), dec.size)
-		}
-		return nil, fmt.Errorf("%w (node %d)", err, i)
-	}
-	g := dec.g
-	if tmp.m != g.m0 || tmp.lay.f != g.bits || tmp.seed != g.seed || tmp.hashAlg() != g.alg {
-		return nil, errCorrupt("cuckoo: node %d: %d buckets, %d-bit fingerprints, seed %#x, hash %d; the header says %d, %d, %#x, %d",
-			i, tmp.m, tmp.lay.f, tmp.seed, tmp.hashAlg(), g.m0, g.bits, g.seed, g.alg)
-	}
-	n := &growNode{depth: d}
-	n.f.adoptWith(tmp.t.words, g.bits, g.seed, g.alg, g.mode, tmp.count.sum(), g.locks,
-		min(shardBitsFor(g.m0), growNodeShardBits))
-	for c := range 2 {
-		if fl[0]&(1<<c) == 0 {
-			continue
-		}
-		kid, err := dec.node(d + 1)
-		if err != nil {
-			return nil, err
-		}
-		n.kids[c].Store(kid)
-	}
-	return n, nil
 }
 
 // countingReader counts the bytes read through it.

@@ -49,6 +49,10 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cuckoo build: -capacity must not be negative, got %d\n", *capacity)
 		return exitUsage
 	}
+	if *bits != cuckoo.DefaultFingerprintBits && *capacity == 0 {
+		fmt.Fprintf(stderr, "cuckoo build: -bits %d needs -capacity: a growing filter (no -capacity) has %d-bit fingerprints\n", *bits, cuckoo.DefaultFingerprintBits)
+		return exitUsage
+	}
 
 	in, file, err := openInput(arg(pos, 0), stdin)
 	if err != nil {
@@ -150,8 +154,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(summary, ", %d-bit fingerprints, %d slots (load %.1f%%)", f.FingerprintBits(), f.Cap(), 100*f.LoadFactor())
 	if g, ok := f.(*cuckoo.Growing); ok {
-		nodes, depth := g.Nodes()
-		fmt.Fprintf(summary, " in %d nodes (depth %d)", nodes, depth)
+		fmt.Fprintf(summary, " after %d doublings", g.Doublings())
 	}
 	fmt.Fprintf(summary, ", %d bytes\n", size)
 	return exitOK
@@ -162,10 +165,11 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // says so. It counts the copies by deleting them: f is discarded afterwards.
 func fullError(f filter, key []byte, inserted int64, capacity int, keptDups bool) error {
 	if _, growing := f.(*cuckoo.Growing); growing {
-		// Only the depth bound stops a growing filter: 41 nodes on the
-		// key's path, each full of keys that share its fingerprint and
-		// buckets (copies of the key itself, with -keep-duplicates).
-		return fmt.Errorf("key %q: no room for it after %d keys: every node on its path (the depth bound) is full of copies of its fingerprint in its buckets", key, inserted)
+		// A growing filter refuses a key only at its doubling bound, or
+		// when the key's two buckets are full of entries like its own
+		// (copies of it, with -keep-duplicates) while the table is less
+		// than half full: doubling would not separate them.
+		return fmt.Errorf("key %q: no room for it after %d keys: its buckets are full of copies of its fingerprint, or the filter reached its doubling bound", key, inserted)
 	}
 	copies := 0
 	for copies < 8 && f.Delete(key) {
@@ -284,5 +288,5 @@ func (p *progress) draw(keys, n int64) {
 }
 
 // growStart is the capacity a growing build starts with; NewGrowing rounds
-// it up to its smallest node (15,564 keys), and the filter grows from there.
+// it up to its smallest table (3,891 keys), and the filter doubles from there.
 const growStart = 1000

@@ -61,7 +61,7 @@ func TestBuild(t *testing.T) {
 		{"stdin/dash", keys, []string{"-"}, 12, 0},
 		{"stdin/capacity", keys, []string{"-capacity", "20000"}, 12, 21056},
 		{"file/capacity/bits=8", "", []string{"-capacity", "8000", "-bits", "8", input}, 8, 8424},
-		{"flags after input", "", []string{input, "-bits", "8", "-seed", "9"}, 8, 0},
+		{"flags after input", "", []string{input, "-bits", "12", "-seed", "9"}, 12, 0},
 		{"crlf and blank lines", strings.ReplaceAll(keys, "\n", "\r\n\n"), nil, 12, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,8 +129,8 @@ func TestBuildEmptyInput(t *testing.T) {
 	if !ok || f.Len() != 0 {
 		t.Fatalf("empty input: %T with Len() = %d; want an empty *cuckoo.Growing", f, f.Len())
 	}
-	if nodes, _ := g.Nodes(); nodes != 1 {
-		t.Fatalf("empty input: %d nodes; want 1", nodes)
+	if d := g.Doublings(); d != 0 {
+		t.Fatalf("empty input: %d doublings; want 0", d)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 func init() {
 	commands["info"] = command{
 		synopsis: "FILE",
-		summary:  "print a filter file's parameters, load, bits per key, expected false-positive rate and, for a growing filter, its nodes",
+		summary:  "print a filter file's parameters, load, bits per key, expected false-positive rate and, for a growing filter, its doublings",
 		run:      runInfo,
 	}
 }
@@ -42,25 +42,18 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fpr := fmt.Sprintf("%.4g%% (8·α/2^%d)", 100*8*load/math.Exp2(float64(bits)), bits)
 	g, growing := f.(*cuckoo.Growing)
 	if growing {
-		// A lookup searches every node on the key's path, one per depth:
-		// the rates of those nodes add up. Summing each node's expected
-		// number of matching slots (at the node's own load, weighted by the
-		// share of paths through it) counts a lookup that matches in two
-		// places twice, so the sum is an upper estimate (a close one while
-		// the rates are small).
-		fpr = fmt.Sprintf("≤ %.4g%% (an upper estimate: 8·α/(2^%d-1) for each node on a key's path, α the node's load, summed over the depths)",
-			100*g.FalsePositiveRate(), bits)
+		// Entries compare 13 bits when fresh and one fewer per doubling
+		// they lived through: the rate comes from the entries stored.
+		fpr = fmt.Sprintf("%.4g%% (from the entries stored: 2^-k for each entry that compares k bits, over a key's two buckets)",
+			100*g.FalsePositiveRate())
 	}
 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "file:\t%s (%d bytes)\n", path, size)
 	fmt.Fprintf(tw, "fingerprint bits:\t%d\n", bits)
 	if growing {
-		nodes, depth := g.Nodes()
-		fmt.Fprintf(tw, "format:\tgrowing (a tree of fixed tables, \"nodes\", that grows by adding nodes)\n")
-		fmt.Fprintf(tw, "nodes:\t%d\n", nodes)
-		fmt.Fprintf(tw, "depth:\t%d (a lookup searches at most %d nodes, one per depth)\n", depth, depth+1)
-		fmt.Fprintf(tw, "node capacity:\t%d keys (at 95%% load; %d slots)\n", g.NodeCapacity(), slots/nodes)
+		fmt.Fprintf(tw, "format:\tgrowing (one table that doubles in place)\n")
+		fmt.Fprintf(tw, "doublings:\t%d (the first table held %d keys at 95%% load)\n", g.Doublings(), g.BaseCapacity())
 		fmt.Fprintf(tw, "slots:\t%d (%d buckets of 4 slots)\n", slots, slots/4)
 	} else {
 		fmt.Fprintf(tw, "format:\tfixed\n")

@@ -67,31 +67,30 @@ func TestInfoGrowing(t *testing.T) {
 	if !ok {
 		t.Fatal("build without -capacity did not write a growing filter")
 	}
-	nodes, depth := g.Nodes()
-	if nodes < 7 || depth < 2 {
-		t.Fatalf("100,000 keys in %d nodes, depth %d; want at least 7 nodes, depth 2", nodes, depth)
+	d := g.Doublings()
+	if d < 4 {
+		t.Fatalf("100,000 keys after %d doublings; want at least 4", d)
 	}
-	// Every node has 4096 buckets: 16,384 slots, 15,564 keys at 95%.
-	if g.Cap() != nodes*16384 {
-		t.Fatalf("Cap() = %d; want %d nodes of 16384 slots", g.Cap(), nodes)
+	// The first table has growStart's buckets; each doubling doubles them.
+	if g.Cap() != 4*1024<<d {
+		t.Fatalf("Cap() = %d; want %d doublings of 4096 slots", g.Cap(), d)
 	}
 	for _, want := range []string{
 		"format:               growing (",
-		fmt.Sprintf("nodes:                %d\n", nodes),
-		fmt.Sprintf("depth:                %d (a lookup searches at most %d nodes, one per depth)\n", depth, depth+1),
-		"node capacity:        15564 keys (at 95% load; 16384 slots)\n",
+		fmt.Sprintf("doublings:            %d (the first table held 3891 keys at 95%% load)\n", d),
 		fmt.Sprintf("slots:                %d (%d buckets of 4 slots)\n", g.Cap(), g.Cap()/4),
 		"items:                100000\n",
-		// 64 bits per bucket of 4 slots, over all nodes' slots.
-		fmt.Sprintf("bits per key:         %.2f\n", float64(16*nodes*16384)/100_000),
-		fmt.Sprintf("false-positive rate:  ≤ %.4g%% (an upper estimate: 8·α/(2^12-1) for each node on a key's path, α the node's load, summed over the depths)\n", 100*g.FalsePositiveRate()),
+		// 64 bits per bucket of 4 slots.
+		fmt.Sprintf("bits per key:         %.2f\n", float64(16*g.Cap())/100_000),
+		fmt.Sprintf("false-positive rate:  %.4g%% (from the entries stored: 2^-k for each entry that compares k bits, over a key's two buckets)\n", 100*g.FalsePositiveRate()),
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("info output lacks %q:\n%s", want, stdout)
 		}
 	}
-	// The rate of a path deeper than one node is above one full node's.
-	if one := 8 * 0.95 / 4095; g.FalsePositiveRate() <= one {
-		t.Errorf("FalsePositiveRate() = %g at depth %d; want more than one full node's %g", g.FalsePositiveRate(), depth, one)
+	// Entries that lived through doublings compare fewer bits: the rate
+	// is above that of the same slots holding only fresh 13-bit entries.
+	if fresh := 2 * float64(g.Len()) / float64(g.Cap()/4) / 8192; g.FalsePositiveRate() <= fresh {
+		t.Errorf("FalsePositiveRate() = %g after %d doublings; want more than fresh entries' %g", g.FalsePositiveRate(), d, fresh)
 	}
 }

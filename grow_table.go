@@ -1,0 +1,538 @@
+package cuckoo
+
+import (
+	"math/bits"
+	"sync/atomic"
+)
+
+// One table of a Growing filter, and the operations on it in both modes.
+//
+// Placement. A table that has doubled d times since the filter's first
+// table has m = c·2^d buckets (c, the base, is fixed for the filter's life
+// and need not be a power of two). A key whose keyed hash is kh has
+//
+//	r1 = (kh>>32)·c >> 32            its base bucket, in [0, c)
+//	lo = uint32(kh) ^ uint32(kh>>32) 32 bits for the rest:
+//	tag = lo>>26                     6 bits, the same in every table
+//	g_j = bit 25-j of lo             the index bit a doubling j adds
+//	s   = g_0 .. g_d-1               d bits, g_0 the most significant
+//	b1  = r1·2^d + s
+//	b2  = r2·2^d + s, r2 = (off[tag] - r1) mod c
+//
+// and its entry, written into this table, is tag<<8 | g_d..g_d+6<<1 | 1
+// (grow_lane.go). off is a table of 64 offsets in [0, c) drawn from the
+// seed, so r1 -> r2 is an involution for every c and an entry's other
+// bucket follows from its bucket and its tag alone (growAlt); it never
+// changes as the table doubles, because both buckets carry the same s.
+//
+// Doubling. The buckets r·2^(d+1) + 2s and r·2^(d+1) + 2s + 1 of the next
+// table are the two halves of bucket r·2^d + s: a key goes to the half its
+// bit g_d names. An entry stores g_d as the top bit of its tail, so copying
+// bucket j moves each entry to bucket 2j + g_d with the bit taken out of
+// its tail (splitLane), and a void entry, which no longer knows g_d, to
+// both. Both buckets of an entry's pair split the same way, so the entry's
+// new bucket is one of its new pair: the copy needs no key.
+//
+// Relocation, the two-phase search, and the epoch are those of the fixed
+// filter (migrate.go, twophase.go, locked.go): an entry moves between its
+// two buckets unchanged, in one K-CAS of both words (LockFree) or under
+// both stripes' locks with the destination stored first (Locked), and the
+// move adds one to both buckets' counters, counting counter wraps in the
+// table's epoch. The claims and proofs there hold word for word for this
+// table: they use only that an entry is in one of its buckets at every
+// instant, that a move takes it from one to the other in one step that
+// bumps both counters, and that inserts and deletes do not touch counters.
+// The frozen bit set by an expansion (grow.go) moves nothing.
+//
+// Why Delete removes the youngest match. Entries of different ages
+// compare different numbers of bits, so a key X may match an entry E_Y of
+// another key Y as well as its own E_X. Delete(X) removes, from one atomic
+// view of both buckets, a matching entry with the most index bits. Claim:
+// every key that matched some entry before still matches one after.
+// Proof: only the removed entry E is lost; if E served a key Y, X's own
+// entry E_X (still there, unless E_X = E, in which case E served X itself
+// and X is being deleted) compares no more bits than E, and X and Y agree
+// on all of E's bits (both match E), so Y matches E_X; E_X is in E's
+// bucket pair (the pair follows from the bucket and the tag, which X and Y
+// share). A delete that removed an older (shorter) match could leave a
+// younger entry that compares bits Y does not share.
+
+const (
+	growTagBits   = 6
+	growTags      = 1 << growTagBits
+	growTailBits  = 7
+	growIndexBits = 26 // bits of lo left below the tag for s and the tail
+	// growMaxDoublings bounds d: the tail of a key written into a table of
+	// d doublings is bits 25-d .. 19-d of lo.
+	growMaxDoublings = growIndexBits - growTailBits
+)
+
+// growTable is one table and the state of the expansion into it.
+type growTable struct {
+	t kcasTable
+	m uint64 // buckets: base << d
+	d uint64 // doublings since the filter's first table
+	// Placement's shifts for d (growIndexBits-d, growIndexBits-7-d) and
+	// the mask of d bits.
+	sShift, tShift, sMask uint64
+	locks                 *stripedLocks
+
+	// old is the table being copied into this one, nil once every bucket
+	// of it is copied (or for a filter's first table). next is the table
+	// this one is being copied into, set once. reset marks a table made
+	// by Reset: the copy drops the old table's entries instead.
+	old     atomic.Pointer[growTable]
+	next    atomic.Pointer[growTable]
+	reset   bool
+	claimed atomic.Uint64 // chunks of old handed out to copiers
+	copied  atomic.Uint64 // chunks of old copied
+}
+
+// growKey is a key placed in one table: its buckets and its fresh entry.
+type growKey struct {
+	b1, b2, q uint64
+}
+
+// place places the key whose keyed hash is kh in x, a table over base c
+// with offsets off (see the top of this file).
+func (x *growTable) place(kh, c uint64, off *[growTags]uint32) growKey {
+	r1 := (kh >> 32 * c) >> 32
+	lo := uint64(uint32(kh) ^ uint32(kh>>32))
+	tag := lo >> growIndexBits
+	s := lo >> x.sShift & x.sMask
+	r2 := growAltBase(r1, uint64(off[tag&(growTags-1)]), c)
+	return growKey{b1: r1<<x.d | s, b2: r2<<x.d | s, q: tag<<tagShift | lo>>x.tShift&(1<<growTailBits-1)<<1 | 1}
+}
+
+// growAltBase returns (o - r) mod c for r, o in [0, c).
+func growAltBase(r, o, c uint64) uint64 {
+	d, borrow := bits.Sub64(o, r, 0)
+	return d + c&-borrow
+}
+
+// growAlt returns the other bucket of entry v when it is in bucket b of a
+// table of d doublings.
+func (g *Growing) growAlt(b, d, v uint64) uint64 {
+	r, s := b>>d, b&(1<<d-1)
+	return growAltBase(r, uint64(g.off[v>>tagShift&(growTags-1)]), g.base)<<d | s
+}
+
+// Statuses of a write on one table.
+const (
+	growDone      = iota // applied
+	growFull             // no room for the key in this table
+	growFrozen           // the table is being copied into the next one: retry there
+	growStale            // a relocation step no longer applies: discover again
+	growTruncated        // path discovery needs the longer queue
+)
+
+// lookupIn reports whether the table x holds an entry matching k: the
+// two-phase search of twophase.go (LockFree) or the unlocked reads of
+// locked.go (Locked).
+func (g *Growing) lookupIn(x *growTable, k growKey) bool {
+	t := &x.t
+	if g.mode == Locked {
+		e := t.epoch.Load()
+		w1, w2 := t.words[k.b1].Load(), t.words[k.b2].Load()
+		if hasMatch(w1, w2, k.q) {
+			return true
+		}
+		if k.b1 == k.b2 || (t.words[k.b1].Load() == w1 && t.epoch.Load() == e) {
+			return false
+		}
+		gd := x.locks.lockBuckets(k.b1, k.b2)
+		w1, w2 = t.words[k.b1].Load(), t.words[k.b2].Load()
+		x.locks.unlockBuckets(gd)
+		return hasMatch(w1, w2, k.q)
+	}
+	for {
+		e := t.load(epochWord)
+		w1 := t.load(k.b1)
+		w2 := t.load(k.b2)
+		if hasMatch(w1, w2, k.q) {
+			return true
+		}
+		if k.b1 == k.b2 {
+			return false
+		}
+		v1 := t.load(k.b1)
+		if matchLanes(v1, k.q) != 0 {
+			return true
+		}
+		if (growCounter(v1)-growCounter(w1))&growCtrMask < 2 {
+			if t.load(epochWord) == e {
+				return false
+			}
+			continue
+		}
+		v2 := t.load(k.b2)
+		if matchLanes(v2, k.q) != 0 {
+			return true
+		}
+		if (growCounter(v2)-growCounter(w2))&growCtrMask < 2 && t.load(epochWord) == e {
+			return false
+		}
+	}
+}
+
+// addIn puts k's entry into the emptier of its buckets in x, relocating
+// entries when both are full. It returns growDone, growFull (no path
+// within maxPathLen moves) or growFrozen.
+func (g *Growing) addIn(x *growTable, k growKey) int {
+	for {
+		st := g.putIn(x, k)
+		if st != growFull {
+			return st
+		}
+		if st = g.makeRoomIn(x, k.b1, k.b2); st != growDone {
+			return st
+		}
+	}
+}
+
+// putIn puts k's entry into an empty lane of the emptier of its buckets
+// (b1 on a tie) without relocating anything.
+func (g *Growing) putIn(x *growTable, k growKey) int {
+	t := &x.t
+	if g.mode == Locked {
+		gd := x.locks.lockBuckets(k.b1, k.b2)
+		defer x.locks.unlockBuckets(gd)
+		w1, w2 := t.words[k.b1].Load(), t.words[k.b2].Load()
+		if (w1|w2)&frozenBit != 0 {
+			return growFrozen
+		}
+		b, w := k.b1, w1
+		if laneCount(w2) < laneCount(w1) {
+			b, w = k.b2, w2
+		}
+		nw, ok := putLane(w, k.q)
+		if !ok {
+			return growFull
+		}
+		t.words[b].Store(nw)
+		return growDone
+	}
+	for {
+		w1, w2 := t.load(k.b1), t.load(k.b2)
+		if (w1|w2)&frozenBit != 0 {
+			return growFrozen
+		}
+		b, w := k.b1, w1
+		if laneCount(w2) < laneCount(w1) {
+			b, w = k.b2, w2
+		}
+		nw, ok := putLane(w, k.q)
+		if !ok {
+			return growFull
+		}
+		if t.cas(b, w, nw) {
+			return growDone
+		}
+		if v := t.words[b].Load(); v&tagMask != 0 {
+			t.helpWord(v)
+		}
+	}
+}
+
+// growPathNode is one bucket reached by path discovery: from is the index
+// of the node it was reached from (-1 for the key's own buckets), slot the
+// lane whose entry moves from there to here, v that entry.
+type growPathNode struct {
+	b     uint64
+	v     uint64
+	from  int32
+	slot  int8
+	depth int8
+}
+
+// growQueueLen holds both roots and four children per node down to depth
+// maxPathLen-1, plus the one node at depth maxPathLen that ends a path
+// (nodes at that depth are only tested for room, never expanded).
+const growQueueLen = bfsQueueLen + 1
+
+// makeRoomIn frees a lane in b1 or b2 of x by relocating entries along a
+// shortest path to a bucket with an empty lane (migrate.go describes the
+// same discovery and backward migration for the fixed filter). It searches
+// with a short queue first, as the fixed filter does: Go zeroes a local
+// array on every call, and most searches end within a few buckets.
+func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
+	var q [bfsShortQueue]growPathNode
+	for {
+		end, st := g.discoverIn(x, b1, b2, q[:])
+		if st == growDone {
+			st = g.migrateIn(x, q[:], end)
+		}
+		switch st {
+		case growStale:
+			continue
+		case growTruncated:
+			return g.makeRoomDeep(x, b1, b2)
+		}
+		return st
+	}
+}
+
+// makeRoomDeep is makeRoomIn with the full queue.
+//
+//go:noinline
+func (g *Growing) makeRoomDeep(x *growTable, b1, b2 uint64) int {
+	var q [growQueueLen]growPathNode
+	for {
+		end, st := g.discoverIn(x, b1, b2, q[:])
+		if st == growDone {
+			st = g.migrateIn(x, q[:], end)
+		}
+		if st != growStale {
+			return st
+		}
+	}
+}
+
+// discoverIn searches breadth first from b1 and b2 for a bucket with an
+// empty lane and returns the queue index of the path's last node, or
+// growTruncated if q is too short for the search.
+func (g *Growing) discoverIn(x *growTable, b1, b2 uint64, q []growPathNode) (end int, st int) {
+	q[0] = growPathNode{b: b1, from: -1}
+	n := 1
+	if b2 != b1 {
+		q[1] = growPathNode{b: b2, from: -1}
+		n = 2
+	}
+	for head := 0; head < n; head++ {
+		p := q[head]
+		w := x.t.load(p.b)
+		if w&frozenBit != 0 {
+			return 0, growFrozen
+		}
+		if laneCount(w) < slotsPerBucket {
+			return head, growDone
+		}
+		for s := 0; s < slotsPerBucket; s++ {
+			v := lane(w, s)
+			nb := g.growAlt(p.b, x.d, v)
+			if nb == p.b {
+				continue
+			}
+			if n == len(q) {
+				return 0, growTruncated
+			}
+			c := growPathNode{b: nb, v: v, from: int32(head), slot: int8(s), depth: p.depth + 1}
+			if int(c.depth) == maxPathLen {
+				// The last depth: tested, not queued.
+				if cw := x.t.load(nb); cw&frozenBit == 0 && laneCount(cw) < slotsPerBucket {
+					q[n] = c
+					return n, growDone
+				}
+				continue
+			}
+			q[n] = c
+			n++
+		}
+	}
+	return 0, growFull
+}
+
+// migrateIn moves the entries of the path ending at q[end] backwards, from
+// the bucket with room towards the key's bucket.
+func (g *Growing) migrateIn(x *growTable, q []growPathNode, end int) int {
+	if q[end].from < 0 {
+		return growDone // the key's own bucket has room
+	}
+	defer g.gate.exitMove(g.gate.enterMove())
+	var my *descLease
+	if g.mode == LockFree {
+		my = leaseDesc()
+		defer my.release()
+	}
+	for i := end; q[i].from >= 0; i = int(q[i].from) {
+		src := q[q[i].from].b
+		if st := g.moveIn(x, src, int(q[i].slot), q[i].v, q[i].b, my); st != growDone {
+			return st
+		}
+	}
+	return growDone
+}
+
+// moveIn moves entry v from lane s of src to an empty lane of dst in one
+// atomic step that adds one to both counters.
+func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst uint64, my *descLease) int {
+	t := &x.t
+	if g.mode == Locked {
+		gd := x.locks.lockBuckets(src, dst)
+		defer x.locks.unlockBuckets(gd)
+		ws, wd := t.words[src].Load(), t.words[dst].Load()
+		if (ws|wd)&frozenBit != 0 {
+			return growFrozen
+		}
+		nd, ok := putLane(wd, v)
+		if lane(ws, s) != v || !ok {
+			return growStale
+		}
+		wrap := growWraps(ws) || growWraps(wd)
+		if wrap {
+			t.epoch.Add(1)
+		}
+		t.words[dst].Store(growBump(nd)) // destination first (locked.go)
+		t.words[src].Store(growBump(setLane(ws, s, 0)))
+		if wrap {
+			t.epoch.Add(1)
+		}
+		return growDone
+	}
+	for {
+		ws, wd := t.load(src), t.load(dst)
+		if (ws|wd)&frozenBit != 0 {
+			return growFrozen
+		}
+		nd, ok := putLane(wd, v)
+		if lane(ws, s) != v || !ok {
+			return growStale
+		}
+		var op kcasOp
+		op.add(src, ws, growBump(setLane(ws, s, 0)))
+		op.add(dst, wd, growBump(nd))
+		if growWraps(ws) || growWraps(wd) {
+			ep := t.load(epochWord)
+			op.add(epochWord, ep, ep+1)
+		}
+		if t.kcasWith(&op, my.slot) {
+			return growDone
+		}
+	}
+}
+
+// deleteIn removes the youngest entry matching k from x, chosen from one
+// atomic view of both buckets (see "Why Delete removes the youngest match"
+// above), and reports whether there was one; st is growFrozen if x is
+// being copied.
+func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
+	t := &x.t
+	if g.mode == Locked {
+		gd := x.locks.lockBuckets(k.b1, k.b2)
+		defer x.locks.unlockBuckets(gd)
+		w1, w2 := t.words[k.b1].Load(), t.words[k.b2].Load()
+		if (w1|w2)&frozenBit != 0 {
+			return false, growFrozen
+		}
+		b, w, s, ok := youngestOf(k, w1, w2)
+		if ok {
+			t.words[b].Store(setLane(w, s, 0))
+		}
+		return ok, growDone
+	}
+	if !g.lookupIn(x, k) {
+		return false, growDone
+	}
+	var my *descLease
+	for {
+		w1, w2 := t.load(k.b1), t.load(k.b2)
+		if (w1|w2)&frozenBit != 0 {
+			if my != nil {
+				my.release()
+			}
+			return false, growFrozen
+		}
+		b, w, s, ok := youngestOf(k, w1, w2)
+		nw := setLane(w, s, 0)
+		if k.b1 == k.b2 {
+			if !ok {
+				return false, growDone
+			}
+			if t.cas(b, w, nw) {
+				return true, growDone
+			}
+			if v := t.words[b].Load(); v&tagMask != 0 {
+				t.helpWord(v)
+			}
+			continue
+		}
+		// Both words in one K-CAS, the one not changed with its own
+		// value: the choice stands only if neither changed since it was
+		// read. With no match, the K-CAS proves absence at one instant.
+		n1, n2 := w1, w2
+		if ok && b == k.b1 {
+			n1 = nw
+		} else if ok {
+			n2 = nw
+		}
+		var op kcasOp
+		op.add(k.b1, w1, n1)
+		op.add(k.b2, w2, n2)
+		if my == nil {
+			my = leaseDesc()
+		}
+		if t.kcasWith(&op, my.slot) {
+			my.release()
+			return ok, growDone
+		}
+	}
+}
+
+// youngestOf picks the youngest entry matching k in w1 (bucket b1) or w2
+// (bucket b2), b1 on a tie.
+func youngestOf(k growKey, w1, w2 uint64) (b, w uint64, s int, ok bool) {
+	s1, a1, ok1 := longestMatch(w1, k.q)
+	if k.b2 != k.b1 {
+		if s2, a2, ok2 := longestMatch(w2, k.q); ok2 && (!ok1 || a2 < a1) {
+			return k.b2, w2, s2, true
+		}
+	}
+	return k.b1, w1, s1, ok1
+}
+
+// countIn returns the number of entries matching k in x, from one atomic
+// view of both buckets, or growFrozen.
+func (g *Growing) countIn(x *growTable, k growKey) (n int, st int) {
+	t := &x.t
+	count := func(w1, w2 uint64) int {
+		n := bits.OnesCount64(matchLanes(w1, k.q))
+		if k.b2 != k.b1 {
+			n += bits.OnesCount64(matchLanes(w2, k.q))
+		}
+		return n
+	}
+	if g.mode == Locked {
+		gd := x.locks.lockBuckets(k.b1, k.b2)
+		defer x.locks.unlockBuckets(gd)
+		return count(t.words[k.b1].Load(), t.words[k.b2].Load()), growDone
+	}
+	my := leaseDesc()
+	defer my.release()
+	for {
+		w1, w2 := t.load(k.b1), t.load(k.b2)
+		if k.b1 == k.b2 {
+			return count(w1, w2), growDone
+		}
+		var op kcasOp
+		op.add(k.b1, w1, w1)
+		op.add(k.b2, w2, w2)
+		if t.kcasWith(&op, my.slot) {
+			return count(w1, w2), growDone
+		}
+	}
+}
+
+// freezeIn sets the frozen bit of bucket j of x and returns the word it
+// froze (without the bit). From then on no write changes the word:
+// LockFree writers compare the whole word in their CAS or K-CAS, Locked
+// writers check the bit under the bucket's lock.
+func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
+	t := &x.t
+	if g.mode == Locked {
+		gd := x.locks.lockBuckets(j, j)
+		w := t.words[j].Load()
+		t.words[j].Store(w | frozenBit)
+		x.locks.unlockBuckets(gd)
+		return w &^ frozenBit
+	}
+	for {
+		w := t.words[j].Load()
+		if w&tagMask != 0 {
+			t.helpWord(w)
+			continue
+		}
+		if w&frozenBit != 0 || t.cas(j, w, w|frozenBit) {
+			return w &^ frozenBit
+		}
+	}
+}
