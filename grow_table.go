@@ -197,33 +197,16 @@ func (g *Growing) putIn(x *growTable, k growKey) int {
 	if g.mode == Locked {
 		gd := x.locks.lockBuckets(k.b1, k.b2)
 		defer x.locks.unlockBuckets(gd)
-		w1, w2 := t.words[k.b1].Load(), t.words[k.b2].Load()
-		if (w1|w2)&frozenBit != 0 {
-			return growFrozen
+		b, _, nw, st := placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
+		if st == growDone {
+			t.words[b].Store(nw)
 		}
-		b, w := k.b1, w1
-		if laneCount(w2) < laneCount(w1) {
-			b, w = k.b2, w2
-		}
-		nw, ok := putLane(w, k.q)
-		if !ok {
-			return growFull
-		}
-		t.words[b].Store(nw)
-		return growDone
+		return st
 	}
 	for {
-		w1, w2 := t.load(k.b1), t.load(k.b2)
-		if (w1|w2)&frozenBit != 0 {
-			return growFrozen
-		}
-		b, w := k.b1, w1
-		if laneCount(w2) < laneCount(w1) {
-			b, w = k.b2, w2
-		}
-		nw, ok := putLane(w, k.q)
-		if !ok {
-			return growFull
+		b, w, nw, st := placeEntry(k, t.load(k.b1), t.load(k.b2))
+		if st != growDone {
+			return st
 		}
 		if t.cas(b, w, nw) {
 			return growDone
@@ -232,6 +215,24 @@ func (g *Growing) putIn(x *growTable, k growKey) int {
 			t.helpWord(v)
 		}
 	}
+}
+
+// placeEntry chooses, from the words w1 of b1 and w2 of b2, the emptier
+// bucket (b1 on a tie) and returns it, its word and the word with k's
+// entry added, or growFrozen or growFull.
+func placeEntry(k growKey, w1, w2 uint64) (b, w, nw uint64, st int) {
+	if (w1|w2)&frozenBit != 0 {
+		return 0, 0, 0, growFrozen
+	}
+	b, w = k.b1, w1
+	if laneCount(w2) < laneCount(w1) {
+		b, w = k.b2, w2
+	}
+	nw, ok := putLane(w, k.q)
+	if !ok {
+		return 0, 0, 0, growFull
+	}
+	return b, w, nw, growDone
 }
 
 // growPathNode is one bucket reached by path discovery: from is the index
