@@ -76,11 +76,11 @@
 // and deletes and reinserts stay safe while it grows (grow.go and
 // grow_table.go have the argument). What it costs: an entry compares one
 // bit fewer for each doubling it lived through (13 bits fresh, at least
-// 6), so the false-positive rate is 0.5 to 3 times a fixed 12-bit
+// 6), so the false-positive rate was 2.5 to 3.1 times a fixed 12-bit
 // filter's after a thousandfold growth (FalsePositiveRate reports it from
 // the entries stored); memory is a fixed filter's per slot, but the table
-// doubles when about 95% full, so it holds between 1 and 2 times what its
-// keys need. Give the first capacity near the expected count; use a fixed
+// doubles when 93% to 97% full, so it holds between about 1 and 2 times
+// what its keys need. Give the first capacity near the expected count; use a fixed
 // Filter when the count is known.
 //
 // New draws a random seed for each filter, so that nobody can choose keys
