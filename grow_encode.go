@@ -35,7 +35,6 @@ const (
 	growFormatMagic      = "CUCKOOGR"
 	growFormatVersion    = 2
 	growFormatHeaderSize = 48
-	growLaneBits         = laneBits
 )
 
 // WriteTo writes the filter in the growing format of FORMAT.md. It may run
@@ -59,7 +58,7 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 	if g.seed == 0 {
 		hdr[12] = formatHashXXFmix
 	}
-	hdr[13] = growLaneBits
+	hdr[13] = laneBits
 	binary.LittleEndian.PutUint64(hdr[16:], g.base)
 	binary.LittleEndian.PutUint64(hdr[24:], g.seed)
 	hdr[32] = byte(d)
@@ -264,8 +263,8 @@ func checkGrowHeader(data []byte) error {
 	if s := data[11]; s != slotsPerBucket {
 		return errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", s, slotsPerBucket)
 	}
-	if l := data[13]; l != growLaneBits {
-		return errFormat("cuckoo: impossible parameters: %d-bit lanes (want %d)", l, growLaneBits)
+	if l := data[13]; l != laneBits {
+		return errFormat("cuckoo: impossible parameters: %d-bit lanes (want %d)", l, laneBits)
 	}
 	seed := binary.LittleEndian.Uint64(data[24:])
 	switch alg := data[12]; {

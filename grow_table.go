@@ -258,30 +258,28 @@ const growQueueLen = bfsQueueLen + 1
 // array on every call, and most searches end within a few buckets.
 func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
 	var q [bfsShortQueue]growPathNode
-	for {
-		end, st := g.discoverIn(x, b1, b2, q[:])
-		if st == growDone {
-			st = g.migrateIn(x, q[:], end)
-		}
-		switch st {
-		case growStale:
-			continue
-		case growTruncated:
-			return g.makeRoomDeep(x, b1, b2)
-		}
+	if st := g.relocateIn(x, b1, b2, q[:]); st != growTruncated {
 		return st
 	}
+	return g.makeRoomDeep(x, b1, b2)
 }
 
-// makeRoomDeep is makeRoomIn with the full queue.
+// makeRoomDeep is makeRoomIn with the full queue, which a search never
+// outgrows.
 //
 //go:noinline
 func (g *Growing) makeRoomDeep(x *growTable, b1, b2 uint64) int {
 	var q [growQueueLen]growPathNode
+	return g.relocateIn(x, b1, b2, q[:])
+}
+
+// relocateIn discovers a path with the queue q and migrates along it,
+// discovering again while a step finds the path stale.
+func (g *Growing) relocateIn(x *growTable, b1, b2 uint64, q []growPathNode) int {
 	for {
-		end, st := g.discoverIn(x, b1, b2, q[:])
+		end, st := g.discoverIn(x, b1, b2, q)
 		if st == growDone {
-			st = g.migrateIn(x, q[:], end)
+			st = g.migrateIn(x, q, end)
 		}
 		if st != growStale {
 			return st
