@@ -235,7 +235,7 @@ func ExampleGrowing_FalsePositiveRate() {
 	fmt.Printf("%.4f %.4f\n", fresh, g.FalsePositiveRate())
 	// Output:
 	// 0
-	// 0.0007 0.0046
+	// 0.0007 0.0047
 }
 
 // Reset empties the filter and shrinks it back to its first table.

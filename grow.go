@@ -54,9 +54,11 @@ import (
 // key's delete leaves x a match), and freezing changes no entry. (b) If
 // T's successor n finished its copy (n.old = nil), n holds a match of x
 // in x's pair of n: the copy took every frozen word of T, each entry
-// to the half of its bucket that its stored bit names, which is in x's
-// pair of n for an entry matching x (an entry matching x stores x's bit;
-// a void entry goes to both halves), with one bit fewer compared; writes
+// to the half of its bucket that its top stored bit names, which is in
+// x's pair of n for an entry matching x (an entry matching x stores x's
+// position bit for its bucket, and that half is x's bucket of the same
+// role in n, grow_table.go; a void entry goes to both halves), with one
+// bit fewer compared, the rest still x's position bits there; writes
 // on n began after the copy, and (a) applies to n from then on. By
 // induction every table after T in the chain whose copy finished holds a
 // match of x. Now the lookup loads cur = C (C is T or later: cur was T
@@ -137,6 +139,7 @@ type Growing struct {
 	cur   atomic.Pointer[growTable]
 	base  uint64 // buckets of the first table (c in grow_table.go); 0 for a zero Growing
 	off   [growTags]uint32
+	mask  [growTags]uint32
 	seed  uint64
 	mul   uint64
 	mode  Mode
@@ -201,6 +204,7 @@ func (g *Growing) setup(base, seed uint64, mode Mode, maxD uint) {
 	for t := range g.off {
 		hi, _ := bits.Mul64(mix64(seed^uint64(t+1)*0x9e3779b97f4a7c15), base)
 		g.off[t] = uint32(hi)
+		g.mask[t] = uint32(mix64(seed^uint64(t+1)*0xc2b2ae3d27d4eb4f)) & (1<<growIndexBits - 1)
 	}
 	sb := shardBitsFor(base)
 	g.count.init(sb)
@@ -241,7 +245,7 @@ func (g *Growing) keyed(h uint64) uint64 {
 
 // place places the key whose keyed hash is kh in table x.
 func (g *Growing) place(x *growTable, kh uint64) growKey {
-	return x.place(kh, g.base, &g.off)
+	return x.place(kh, g.base, &g.off, &g.mask)
 }
 
 // writable returns the table writes go to, after moving cur forward and
@@ -397,7 +401,7 @@ func (g *Growing) LookupHash(h uint64) bool {
 	e := t.epoch.Load()
 	w1, w2 := t.words[k.b1].Load(), t.words[k.b2].Load()
 	if (w1|w2|e)&tagMask == 0 {
-		if matchLanes(w1, k.q)|matchLanes(w2, k.q) != 0 {
+		if k.matches(w1, w2) {
 			return true
 		}
 		if k.b1 == k.b2 || (t.words[k.b1].Load() == w1 && t.epoch.Load() == e) {
@@ -502,7 +506,7 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 		switch {
 		case (w1[j]|w2[j]|e[j])&tagMask != 0:
 			found[j] = g.lookupIn(x, k)
-		case matchLanes(w1[j], k.q)|matchLanes(w2[j], k.q) != 0:
+		case k.matches(w1[j], w2[j]):
 			found[j] = true
 		case k.b1 == k.b2 || (t.words[k.b1].Load() == w1[j] && t.epoch.Load() == e[j]):
 			found[j] = false

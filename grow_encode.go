@@ -14,7 +14,7 @@ import (
 //
 //	offset  size  field
 //	0       8     magic "CUCKOOGR"
-//	8       2     format version (2)
+//	8       2     format version (3)
 //	10      1     fingerprint bits (12)
 //	11      1     slots per bucket (4)
 //	12      1     hash algorithm id (2, as in the fixed format; 1 for seed 0)
@@ -29,11 +29,12 @@ import (
 //	              counter and frozen bits zero
 //	end-8   8     xxhash64 (seed 0) of every byte before it
 //
-// Version 1 (a tree of fixed tables) is no longer read.
+// Versions 1 (a tree of fixed tables) and 2 (no masks: an entry in its
+// second bucket stored its key's index bits) are no longer read.
 
 const (
 	growFormatMagic      = "CUCKOOGR"
-	growFormatVersion    = 2
+	growFormatVersion    = 3
 	growFormatHeaderSize = 48
 )
 
@@ -249,8 +250,11 @@ func checkGrowHeader(data []byte) error {
 		return nil
 	}
 	if v := binary.LittleEndian.Uint16(data[8:]); v != growFormatVersion {
-		if v == 1 {
+		switch v {
+		case 1:
 			return errFormat("cuckoo: growing format version 1 (a tree of tables) is no longer read; this package reads version %d", growFormatVersion)
+		case 2:
+			return errFormat("cuckoo: growing format version 2 (second buckets without masks) is no longer read; this package reads version %d", growFormatVersion)
 		}
 		return errFormat("cuckoo: unknown growing format version %d (this package reads version %d)", v, growFormatVersion)
 	}

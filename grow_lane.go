@@ -13,13 +13,15 @@ import "math/bits"
 //	bit 13 ... 8   7 ........ 0
 //	   [  tag   ]  [   tail   ]
 //
-// The tag is 6 bits of the key's hash that never change; the key's
-// alternate bucket is a function of its bucket and its tag (growAlt), so an
+// The tag is 6 bits of the key's hash that never change; the entry's
+// other bucket is a function of its bucket and its tag (growAlt), so an
 // entry can be moved between its two buckets at any size of the table. The
-// tail holds the key's next index bits, which a doubling consumes one at a
-// time, in unary-terminated form: an entry written when the table had
-// doubled d times holds the 7 bits g_d .. g_d+6 of the key (grow_table.go,
-// growPlace) above a 1 marker, tail = g<<1 | 1, with g_d in bit 7. Each
+// tail holds the next index bits of the entry's bucket (its position bits:
+// the key's in the key's first bucket, those XOR the tag's mask in the
+// second; grow_table.go), which a doubling consumes one at a time, in
+// unary-terminated form: an entry written when the table had doubled d
+// times holds 7 bits p_d .. p_d+6 above a 1 marker, tail = p<<1 | 1, with
+// p_d in bit 7. Each
 // doubling takes bit 7 (it chooses between the two new buckets the old one
 // splits into) and shifts the tail left by one, so the marker rises: an
 // entry of age a (doublings since it was written) has its marker at bit a
@@ -72,11 +74,6 @@ func matchLanes(w, q uint64) uint64 {
 	low := laneLow(w)
 	x := (w^q*laneLO)&^low | low&laneBit8
 	return laneHI &^ ((x&^laneHI + (laneHI - laneLO)) | x)
-}
-
-// hasMatch reports whether an entry of w or of v matches q.
-func hasMatch(w, v, q uint64) bool {
-	return matchLanes(w, q)|matchLanes(v, q) != 0
 }
 
 // occupiedLanes returns bit 7 of every lane of w holding an entry (a

@@ -120,10 +120,9 @@ func TestGrowSplitKeepsMatches(t *testing.T) {
 		d0 := uint(r.IntN(growMaxDoublings))
 		x := g.tableShape(d0)
 		k := g.place(x, kh)
-		v := k.q
-		b := k.b1
+		v, b := k.q1, k.b1
 		if r.IntN(2) == 0 {
-			b = k.b2
+			v, b = k.q2, k.b2
 		}
 		for d := d0; d < growMaxDoublings; d++ {
 			nv, half, both := splitLane(v)
@@ -144,15 +143,28 @@ func TestGrowSplitKeepsMatches(t *testing.T) {
 			if nb != nk.b1 && nb != nk.b2 {
 				t.Fatalf("doubling %d: entry went to %d, the key's pair is %d, %d", d+1, nb, nk.b1, nk.b2)
 			}
-			if matchLanes(nv, nk.q) == 0 {
-				t.Fatalf("doubling %d: entry %#04x no longer matches its key's %#04x", d+1, nv, nk.q)
+			if !matchesIn(nk, nb, nv) {
+				t.Fatalf("doubling %d: entry %#04x in bucket %d no longer matches its key %+v", d+1, nv, nb, nk)
 			}
-			if alt := g.growAlt(nb, nx.d, nv); alt != nk.b1 && alt != nk.b2 || (alt == nb) != (nk.b1 == nk.b2) {
+			alt, altv := g.growAlt(nb, nx.d, nv)
+			if alt != nk.b1 && alt != nk.b2 || (alt == nb) != (nk.b1 == nk.b2) {
 				t.Fatalf("doubling %d: growAlt(%d) = %d; pair %d, %d", d+1, nb, alt, nk.b1, nk.b2)
+			}
+			if !matchesIn(nk, alt, altv) {
+				t.Fatalf("doubling %d: entry %#04x moved to bucket %d as %#04x does not match its key %+v", d+1, nv, alt, altv, nk)
+			}
+			if back, backv := g.growAlt(alt, nx.d, altv); back != nb || backv != nv {
+				t.Fatalf("doubling %d: moving back gives bucket %d, %#04x; want %d, %#04x", d+1, back, backv, nb, nv)
 			}
 			v, b = nv, nb
 		}
 	}
+}
+
+// matchesIn reports whether entry v, in bucket b, matches the key k: in
+// the form the key has in that bucket.
+func matchesIn(k growKey, b, v uint64) bool {
+	return b == k.b1 && matchLanes(v, k.q1) != 0 || b == k.b2 && matchLanes(v, k.q2) != 0
 }
 
 // TestGrowingNoFalseNegativesUnderGrowth runs more writers than Ps, each
@@ -380,7 +392,7 @@ func TestGrowingDeleteYoungestMatch(t *testing.T) {
 				hx := youngerCollider(hy, d)
 				x := g.searched()
 				kx, ky := g.place(x, g.keyed(hx)), g.place(x, g.keyed(hy))
-				if kx.b1 != ky.b1 || kx.b2 != ky.b2 || kx.q == ky.q {
+				if kx.b1 != ky.b1 || kx.b2 != ky.b2 || kx.q1 == ky.q1 {
 					t.Fatalf("the collider is not one: %+v, %+v", kx, ky)
 				}
 				if err := g.InsertHash(hx); err != nil {
@@ -741,11 +753,13 @@ func TestGrowingDecodeRejects(t *testing.T) {
 		binary.LittleEndian.PutUint64(b[growFormatHeaderSize+8:], w)
 		check(fmt.Sprintf("word %#x", w), encReseal(b))
 	}
-	// Version 1 (the tree) is named in the error.
-	v1 := bytes.Clone(data)
-	v1[8] = 1
-	if err := target.UnmarshalBinary(v1); err == nil || !strings.Contains(err.Error(), "version 1") {
-		t.Errorf("version 1: %v", err)
+	// Versions 1 (the tree) and 2 (no masks) are named in the error.
+	for _, v := range []byte{1, 2} {
+		old := bytes.Clone(data)
+		old[8] = v
+		if err := target.UnmarshalBinary(old); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("version %d", v)) {
+			t.Errorf("version %d: %v", v, err)
+		}
 	}
 	// A fixed filter is not a growing one, and the reverse.
 	f := NewTestFilter(t, 1000, LockFree, 12, 1)
