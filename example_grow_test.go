@@ -30,19 +30,20 @@ func allFound(g *cuckoo.Growing, n int) bool {
 }
 
 // A Growing filter needs no key count up front: it starts at its first
-// table's capacity and doubles the table as keys arrive.
+// tables' capacity and its sixteen shards double their tables as keys
+// arrive (75 doublings in all here, four or five per shard).
 func ExampleGrowing() {
-	g, err := cuckoo.NewGrowing(1000)
+	g, err := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	if err != nil {
 		log.Fatal(err)
 	}
 	growKeys(g, 100_000)
 	fmt.Println(g.Len(), allFound(g, 100_000), g.Doublings())
-	// Output: 100000 true 5
+	// Output: 100000 true 75
 }
 
 // NewGrowing takes New's options but the fingerprint size (12 bits only);
-// the first table holds at least 3,891 keys.
+// the first tables hold at least 5,512 keys.
 func ExampleNewGrowing() {
 	g, err := cuckoo.NewGrowing(1000, cuckoo.WithMode(cuckoo.Locked))
 	if err != nil {
@@ -54,24 +55,27 @@ func ExampleNewGrowing() {
 	_, err = cuckoo.NewGrowing(1000, cuckoo.WithFingerprintBits(8))
 	fmt.Println(err != nil)
 	// Output:
-	// locked 12 3891
+	// locked 12 5512
 	// cuckoo: capacity must be positive, got 0
 	// true
 }
 
-// BaseCapacity is the capacity of the first table: what NewGrowing was
-// asked for, rounded up to whole buckets and to at least 3,891 keys.
+// BaseCapacity is the capacity of the first tables: about 1.4 times what
+// NewGrowing was asked for (each of the sixteen shards receives a
+// sixteenth of the keys, and the smallest must hold its share), and at
+// least 5,512 keys.
 func ExampleGrowing_BaseCapacity() {
 	small, _ := cuckoo.NewGrowing(1000)
 	large, _ := cuckoo.NewGrowing(1_000_000)
 	fmt.Println(small.BaseCapacity(), large.BaseCapacity())
-	// Output: 3891 1000000
+	// Output: 5512 1411744
 }
 
-// WithMaxCapacity bounds the growth by whole doublings: 50,000 keys allow
-// three doublings of the first table (8 × 3,891 = 31,128 keys), not four.
-// Past that an insert that finds no room returns ErrFull, and nothing
-// stored is lost.
+// WithMaxCapacity bounds the growth: the shards double only while they
+// hold at most 50,000 keys at 95% load together, so the slots stay below
+// 50,000/0.95. Past that an insert that finds no room returns ErrFull
+// (here after more than two thirds of 50,000 keys), and nothing stored is
+// lost.
 func ExampleWithMaxCapacity() {
 	g, err := cuckoo.NewGrowing(1000, cuckoo.WithMaxCapacity(50_000))
 	if err != nil {
@@ -83,8 +87,8 @@ func ExampleWithMaxCapacity() {
 			break
 		}
 	}
-	fmt.Println(g.Doublings(), n > 30_000, g.Len() == n, allFound(g, n))
-	// Output: 3 true true true
+	fmt.Println(g.Cap() <= 50_000*100/95, n > 50_000*2/3, g.Len() == n, allFound(g, n))
+	// Output: true true true true
 }
 
 func ExampleGrowing_Insert() {
@@ -194,34 +198,35 @@ func ExampleGrowing_Len() {
 	// Output: 20000
 }
 
-// Cap is the slots of the table: 4 per bucket, 1024 buckets at first,
-// twice as many after each doubling.
+// Cap is the slots of the shards' tables: 4 per bucket, 1,452 buckets
+// at first, and each doubling of a shard adds its table's size.
 func ExampleGrowing_Cap() {
-	g, _ := cuckoo.NewGrowing(1000)
+	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	fmt.Println(g.Cap())
-	growKeys(g, 5000)
+	growKeys(g, 7000)
 	fmt.Println(g.Cap())
 	// Output:
-	// 4096
-	// 8192
+	// 5808
+	// 10200
 }
 
 func ExampleGrowing_LoadFactor() {
-	g, _ := cuckoo.NewGrowing(1000)
-	growKeys(g, 2048)
+	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
+	growKeys(g, 2904)
 	fmt.Println(g.LoadFactor())
 	// Output: 0.5
 }
 
-// Doublings counts how often the table has doubled.
+// Doublings counts how often a shard's table has doubled, over all
+// sixteen shards.
 func ExampleGrowing_Doublings() {
-	g, _ := cuckoo.NewGrowing(1000)
+	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	fmt.Println(g.Doublings())
 	growKeys(g, 100_000)
 	fmt.Println(g.Doublings())
 	// Output:
 	// 0
-	// 5
+	// 75
 }
 
 // FalsePositiveRate is computed from the entries stored: older entries,
@@ -235,16 +240,16 @@ func ExampleGrowing_FalsePositiveRate() {
 	fmt.Printf("%.4f %.4f\n", fresh, g.FalsePositiveRate())
 	// Output:
 	// 0
-	// 0.0007 0.0047
+	// 0.0005 0.0044
 }
 
-// Reset empties the filter and shrinks it back to its first table.
+// Reset empties the filter and shrinks it back to its first tables.
 func ExampleGrowing_Reset() {
 	g, _ := cuckoo.NewGrowing(1000)
 	growKeys(g, 50_000)
 	g.Reset()
 	fmt.Println(g.Len(), g.Doublings(), g.Cap())
-	// Output: 0 0 4096
+	// Output: 0 0 5808
 }
 
 func ExampleGrowing_Mode() {
@@ -303,7 +308,7 @@ func ExampleGrowing_MarshalBinary() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	data, err := g.MarshalBinary()
 	fmt.Println(err, string(data[:8]), len(data))
-	// Output: <nil> CUCKOOGR 8248
+	// Output: <nil> CUCKOOGR 11928
 }
 
 func ExampleGrowing_UnmarshalBinary() {

@@ -10,19 +10,32 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// A filter that grows (Growing): one table that doubles in place.
+// A filter that grows (Growing): sixteen shards, each one table that
+// doubles in place.
 //
-// A Growing filter keeps one table at a time (grow_table.go has its
-// placement and its operations). When an insert finds no room and the
-// table is at least growFullLoad full, the filter makes the next table,
+// A key belongs to one of growShards shards, chosen by its hash, and each
+// shard keeps one table at a time (grow_table.go has its placement and its
+// operations). When an insert finds no room in its shard's table and the
+// shard is at least growFullLoad full, the shard makes its next table,
 // with twice the buckets, and copies the old one into it bucket by bucket:
 // each old bucket splits into two adjacent new ones, each entry going to
 // the half its stored index bit names (splitLane). No key is needed, so
 // entries keep their place in every later table, and a lookup reads two
 // buckets whatever the size.
 //
-// The expansion protocol. Tables form a chain through next: the filter's
-// current table cur is the last one (or, for a moment, the one before it).
+// Why shards of different sizes. A table that doubles holds between 1 and
+// 2 times the memory of one sized for its keys, depending on where it is
+// in its cycle. The shards receive equal shares of the keys, but their
+// first tables have sizes spread evenly on a log scale over one factor of
+// two (shard i has 2^(i/16) times the buckets of shard 0), so they double
+// at sixteen evenly spaced points of each cycle, and the memory of the
+// whole filter rises in sixteen steps per doubling instead of one: about
+// 1.41 times the memory per key of a table filled to the same load, at
+// every size, instead of 1 to 2 times (BENCHMARKS.md has the figures).
+//
+// The expansion protocol, per shard. A shard's tables form a chain through
+// next: its current table cur is the last one (or, for a moment, the one
+// before it).
 //
 //  1. Start: an insert that found its table x full makes n with n.old = x,
 //     publishes it with one CAS on x.next, and moves cur from x to n (a
@@ -45,32 +58,35 @@ import (
 //
 // Claim (no false negatives): a Lookup of x that starts after an Insert of
 // x returned, with no Delete of x and no Reset begun since, reports true.
-// Proof. The insert wrote x's entry into an unfrozen word of some table T
-// (its CAS compared the unfrozen word; in Locked mode it checked the bit
-// under the lock), at a moment when T was cur (writable returned T, and
-// cur only moves forward). (a) From then on T holds an entry matching x in
-// x's pair of T: relocations keep entries in their pairs, deletes remove
-// only matches of the deleted key with the rule in grow_table.go (another
-// key's delete leaves x a match), and freezing changes no entry. (b) If
-// T's successor n finished its copy (n.old = nil), n holds a match of x
-// in x's pair of n: the copy took every frozen word of T, each entry
-// to the half of its bucket that its top stored bit names, which is in
-// x's pair of n for an entry matching x (an entry matching x stores x's
-// position bit for its bucket, and that half is x's bucket of the same
-// role in n, grow_table.go; a void entry goes to both halves), with one
-// bit fewer compared, the rest still x's position bits there; writes
-// on n began after the copy, and (a) applies to n from then on. By
-// induction every table after T in the chain whose copy finished holds a
-// match of x. Now the lookup loads cur = C (C is T or later: cur was T
-// when the insert wrote, and only moves forward) and reads C.old. If it
-// reads nil, C's copy finished (or C = T), so C holds a match of x; if it
-// reads O, no write has reached C yet, so T is not C: T is O or earlier,
-// O's own copy finished before C was made (expansions start only from a
-// table writable returned, whose copy was done), and O holds a match of x.
-// The search of that table is the fixed filter's (twophase.go or
-// locked.go), whose claim needs only that a match stays in the pair
-// throughout, which (a) gives. A Reset between T and C would break the
-// chain, but a Reset begun after the insert is outside the claim.
+// Proof. x's shard is a function of its hash, so every operation on x
+// works on the same shard's chain; the shards share nothing else that an
+// entry depends on. The insert wrote x's entry into an unfrozen word of
+// some table T of that chain (its CAS compared the unfrozen word; in
+// Locked mode it checked the bit under the lock), at a moment when T was
+// cur (writable returned T, and cur only moves forward). (a) From then on
+// T holds an entry matching x in x's pair of T: relocations keep entries
+// in their pairs, deletes remove only matches of the deleted key with the
+// rule in grow_table.go (another key's delete leaves x a match), and
+// freezing changes no entry. (b) If T's successor n finished its copy
+// (n.old = nil), n holds a match of x in x's pair of n: the copy took
+// every frozen word of T, each entry to the half of its bucket that its
+// top stored bit names, which is in x's pair of n for an entry matching x
+// (an entry matching x stores x's position bit for its bucket, and that
+// half is x's bucket of the same role in n, grow_table.go; a void entry
+// goes to both halves), with one bit fewer compared, the rest still x's
+// position bits there; writes on n began after the copy, and (a) applies
+// to n from then on. By induction every table after T in the chain whose
+// copy finished holds a match of x. Now the lookup loads cur = C (C is T
+// or later: cur was T when the insert wrote, and only moves forward) and
+// reads C.old. If it reads nil, C's copy finished (or C = T), so C holds a
+// match of x; if it reads O, no write has reached C yet, so T is not C: T
+// is O or earlier, O's own copy finished before C was made (expansions
+// start only from a table writable returned, whose copy was done), and O
+// holds a match of x. The search of that table is the fixed filter's
+// (twophase.go or locked.go), whose claim needs only that a match stays in
+// the pair throughout, which (a) gives. A Reset between T and C would
+// break the chain, but a Reset begun after the insert is outside the
+// claim.
 //
 // Nothing is lost: a write that changed its table before the bucket was
 // frozen is in the copy; one that did not changed nothing and is redone on
@@ -78,26 +94,44 @@ import (
 // move entries within their pairs).
 //
 // The cost of waiting: a copy runs at memory speed, shared by every writer
-// that arrives, but a copier that the scheduler stops while it holds a
-// chunk holds back the writers until it runs again: writes are not
-// lock-free during an expansion (lookups are).
+// of the shard that arrives, but a copier that the scheduler stops while
+// it holds a chunk holds back the shard's writers until it runs again:
+// writes are not lock-free during an expansion (lookups are, and writes to
+// the other fifteen shards go on).
 
-// growMinBase is the smallest first table: 1024 buckets (8 KiB, 3,891 keys
-// at 95%), so that the 19 doublings the hash bits allow reach 2^29
-// buckets (2 billion keys).
-const growMinBase = 1024
+const (
+	// growShardBits sets the number of shards, growShards = 16.
+	growShardBits = 4
+	growShards    = 1 << growShardBits
+	// growShardMul picks a key's shard: the top bits of kh·growShardMul,
+	// which depend on all of kh's bits, so that within a shard the bits
+	// placement uses stay uniform.
+	growShardMul = 0x9e3779b97f4a7c15
 
-// growChunk is the number of old buckets a copier claims at once.
-const growChunk = 1024
+	// growMinBase is the smallest first table of a shard: 64 buckets, so
+	// that the 19 doublings the hash bits allow take the sixteen shards
+	// to more than 2^30 buckets (about 4 billion keys).
+	growMinBase = 64
+
+	// growChunk is the number of old buckets a copier claims at once.
+	growChunk = 1024
+)
+
+// growShardScale[i] is 2^(i/16) in 16.16 fixed point: shard i's first
+// table has ceil(B·2^(i/16)) buckets for the B of shard 0.
+var growShardScale = [growShards]uint64{
+	65536, 68438, 71468, 74632, 77936, 81386, 84990, 88752,
+	92682, 96785, 101070, 105545, 110218, 115098, 120194, 125515,
+}
 
 // growFullLoad is the load at which an insert that finds no room doubles
-// the table; below it the insert returns ErrFull, as a fixed filter's does.
-// A table fails its first insert between about 93% and 97% load, but one
-// that holds many copies of some keys can fail earlier, so the line is
-// low; what it excludes is the case of a few keys with more copies than
-// their pair holds in a table far from full: doubling would not give them
-// room (their copies all go the same way), and each attempt would double
-// the memory.
+// its shard's table; below it the insert returns ErrFull, as a fixed
+// filter's does. A table fails its first insert between about 96% and
+// 99.9% load, but one that holds many copies of some keys can fail
+// earlier, so the line is low; what it excludes is the case of a few keys
+// with more copies than their pair holds in a table far from full:
+// doubling would not give them room (their copies all go the same way),
+// and each attempt would double the memory.
 const growFullLoad = 0.5
 
 // Growing is a concurrent cuckoo filter that grows when it is full,
@@ -109,62 +143,81 @@ const growFullLoad = 0.5
 // with NewGrowing; a zero Growing holds nothing and reports every Insert as
 // ErrZeroFilter.
 //
-// A Growing filter is one table of four-slot buckets, as a Filter's, that
-// doubles in place: each bucket splits into two and every entry moves to
-// the half its stored bits name. Its costs (measured in BENCHMARKS.md,
-// "Growing filter"):
+// A Growing filter is sixteen shards, each one table of four-slot buckets,
+// as a Filter's, that doubles in place when it is full: each bucket splits
+// into two and every entry moves to the half its stored bits name. A key
+// belongs to one shard, chosen by its hash. Its costs (measured in
+// BENCHMARKS.md, "Growing filter"):
 //
-//   - lookups read two buckets at every size, as in a fixed filter;
-//   - memory: 64 bits per bucket of four slots, as a fixed filter's; the
-//     table doubles at its first failed insert (at 93% to 97% load in the
-//     measurements), so it holds between about 1 and 2 times the memory of
-//     a fixed filter sized for its keys (16.8 to 33.7 bits per key);
+//   - lookups read two buckets of one shard at every size, as in a fixed
+//     filter;
+//   - memory: 64 bits per bucket of four slots, as a fixed filter's; a
+//     shard doubles at its first failed insert (at 96% to 99.9% load in the
+//     measurements), and the shards' first tables are sized so that they
+//     double at evenly spaced points, so the filter holds about 1.4 times
+//     (at most 1.45 times in the measurements) the memory of a fixed
+//     filter sized for its keys, at every size past its first doublings;
 //   - false positives: an entry has a 6-bit tag and up to 7 bits of its
 //     key's position, and each doubling moves one of those bits into the
 //     bucket index, so older entries compare fewer bits. An entry that has
 //     lived through k doublings compares 13-k bits (6 once k >= 7); since
-//     the table doubles when full, half of its entries are from the last
+//     a shard doubles when full, half of its entries are from the last
 //     doubling, a quarter from the one before, and so on. FalsePositiveRate
-//     reports the expected rate from the entries actually stored; it was
-//     2.5 to 3.1 times a fixed 12-bit filter's after 9 to 10 doublings;
-//   - growing: an insert that finds the table full makes the next one and
-//     copies the old one into it; inserts and deletes that arrive while the
-//     copy runs share the copying and wait for it to end; lookups never
-//     wait, and read the old table until the copy is done.
+//     reports the expected rate from the entries actually stored;
+//   - growing: an insert that finds its shard full makes the shard's next
+//     table and copies the old one into it; inserts and deletes of that
+//     shard that arrive while the copy runs share the copying and wait for
+//     it to end; lookups never wait, and read the old table until the copy
+//     is done.
 //
 // A Growing filter must not be copied after first use.
 type Growing struct {
 	_ noCopy
 
-	cur   atomic.Pointer[growTable]
-	base  uint64 // buckets of the first table (c in grow_table.go); 0 for a zero Growing
-	off   [growTags]uint32
-	mask  [growTags]uint32
-	seed  uint64
-	mul   uint64
-	mode  Mode
-	maxD  uint // the most doublings (growMaxDoublings, or fewer under WithMaxCapacity)
-	count shardedCount
-	gate  snapshotGate
+	st   *growState // nil for a zero Growing
+	seed uint64
+	mul  uint64
+	mode Mode
+	gate snapshotGate
 }
 
-// WithMaxCapacity bounds a Growing filter: it doubles only while the
-// doubled table still holds at most maxCapacity keys at 95% load; past
-// that, an insert that finds no room returns ErrFull with nothing lost, as
-// a Filter's does. So Cap never exceeds maxCapacity/0.95 slots. 0 (the
-// default) means no bound but the 19 doublings the hash allows. New
-// rejects it.
+// growState is what a Growing filter's tables refer to: the masks and the
+// shards. ReadFrom replaces it whole.
+type growState struct {
+	mask   [growTags]uint32
+	shards [growShards]growShard
+}
+
+// growShard is one shard: its current table and its parameters.
+type growShard struct {
+	cur   atomic.Pointer[growTable]
+	base  uint64 // buckets of the shard's first table (c in grow_table.go)
+	maxD  uint64 // the most doublings (growMaxDoublings, or fewer)
+	off   [growTags]uint32
+	count shardedCount
+}
+
+// WithMaxCapacity bounds a Growing filter: its shards double only while
+// all of them together hold at most maxCapacity keys at 95% load (the
+// smaller shards doubling first), so Cap never exceeds maxCapacity/0.95
+// slots. Past that, an insert that finds no room returns ErrFull with
+// nothing lost, as a Filter's does. Since each shard receives a sixteenth
+// of the keys and the shards cannot all have the same size, the first
+// ErrFull comes when the smallest shard at its bound is full: from about
+// two thirds of maxCapacity keys on. 0 (the default) means no bound but
+// the 19 doublings the hash allows. New rejects it.
 func WithMaxCapacity(maxCapacity int) Option {
 	return func(c *config) { c.maxCap, c.maxCapSet = maxCapacity, true }
 }
 
 // NewGrowing returns a filter that starts with room for capacity keys (at
-// least 3,891: the smallest table has 1024 buckets) and doubles as keys
-// arrive, up to 19 times. It takes the options of New (seed, mode; the
-// fingerprint size must be the default 12) and WithMaxCapacity. It returns
-// an error if capacity is not positive or above MaxCapacity, if the maximum
-// is below the first table's capacity, or if an option has a value outside
-// its range.
+// least 5,491: the smallest shard has 64 buckets; about 1.4 times
+// capacity above that, as the sixteen shards have different sizes) and
+// grows as keys arrive, each shard doubling up to 19 times. It takes the
+// options of New (seed, mode; the fingerprint size must be the default 12)
+// and WithMaxCapacity. It returns an error if capacity is not positive or
+// above MaxCapacity, if the maximum is below the first tables' capacity,
+// or if an option has a value outside its range.
 func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	c, err := newConfig(capacity, opts)
 	if err != nil {
@@ -173,42 +226,102 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	if c.bits != DefaultFingerprintBits {
 		return nil, fmt.Errorf("cuckoo: a growing filter has %d-bit fingerprints (it stores 14-bit slots that give up bits as it doubles); got %d", DefaultFingerprintBits, c.bits)
 	}
-	base := max(bucketsFor(capacity), growMinBase)
 	if c.maxCap < 0 {
 		return nil, fmt.Errorf("cuckoo: maximum capacity must not be negative, got %d", c.maxCap)
 	}
-	maxD := uint(growMaxDoublings)
-	for maxD > 0 && base<<maxD > maxBuckets {
-		maxD--
+	// Every shard receives a sixteenth of the keys; the smallest must hold
+	// its share at 95%.
+	b0 := max(bucketsFor((capacity+growShards-1)/growShards), growMinBase)
+	var bases [growShards]uint64
+	for i := range bases {
+		bases[i] = (b0*growShardScale[i] + 1<<16 - 1) >> 16
+	}
+	var maxD [growShards]uint64
+	for i, b := range bases {
+		maxD[i] = growMaxDoublings
+		for maxD[i] > 0 && b<<maxD[i] > maxBuckets {
+			maxD[i]--
+		}
 	}
 	if c.maxCap > 0 {
-		if first := growKeys(base); uint64(c.maxCap) < first {
-			return nil, fmt.Errorf("cuckoo: maximum capacity %d is below the first table's %d keys", c.maxCap, first)
+		if first := growStateKeys(&bases, &[growShards]uint64{}); uint64(c.maxCap) < first {
+			return nil, fmt.Errorf("cuckoo: maximum capacity %d is below the first tables' %d keys", c.maxCap, first)
 		}
-		d := uint(0)
-		for d < maxD && growKeys(base<<(d+1)) <= uint64(c.maxCap) {
-			d++
-		}
-		maxD = d
+		maxD = growBounds(&bases, &maxD, uint64(c.maxCap))
+	}
+	st := newGrowState(&bases, &maxD, c.seed)
+	for i := range st.shards {
+		sh := &st.shards[i]
+		sh.cur.Store(st.newTable(sh, 0, c.mode))
 	}
 	g := &Growing{}
-	g.setup(base, c.seed, c.mode, maxD)
-	g.cur.Store(g.newTable(0))
+	g.setup(c.seed, c.mode, st)
 	return g, nil
 }
 
-// setup sets the filter's parameters.
-func (g *Growing) setup(base, seed uint64, mode Mode, maxD uint) {
-	g.base, g.seed, g.mode, g.maxD = base, seed, mode, maxD
-	g.mul = mix64(seed) | 1
-	for t := range g.off {
-		hi, _ := bits.Mul64(mix64(seed^uint64(t+1)*0x9e3779b97f4a7c15), base)
-		g.off[t] = uint32(hi)
-		g.mask[t] = uint32(mix64(seed^uint64(t+1)*0xc2b2ae3d27d4eb4f)) & (1<<growIndexBits - 1)
+// growStateKeys is the number of keys shards with first tables of bases
+// buckets are sized for (95%) after ds[i] doublings of shard i.
+func growStateKeys(bases, ds *[growShards]uint64) uint64 {
+	var n uint64
+	for i, b := range bases {
+		n += growKeys(b << ds[i])
 	}
-	sb := shardBitsFor(base)
-	g.count.init(sb)
-	g.gate.movers.init(sb)
+	return n
+}
+
+// growBounds returns the doubling bounds (each at most limit's) under
+// which shards with first tables of bases buckets hold at most maxCap
+// keys at 95% load, chosen so that the smallest shard at its bound is as
+// large as it can be: the shards receive equal shares of the keys, so the
+// one that is smallest at its bound returns the first ErrFull. It doubles
+// the smallest shard while the total stays within maxCap; bases must hold
+// at most maxCap keys.
+func growBounds(bases, limit *[growShards]uint64, maxCap uint64) [growShards]uint64 {
+	var ds [growShards]uint64
+	for {
+		small := -1
+		for i, b := range bases {
+			if small < 0 || b<<ds[i] < bases[small]<<ds[small] {
+				small = i
+			}
+		}
+		if ds[small] == limit[small] {
+			return ds
+		}
+		ds[small]++
+		if growStateKeys(bases, &ds) > maxCap {
+			ds[small]--
+			return ds
+		}
+	}
+}
+
+// newGrowState returns the state of shards whose first tables have bases
+// buckets, with doubling bounds maxD, for seed; their tables are not made
+// yet.
+func newGrowState(bases, maxD *[growShards]uint64, seed uint64) *growState {
+	st := &growState{}
+	for t := range st.mask {
+		st.mask[t] = uint32(mix64(seed^uint64(t+1)*0xc2b2ae3d27d4eb4f)) & (1<<growIndexBits - 1)
+	}
+	for i := range st.shards {
+		sh := &st.shards[i]
+		sh.base, sh.maxD = bases[i], maxD[i]
+		for t := range sh.off {
+			hi, _ := bits.Mul64(mix64(seed^uint64(t+1)*0x9e3779b97f4a7c15), sh.base)
+			sh.off[t] = uint32(hi)
+		}
+		sh.count.init(shardBitsFor(sh.base))
+	}
+	return st
+}
+
+// setup sets the filter's parameters and makes st its state.
+func (g *Growing) setup(seed uint64, mode Mode, st *growState) {
+	g.seed, g.mode = seed, mode
+	g.mul = mix64(seed) | 1
+	g.gate.movers.init(shardBitsFor(st.shards[0].base << 4))
+	g.st = st
 }
 
 // growKeys is the number of keys a table of m buckets is sized for (95%).
@@ -216,21 +329,21 @@ func growKeys(m uint64) uint64 {
 	return m * slotsPerBucket * targetLoadNum / targetLoadDen
 }
 
-// newTable returns an empty table of d doublings.
-func (g *Growing) newTable(d uint) *growTable {
-	x := g.tableShape(d)
+// newTable returns an empty table of shard sh after d doublings.
+func (st *growState) newTable(sh *growShard, d uint64, mode Mode) *growTable {
+	x := st.tableShape(sh, d)
 	x.t.words = make([]atomic.Uint64, x.m)
-	if g.mode == Locked {
+	if mode == Locked {
 		x.locks = newStripedLocks(int(x.m))
 	}
 	return x
 }
 
-// tableShape returns a table of d doublings without its words: what
-// placement needs.
-func (g *Growing) tableShape(d uint) *growTable {
-	x := &growTable{m: g.base << d, d: uint64(d)}
-	x.sShift, x.tShift, x.sMask = uint64(growIndexBits-d), uint64(growIndexBits-growTailBits-d), 1<<d-1
+// tableShape returns a table of shard sh after d doublings without its
+// words: what placement needs.
+func (st *growState) tableShape(sh *growShard, d uint64) *growTable {
+	x := &growTable{m: sh.base << d, d: d, c: sh.base, off: &sh.off, mask: &st.mask}
+	x.sShift, x.tShift, x.sMask = growIndexBits-d, growIndexBits-growTailBits-d, 1<<d-1
 	return x
 }
 
@@ -243,57 +356,57 @@ func (g *Growing) keyed(h uint64) uint64 {
 	return (h ^ g.seed) * g.mul
 }
 
-// place places the key whose keyed hash is kh in table x.
-func (g *Growing) place(x *growTable, kh uint64) growKey {
-	return x.place(kh, g.base, &g.off, &g.mask)
+// shardOf returns the shard of the key whose keyed hash is kh.
+func (g *Growing) shardOf(kh uint64) *growShard {
+	return &g.st.shards[kh*growShardMul>>(64-growShardBits)]
 }
 
-// writable returns the table writes go to, after moving cur forward and
-// helping with (and waiting for) an unfinished copy into it.
-func (g *Growing) writable() *growTable {
+// writable returns the table writes to sh go to, after moving cur forward
+// and helping with (and waiting for) an unfinished copy into it.
+func (g *Growing) writable(sh *growShard) *growTable {
 	for {
-		x := g.cur.Load()
+		x := sh.cur.Load()
 		if n := x.next.Load(); n != nil {
-			g.cur.CompareAndSwap(x, n)
+			sh.cur.CompareAndSwap(x, n)
 			continue
 		}
 		if o := x.old.Load(); o != nil {
-			g.copyInto(x, o)
+			g.copyInto(sh, x, o)
 			continue
 		}
 		return x
 	}
 }
 
-// searched returns the table lookups search: cur, or the table being
-// copied into it.
-func (g *Growing) searched() *growTable {
-	x := g.cur.Load()
+// searched returns the table lookups in sh search: cur, or the table
+// being copied into it.
+func (sh *growShard) searched() *growTable {
+	x := sh.cur.Load()
 	if o := x.old.Load(); o != nil {
 		return o
 	}
 	return x
 }
 
-// expand starts the expansion of x (or joins one that started) and
-// reports whether there is one: false at the bound, or when x is less
-// than growFullLoad full.
-func (g *Growing) expand(x *growTable) bool {
+// expand starts the expansion of x, sh's table (or joins one that
+// started), and reports whether there is one: false at the bound, or when
+// the shard is less than growFullLoad full.
+func (g *Growing) expand(sh *growShard, x *growTable) bool {
 	if x.next.Load() == nil {
-		if x.d >= uint64(g.maxD) || float64(g.count.sum()) < growFullLoad*float64(x.m*slotsPerBucket) {
+		if x.d >= sh.maxD || float64(sh.count.sum()) < growFullLoad*float64(x.m*slotsPerBucket) {
 			return false
 		}
-		n := g.newTable(uint(x.d) + 1)
+		n := g.st.newTable(sh, x.d+1, g.mode)
 		n.old.Store(x)
 		x.next.CompareAndSwap(nil, n)
 	}
-	g.cur.CompareAndSwap(x, x.next.Load())
+	sh.cur.CompareAndSwap(x, x.next.Load())
 	return true
 }
 
-// copyInto copies chunks of o into n until none is left to claim, then
-// waits until every claimed chunk is copied.
-func (g *Growing) copyInto(n, o *growTable) {
+// copyInto copies chunks of o into n, tables of sh, until none is left to
+// claim, then waits until every claimed chunk is copied.
+func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 	chunks := (o.m + growChunk - 1) / growChunk
 	for {
 		i := n.claimed.Add(1) - 1
@@ -301,7 +414,7 @@ func (g *Growing) copyInto(n, o *growTable) {
 			break
 		}
 		mv := g.gate.enterMove() // snapshots see a table before or after a chunk
-		g.copyChunk(n, o, i*growChunk, min((i+1)*growChunk, o.m))
+		g.copyChunk(sh, n, o, i*growChunk, min((i+1)*growChunk, o.m))
 		g.gate.exitMove(mv)
 		if n.copied.Add(1) == chunks {
 			n.old.Store(nil)
@@ -314,12 +427,12 @@ func (g *Growing) copyInto(n, o *growTable) {
 
 // copyChunk freezes the buckets [lo, hi) of o and writes their entries
 // into n: bucket j's into 2j and 2j+1, or nowhere if n was made by Reset.
-func (g *Growing) copyChunk(n, o *growTable, lo, hi uint64) {
+func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 	for j := lo; j < hi; j++ {
 		w := g.freezeIn(o, j)
 		if n.reset {
 			if k := laneCount(w); k != 0 {
-				g.count.add(-int64(k))
+				sh.count.add(-int64(k))
 			}
 			continue
 		}
@@ -342,16 +455,16 @@ func (g *Growing) copyChunk(n, o *growTable, lo, hi uint64) {
 		n.t.words[2*j].Store(half[0])
 		n.t.words[2*j+1].Store(half[1])
 		if voids != 0 {
-			g.count.add(int64(voids))
+			sh.count.add(int64(voids))
 		}
 	}
 }
 
-// Insert adds key to the filter, doubling the table if the key finds no
-// room. It returns ErrFull only at the maximum (WithMaxCapacity or 19
-// doublings) or when the key's buckets are full of copies of keys like it
-// while the table is less than half full; the filter then holds what it
-// held before. On a zero Growing it returns ErrZeroFilter.
+// Insert adds key to the filter, doubling its shard's table if the key
+// finds no room. It returns ErrFull only at the maximum (WithMaxCapacity
+// or 19 doublings) or when the key's buckets are full of copies of keys
+// like it while its shard is less than half full; the filter then holds
+// what it held before. On a zero Growing it returns ErrZeroFilter.
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(xxhash.Sum64(key)) }
 
 // InsertString is Insert for a string key, without copying it.
@@ -360,18 +473,19 @@ func (g *Growing) InsertString(key string) error { return g.Insert(bytesOf(key))
 // InsertHash is Insert for a key given by its 64-bit hash, as
 // Filter.InsertHash (the same assumptions on h).
 func (g *Growing) InsertHash(h uint64) error {
-	if g.base == 0 {
+	if g.st == nil {
 		return ErrZeroFilter
 	}
 	kh := g.keyed(h)
+	sh := g.shardOf(kh)
 	for {
-		x := g.writable()
-		switch g.addIn(x, g.place(x, kh)) {
+		x := g.writable(sh)
+		switch g.addIn(x, x.place(kh)) {
 		case growDone:
-			g.count.add(1)
+			sh.count.add(1)
 			return nil
 		case growFull:
-			if !g.expand(x) {
+			if !g.expand(sh, x) {
 				return ErrFull
 			}
 		}
@@ -390,11 +504,12 @@ func (g *Growing) LookupString(key string) bool { return g.Lookup(bytesOf(key)) 
 
 // LookupHash is Lookup for a key given by its 64-bit hash.
 func (g *Growing) LookupHash(h uint64) bool {
-	if g.base == 0 {
+	if g.st == nil {
 		return false
 	}
-	x := g.searched()
-	k := g.place(x, g.keyed(h))
+	kh := g.keyed(h)
+	x := g.shardOf(kh).searched()
+	k := x.place(kh)
 	// The fast paths of lookupIn, inlined: a match, or a miss whose first
 	// bucket reads the same again under the same epoch.
 	t := &x.t
@@ -421,16 +536,17 @@ func (g *Growing) DeleteString(key string) bool { return g.Delete(bytesOf(key)) 
 
 // DeleteHash is Delete for a key given by its 64-bit hash.
 func (g *Growing) DeleteHash(h uint64) bool {
-	if g.base == 0 {
+	if g.st == nil {
 		return false
 	}
 	kh := g.keyed(h)
+	sh := g.shardOf(kh)
 	for {
-		x := g.writable()
-		ok, st := g.deleteIn(x, g.place(x, kh))
+		x := g.writable(sh)
+		ok, st := g.deleteIn(x, x.place(kh))
 		if st == growDone {
 			if ok {
-				g.count.add(-1)
+				sh.count.add(-1)
 			}
 			return ok
 		}
@@ -442,12 +558,12 @@ func (g *Growing) DeleteHash(h uint64) bool {
 // of other keys that collide with it. Entries that have lived through many
 // doublings match more keys.
 func (g *Growing) Count(key []byte) int {
-	if g.base == 0 {
+	if g.st == nil {
 		return 0
 	}
 	kh := g.keyed(xxhash.Sum64(key))
-	x := g.searched()
-	n, _ := g.countIn(x, g.place(x, kh))
+	x := g.shardOf(kh).searched()
+	n, _ := g.countIn(x, x.place(kh))
 	return n
 }
 
@@ -469,7 +585,7 @@ func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 // it tests any of them, so that their cache misses overlap.
 func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
 	n = min(len(keys), len(found))
-	if g.base == 0 {
+	if g.st == nil {
 		clear(found[:n])
 		return n
 	}
@@ -490,28 +606,30 @@ func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
 // bucket reads the same again under the same epoch: the fast paths of
 // lookupIn) is answered, the others take lookupIn.
 func (g *Growing) lookupGroup(hs []uint64, found []bool) {
-	x := g.searched()
-	t := &x.t
+	var xs [batchGroup]*growTable
 	var ks [batchGroup]growKey
 	var w1, w2, e [batchGroup]uint64
 	for j, h := range hs {
-		ks[j] = g.place(x, g.keyed(h))
+		kh := g.keyed(h)
+		x := g.shardOf(kh).searched()
+		xs[j], ks[j] = x, x.place(kh)
 	}
 	for j := range hs {
+		t := &xs[j].t
 		e[j] = t.epoch.Load()
 		w1[j], w2[j] = t.words[ks[j].b1].Load(), t.words[ks[j].b2].Load()
 	}
 	for j := range hs {
-		k := ks[j]
+		k, t := &ks[j], &xs[j].t
 		switch {
 		case (w1[j]|w2[j]|e[j])&tagMask != 0:
-			found[j] = g.lookupIn(x, k)
+			found[j] = g.lookupIn(xs[j], *k)
 		case k.matches(w1[j], w2[j]):
 			found[j] = true
 		case k.b1 == k.b2 || (t.words[k.b1].Load() == w1[j] && t.epoch.Load() == e[j]):
 			found[j] = false
 		default:
-			found[j] = g.lookupIn(x, k)
+			found[j] = g.lookupIn(xs[j], *k)
 		}
 	}
 }
@@ -521,19 +639,27 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 // thousand after ten doublings). Like Filter.Len it is exact when no write
 // is in progress.
 func (g *Growing) Len() int {
-	if g.base == 0 {
+	if g.st == nil {
 		return 0
 	}
-	return int(max(g.count.sum(), 0))
+	var n int64
+	for i := range g.st.shards {
+		n += g.st.shards[i].count.sum()
+	}
+	return int(max(n, 0))
 }
 
-// Cap returns the number of slots of the current table (during an
-// expansion, of the new one).
+// Cap returns the number of slots of the shards' current tables (during
+// an expansion, of the new ones).
 func (g *Growing) Cap() int {
-	if g.base == 0 {
+	if g.st == nil {
 		return 0
 	}
-	return int(g.cur.Load().m * slotsPerBucket)
+	var m uint64
+	for i := range g.st.shards {
+		m += g.st.shards[i].cur.Load().m
+	}
+	return int(m * slotsPerBucket)
 }
 
 // LoadFactor returns Len()/Cap(), or 0 for a zero Growing.
@@ -545,63 +671,91 @@ func (g *Growing) LoadFactor() float64 {
 	return float64(g.Len()) / float64(c)
 }
 
-// Doublings returns how many times the table has doubled since the filter
-// was made (or last Reset): its table has 2^Doublings times the buckets it
-// started with.
+// Doublings returns how many times a shard's table has doubled since the
+// filter was made (or last Reset), summed over the sixteen shards: each
+// doubling adds the size of that shard's table to the filter's, about a
+// sixteenth of the filter's memory, and 16 doublings double it.
 func (g *Growing) Doublings() int {
-	if g.base == 0 {
+	if g.st == nil {
 		return 0
 	}
-	return int(g.cur.Load().d)
+	n := 0
+	for i := range g.st.shards {
+		n += int(g.st.shards[i].cur.Load().d)
+	}
+	return n
 }
 
-// BaseCapacity returns the number of keys the first table is sized for
-// (95% load): the capacity the filter started with, rounded up to whole
-// buckets and to at least 3,891.
-func (g *Growing) BaseCapacity() int { return int(growKeys(g.base)) }
+// BaseCapacity returns the number of keys the shards' first tables are
+// sized for (95% load): at least the capacity the filter started with
+// (about 1.4 times it, and at least 5,491), since each shard receives a
+// sixteenth of the keys and the smallest must hold its share.
+func (g *Growing) BaseCapacity() int {
+	if g.st == nil {
+		return 0
+	}
+	var n uint64
+	for i := range g.st.shards {
+		n += growKeys(g.st.shards[i].base)
+	}
+	return int(n)
+}
 
 // FalsePositiveRate returns the expected rate at which Lookup reports a
-// never-inserted key present, from the entries stored now: a key's two
-// buckets are a random pair, and an entry that compares k bits matches it
-// with probability 2^-k. It reads the whole table.
+// never-inserted key present, from the entries stored now: a key falls in
+// each shard with probability 1/16, its two buckets there are a random
+// pair, and an entry that compares k bits matches it with probability
+// 2^-k. It reads every table.
 func (g *Growing) FalsePositiveRate() float64 {
-	if g.base == 0 {
+	if g.st == nil {
 		return 0
 	}
-	x := g.searched()
-	var perBits [14]int
-	for i := range x.t.words {
-		w := x.t.load(uint64(i))
-		for s := range slotsPerBucket {
-			if v := lane(w, s); v != 0 {
-				perBits[matchBits(v)]++
+	sum := 0.0
+	for i := range g.st.shards {
+		x := g.st.shards[i].searched()
+		var perBits [14]int
+		for i := range x.t.words {
+			w := x.t.load(uint64(i))
+			for s := range slotsPerBucket {
+				if v := lane(w, s); v != 0 {
+					perBits[matchBits(v)]++
+				}
 			}
 		}
+		shard := 0.0
+		for k, n := range perBits {
+			shard += float64(n) * math.Ldexp(1, -k)
+		}
+		sum += 2 * shard / float64(x.m)
 	}
-	sum := 0.0
-	for k, n := range perBits {
-		sum += float64(n) * math.Ldexp(1, -k)
-	}
-	return 2 * sum / float64(x.m)
+	return sum / growShards
 }
 
-// Reset removes every key and shrinks the filter back to its first table.
+// Reset removes every key and shrinks each shard back to its first table.
 // Lookups that overlap it may still report keys it removes; writes that
 // overlap it take effect before or after it, whole.
 func (g *Growing) Reset() {
-	if g.base == 0 {
+	if g.st == nil {
 		return
 	}
+	for i := range g.st.shards {
+		g.resetShard(&g.st.shards[i])
+	}
+}
+
+// resetShard empties sh: a table made by Reset replaces its table, and its
+// copy drops the old table's entries.
+func (g *Growing) resetShard(sh *growShard) {
 	for {
-		x := g.writable()
-		n := g.newTable(0)
+		x := g.writable(sh)
+		n := g.st.newTable(sh, 0, g.mode)
 		n.reset = true
 		n.old.Store(x)
 		if !x.next.CompareAndSwap(nil, n) {
 			continue // an expansion started: help it, then reset
 		}
-		g.cur.CompareAndSwap(x, n)
-		g.copyInto(n, x)
+		sh.cur.CompareAndSwap(x, n)
+		g.copyInto(sh, n, x)
 		return
 	}
 }
@@ -613,7 +767,7 @@ func (g *Growing) Mode() Mode { return g.mode }
 // compared with (0 for a zero Growing): a fresh entry compares 13 bits of
 // its key, an entry that lived through k doublings 13-k (at least 6).
 func (g *Growing) FingerprintBits() int {
-	if g.base == 0 {
+	if g.st == nil {
 		return 0
 	}
 	return DefaultFingerprintBits

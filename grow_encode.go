@@ -19,38 +19,41 @@ import (
 //	11      1     slots per bucket (4)
 //	12      1     hash algorithm id (2, as in the fixed format; 1 for seed 0)
 //	13      1     lane bits (14)
-//	14      2     reserved, zero
-//	16      8     base buckets c (1 to 2^31; NewGrowing makes at least 1024)
+//	14      1     shards (16)
+//	15      9     reserved, zero
 //	24      8     seed
-//	32      1     doublings d of the table (0 to 19, c·2^d <= 2^31)
-//	33      1     doubling bound (d to 19)
-//	34      14    reserved, zero
-//	48      8·m   the m = c·2^d bucket words, little-endian, with their
-//	              counter and frozen bits zero
+//	32      16    reserved, zero
+//	48      16·16 per shard: base buckets c (8 bytes, 1 to 2^31), doublings
+//	              d (1, 0 to 19), doubling bound (1, d to 19), reserved (6),
+//	              with c·2^d <= 2^31
+//	304     8·m   the m = sum of c·2^d bucket words, shard by shard,
+//	              little-endian, with their counter and frozen bits zero
 //	end-8   8     xxhash64 (seed 0) of every byte before it
 //
-// Versions 1 (a tree of fixed tables) and 2 (no masks: an entry in its
-// second bucket stored its key's index bits) are no longer read.
+// Versions 1 (a tree of fixed tables) and 2 (one table whose second
+// buckets had no masks) are no longer read.
 
 const (
 	growFormatMagic      = "CUCKOOGR"
 	growFormatVersion    = 3
 	growFormatHeaderSize = 48
+	growShardRecordSize  = 16
+	growFormatPrefix     = growFormatHeaderSize + growShards*growShardRecordSize
 )
 
 // WriteTo writes the filter in the growing format of FORMAT.md. It may run
 // while other goroutines use the filter: every key inserted before it
 // began and not deleted is found by a filter read back from what it wrote.
-// While it copies the table, relocations and the copying of an expansion
+// While it copies the tables, relocations and the copying of an expansion
 // wait (inserts into free slots, deletes and lookups go on); it copies the
-// table first and writes it out after, so w does not hold them back.
+// tables first and writes them out after, so w does not hold them back.
 // Errors from w are returned wrapped, with the prefix "cuckoo: ".
 func (g *Growing) WriteTo(w io.Writer) (int64, error) {
-	if g.base == 0 {
+	if g.st == nil {
 		return 0, ErrZeroFilter
 	}
-	data, d := g.capture()
-	var hdr [growFormatHeaderSize]byte
+	data, ds := g.capture()
+	var hdr [growFormatPrefix]byte
 	copy(hdr[:], growFormatMagic)
 	binary.LittleEndian.PutUint16(hdr[8:], growFormatVersion)
 	hdr[10] = DefaultFingerprintBits
@@ -60,10 +63,15 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 		hdr[12] = formatHashXXFmix
 	}
 	hdr[13] = laneBits
-	binary.LittleEndian.PutUint64(hdr[16:], g.base)
+	hdr[14] = growShards
 	binary.LittleEndian.PutUint64(hdr[24:], g.seed)
-	hdr[32] = byte(d)
-	hdr[33] = byte(g.maxD)
+	for i := range g.st.shards {
+		sh := &g.st.shards[i]
+		rec := hdr[growFormatHeaderSize+i*growShardRecordSize:]
+		binary.LittleEndian.PutUint64(rec, sh.base)
+		rec[8] = byte(ds[i])
+		rec[9] = byte(sh.maxD)
+	}
 
 	var sum xxhash.Digest
 	sum.Reset()
@@ -83,21 +91,30 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 	return n, write(tr[:])
 }
 
-// capture returns the words of the table lookups search, encoded, and its
-// doublings. Under the snapshot gate no relocation and no copying of an
-// expansion runs, so no entry moves while it reads: the table is the
-// lookups' table throughout, holding every key whose insert finished before
-// (grow.go's claim), and each word is read whole.
-func (g *Growing) capture() ([]byte, uint) {
+// capture returns the words of the tables lookups search, encoded shard by
+// shard, and each table's doublings. Under the snapshot gate no relocation
+// and no copying of an expansion runs, so no entry moves while it reads:
+// each table is its shard's lookups' table throughout, holding every key
+// of the shard whose insert finished before (grow.go's claim), and each
+// word is read whole.
+func (g *Growing) capture() ([]byte, [growShards]uint64) {
 	g.gate.beginSnapshot()
 	defer g.gate.endSnapshot()
-	x := g.searched()
-	data := make([]byte, 8*x.m)
-	for i := range x.t.words {
-		w := x.t.load(uint64(i)) & lanesMask
-		binary.LittleEndian.PutUint64(data[8*i:], w)
+	var xs [growShards]*growTable
+	var ds [growShards]uint64
+	m := uint64(0)
+	for i := range g.st.shards {
+		xs[i] = g.st.shards[i].searched()
+		ds[i] = xs[i].d
+		m += xs[i].m
 	}
-	return data, uint(x.d)
+	data := make([]byte, 0, 8*m)
+	for _, x := range xs {
+		for i := range x.t.words {
+			data = binary.LittleEndian.AppendUint64(data, x.t.load(uint64(i))&lanesMask)
+		}
+	}
+	return data, ds
 }
 
 // MarshalBinary returns the encoding WriteTo writes, with its guarantees.
@@ -119,14 +136,14 @@ func (g *Growing) MarshalBinary() ([]byte, error) {
 // concurrently with any other method of g.
 func (g *Growing) UnmarshalBinary(data []byte) error {
 	r := bytes.NewReader(data)
-	ng, _, err := g.decode(r)
+	st, seed, _, err := g.decode(r)
 	if err != nil {
 		return err
 	}
 	if r.Len() > 0 {
 		return errFormat("cuckoo: %d bytes of trailing data after the growing filter", r.Len())
 	}
-	g.install(ng)
+	g.install(st, seed)
 	return nil
 }
 
@@ -138,102 +155,113 @@ func (g *Growing) UnmarshalBinary(data []byte) error {
 // (LockFree for a zero Growing). It must not run concurrently with any
 // other method of g.
 func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
-	ng, n, err := g.decode(r)
+	st, seed, n, err := g.decode(r)
 	if err == nil {
-		g.install(ng)
+		g.install(st, seed)
 	}
 	return n, err
 }
 
-// install makes the decoded filter ng's parameters and table g's.
-func (g *Growing) install(ng *Growing) {
-	g.setup(ng.base, ng.seed, g.mode, ng.maxD)
-	x := ng.cur.Load()
+// install makes the decoded state st, with seed, g's.
+func (g *Growing) install(st *growState, seed uint64) {
 	if g.mode == Locked {
-		x.locks = newStripedLocks(int(x.m))
+		for i := range st.shards {
+			x := st.shards[i].cur.Load()
+			x.locks = newStripedLocks(int(x.m))
+		}
 	}
-	g.count.add(ng.count.sum())
-	g.cur.Store(x)
+	g.setup(seed, g.mode, st)
 }
 
-// decode reads a growing filter from r into a new Growing, and returns it
-// with the number of bytes read.
-func (g *Growing) decode(r io.Reader) (*Growing, int64, error) {
+// decode reads a growing filter from r into a new state, and returns it
+// with its seed and the number of bytes read.
+func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 	var sum xxhash.Digest
 	sum.Reset()
 	cr := &countingReader{r: io.TeeReader(r, &sum)}
 
-	var hdr [growFormatHeaderSize]byte
+	var hdr [growFormatPrefix]byte
 	k, err := io.ReadFull(cr, hdr[:])
 	if err := checkGrowHeader(hdr[:k]); err != nil {
-		return nil, cr.n, err
+		return nil, 0, cr.n, err
 	}
 	if err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, cr.n, errTruncated(uint64(k), growFormatHeaderSize)
+			return nil, 0, cr.n, errTruncated(uint64(k), growFormatPrefix)
 		}
-		return nil, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
+		return nil, 0, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
 	}
-	base := binary.LittleEndian.Uint64(hdr[16:])
 	seed := binary.LittleEndian.Uint64(hdr[24:])
-	d, maxD := uint(hdr[32]), uint(hdr[33])
-	m := base << d
-	size := growFormatHeaderSize + 8*m + 8
+	var bases, ds, maxD [growShards]uint64
+	size := uint64(growFormatPrefix + 8)
+	for i := range bases {
+		rec := hdr[growFormatHeaderSize+i*growShardRecordSize:]
+		bases[i] = binary.LittleEndian.Uint64(rec)
+		ds[i], maxD[i] = uint64(rec[8]), uint64(rec[9])
+		size += 8 * bases[i] << ds[i]
+	}
+	st := newGrowState(&bases, &maxD, seed)
 
-	ng := &Growing{}
-	ng.setup(base, seed, LockFree, maxD)
-	// Read the table in pieces, so that a header that claims a huge table
+	// Read each table in pieces, so that a header that claims huge tables
 	// costs only the memory of the data that really arrives.
 	const piece = 1 << 16 // words
-	words := make([]uint64, 0, min(m, piece))
-	buf := make([]byte, 8*min(m, piece))
-	var entries int64
-	for len(words) < int(m) {
-		k := min(int(m)-len(words), piece)
-		if _, err := io.ReadFull(cr, buf[:8*k]); err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return nil, cr.n, errTruncated(uint64(cr.n), size)
+	buf := make([]byte, 8*piece)
+	var tables [growShards][]uint64
+	var entries [growShards]int64
+	for i := range tables {
+		m := bases[i] << ds[i]
+		words := make([]uint64, 0, min(m, piece))
+		for len(words) < int(m) {
+			k := min(int(m)-len(words), piece)
+			if _, err := io.ReadFull(cr, buf[:8*k]); err != nil {
+				if err == io.EOF || err == io.ErrUnexpectedEOF {
+					return nil, 0, cr.n, errTruncated(uint64(cr.n), size)
+				}
+				return nil, 0, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
 			}
-			return nil, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
-		}
-		for i := range k {
-			w := binary.LittleEndian.Uint64(buf[8*i:])
-			if err := checkGrowWord(w, uint64(len(words))); err != nil {
-				return nil, cr.n, err
+			for j := range k {
+				w := binary.LittleEndian.Uint64(buf[8*j:])
+				if err := checkGrowWord(w, i, uint64(len(words))); err != nil {
+					return nil, 0, cr.n, err
+				}
+				entries[i] += int64(laneCount(w))
+				words = append(words, w)
 			}
-			entries += int64(laneCount(w))
-			words = append(words, w)
 		}
+		tables[i] = words
 	}
 	digest := sum.Sum64()
 	var tr [8]byte
 	if _, err := io.ReadFull(cr, tr[:]); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, cr.n, errTruncated(uint64(cr.n), size)
+			return nil, 0, cr.n, errTruncated(uint64(cr.n), size)
 		}
-		return nil, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
+		return nil, 0, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
 	}
 	if stored := binary.LittleEndian.Uint64(tr[:]); stored != digest {
-		return nil, cr.n, errChecksum(stored, digest)
+		return nil, 0, cr.n, errChecksum(stored, digest)
 	}
-	x := ng.newTable(d)
-	for i, w := range words {
-		x.t.words[i].Store(w)
+	for i := range st.shards {
+		sh := &st.shards[i]
+		x := st.newTable(sh, ds[i], LockFree)
+		for j, w := range tables[i] {
+			x.t.words[j].Store(w)
+		}
+		sh.count.add(entries[i])
+		sh.cur.Store(x)
 	}
-	ng.count.add(entries)
-	ng.cur.Store(x)
-	return ng, cr.n, nil
+	return st, seed, cr.n, nil
 }
 
 // checkGrowWord rejects a bucket word that no filter writes: bits outside
 // the lanes, or a lane with a tag but no marker.
-func checkGrowWord(w, i uint64) error {
+func checkGrowWord(w uint64, shard int, i uint64) error {
 	if w&^lanesMask != 0 {
-		return errCorrupt("cuckoo: bucket %d: word %#016x has bits above its lanes", i, w)
+		return errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its lanes", shard, i, w)
 	}
 	for s := range slotsPerBucket {
 		if v := lane(w, s); v != 0 && v&0xff == 0 {
-			return errCorrupt("cuckoo: bucket %d: lane %d holds %#04x, an entry without its marker", i, s, v)
+			return errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", shard, i, s, v)
 		}
 	}
 	return nil
@@ -277,21 +305,36 @@ func checkGrowHeader(data []byte) error {
 	case alg == formatHashXXMul && seed == 0, alg == formatHashXXFmix && seed != 0:
 		return errFormat("cuckoo: impossible parameters: hash algorithm %d with seed %#x (a growing filter writes %d for seed 0, %d otherwise)", alg, seed, formatHashXXFmix, formatHashXXMul)
 	}
-	for _, b := range append(data[14:16:16], data[34:48]...) {
+	if n := data[14]; n != growShards {
+		return errFormat("cuckoo: impossible parameters: %d shards (want %d)", n, growShards)
+	}
+	for _, b := range append(data[15:24:24], data[32:48]...) {
 		if b != 0 {
 			return errFormat("cuckoo: impossible parameters: reserved header bytes are not zero")
 		}
 	}
-	base := binary.LittleEndian.Uint64(data[16:])
-	if base == 0 || base > maxBuckets {
-		return errFormat("cuckoo: impossible parameters: %d base buckets (want 1 to %d)", base, uint64(maxBuckets))
-	}
-	d, maxD := uint(data[32]), uint(data[33])
-	if d > growMaxDoublings || base<<d > maxBuckets {
-		return errFormat("cuckoo: impossible parameters: %d doublings of %d buckets (want at most %d doublings and %d buckets)", d, base, growMaxDoublings, uint64(maxBuckets))
-	}
-	if maxD < d || maxD > growMaxDoublings {
-		return errFormat("cuckoo: impossible parameters: doubling bound %d with %d doublings (want %d to %d)", maxD, d, d, growMaxDoublings)
+	for i := range growShards {
+		at := growFormatHeaderSize + i*growShardRecordSize
+		if len(data) < at+growShardRecordSize {
+			return nil
+		}
+		rec := data[at:]
+		base := binary.LittleEndian.Uint64(rec)
+		if base == 0 || base > maxBuckets {
+			return errFormat("cuckoo: impossible parameters: shard %d: %d base buckets (want 1 to %d)", i, base, uint64(maxBuckets))
+		}
+		d, maxD := uint(rec[8]), uint(rec[9])
+		if d > growMaxDoublings || base<<d > maxBuckets {
+			return errFormat("cuckoo: impossible parameters: shard %d: %d doublings of %d buckets (want at most %d doublings and %d buckets)", i, d, base, growMaxDoublings, uint64(maxBuckets))
+		}
+		if maxD < d || maxD > growMaxDoublings {
+			return errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d with %d doublings (want %d to %d)", i, maxD, d, d, growMaxDoublings)
+		}
+		for _, b := range rec[10:growShardRecordSize] {
+			if b != 0 {
+				return errFormat("cuckoo: impossible parameters: shard %d: reserved bytes are not zero", i)
+			}
+		}
 	}
 	return nil
 }

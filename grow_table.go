@@ -91,8 +91,11 @@ const (
 // growTable is one table and the state of the expansion into it.
 type growTable struct {
 	t kcasTable
-	m uint64 // buckets: base << d
-	d uint64 // doublings since the filter's first table
+	m uint64 // buckets: c << d
+	d uint64 // doublings since the shard's first table
+	// The shard's base c and offsets, and the filter's masks.
+	c         uint64
+	off, mask *[growTags]uint32
 	// Placement's shifts for d (growIndexBits-d, growIndexBits-7-d) and
 	// the mask of d bits.
 	sShift, tShift, sMask uint64
@@ -115,15 +118,15 @@ type growKey struct {
 	b1, b2, q1, q2 uint64
 }
 
-// place places the key whose keyed hash is kh in x, a table over base c
-// with offsets off and masks mask (see the top of this file).
-func (x *growTable) place(kh, c uint64, off, mask *[growTags]uint32) growKey {
-	r1 := (kh >> 32 * c) >> 32
+// place places the key whose keyed hash is kh in x (see the top of this
+// file).
+func (x *growTable) place(kh uint64) growKey {
+	r1 := (kh >> 32 * x.c) >> 32
 	lo := uint64(uint32(kh) ^ uint32(kh>>32))
 	tag := lo >> growIndexBits & (growTags - 1)
-	m := uint64(mask[tag])
+	m := uint64(x.mask[tag])
 	s := lo >> x.sShift & x.sMask
-	r2 := growAltBase(r1, uint64(off[tag]), c)
+	r2 := growAltBase(r1, uint64(x.off[tag]), x.c)
 	q1 := tag<<tagShift | lo>>x.tShift&(1<<growTailBits-1)<<1 | 1
 	return growKey{
 		b1: r1<<x.d | s,
@@ -145,17 +148,17 @@ func growAltBase(r, o, c uint64) uint64 {
 	return d + c&-borrow
 }
 
-// growAlt returns the other bucket of entry v when it is in bucket b of a
-// table of d doublings, and the entry's value there: its index bits
-// above the marker flipped by the tag's mask.
-func (g *Growing) growAlt(b, d, v uint64) (nb, nv uint64) {
+// alt returns the other bucket of entry v when it is in bucket b of x,
+// and the entry's value there: its index bits above the marker flipped by
+// the tag's mask.
+func (x *growTable) alt(b, v uint64) (nb, nv uint64) {
 	tag := v >> tagShift & (growTags - 1)
-	m := uint64(g.mask[tag])
-	r, s := b>>d, b&(1<<d-1)
-	nb = growAltBase(r, uint64(g.off[tag]), g.base)<<d | (s ^ m>>(growIndexBits-d)&(1<<d-1))
+	m := uint64(x.mask[tag])
+	r, s := b>>x.d, b&x.sMask
+	nb = growAltBase(r, uint64(x.off[tag]), x.c)<<x.d | (s ^ m>>x.sShift&x.sMask)
 	tail := v & 0xff
 	above := -(tail & -tail) << 1 // the bits above the marker
-	return nb, v ^ m>>(growIndexBits-growTailBits-d)&(1<<growTailBits-1)<<1&above&0xff
+	return nb, v ^ m>>x.tShift&(1<<growTailBits-1)<<1&above&0xff
 }
 
 // Statuses of a write on one table.
@@ -349,7 +352,7 @@ func (g *Growing) discoverIn(x *growTable, b1, b2 uint64, q []growPathNode) (end
 		}
 		for s := 0; s < slotsPerBucket; s++ {
 			v := lane(w, s)
-			nb, nv := g.growAlt(p.b, x.d, v)
+			nb, nv := x.alt(p.b, v)
 			if nb == p.b {
 				continue
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,7 +45,7 @@ func TestBuildGrowingQuery(t *testing.T) {
 			if d < 4 || g.Len() != n {
 				t.Fatalf("%d doublings, Len() %d; want at least 4 doublings and %d keys", d, g.Len(), n)
 			}
-			if want := fmt.Sprintf(" after %d doublings, ", d); !strings.Contains(stdout, want) {
+			if want := fmt.Sprintf(" after %d doublings of its 16 shards, ", d); !strings.Contains(stdout, want) {
 				t.Fatalf("build summary %q lacks %q", stdout, want)
 			}
 
@@ -120,15 +121,17 @@ func TestBuildCapacityStaysFixed(t *testing.T) {
 // not the library's "cuckoo: " prefix a second time), exit 1 (info) and 2
 // (query), and print nothing on standard output.
 func TestGrowingFileDamaged(t *testing.T) {
-	// 40,000 keys: a table of 1024 buckets doubled four times.
+	// 40,000 keys: sixteen shards, the first of 64 buckets doubled twice
+	// or more.
 	good := buildFilter(t, keyLines("key-", 40_000), "-seed", "3")
 	data, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const hdr, words = 48, 1024 << 4 // header; the table's words
-	if d := data[32]; d != 4 || len(data) != hdr+8*words+8 {
-		t.Fatalf("%d doublings in %d bytes; want 4 in %d", d, len(data), hdr+8*words+8)
+	const hdr = 48 + 16*16 // header and shard records
+	words := (len(data) - hdr - 8) / 8
+	if shards, base, d := data[14], binary.LittleEndian.Uint64(data[48:]), data[56]; shards != 16 || base != 64 || d < 2 || words < 16*64*4 {
+		t.Fatalf("%d shards, the first of %d buckets doubled %d times, %d words in all; want 16, 64, at least 2, at least %d", shards, base, d, words, 16*64*4)
 	}
 	edit := func(f func(b []byte) []byte) string {
 		b := f(append([]byte(nil), data...))
@@ -146,13 +149,13 @@ func TestGrowingFileDamaged(t *testing.T) {
 			return b
 		}), "checksum mismatch"},
 		{"doublings", edit(func(b []byte) []byte {
-			b[32] = 30
+			b[56] = 30
 			return b
-		}), "impossible parameters: 30 doublings"},
+		}), "impossible parameters: shard 0: 30 doublings"},
 		{"base buckets", edit(func(b []byte) []byte {
-			b[16], b[17] = 0, 0
+			b[48], b[49] = 0, 0
 			return b
-		}), "impossible parameters: 0 base buckets"},
+		}), "impossible parameters: shard 0: 0 base buckets"},
 		{"version", edit(func(b []byte) []byte {
 			b[8] = 9
 			return b
