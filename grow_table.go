@@ -148,17 +148,26 @@ func growAltBase(r, o, c uint64) uint64 {
 	return d + c&-borrow
 }
 
-// alt returns the other bucket of entry v when it is in bucket b of x,
-// and the entry's value there: its index bits above the marker flipped by
-// the tag's mask.
-func (x *growTable) alt(b, v uint64) (nb, nv uint64) {
-	tag := v >> tagShift & (growTags - 1)
-	m := uint64(x.mask[tag])
-	r, s := b>>x.d, b&x.sMask
-	nb = growAltBase(r, uint64(x.off[tag]), x.c)<<x.d | (s ^ m>>x.sShift&x.sMask)
+// altBucket returns the other bucket of an entry with tag tag in bucket b
+// of x.
+func (x *growTable) altBucket(b, tag uint64) uint64 {
+	m := uint64(x.mask[tag&(growTags-1)])
+	return growAltBase(b>>x.d, uint64(x.off[tag&(growTags-1)]), x.c)<<x.d | (b&x.sMask ^ m>>x.sShift&x.sMask)
+}
+
+// altValue returns entry v as it is written in its other bucket of x: its
+// index bits above the marker flipped by its tag's mask.
+func (x *growTable) altValue(v uint64) uint64 {
+	m := uint64(x.mask[v>>tagShift&(growTags-1)])
 	tail := v & 0xff
 	above := -(tail & -tail) << 1 // the bits above the marker
-	return nb, v ^ m>>x.tShift&(1<<growTailBits-1)<<1&above&0xff
+	return v ^ m>>x.tShift&(1<<growTailBits-1)<<1&above&0xff
+}
+
+// alt returns the other bucket of entry v when it is in bucket b of x,
+// and the entry's value there.
+func (x *growTable) alt(b, v uint64) (nb, nv uint64) {
+	return x.altBucket(b, v>>tagShift), x.altValue(v)
 }
 
 // Statuses of a write on one table.
@@ -284,7 +293,7 @@ func placeEntry(k growKey, w1, w2 uint64) (b, w, nw uint64, st int) {
 // lane whose entry moves from there to here, v that entry.
 type growPathNode struct {
 	b     uint64
-	v, nv uint64 // the entry in its old bucket and here
+	v     uint64 // the entry, as it is in the bucket it moves from
 	from  int32
 	slot  int8
 	depth int8
@@ -352,14 +361,14 @@ func (g *Growing) discoverIn(x *growTable, b1, b2 uint64, q []growPathNode) (end
 		}
 		for s := 0; s < slotsPerBucket; s++ {
 			v := lane(w, s)
-			nb, nv := x.alt(p.b, v)
+			nb := x.altBucket(p.b, v>>tagShift)
 			if nb == p.b {
 				continue
 			}
 			if n == len(q) {
 				return 0, growTruncated
 			}
-			c := growPathNode{b: nb, v: v, nv: nv, from: int32(head), slot: int8(s), depth: p.depth + 1}
+			c := growPathNode{b: nb, v: v, from: int32(head), slot: int8(s), depth: p.depth + 1}
 			if int(c.depth) == maxPathLen {
 				// The last depth: tested, not queued.
 				if cw := x.t.load(nb); cw&frozenBit == 0 && laneCount(cw) < slotsPerBucket {
@@ -389,7 +398,7 @@ func (g *Growing) migrateIn(x *growTable, q []growPathNode, end int) int {
 	}
 	for i := end; q[i].from >= 0; i = int(q[i].from) {
 		src := q[q[i].from].b
-		if st := g.moveIn(x, src, int(q[i].slot), q[i].v, q[i].b, q[i].nv, my); st != growDone {
+		if st := g.moveIn(x, src, int(q[i].slot), q[i].v, q[i].b, x.altValue(q[i].v), my); st != growDone {
 			return st
 		}
 	}
