@@ -352,7 +352,7 @@ func (st *growState) newTable(sh *growShard, d uint64, mode Mode) *growTable {
 // tableShape returns a table of shard sh after d doublings without its
 // words: what placement needs.
 func (st *growState) tableShape(sh *growShard, d uint64) *growTable {
-	x := &growTable{m: sh.base << d, d: d, c: sh.base, off: &sh.off, mask: &st.mask}
+	x := &growTable{m: sh.base << d, d: d, c: sh.base, off: sh.off, mask: st.mask}
 	x.sShift, x.tShift, x.sMask = growIndexBits-d, growIndexBits-growTailBits-d, 1<<d-1
 	return x
 }
@@ -538,7 +538,7 @@ func (g *Growing) LookupHash(h uint64) bool {
 	e := t.epoch.Load()
 	w1, w2 := t.words[k.b1].Load(), t.words[k.b2].Load()
 	if (w1|w2|e)&tagMask == 0 {
-		if k.matches(w1, w2) {
+		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 { // k.matches, inlined
 			return true
 		}
 		if k.b1 == k.b2 || (t.words[k.b1].Load() == w1 && t.epoch.Load() == e) {
@@ -644,7 +644,7 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 		switch {
 		case (w1[j]|w2[j]|e[j])&tagMask != 0:
 			found[j] = g.lookupIn(xs[j], *k)
-		case k.matches(w1[j], w2[j]):
+		case matchLanes(w1[j], k.q1)|matchLanes(w2[j], k.q2) != 0: // k.matches, inlined
 			found[j] = true
 		case k.b1 == k.b2 || (t.words[k.b1].Load() == w1[j] && t.epoch.Load() == e[j]):
 			found[j] = false

@@ -93,11 +93,13 @@ type growTable struct {
 	t kcasTable
 	m uint64 // buckets: c << d
 	d uint64 // doublings since the shard's first table
-	// The shard's base c and offsets, and the filter's masks.
+	// The shard's base c and offsets, and the filter's masks, copied here
+	// so that placement reads them without following a pointer.
 	c         uint64
-	off, mask *[growTags]uint32
+	off, mask [growTags]uint32
 	// Placement's shifts for d (growIndexBits-d, growIndexBits-7-d) and
-	// the mask of d bits.
+	// the mask of d bits. Shifts are written x >> (sh & 63): the shifts are
+	// below 64, and the mask spares the compiler's check for larger ones.
 	sShift, tShift, sMask uint64
 	locks                 *stripedLocks
 
@@ -125,14 +127,14 @@ func (x *growTable) place(kh uint64) growKey {
 	lo := uint64(uint32(kh) ^ uint32(kh>>32))
 	tag := lo >> growIndexBits & (growTags - 1)
 	m := uint64(x.mask[tag])
-	s := lo >> x.sShift & x.sMask
+	s := lo >> (x.sShift & 63) & x.sMask
 	r2 := growAltBase(r1, uint64(x.off[tag]), x.c)
-	q1 := tag<<tagShift | lo>>x.tShift&(1<<growTailBits-1)<<1 | 1
+	q1 := tag<<tagShift | lo>>(x.tShift&63)&(1<<growTailBits-1)<<1 | 1
 	return growKey{
-		b1: r1<<x.d | s,
-		b2: r2<<x.d | (s ^ m>>x.sShift&x.sMask),
+		b1: r1<<(x.d&63) | s,
+		b2: r2<<(x.d&63) | (s ^ m>>(x.sShift&63)&x.sMask),
 		q1: q1,
-		q2: q1 ^ m>>x.tShift&(1<<growTailBits-1)<<1,
+		q2: q1 ^ m>>(x.tShift&63)&(1<<growTailBits-1)<<1,
 	}
 }
 
@@ -152,7 +154,7 @@ func growAltBase(r, o, c uint64) uint64 {
 // of x.
 func (x *growTable) altBucket(b, tag uint64) uint64 {
 	m := uint64(x.mask[tag&(growTags-1)])
-	return growAltBase(b>>x.d, uint64(x.off[tag&(growTags-1)]), x.c)<<x.d | (b&x.sMask ^ m>>x.sShift&x.sMask)
+	return growAltBase(b>>(x.d&63), uint64(x.off[tag&(growTags-1)]), x.c)<<(x.d&63) | (b&x.sMask ^ m>>(x.sShift&63)&x.sMask)
 }
 
 // altValue returns entry v as it is written in its other bucket of x: its
@@ -161,7 +163,7 @@ func (x *growTable) altValue(v uint64) uint64 {
 	m := uint64(x.mask[v>>tagShift&(growTags-1)])
 	tail := v & 0xff
 	above := -(tail & -tail) << 1 // the bits above the marker
-	return v ^ m>>x.tShift&(1<<growTailBits-1)<<1&above&0xff
+	return v ^ m>>(x.tShift&63)&(1<<growTailBits-1)<<1&above&0xff
 }
 
 // alt returns the other bucket of entry v when it is in bucket b of x,
