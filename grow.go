@@ -634,10 +634,14 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 	for j, h := range hs {
 		kh := g.keyed(h)
 		x := g.shardOf(kh).searched()
-		k := x.place(kh)
-		xs[j], ks[j] = x, k
-		e[j] = x.t.epoch.Load()
-		w1[j], w2[j] = x.t.words[k.b1].Load(), x.t.words[k.b2].Load()
+		xs[j], ks[j] = x, x.place(kh)
+	}
+	// The loads in a loop of their own, so that many of them are in
+	// flight at once.
+	for j := range hs {
+		t, k := &xs[j].t, &ks[j]
+		e[j] = t.epoch.Load()
+		w1[j], w2[j] = t.words[k.b1].Load(), t.words[k.b2].Load()
 	}
 	for j := range hs {
 		k, t := &ks[j], &xs[j].t
