@@ -139,7 +139,8 @@ package cuckoo
 //	guarantee or claim                             where argued      tests
 //	no false negatives under concurrent churn      doc.go            TestNoFalseNegativesUnderChurn, TestLookupBatchNoFalseNegatives, TestInsertBatchConcurrent
 //	two-phase retry decision (d1, d2 >= 2, wrap)   twophase.go       TestPhase2Decision, TestTwoPhaseInterleavings
-//	counter +1 mod 2^c per step, wraps             bucket.go         TestBumpCounterWraps, TestDiscoverAndMakeRoom, TestMoveStaleStep; checkRelocation (race builds)
+//	counter +1 mod 2^c per step, wraps             bucket.go         TestBumpCounterWraps, TestDiscoverAndMakeRoom, TestMoveStaleStep; checkRelocation, checkStep (race builds)
+//	LockFree: move adds to dst before taking src   twophase.go, migrate.go  TestNoFalseNegativesUnderChurn, TestCountUnderRelocation, TestMoveStaleStep, TestMoveLosesItsSource; checkStep (race builds)
 //	Locked: destination stored before source       locked.go         TestLockedMoveDestinationFirst; checkRelocation (race builds)
 //	path code, shortest path, short-queue fallback migrate.go        TestBFSNodeEncoding, TestDiscoverAndMakeRoom
 //	migration keeps every fingerprint; stale path  migrate.go        TestDiscoverAndMakeRoom, TestMakeRoomRediscoversStalePath, TestMoveStaleStep

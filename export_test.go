@@ -48,12 +48,12 @@ func Done(wg *sync.WaitGroup) <-chan struct{} {
 }
 
 // testMove runs one relocation step as migrate does, with a descriptor
-// lease of its own in LockFree mode.
+// lease of its own if the step needs one.
 func (f *Filter) testMove(src uint64, s int, fp, dst uint64) bool {
 	var my *descLease
-	if f.mode == LockFree {
-		my = leaseDesc()
-		defer my.release()
+	ok := f.move(src, s, fp, dst, &my)
+	if my != nil {
+		my.release()
 	}
-	return f.move(src, s, fp, dst, my)
+	return ok
 }

@@ -387,3 +387,48 @@ func TestMoveStaleStep(t *testing.T) {
 		})
 	}
 }
+
+// TestMoveLosesItsSource covers a LockFree move whose source copy goes away
+// between its two steps (twophase.go, "Relocation in two steps"): a Delete
+// takes the copy from src after the move put fp into dst. The move must
+// take its copy out of dst again and report false, so that the pair holds
+// what the operations left: nothing. A move that left its copy in dst
+// would resurrect the deleted key. If the Delete takes the new copy in dst
+// instead, the move must still take fp out of src.
+func TestMoveLosesItsSource(t *testing.T) {
+	f := NewTestFilter(t, 1000, LockFree, 12, 1)
+	l := &f.lay
+	src := uint64(3)
+	fp := uint64(1)
+	for f.alt(src, fp) == src {
+		fp++
+	}
+	dst := f.alt(src, fp)
+	var my *descLease
+	defer func() {
+		if my != nil {
+			my.release()
+		}
+	}()
+	for _, deleteFrom := range []uint64{src, dst} {
+		f.t.words[src].Store(l.setSlot(0, 2, fp))
+		f.t.words[dst].Store(0)
+		if !f.stepAdd(dst, fp, &my) {
+			t.Fatal("first step: no room in an empty bucket")
+		}
+		// The Delete, between the steps, takes the copy in deleteFrom.
+		w := f.t.load(deleteFrom)
+		nw, ok := l.take(w, fp)
+		if !ok || !f.t.cas(deleteFrom, w, nw) {
+			t.Fatal("the delete found no copy")
+		}
+		moved := f.finishMove(src, 2, fp, dst, &my)
+		ws, wd := f.t.load(src), f.t.load(dst)
+		if l.contains(ws, fp) || l.contains(wd, fp) {
+			t.Errorf("delete from bucket %d during a move: src %#x, dst %#x still hold fp %#x", deleteFrom, ws, wd, fp)
+		}
+		if moved != (deleteFrom == dst) {
+			t.Errorf("delete from bucket %d during a move: finishMove = %v", deleteFrom, moved)
+		}
+	}
+}

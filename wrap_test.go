@@ -57,14 +57,15 @@ func testLookupAcrossWraps(t *testing.T, mode Mode, fb, cycles int) {
 		t.Fatal(err)
 	}
 	var my *descLease
-	if mode == LockFree {
-		my = leaseDesc()
-		defer my.release()
-	}
+	defer func() {
+		if my != nil {
+			my.release()
+		}
+	}()
 	moveVictim := func(src, dst uint64) {
 		t.Helper()
 		s := l.match(f.t.load(src), fp)
-		if s < 0 || !f.move(src, s, fp, dst, my) {
+		if s < 0 || !f.move(src, s, fp, dst, &my) {
 			t.Fatalf("could not move the victim from bucket %d to %d", src, dst)
 		}
 	}
