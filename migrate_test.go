@@ -339,20 +339,25 @@ func TestMakeRoomRediscoversStalePath(t *testing.T) {
 	}
 }
 
+// movePair returns an empty filter, a bucket src, a fingerprint fp whose
+// other bucket from src is dst, and dst.
+func movePair(t *testing.T, mode Mode) (f *Filter, src, fp, dst uint64) {
+	f = NewTestFilter(t, 1000, mode, 12, 1)
+	src, fp = 3, 1
+	for f.alt(src, fp) == src {
+		fp++
+	}
+	return f, src, fp, f.alt(src, fp)
+}
+
 // TestMoveStaleStep checks that a relocation step that no longer applies
 // (the fingerprint left its slot, or the destination filled up) reports
 // false and changes no word, in both modes.
 func TestMoveStaleStep(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
 		t.Run(fmt.Sprintf("mode=%v", mode), func(t *testing.T) {
-			f := NewTestFilter(t, 1000, mode, 12, 1)
+			f, src, fp, dst := movePair(t, mode)
 			l := &f.lay
-			src := uint64(3)
-			fp := uint64(1)
-			for f.alt(src, fp) == src {
-				fp++
-			}
-			dst := f.alt(src, fp)
 			f.t.words[src].Store(l.setSlot(0, 2, fp))
 			words := func() [2]uint64 { return [2]uint64{f.t.load(src), f.t.load(dst)} }
 
@@ -396,14 +401,8 @@ func TestMoveStaleStep(t *testing.T) {
 // would resurrect the deleted key. If the Delete takes the new copy in dst
 // instead, the move must still take fp out of src.
 func TestMoveLosesItsSource(t *testing.T) {
-	f := NewTestFilter(t, 1000, LockFree, 12, 1)
+	f, src, fp, dst := movePair(t, LockFree)
 	l := &f.lay
-	src := uint64(3)
-	fp := uint64(1)
-	for f.alt(src, fp) == src {
-		fp++
-	}
-	dst := f.alt(src, fp)
 	var my *descLease
 	defer func() {
 		if my != nil {
