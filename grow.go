@@ -138,10 +138,11 @@ const growEagerLoad = 0.97
 // its shard's table; below it the insert returns ErrFull, as a fixed
 // filter's does. A table fails its first insert between about 96% and
 // 99.9% load (or doubles at growEagerLoad first), but one that holds many
-// copies of some keys can fail earlier, so the line is low; what it excludes is the case of a few keys
-// with more copies than their pair holds in a table far from full:
-// doubling would not give them room (their copies all go the same way),
-// and each attempt would double the memory.
+// copies of some keys can fail earlier, so the line is low; what it
+// excludes is the case of a few keys with more copies than their pair
+// holds in a table far from full: doubling would not give them room
+// (their copies all go the same way), and each attempt would double the
+// memory.
 const growFullLoad = 0.5
 
 // Growing is a concurrent cuckoo filter that grows when it is full,
@@ -221,7 +222,7 @@ func WithMaxCapacity(maxCapacity int) Option {
 }
 
 // NewGrowing returns a filter that starts with room for capacity keys (at
-// least 5,491: the smallest shard has 64 buckets; about 1.4 times
+// least 5,512: the smallest shard has 64 buckets; about 1.4 times
 // capacity above that, as the sixteen shards have different sizes) and
 // grows as keys arrive, each shard doubling up to 19 times. It takes the
 // options of New (seed, mode; the fingerprint size must be the default 12)
@@ -712,7 +713,7 @@ func (g *Growing) Doublings() int {
 
 // BaseCapacity returns the number of keys the shards' first tables are
 // sized for (95% load): at least the capacity the filter started with
-// (about 1.4 times it, and at least 5,491), since each shard receives a
+// (about 1.4 times it, and at least 5,512), since each shard receives a
 // sixteenth of the keys and the smallest must hold its share.
 func (g *Growing) BaseCapacity() int {
 	if g.st == nil {

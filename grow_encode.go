@@ -193,19 +193,20 @@ func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 	}
 	seed := binary.LittleEndian.Uint64(hdr[24:])
 	var bases, ds, maxD [growShards]uint64
-	size := uint64(growFormatPrefix + 8)
+	size, largest := uint64(growFormatPrefix+8), uint64(0)
 	for i := range bases {
 		rec := hdr[growFormatHeaderSize+i*growShardRecordSize:]
 		bases[i] = binary.LittleEndian.Uint64(rec)
 		ds[i], maxD[i] = uint64(rec[8]), uint64(rec[9])
 		size += 8 * bases[i] << ds[i]
+		largest = max(largest, bases[i]<<ds[i])
 	}
 	st := newGrowState(&bases, &maxD, seed)
 
 	// Read each table in pieces, so that a header that claims huge tables
 	// costs only the memory of the data that really arrives.
 	const piece = 1 << 16 // words
-	buf := make([]byte, 8*piece)
+	buf := make([]byte, 8*min(largest, piece))
 	var tables [growShards][]uint64
 	var entries [growShards]int64
 	for i := range tables {

@@ -14,7 +14,7 @@ import "math/bits"
 //	   [  tag   ]  [   tail   ]
 //
 // The tag is 6 bits of the key's hash that never change; the entry's
-// other bucket is a function of its bucket and its tag (growAlt), so an
+// other bucket is a function of its bucket and its tag (altBucket), so an
 // entry can be moved between its two buckets at any size of the table. The
 // tail holds the next index bits of the entry's bucket (its position bits:
 // the key's in the key's first bucket, those XOR the tag's mask in the

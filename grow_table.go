@@ -27,8 +27,8 @@ import (
 // position bits), not its key's: in b1 they are the key's, in b2 they are
 // the key's XOR the mask. r1 -> r2 is an involution for every c, and so is
 // flipping by M, so an entry's other bucket, and its value there, follow
-// from its bucket, its tag and its tail alone (growAlt): a move flips the
-// position bits above the entry's marker.
+// from its bucket, its tag and its tail alone (altBucket, altValue): a
+// move flips the position bits above the entry's marker.
 //
 // Why a mask. Without it (b2 = r2·2^d + s) both buckets of a key share s,
 // and the table is 2^d independent cuckoo tables of c buckets; the fullest
@@ -49,15 +49,18 @@ import (
 // position bits there: the copy needs no key.
 //
 // Relocation, the two-phase search, and the epoch are those of the fixed
-// filter (migrate.go, twophase.go, locked.go): an entry moves between its
-// two buckets (its position bits flipped by the mask), in one K-CAS of both words (LockFree) or under
-// both stripes' locks with the destination stored first (Locked), and the
-// move adds one to both buckets' counters, counting counter wraps in the
-// table's epoch. The claims and proofs there hold word for word for this
-// table: they use only that an entry is in one of its buckets at every
-// instant, that a move takes it from one to the other in one step that
-// bumps both counters, and that inserts and deletes do not touch counters.
-// The frozen bit set by an expansion (grow.go) moves nothing.
+// filter (migrate.go, twophase.go, locked.go), with one difference: in
+// LockFree mode an entry moves between its two buckets (its position bits
+// flipped by the mask) in one K-CAS of both words, not in the fixed
+// filter's two CASes; in Locked mode under both stripes' locks with the
+// destination stored first. The move adds one to both buckets' counters,
+// counting counter wraps in the table's epoch. The claims and proofs there
+// hold word for word for this table: a one-K-CAS move is the case of
+// twophase.go's argument where both steps of a move fall at one instant,
+// and they use only that an entry is in one of its buckets at every
+// instant, that each step of a move bumps the counter of the bucket it
+// changes, and that inserts and deletes do not touch counters. The frozen
+// bit set by an expansion (grow.go) moves nothing.
 //
 // Why Delete removes the youngest match. Entries of different ages
 // compare different numbers of bits, so a key X may match an entry E_Y of
@@ -408,7 +411,7 @@ func (g *Growing) migrateIn(x *growTable, q []growPathNode, end int) int {
 }
 
 // moveIn moves entry v from lane s of src to an empty lane of dst, where
-// it is nv (growAlt), in one atomic step that adds one to both counters.
+// it is nv (altValue), in one atomic step that adds one to both counters.
 func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint64, my *descLease) int {
 	t := &x.t
 	if g.mode == Locked {

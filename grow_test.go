@@ -152,7 +152,7 @@ func TestGrowSplitKeepsMatches(t *testing.T) {
 			}
 			alt, altv := nx.alt(nb, nv)
 			if alt != nk.b1 && alt != nk.b2 || (alt == nb) != (nk.b1 == nk.b2) {
-				t.Fatalf("doubling %d: growAlt(%d) = %d; pair %d, %d", d+1, nb, alt, nk.b1, nk.b2)
+				t.Fatalf("doubling %d: alt(%d) = %d; pair %d, %d", d+1, nb, alt, nk.b1, nk.b2)
 			}
 			if !matchesIn(nk, alt, altv) {
 				t.Fatalf("doubling %d: entry %#04x moved to bucket %d as %#04x does not match its key %+v", d+1, nv, alt, altv, nk)
