@@ -240,6 +240,7 @@ func (f *Filter) finishMove(src uint64, s int, fp uint64, dst uint64, my **descL
 	if f.stepTake(src, s, fp, my) {
 		return true
 	}
+	f.stats.add(statKCASRetries, 1)
 	f.stepTake(dst, -1, fp, my)
 	return false
 }
@@ -261,6 +262,7 @@ func (f *Filter) stepAdd(b, fp uint64, my **descLease) bool {
 		if f.stepCAS(b, w, nw, my) {
 			return true
 		}
+		f.stats.add(statKCASRetries, 1)
 	}
 }
 
@@ -287,6 +289,7 @@ func (f *Filter) stepTake(b uint64, s int, fp uint64, my **descLease) bool {
 		if f.stepCAS(b, w, nw, my) {
 			return true
 		}
+		f.stats.add(statKCASRetries, 1)
 	}
 }
 

@@ -28,7 +28,7 @@ type Stats struct {
 	FalsePositiveRate float64
 
 	// Relocations counts fingerprints moved from one of their buckets to
-	// the other to make room for an insert (each move one K-CAS in
+	// the other to make room for an insert (each move two CASes in
 	// LockFree mode, one locked section in Locked mode).
 	Relocations uint64
 	// Full counts inserts that returned ErrFull (Insert, InsertBatch,
@@ -38,9 +38,12 @@ type Stats struct {
 	// holding another goroutine's relocation in progress and completed it
 	// before going on (LockFree mode).
 	KCASHelps uint64
-	// KCASRetries counts relocation steps whose K-CAS failed because one of
-	// its two buckets changed meanwhile, and which were validated and tried
-	// again (LockFree mode).
+	// KCASRetries counts, in LockFree mode, the contended steps of
+	// relocations: a step whose CAS (or, at a counter wrap, K-CAS) failed
+	// because its bucket changed meanwhile and which was tried again, and
+	// a move abandoned because another goroutine took its fingerprint
+	// between its two steps; and InsertUnique's K-CASes that failed and
+	// were tried again.
 	KCASRetries uint64
 	// LookupRetries counts searches (Lookup, Delete, Count and their
 	// forms) whose reads could not decide: in LockFree mode two-phase
