@@ -421,7 +421,11 @@ func TestMoveLosesItsSource(t *testing.T) {
 		if !ok || !f.t.cas(deleteFrom, w, nw) {
 			t.Fatal("the delete found no copy")
 		}
+		retries := f.stats.sum(statKCASRetries)
 		moved := f.finishMove(src, 2, fp, dst, &my)
+		if got := f.stats.sum(statKCASRetries) - retries; got != map[bool]uint64{true: 0, false: 1}[moved] {
+			t.Errorf("delete from bucket %d during a move: %d retries counted", deleteFrom, got)
+		}
 		ws, wd := f.t.load(src), f.t.load(dst)
 		if l.contains(ws, fp) || l.contains(wd, fp) {
 			t.Errorf("delete from bucket %d during a move: src %#x, dst %#x still hold fp %#x", deleteFrom, ws, wd, fp)
