@@ -154,7 +154,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(summary, ", %d-bit fingerprints, %d slots (load %.1f%%)", f.FingerprintBits(), f.Cap(), 100*f.LoadFactor())
 	if g, ok := f.(*cuckoo.Growing); ok {
-		fmt.Fprintf(summary, " after %d doublings of its 16 shards", g.Doublings())
+		fmt.Fprintf(summary, " after %d doublings of its %d shards", g.Doublings(), g.Shards())
 	}
 	fmt.Fprintf(summary, ", %d bytes\n", size)
 	return exitOK
@@ -288,6 +288,6 @@ func (p *progress) draw(keys, n int64) {
 }
 
 // growStart is the capacity a growing build starts with; NewGrowing rounds
-// it up to its smallest first tables (5,512 keys in sixteen shards), and
+// it up to its smallest first tables (5,601 keys in 32 shards), and
 // the shards double from there.
 const growStart = 1000

@@ -52,8 +52,8 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(tw, "file:\t%s (%d bytes)\n", path, size)
 	fmt.Fprintf(tw, "fingerprint bits:\t%d\n", bits)
 	if growing {
-		fmt.Fprintf(tw, "format:\tgrowing (16 shards, each a table that doubles in place)\n")
-		fmt.Fprintf(tw, "doublings:\t%d (over the 16 shards; the first tables held %d keys at 95%% load)\n", g.Doublings(), g.BaseCapacity())
+		fmt.Fprintf(tw, "format:\tgrowing (%d shards, each a table that doubles in place)\n", g.Shards())
+		fmt.Fprintf(tw, "doublings:\t%d (over the %d shards; the first tables held %d keys at 95%% load)\n", g.Doublings(), g.Shards(), g.BaseCapacity())
 		fmt.Fprintf(tw, "slots:\t%d (%d buckets of 4 slots)\n", slots, slots/4)
 	} else {
 		fmt.Fprintf(tw, "format:\tfixed\n")
