@@ -30,8 +30,8 @@ func allFound(g *cuckoo.Growing, n int) bool {
 }
 
 // A Growing filter needs no key count up front: it starts at its first
-// tables' capacity and its 32 shards double their tables as keys arrive
-// (149 doublings in all here, four or five per shard).
+// tables' capacity and its sixteen shards double their tables as keys
+// arrive (75 doublings in all here, four or five per shard).
 func ExampleGrowing() {
 	g, err := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	if err != nil {
@@ -39,11 +39,11 @@ func ExampleGrowing() {
 	}
 	growKeys(g, 100_000)
 	fmt.Println(g.Len(), allFound(g, 100_000), g.Doublings())
-	// Output: 100000 true 149
+	// Output: 100000 true 75
 }
 
 // NewGrowing takes New's options but the fingerprint size (12 bits only);
-// the first tables hold at least 5,601 keys.
+// the first tables hold at least 5,512 keys.
 func ExampleNewGrowing() {
 	g, err := cuckoo.NewGrowing(1000, cuckoo.WithMode(cuckoo.Locked))
 	if err != nil {
@@ -55,19 +55,20 @@ func ExampleNewGrowing() {
 	_, err = cuckoo.NewGrowing(1000, cuckoo.WithFingerprintBits(8))
 	fmt.Println(err != nil)
 	// Output:
-	// locked 12 5601
+	// locked 12 5512
 	// cuckoo: capacity must be positive, got 0
 	// true
 }
 
 // BaseCapacity is the capacity of the first tables: about 1.4 times what
-// NewGrowing was asked for (each of the 32 shards receives a 32nd of the
-// keys, and the smallest must hold its share), and at least 5,601 keys.
+// NewGrowing was asked for (each of the sixteen shards receives a
+// sixteenth of the keys, and the smallest must hold its share), and at
+// least 5,512 keys.
 func ExampleGrowing_BaseCapacity() {
 	small, _ := cuckoo.NewGrowing(1000)
 	large, _ := cuckoo.NewGrowing(1_000_000)
 	fmt.Println(small.BaseCapacity(), large.BaseCapacity())
-	// Output: 5601 1427232
+	// Output: 5512 1411744
 }
 
 // WithMaxCapacity bounds the growth: the shards double only while they
@@ -197,7 +198,7 @@ func ExampleGrowing_Len() {
 	// Output: 20000
 }
 
-// Cap is the slots of the shards' tables: 4 per bucket, 1,477 buckets
+// Cap is the slots of the shards' tables: 4 per bucket, 1,452 buckets
 // at first, and each doubling of a shard adds its table's size.
 func ExampleGrowing_Cap() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
@@ -205,19 +206,19 @@ func ExampleGrowing_Cap() {
 	growKeys(g, 7000)
 	fmt.Println(g.Cap())
 	// Output:
-	// 5908
-	// 9952
+	// 5808
+	// 10200
 }
 
 func ExampleGrowing_LoadFactor() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
-	growKeys(g, 2954)
+	growKeys(g, 2904)
 	fmt.Println(g.LoadFactor())
 	// Output: 0.5
 }
 
-// Doublings counts how often a shard's table has doubled, over all 32
-// shards.
+// Doublings counts how often a shard's table has doubled, over all
+// sixteen shards.
 func ExampleGrowing_Doublings() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	fmt.Println(g.Doublings())
@@ -225,7 +226,7 @@ func ExampleGrowing_Doublings() {
 	fmt.Println(g.Doublings())
 	// Output:
 	// 0
-	// 149
+	// 75
 }
 
 // FalsePositiveRate is computed from the entries stored: older entries,
@@ -248,7 +249,7 @@ func ExampleGrowing_Reset() {
 	growKeys(g, 50_000)
 	g.Reset()
 	fmt.Println(g.Len(), g.Doublings(), g.Cap())
-	// Output: 0 0 5908
+	// Output: 0 0 5808
 }
 
 // Shards is the number of shards: each key belongs to one, and each
@@ -257,7 +258,7 @@ func ExampleGrowing_Shards() {
 	g, _ := cuckoo.NewGrowing(1000)
 	var zero cuckoo.Growing
 	fmt.Println(g.Shards(), zero.Shards())
-	// Output: 32 0
+	// Output: 16 0
 }
 
 func ExampleGrowing_Mode() {
@@ -316,7 +317,7 @@ func ExampleGrowing_MarshalBinary() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	data, err := g.MarshalBinary()
 	fmt.Println(err, string(data[:8]), len(data))
-	// Output: <nil> CUCKOOGR 12384
+	// Output: <nil> CUCKOOGR 11928
 }
 
 func ExampleGrowing_UnmarshalBinary() {

@@ -10,7 +10,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// A filter that grows (Growing): 32 shards, each one table that
+// A filter that grows (Growing): sixteen shards, each one table that
 // doubles in place.
 //
 // A key belongs to one of growShards shards, chosen by its hash, and each
@@ -27,9 +27,9 @@ import (
 // 2 times the memory of one sized for its keys, depending on where it is
 // in its cycle. The shards receive equal shares of the keys, but their
 // first tables have sizes spread evenly on a log scale over one factor of
-// two (shard i has 2^(i/32) times the buckets of shard 0), so they double
-// at 32 evenly spaced points of each cycle, and the memory of the whole
-// filter rises in 32 steps per doubling instead of one: about
+// two (shard i has 2^(i/16) times the buckets of shard 0), so they double
+// at sixteen evenly spaced points of each cycle, and the memory of the
+// whole filter rises in sixteen steps per doubling instead of one: about
 // 1.41 times the memory per key of a table filled to the same load, at
 // every size, instead of 1 to 2 times (BENCHMARKS.md has the figures).
 //
@@ -97,36 +97,38 @@ import (
 // of the shard that arrives, but a copier that the scheduler stops while
 // it holds a chunk holds back the shard's writers until it runs again:
 // writes are not lock-free during an expansion (lookups are, and writes to
-// the other 31 shards go on).
+// the other fifteen shards go on).
 
 const (
-	// growShardBits sets the number of shards, growShards = 32. Sixteen
-	// gave a worst memory per key 1 to 1.5% higher (2^(1/32) against
-	// 2^(1/64) above the mean at the top of each step; measured: 1.458x
-	// against 1.439x, TestGrowingMemoryPerKey).
-	growShardBits = 5
+	// growShardBits sets the number of shards, growShards = 16. More
+	// shards make the steps of memory per key smaller (2^(1/32) above the
+	// mean at the top of a step with 16, 2^(1/64) with 32), but each
+	// table's allocation is rounded up to whole 8 KiB pages, and with 32
+	// tables the rounding cost more than the smaller steps saved: heap
+	// bytes per key at 1M to 2M keys from NewGrowing(1000), two seeds,
+	// were at most 1.459x a fixed filter's with 16 shards and 1.501x with
+	// 32 (BENCHMARKS.md).
+	growShardBits = 4
 	growShards    = 1 << growShardBits
 	// growShardMul picks a key's shard: the top bits of kh·growShardMul,
 	// which depend on all of kh's bits, so that within a shard the bits
 	// placement uses stay uniform.
 	growShardMul = 0x9e3779b97f4a7c15
 
-	// growMinBase is the smallest first table of a shard: 32 buckets, so
-	// that the 19 doublings the hash bits allow take the 32 shards to more
+	// growMinBase is the smallest first table of a shard: 64 buckets, so
+	// that the 19 doublings the hash bits allow take the 16 shards to more
 	// than 2^30 buckets (about 4 billion keys).
-	growMinBase = 32
+	growMinBase = 64
 
 	// growChunk is the number of old buckets a copier claims at once.
 	growChunk = 1024
 )
 
-// growShardScale[i] is 2^(i/32) in 16.16 fixed point: shard i's first
-// table has ceil(B·2^(i/32)) buckets for the B of shard 0.
+// growShardScale[i] is 2^(i/16) in 16.16 fixed point: shard i's first
+// table has ceil(B·2^(i/16)) buckets for the B of shard 0.
 var growShardScale = [growShards]uint64{
-	65536, 66971, 68438, 69936, 71468, 73032, 74632, 76266,
-	77936, 79642, 81386, 83169, 84990, 86851, 88752, 90696,
-	92682, 94711, 96785, 98905, 101070, 103283, 105545, 107856,
-	110218, 112631, 115098, 117618, 120194, 122825, 125515, 128263,
+	65536, 68438, 71468, 74632, 77936, 81386, 84990, 88752,
+	92682, 96785, 101070, 105545, 110218, 115098, 120194, 125515,
 }
 
 // growEagerLoad is the load from which a shard that may double does so
@@ -159,7 +161,7 @@ const growFullLoad = 0.5
 // with NewGrowing; a zero Growing holds nothing and reports every Insert as
 // ErrZeroFilter.
 //
-// A Growing filter is 32 shards, each one table of four-slot buckets,
+// A Growing filter is sixteen shards, each one table of four-slot buckets,
 // as a Filter's, that doubles in place when it is full: each bucket splits
 // into two and every entry moves to the half its stored bits name. A key
 // belongs to one shard, chosen by its hash. Its costs (measured in
@@ -217,7 +219,7 @@ type growShard struct {
 // all of them together hold at most maxCapacity keys at 95% load (the
 // smaller shards doubling first), so Cap never exceeds maxCapacity/0.95
 // slots. Past that, an insert that finds no room returns ErrFull with
-// nothing lost, as a Filter's does. Since each shard receives a 32nd
+// nothing lost, as a Filter's does. Since each shard receives a sixteenth
 // of the keys and the shards cannot all have the same size, the first
 // ErrFull comes when the smallest shard at its bound is full: from about
 // two thirds of maxCapacity keys on. 0 (the default) means no bound but
@@ -228,7 +230,7 @@ func WithMaxCapacity(maxCapacity int) Option {
 
 // NewGrowing returns a filter that starts with room for capacity keys (at
 // least 5,512: the smallest shard has 64 buckets; about 1.4 times
-// capacity above that, as the 32 shards have different sizes) and
+// capacity above that, as the sixteen shards have different sizes) and
 // grows as keys arrive, each shard doubling up to 19 times. It takes the
 // options of New (seed, mode; the fingerprint size must be the default 12)
 // and WithMaxCapacity. It returns an error if capacity is not positive or
@@ -245,7 +247,7 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	if c.maxCap < 0 {
 		return nil, fmt.Errorf("cuckoo: maximum capacity must not be negative, got %d", c.maxCap)
 	}
-	// Every shard receives a 32nd of the keys; the smallest must hold
+	// Every shard receives a sixteenth of the keys; the smallest must hold
 	// its share at 95%.
 	b0 := max(bucketsFor((capacity+growShards-1)/growShards), growMinBase)
 	var bases [growShards]uint64
@@ -702,9 +704,9 @@ func (g *Growing) LoadFactor() float64 {
 }
 
 // Doublings returns how many times a shard's table has doubled since the
-// filter was made (or last Reset), summed over the 32 shards: each
+// filter was made (or last Reset), summed over the sixteen shards: each
 // doubling adds the size of that shard's table to the filter's, about a
-// 32nd of the filter's memory, and 32 doublings double it.
+// sixteenth of the filter's memory, and 16 doublings double it.
 func (g *Growing) Doublings() int {
 	if g.st == nil {
 		return 0
@@ -719,7 +721,7 @@ func (g *Growing) Doublings() int {
 // BaseCapacity returns the number of keys the shards' first tables are
 // sized for (95% load): at least the capacity the filter started with
 // (about 1.4 times it, and at least 5,512), since each shard receives a
-// 32nd of the keys and the smallest must hold its share.
+// sixteenth of the keys and the smallest must hold its share.
 func (g *Growing) BaseCapacity() int {
 	if g.st == nil {
 		return 0
@@ -733,7 +735,7 @@ func (g *Growing) BaseCapacity() int {
 
 // FalsePositiveRate returns the expected rate at which Lookup reports a
 // never-inserted key present, from the entries stored now: a key falls in
-// each shard with probability 1/32, its two buckets there are a random
+// each shard with probability 1/16, its two buckets there are a random
 // pair, and an entry that compares k bits matches it with probability
 // 2^-k. It reads every table.
 func (g *Growing) FalsePositiveRate() float64 {
@@ -790,7 +792,7 @@ func (g *Growing) resetShard(sh *growShard) {
 	}
 }
 
-// Shards returns the number of shards (32), each a table that doubles on
+// Shards returns the number of shards (16), each a table that doubles on
 // its own, or 0 for a zero Growing.
 func (g *Growing) Shards() int {
 	if g.st == nil {

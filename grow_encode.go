@@ -19,14 +19,14 @@ import (
 //	11      1     slots per bucket (4)
 //	12      1     hash algorithm id (2, as in the fixed format; 1 for seed 0)
 //	13      1     lane bits (14)
-//	14      1     shards (32)
+//	14      1     shards (16)
 //	15      9     reserved, zero
 //	24      8     seed
 //	32      16    reserved, zero
-//	48      32·16 per shard: base buckets c (8 bytes, 1 to 2^31), doublings
+//	48      16·16 per shard: base buckets c (8 bytes, 1 to 2^31), doublings
 //	              d (1, 0 to 19), doubling bound (1, d to 19), reserved (6),
 //	              with c·2^d <= 2^31
-//	560     8·m   the m = sum of c·2^d bucket words, shard by shard,
+//	304     8·m   the m = sum of c·2^d bucket words, shard by shard,
 //	              little-endian, with their counter and frozen bits zero
 //	end-8   8     xxhash64 (seed 0) of every byte before it
 //

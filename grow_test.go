@@ -554,10 +554,10 @@ func TestGrowingMaxCapacity(t *testing.T) {
 			if g.Len() != n {
 				t.Errorf("Len = %d after %d inserts and one ErrFull; want %d", g.Len(), n, n)
 			}
-			// Every shard holds a 32nd of the keys: the first ErrFull
+			// Every shard holds a sixteenth of the keys: the first ErrFull
 			// comes when the smallest is full.
 			if float64(n) < 0.9*float64(growShards*growKeys(smallest)) {
-				t.Errorf("ErrFull after %d keys; the smallest shard at its bound holds %d at 95%% (below 90%% of 32 times it)", n, growKeys(smallest))
+				t.Errorf("ErrFull after %d keys; the smallest shard at its bound holds %d at 95%% (below 90%% of 16 times it)", n, growKeys(smallest))
 			}
 			t.Logf("ErrFull after %d keys under a maximum of %d (%.2f); Cap %d", n, maxCap, float64(n)/float64(maxCap), g.Cap())
 			for i := range n {
@@ -951,7 +951,7 @@ func FuzzGrowingUnmarshalBinary(f *testing.F) {
 // for the same keys (New(n): 95% load), the bound. Both store 64
 // bits per bucket of four slots, so the ratio is one of slots per key.
 // One table that doubles fails this just after each doubling (2x); the
-// 32 shards of different sizes keep it near 1.41x. Under the race
+// sixteen shards of different sizes keep it near 1.41x. Under the race
 // detector, from 100 keys to 200,000.
 func TestGrowingMemoryPerKey(t *testing.T) {
 	start, end := 1000, 2_000_000

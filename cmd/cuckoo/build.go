@@ -288,6 +288,6 @@ func (p *progress) draw(keys, n int64) {
 }
 
 // growStart is the capacity a growing build starts with; NewGrowing rounds
-// it up to its smallest first tables (5,601 keys in 32 shards), and
+// it up to its smallest first tables (5,512 keys in sixteen shards), and
 // the shards double from there.
 const growStart = 1000

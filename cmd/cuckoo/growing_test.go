@@ -45,7 +45,7 @@ func TestBuildGrowingQuery(t *testing.T) {
 			if d < 4 || g.Len() != n {
 				t.Fatalf("%d doublings, Len() %d; want at least 4 doublings and %d keys", d, g.Len(), n)
 			}
-			if want := fmt.Sprintf(" after %d doublings of its 32 shards, ", d); !strings.Contains(stdout, want) {
+			if want := fmt.Sprintf(" after %d doublings of its 16 shards, ", d); !strings.Contains(stdout, want) {
 				t.Fatalf("build summary %q lacks %q", stdout, want)
 			}
 
@@ -121,17 +121,17 @@ func TestBuildCapacityStaysFixed(t *testing.T) {
 // not the library's "cuckoo: " prefix a second time), exit 1 (info) and 2
 // (query), and print nothing on standard output.
 func TestGrowingFileDamaged(t *testing.T) {
-	// 40,000 keys: 32 shards, the first of 32 buckets doubled twice or
-	// more.
+	// 40,000 keys: sixteen shards, the first of 64 buckets doubled twice
+	// or more.
 	good := buildFilter(t, keyLines("key-", 40_000), "-seed", "3")
 	data, err := os.ReadFile(good)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const hdr = 48 + 32*16 // header and shard records
+	const hdr = 48 + 16*16 // header and shard records
 	words := (len(data) - hdr - 8) / 8
-	if shards, base, d := data[14], binary.LittleEndian.Uint64(data[48:]), data[56]; shards != 32 || base != 32 || d < 2 || words < 32*32*4 {
-		t.Fatalf("%d shards, the first of %d buckets doubled %d times, %d words in all; want 32, 32, at least 2, at least %d", shards, base, d, words, 32*32*4)
+	if shards, base, d := data[14], binary.LittleEndian.Uint64(data[48:]), data[56]; shards != 16 || base != 64 || d < 2 || words < 16*64*4 {
+		t.Fatalf("%d shards, the first of %d buckets doubled %d times, %d words in all; want 16, 64, at least 2, at least %d", shards, base, d, words, 16*64*4)
 	}
 	edit := func(f func(b []byte) []byte) string {
 		b := f(append([]byte(nil), data...))

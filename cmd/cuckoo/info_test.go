@@ -67,15 +67,15 @@ func TestInfoGrowing(t *testing.T) {
 	if !ok {
 		t.Fatal("build without -capacity did not write a growing filter")
 	}
-	// The first tables hold 5,601 keys (growStart, rounded up): each of
-	// the 32 shards doubled at least four times for 100,000 keys.
+	// The first tables hold 5,512 keys (growStart, rounded up): each of
+	// the sixteen shards doubled at least four times for 100,000 keys.
 	d := g.Doublings()
-	if d < 4*32 || g.BaseCapacity() != 5601 || g.Cap() < 16*5908 {
-		t.Fatalf("100,000 keys after %d doublings from %d keys, %d slots; want at least 128 from 5601, and at least 16 times the first 5908 slots", d, g.BaseCapacity(), g.Cap())
+	if d < 4*16 || g.BaseCapacity() != 5512 || g.Cap() < 16*5808 {
+		t.Fatalf("100,000 keys after %d doublings from %d keys, %d slots; want at least 64 from 5512, and at least 16 times the first 5808 slots", d, g.BaseCapacity(), g.Cap())
 	}
 	for _, want := range []string{
-		"format:               growing (32 shards, each a table that doubles in place)\n",
-		fmt.Sprintf("doublings:            %d (over the 32 shards; the first tables held 5601 keys at 95%% load)\n", d),
+		"format:               growing (16 shards, each a table that doubles in place)\n",
+		fmt.Sprintf("doublings:            %d (over the 16 shards; the first tables held 5512 keys at 95%% load)\n", d),
 		fmt.Sprintf("slots:                %d (%d buckets of 4 slots)\n", g.Cap(), g.Cap()/4),
 		"items:                100000\n",
 		// 64 bits per bucket of 4 slots.
