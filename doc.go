@@ -110,11 +110,13 @@
 // derived from the fingerprint, so fingerprints can be relocated without the
 // key. Insert puts the fingerprint into an empty slot with one CAS; when both
 // buckets are full it searches breadth-first for a path to an empty slot and
-// relocates fingerprints backwards along it, each move a multi-word CAS of
-// two buckets (migrate.go, kcas.go). A Lookup that misses reads its buckets
-// again and uses the migration counters to tell a miss from a fingerprint in
-// flight (twophase.go). LookupBatch and InsertBatch do the same for many
-// keys with their cache misses overlapped (batch.go).
+// relocates fingerprints backwards along it, each move two CASes that add
+// the fingerprint to one bucket before taking it from the other
+// (migrate.go; at a counter wrap a multi-word CAS, kcas.go). A Lookup that
+// misses reads its buckets again and uses the migration counters to tell a
+// miss from a fingerprint in flight (twophase.go). LookupBatch and
+// InsertBatch do the same for many keys with their cache misses overlapped
+// (batch.go).
 //
 // # Persistence
 //
