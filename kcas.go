@@ -24,8 +24,9 @@ import (
 // kcasTable is alive.
 //
 // Descriptors. A goroutine leases a descriptor slot for the whole of one
-// operation (a relocation leases one for its whole path) and returns it
-// afterwards; leases go through a per-P cache (see descLease), so that
+// operation (a relocation leases one only if a step of its path wraps a
+// migration counter; its other steps are single-word CASes, migrate.go)
+// and returns it afterwards; leases go through a per-P cache (see descLease), so that
 // relocations on different cores share no written cache line. Reusing a
 // slot bumps its sequence number before any field is rewritten, so anyone
 // holding a reference with the old number can tell that the operation it
