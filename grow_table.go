@@ -374,13 +374,16 @@ func (g *Growing) discoverIn(x *growTable, b1, b2 uint64, q []growPathNode) (end
 				return 0, growTruncated
 			}
 			c := growPathNode{b: nb, v: v, from: int32(head), slot: int8(s), depth: p.depth + 1}
+			// A child is tested for room when it is reached, not when it
+			// is expanded: the search ends a level earlier, with a path
+			// as short (the children of one level are tested in the order
+			// they would have been expanded).
+			if cw := x.t.load(nb); cw&frozenBit == 0 && laneCount(cw) < slotsPerBucket {
+				q[n] = c
+				return n, growDone
+			}
 			if int(c.depth) == maxPathLen {
-				// The last depth: tested, not queued.
-				if cw := x.t.load(nb); cw&frozenBit == 0 && laneCount(cw) < slotsPerBucket {
-					q[n] = c
-					return n, growDone
-				}
-				continue
+				continue // the last depth: tested, not queued
 			}
 			q[n] = c
 			n++
