@@ -133,12 +133,12 @@ var growShardScale = [growShards]uint64{
 
 // growEagerLoad is the load from which a shard that may double does so
 // at the first insert whose two buckets are full, without searching for a
-// relocation path. Near full, searches grow long: letting them run until
-// one fails (at 96% to 99.9% load) took 2,800 instructions per insert
-// over a fill of 2^20 keys from 1,000, and this line at 97% 2,170
-// (cachegrind, bench/cmd/opcount -impl growing -n 0), for at most 1% more
-// memory per key (TestGrowingMemoryPerKey: worst 1.449x without it, 1.458x
-// with it); at 96%, 1,640 instructions but 1.475x.
+// relocation path. Near full, searches grow long: a fill of 2^20 keys from
+// NewGrowing(1000) took 1,836 instructions per insert with no such line
+// (each shard doubling at its first failed insert, at 96% to 99.9% load),
+// 1,774 with it at 98% and 1,334 at 97% (cachegrind, bench/cmd/opcount
+// -impl growing -n 0), for at most 1% more memory per key
+// (TestGrowingMemoryPerKey: worst 1.449x, 1.449x and 1.458x).
 const growEagerLoad = 0.97
 
 // growFullLoad is the load at which an insert that finds no room doubles
