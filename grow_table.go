@@ -357,7 +357,10 @@ func (g *Growing) discoverIn(x *growTable, b1, b2 uint64, q []growPathNode) (end
 	}
 	for head := 0; head < n; head++ {
 		p := q[head]
-		w := x.t.load(p.b)
+		w := x.t.words[p.b].Load()
+		if w&tagMask != 0 {
+			w = x.t.load(p.b) // a K-CAS in flight: its logical value
+		}
 		if w&frozenBit != 0 {
 			return 0, growFrozen
 		}
@@ -378,7 +381,8 @@ func (g *Growing) discoverIn(x *growTable, b1, b2 uint64, q []growPathNode) (end
 			// is expanded: the search ends a level earlier, with a path
 			// as short (the children of one level are tested in the order
 			// they would have been expanded).
-			if cw := x.t.load(nb); cw&frozenBit == 0 && laneCount(cw) < slotsPerBucket {
+			// A word that holds a K-CAS reference counts as full here.
+			if cw := x.t.words[nb].Load(); cw&(frozenBit|tagMask) == 0 && laneCount(cw) < slotsPerBucket {
 				q[n] = c
 				return n, growDone
 			}
