@@ -104,7 +104,10 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 	for h := 0; h < n; h++ {
 		x := q[h]
 		b, d, p := x>>32, int(x>>12&0xf), x&0xfff
-		w := t.load(b)
+		w := t.words[b].Load()
+		if w&tagMask != 0 {
+			w = t.load(b) // load is not inlined: called only where needed
+		}
 		if l.emptySlot(w) >= 0 {
 			return p, d, true, false // emptied since it was tested
 		}
