@@ -19,12 +19,12 @@ type Mode int
 const (
 	// LockFree uses single-word CAS for inserts, deletes and relocation
 	// steps (a multi-word CAS where a step wraps a counter) and a
-	// two-phase lookup. Lookups, deletes and
-	// inserts into a free slot never wait for another goroutine; a stalled
-	// goroutine never blocks the others. The one wait: while WriteTo,
-	// MarshalBinary or Reset copies or sweeps the table (at memory speed,
-	// never for longer), inserts that need to relocate fingerprints wait
-	// for it to end. It is the default.
+	// two-phase lookup. Lookups, deletes and inserts into a free slot
+	// never wait for another goroutine; a stalled goroutine never blocks
+	// the others. The one wait: while WriteTo, MarshalBinary or Reset
+	// copies or sweeps the table (at memory speed, never for longer),
+	// inserts that need to relocate fingerprints wait for it to end. It is
+	// the default.
 	LockFree Mode = iota
 	// Locked guards every change to the buckets with striped MCS queue
 	// locks, elided with Intel RTM transactions where the processor

@@ -35,8 +35,9 @@ type Stats struct {
 	// InsertUnique and their String and Hash forms).
 	Full uint64
 	// KCASHelps counts the times an insert, delete or reset found a bucket
-	// holding another goroutine's relocation in progress and completed it
-	// before going on (LockFree mode).
+	// holding another goroutine's K-CAS in progress (a relocation step at
+	// a counter wrap, InsertUnique, Count) and completed it before going
+	// on (LockFree mode).
 	KCASHelps uint64
 	// KCASRetries counts, in LockFree mode, the contended steps of
 	// relocations: a step whose CAS (or, at a counter wrap, K-CAS) failed
