@@ -36,8 +36,8 @@ type Stats struct {
 	Full uint64
 	// KCASHelps counts the times an insert, delete or reset found a bucket
 	// holding another goroutine's K-CAS in progress (a relocation step at
-	// a counter wrap, InsertUnique, Count) and completed it before going
-	// on (LockFree mode).
+	// a counter wrap, or InsertUnique) and completed it before going on
+	// (LockFree mode).
 	KCASHelps uint64
 	// KCASRetries counts, in LockFree mode, the contended steps of
 	// relocations: a step whose CAS (or, at a counter wrap, K-CAS) failed
