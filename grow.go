@@ -338,7 +338,11 @@ func newGrowState(bases, maxD *[growShards]uint64, seed uint64) *growState {
 func (g *Growing) setup(seed uint64, mode Mode, st *growState) {
 	g.seed, g.mode = seed, mode
 	g.mul = mix64(seed) | 1
-	g.gate.movers.init(shardBitsFor(st.shards[0].base << 4))
+	var first uint64 // buckets of the shards' first tables
+	for i := range st.shards {
+		first += st.shards[i].base
+	}
+	g.gate.movers.init(shardBitsFor(first))
 	g.st = st
 }
 
@@ -406,11 +410,17 @@ func (sh *growShard) searched() *growTable {
 	return x
 }
 
+// loaded reports whether sh, whose table is x, holds at least load times
+// x's slots.
+func (sh *growShard) loaded(x *growTable, load float64) bool {
+	return float64(sh.count.sum()) >= load*float64(x.m*slotsPerBucket)
+}
+
 // eager reports whether an insert that found both its buckets full in x,
 // sh's table, should double the table at once instead of relocating
 // entries: when the shard is at least growEagerLoad full and may double.
-func (g *Growing) eager(sh *growShard, x *growTable) bool {
-	return x.d < sh.maxD && float64(sh.count.sum()) >= growEagerLoad*float64(x.m*slotsPerBucket)
+func (sh *growShard) eager(x *growTable) bool {
+	return x.d < sh.maxD && sh.loaded(x, growEagerLoad)
 }
 
 // expand starts the expansion of x, sh's table (or joins one that
@@ -418,7 +428,7 @@ func (g *Growing) eager(sh *growShard, x *growTable) bool {
 // the shard is less than growFullLoad full.
 func (g *Growing) expand(sh *growShard, x *growTable) bool {
 	if x.next.Load() == nil {
-		if x.d >= sh.maxD || float64(sh.count.sum()) < growFullLoad*float64(x.m*slotsPerBucket) {
+		if x.d >= sh.maxD || !sh.loaded(x, growFullLoad) {
 			return false
 		}
 		n := g.st.newTable(sh, x.d+1, g.mode)
@@ -507,7 +517,7 @@ func (g *Growing) InsertHash(h uint64) error {
 		x := g.writable(sh)
 		k := x.place(kh)
 		st := g.putIn(x, k)
-		if st == growFull && !g.eager(sh, x) {
+		if st == growFull && !sh.eager(x) {
 			st = g.addIn(x, k)
 		}
 		switch st {
