@@ -169,12 +169,6 @@ func (x *growTable) altValue(v uint64) uint64 {
 	return v ^ m>>(x.tShift&63)&(1<<growTailBits-1)<<1&above&0xff
 }
 
-// alt returns the other bucket of entry v when it is in bucket b of x,
-// and the entry's value there.
-func (x *growTable) alt(b, v uint64) (nb, nv uint64) {
-	return x.altBucket(b, v>>tagShift), x.altValue(v)
-}
-
 // Statuses of a write on one table.
 const (
 	growDone      = iota // applied

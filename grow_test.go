@@ -150,14 +150,14 @@ func TestGrowSplitKeepsMatches(t *testing.T) {
 			if !matchesIn(nk, nb, nv) {
 				t.Fatalf("doubling %d: entry %#04x in bucket %d no longer matches its key %+v", d+1, nv, nb, nk)
 			}
-			alt, altv := nx.alt(nb, nv)
+			alt, altv := nx.altBucket(nb, nv>>tagShift), nx.altValue(nv)
 			if alt != nk.b1 && alt != nk.b2 || (alt == nb) != (nk.b1 == nk.b2) {
 				t.Fatalf("doubling %d: alt(%d) = %d; pair %d, %d", d+1, nb, alt, nk.b1, nk.b2)
 			}
 			if !matchesIn(nk, alt, altv) {
 				t.Fatalf("doubling %d: entry %#04x moved to bucket %d as %#04x does not match its key %+v", d+1, nv, alt, altv, nk)
 			}
-			if back, backv := nx.alt(alt, altv); back != nb || backv != nv {
+			if back, backv := nx.altBucket(alt, altv>>tagShift), nx.altValue(altv); back != nb || backv != nv {
 				t.Fatalf("doubling %d: moving back gives bucket %d, %#04x; want %d, %#04x", d+1, back, backv, nb, nv)
 			}
 			v, b = nv, nb
