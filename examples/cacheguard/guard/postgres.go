@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -115,17 +116,18 @@ func (p *Postgres) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	return v, true, nil
 }
 
-// logChange appends a change-log entry and its notification inside tx.
-func (p *Postgres) logChange(ctx context.Context, tx pgx.Tx, op, key string) error {
+// logChange appends a change-log entry and its notification inside tx and
+// returns the entry's seq. tx holds the log lock from here to its end.
+func (p *Postgres) logChange(ctx context.Context, tx pgx.Tx, op, key string) (int64, error) {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, logLock); err != nil {
-		return err
+		return 0, err
 	}
 	var seq int64
 	if err := tx.QueryRow(ctx, `INSERT INTO cacheguard_changes (op, k, origin) VALUES ($1, $2, $3) RETURNING seq`, op, key, p.origin).Scan(&seq); err != nil {
-		return err
+		return 0, err
 	}
 	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, strconv.FormatInt(seq, 10))
-	return err
+	return seq, err
 }
 
 // commitOutcome classifies a failed COMMIT: an error the server sent
@@ -142,6 +144,18 @@ func commitOutcome(err error) Outcome {
 
 // Put inserts or updates a row; see Store.
 func (p *Postgres) Put(ctx context.Context, key string, val []byte, created func() error) (bool, Outcome, error) {
+	return p.PutLogged(ctx, key, val, func(int64, *LogReader) error { return created() })
+}
+
+// PutLogged is Put, except that created also receives the seq of the row's
+// change-log entry and a LogReader on the transaction. created runs while
+// the transaction holds the log lock, so every entry below seq has committed
+// or rolled back for good and no entry above it exists yet: reading the log
+// through the reader up to seq sees exactly the changes before this
+// creation. The reader needs no connection of its own (one taken from the
+// pool there could wait for connections held by transactions queued behind
+// the log lock).
+func (p *Postgres) PutLogged(ctx context.Context, key string, val []byte, created func(seq int64, log *LogReader) error) (bool, Outcome, error) {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("cacheguard: postgres put: %w", err)
@@ -158,10 +172,11 @@ func (p *Postgres) Put(ctx context.Context, key string, val []byte, created func
 		return false, NotCommitted, fmt.Errorf("cacheguard: postgres put: %w", err)
 	}
 	if isNew {
-		if err := p.logChange(ctx, tx, "I", key); err != nil {
+		seq, err := p.logChange(ctx, tx, "I", key)
+		if err != nil {
 			return true, NotCommitted, fmt.Errorf("cacheguard: postgres put: change log: %w", err)
 		}
-		if err := created(); err != nil {
+		if err := created(seq, &LogReader{q: tx}); err != nil {
 			return true, NotCommitted, err
 		}
 	}
@@ -185,7 +200,7 @@ func (p *Postgres) Delete(ctx context.Context, key string) (bool, error) {
 	if tag.RowsAffected() == 0 {
 		return false, nil
 	}
-	if err := p.logChange(ctx, tx, "D", key); err != nil {
+	if _, err := p.logChange(ctx, tx, "D", key); err != nil {
 		return false, fmt.Errorf("cacheguard: postgres delete: change log: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -309,7 +324,37 @@ func (p *Postgres) LogBounds(ctx context.Context) (lo, hi int64, err error) {
 // order, at most limit of them, and returns the seq of the last one (after
 // if none).
 func (p *Postgres) Changes(ctx context.Context, after int64, limit int, fn func(Change)) (int64, error) {
-	rows, err := p.pool.Query(ctx, `SELECT seq, op, k, origin, at FROM cacheguard_changes WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+	return (&LogReader{q: p.pool}).Changes(ctx, after, math.MaxInt64, limit, fn)
+}
+
+// LogReader reads the change log through one connection or transaction.
+type LogReader struct {
+	q interface {
+		Query(context.Context, string, ...any) (pgx.Rows, error)
+	}
+	release func()
+}
+
+// Reader takes a connection from the pool for reading the log; Release
+// gives it back.
+func (p *Postgres) Reader(ctx context.Context) (*LogReader, error) {
+	c, err := p.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cacheguard: postgres changes: %w", err)
+	}
+	return &LogReader{q: c, release: c.Release}, nil
+}
+
+// Release gives back the reader's connection, if it has one of its own.
+func (r *LogReader) Release() {
+	if r.release != nil {
+		r.release()
+	}
+}
+
+// Changes is Postgres.Changes restricted to the entries below seq before.
+func (r *LogReader) Changes(ctx context.Context, after, before int64, limit int, fn func(Change)) (int64, error) {
+	rows, err := r.q.Query(ctx, `SELECT seq, op, k, origin, at FROM cacheguard_changes WHERE seq > $1 AND seq < $2 ORDER BY seq LIMIT $3`, after, before, limit)
 	if err != nil {
 		return after, fmt.Errorf("cacheguard: postgres changes: %w", err)
 	}

@@ -304,6 +304,91 @@ func TestPostgresConcurrentInstances(t *testing.T) {
 	}
 }
 
+// TestPostgresRecreateWhileLagging: a key deleted and recreated many times
+// while instance A has not applied the deletions (no LISTEN and a poll an
+// hour away: the follower of a loaded machine, starved of CPU and
+// connections) keeps exactly one copy per row in A. Each creating PUT
+// applies the log before its own entry first; before it did, every round
+// left A one more copy of the key, and the ninth PUT got 503 "filter is
+// full" from a filter of capacity 100,000 holding one key
+// (TestPostgresConcurrentInstances under load, -count=40).
+func TestPostgresRecreateWhileLagging(t *testing.T) {
+	ctx := context.Background()
+	p := pgReset(t, 0)
+	a := newService(t, Config{Store: p, NoListen: true, PollInterval: time.Hour})
+	b := newService(t, Config{Store: pgStore(t)})
+	ha, hb := a.Handler(), b.Handler()
+	const k = "hot"
+	for i := range 20 {
+		if code, body, _ := do(ha, "PUT", k, "v"); code != 201 {
+			t.Fatalf("round %d: PUT %s via A: %d %q; want 201", i, k, code, body)
+		}
+		if n := a.f.Count([]byte(k)); n != 1 {
+			t.Fatalf("round %d: A holds %d copies of %s after creating its row; want 1", i, n, k)
+		}
+		if code, _, _ := do(ha, "PUT", k, "w"); code != 204 {
+			t.Fatalf("round %d: PUT %s again via A: %d; want 204", i, k, code)
+		}
+		// Deletions through B, and through A in round 9 and 19: A's
+		// own deletions too reach its filter only through its
+		// follower, which they wake (and which then applies B's too;
+		// hence nine rounds in a row through B first).
+		h := hb
+		if i%10 == 9 {
+			h = ha
+		}
+		if code, _, _ := do(h, "DELETE", k, ""); code != 204 {
+			t.Fatalf("round %d: DELETE %s: %d; want 204", i, k, code)
+		}
+	}
+
+	// The same, concurrently: PUTs of two hot keys through A, DELETEs
+	// through B, with A's follower still idle.
+	var wg sync.WaitGroup
+	errc := make(chan error, 16)
+	for g := range 16 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 3))
+			for range 40 {
+				k := fmt.Sprintf("hot%d", r.IntN(2))
+				if g%2 == 0 {
+					if code, body, _ := do(ha, "PUT", k, "v"); code != 201 && code != 204 {
+						errc <- fmt.Errorf("PUT %s via A: %d %q", k, code, body)
+						return
+					}
+				} else if code, _, _ := do(hb, "DELETE", k, ""); code != 204 && code != 404 {
+					errc <- fmt.Errorf("DELETE %s: %d", k, code)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	keys := []string{k, "hot0", "hot1"}
+	present, err := p.Existing(ctx, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, s := range []*Service{a, b} {
+		if err := s.catchUp(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			want := 0
+			if slices.Contains(present, k) {
+				want = 1
+			}
+			if got := s.f.Count([]byte(k)); got != want {
+				t.Fatalf("instance %d: %d copies of %s; want %d (one per row)", n, got, k, want)
+			}
+		}
+	}
+}
+
 func TestPostgresUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

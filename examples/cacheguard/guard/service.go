@@ -244,13 +244,24 @@ func (s *Service) follow(ctx context.Context) {
 }
 
 // catchUp applies every change-log entry after the applied position.
+//
+// It takes its connection before applyMu, never while holding it: a
+// creating PUT holds the log lock while it waits for applyMu (handlePut),
+// and every connection of the pool can be held by transactions queued behind
+// that lock.
 func (s *Service) catchUp(ctx context.Context) error {
+	lg, err := s.pg.Reader(ctx)
+	if err != nil {
+		return err
+	}
+	defer lg.Release()
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
-	return s.catchUpLocked(ctx)
+	return s.catchUpLocked(ctx, lg, math.MaxInt64)
 }
 
-// catchUpLocked applies the change log in seq order; applyMu is held.
+// catchUpLocked applies the change-log entries below seq `before` in seq
+// order, reading them through lg; applyMu is held.
 //
 // An entry 'I' of another instance inserts the key; an 'I' of this instance
 // is skipped, because its PUT inserted the key before committing (see
@@ -266,13 +277,18 @@ func (s *Service) catchUp(ctx context.Context) error {
 // written ourselves, that is whenever its row is present, except for a row
 // another instance created whose entry we have not applied yet: that is the
 // propagation window of the README.
-func (s *Service) catchUpLocked(ctx context.Context) error {
+//
+// A creating PUT applies the entries before its own first (handlePut), so
+// the deletions still unapplied when it adds its copy never include one of
+// the same key: a key has at most one copy per row however far the follower
+// lags behind.
+func (s *Service) catchUpLocked(ctx context.Context, lg *LogReader, before int64) error {
 	const page = 1000
 	origin := s.pg.Origin()
 	for {
 		n := 0
 		var kb []byte
-		_, err := s.pg.Changes(ctx, s.applied.Load(), page, func(c Change) {
+		_, err := lg.Changes(ctx, s.applied.Load(), before, page, func(c Change) {
 			n++
 			kb = append(kb[:0], c.Key...)
 			switch {
@@ -426,6 +442,17 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 //     write lock is taken at BEGIN; PostgreSQL: INSERT ... ON CONFLICT holds
 //     the row lock), so of several concurrent PUTs of one new key exactly
 //     one inserts a copy: the filter holds one copy per row.
+//   - With PostgreSQL, deletions reach the filter only through the change
+//     log, which the follower applies asynchronously. Before adding its
+//     copy, the PUT therefore applies the log up to its own entry (it holds
+//     the log lock, so every entry before its own is final), reading it
+//     through its own transaction. The deletion of the key's previous row
+//     is among those entries, so its copy is gone before the new one is
+//     added. Without this, a key deleted (through any instance) and
+//     recreated through this instance faster than the follower applied the
+//     deletions gained a copy per round, and its ninth copy did not fit
+//     (ErrFull: at most 2 buckets × 4 slots of one fingerprint) although
+//     the filter was nearly empty.
 //   - If the transaction fails after the insert and certainly did not
 //     commit, the row never became visible and the copy is removed again
 //     (Delete of a key we inserted removes one copy of its fingerprint, so
@@ -458,9 +485,16 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	kb := []byte(k)
 	inserted := false
-	created := func() error {
+	created := func(seq int64, lg *LogReader) error {
 		if s.f == nil {
 			return nil
+		}
+		if lg != nil {
+			s.applyMu.Lock()
+			defer s.applyMu.Unlock()
+			if err := s.catchUpLocked(ctx, lg, seq); err != nil {
+				return err
+			}
 		}
 		if err := s.f.Insert(kb); err != nil {
 			return ErrFilterFull
@@ -472,7 +506,13 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request) {
 		s.snapMu.RLock()
 		defer s.snapMu.RUnlock()
 	}
-	isNew, outcome, err := s.store.Put(ctx, k, val, created)
+	var isNew bool
+	var outcome Outcome
+	if s.pg != nil {
+		isNew, outcome, err = s.pg.PutLogged(ctx, k, val, created)
+	} else {
+		isNew, outcome, err = s.store.Put(ctx, k, val, func() error { return created(0, nil) })
+	}
 	if err != nil {
 		if inserted {
 			if outcome == NotCommitted {

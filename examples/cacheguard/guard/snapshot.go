@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -100,6 +101,11 @@ func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 	if s.pg == nil || s.f == nil {
 		return errors.New("cacheguard: snapshots need the filter and the PostgreSQL change log")
 	}
+	lg, err := s.pg.Reader(ctx) // before applyMu: see catchUp
+	if err != nil {
+		return err
+	}
+	defer lg.Release()
 	s.snapMu.Lock()
 	defer s.snapMu.Unlock()
 	s.applyMu.Lock()
@@ -107,7 +113,7 @@ func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 	if s.degraded.Load() {
 		return errors.New("cacheguard: the filter is degraded (full); not writing a snapshot of it")
 	}
-	if err := s.catchUpLocked(ctx); err != nil {
+	if err := s.catchUpLocked(ctx, lg, math.MaxInt64); err != nil {
 		return err
 	}
 	id, err := s.pg.DBID(ctx)
