@@ -32,24 +32,6 @@ func (l *layout) checkRelocation(os, ns, od, nd, fp uint64) {
 	}
 }
 
-// checkStep checks one step of a LockFree relocation (migrate.go, move)
-// that turned word w into nw: the migration counter went up by exactly one
-// modulo the counter width, one copy of fp was added (delta 1) or taken
-// (delta -1) and nothing else changed, and neither word is a K-CAS
-// reference.
-func (l *layout) checkStep(w, nw, fp uint64, delta int) {
-	if (w|nw)&tagMask != 0 {
-		panic(fmt.Sprintf("cuckoo: invariant broken: relocation step with a K-CAS reference (%#x -> %#x)", w, nw))
-	}
-	if want := (l.counter(w) + 1) & l.ctrMask; l.counter(nw) != want {
-		panic(fmt.Sprintf("cuckoo: invariant broken: relocation step took a migration counter from %d to %d; want %d",
-			l.counter(w), l.counter(nw), want))
-	}
-	if l.matches(nw, fp) != l.matches(w, fp)+delta || l.occupied(nw) != l.occupied(w)+delta {
-		panic(fmt.Sprintf("cuckoo: invariant broken: relocation step of fp %#x (%+d) turned %#x into %#x", fp, delta, w, nw))
-	}
-}
-
 // checkStripeOrder checks that a goroutine takes stripe lo before stripe hi
 // only if lo <= hi: stripes are always locked in ascending order, which is
 // what rules out deadlock between lockBuckets callers.

@@ -194,7 +194,7 @@ func (f *Filter) migrate(buckets *[maxPathLen + 1]uint64, slots *[maxPathLen]int
 		return true
 	}
 	defer f.gate.exitMove(f.gate.enterMove())
-	var my *descLease // leased by the first step that needs a K-CAS
+	var my *descLease // leased by the first move, released after the last
 	ok := true
 	for k := depth - 1; k >= 0; k-- {
 		if !f.move(buckets[k], slots[k], fps[k], buckets[k+1], &my) {
@@ -210,18 +210,17 @@ func (f *Filter) migrate(buckets *[maxPathLen + 1]uint64, slots *[maxPathLen]int
 }
 
 // move relocates fp from slot s of bucket src to an empty slot of dst,
-// adding one to both migration counters. It reports false if the step no
-// longer applies (fp left that slot, or dst has no room). The caller holds
-// the snapshot gate; in LockFree mode *my is the caller's descriptor lease,
-// or nil until a step needs one (move leases it then).
+// adding one to both migration counters, in one atomic step. It reports
+// false if the step no longer applies (fp left that slot, or dst has no
+// room). The caller holds the snapshot gate; in LockFree mode *my is the
+// caller's descriptor lease, or nil until a step needs one (move leases it
+// then, and migrate releases it after the path).
 //
-// LockFree mode moves in two steps, each a CAS of one word (twophase.go,
-// "Relocation in two steps"): fp is added to dst first and removed from
-// src after, so that it is in at least one of its buckets at every instant.
-// If fp is gone from src by then (a Delete took it, or another goroutine
-// moved it), the copy added to dst is taken out again and move reports
-// false. A step that takes a counter from its maximum to 0 is a K-CAS
-// with the epoch instead (stepCAS).
+// LockFree mode moves with one K-CAS of the two bucket words (and of the
+// epoch when a counter wraps, twophase.go "Counter wraps"): fp leaves src
+// and enters dst at one instant, so no operation can see a half-done move
+// (twophase.go, "Moves are atomic", says what each operation relies on).
+// Locked mode does the same under both stripes' locks.
 func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
 	if src == dst {
 		return false
@@ -229,94 +228,38 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 	if f.mode == Locked {
 		return f.moveLocked(src, s, fp, dst)
 	}
-	if f.lay.slot(f.t.load(src), s) != fp || !f.stepAdd(dst, fp, my) {
-		return false
-	}
-	return f.finishMove(src, s, fp, dst, my)
-}
-
-// finishMove is the second step of a LockFree move whose first step put fp
-// into dst: it takes fp out of src, or, if src holds no copy of fp any
-// more, takes the copy it added out of dst again (or none, if a Delete took
-// that one), and reports whether fp moved.
-func (f *Filter) finishMove(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
-	if f.stepTake(src, s, fp, my) {
-		return true
-	}
-	f.stats.add(statKCASRetries, 1)
-	f.stepTake(dst, -1, fp, my)
-	return false
-}
-
-// stepAdd puts fp into an empty slot of b, adding one to b's counter, and
-// reports whether b had room.
-func (f *Filter) stepAdd(b, fp uint64, my **descLease) bool {
 	l := &f.lay
 	for {
-		w := f.t.load(b)
-		nw, ok := l.put(w, fp)
+		ws := f.t.load(src)
+		if l.slot(ws, s) != fp {
+			return false
+		}
+		wd := f.t.load(dst)
+		nd, ok := l.put(wd, fp)
 		if !ok {
 			return false
 		}
-		nw = l.bumpCounter(nw)
+		var op kcasOp
+		op.add(src, ws, l.bumpCounter(l.setSlot(ws, s, 0)))
+		op.add(dst, wd, l.bumpCounter(nd))
+		if l.wraps(ws) || l.wraps(wd) {
+			// A counter goes from its maximum to 0: the epoch counts
+			// the wrap in the same atomic step (twophase.go).
+			ep := f.t.load(epochWord)
+			op.add(epochWord, ep, ep+1)
+		}
 		if raceEnabled {
-			l.checkStep(w, nw, fp, 1)
+			l.checkRelocation(op.old[0], op.new[0], op.old[1], op.new[1], fp)
 		}
-		if f.stepCAS(b, w, nw, my) {
-			return true
-		}
-		f.stats.add(statKCASRetries, 1)
-	}
-}
-
-// stepTake empties a slot of b that holds fp (slot s if it still does, s
-// may be -1), adding one to b's counter, and reports whether b held fp.
-// Copies of fp in b are interchangeable: they all belong to the pair of b
-// and alt(b, fp).
-func (f *Filter) stepTake(b uint64, s int, fp uint64, my **descLease) bool {
-	l := &f.lay
-	for {
-		w := f.t.load(b)
-		var nw uint64
-		if s >= 0 && l.slot(w, s) == fp {
-			nw = l.setSlot(w, s, 0)
-		} else if t, ok := l.take(w, fp); ok {
-			nw = t
-		} else {
-			return false
-		}
-		nw = l.bumpCounter(nw)
-		if raceEnabled {
-			l.checkStep(w, nw, fp, -1)
-		}
-		if f.stepCAS(b, w, nw, my) {
-			return true
-		}
-		f.stats.add(statKCASRetries, 1)
-	}
-}
-
-// stepCAS replaces the logical value w of bucket b by nw, a step of a
-// relocation, and reports whether it did (false: b changed, or held another
-// operation's reference, which it helps). A step that takes b's counter
-// from its maximum to 0 also adds one to the epoch in the same K-CAS
-// (twophase.go, "Counter wraps").
-func (f *Filter) stepCAS(b, w, nw uint64, my **descLease) bool {
-	if f.lay.wraps(w) {
 		if *my == nil {
 			*my = leaseDesc()
 		}
-		var op kcasOp
-		op.add(b, w, nw)
-		ep := f.t.load(epochWord)
-		op.add(epochWord, ep, ep+1)
-		return f.t.kcasWith(&op, (*my).slot)
+		if f.t.kcasWith(&op, (*my).slot) {
+			return true
+		}
+		// A word changed under us (or held another operation's
+		// reference, which kcasWith helped): validate again against
+		// fresh reads.
+		f.stats.add(statKCASRetries, 1)
 	}
-	if f.t.cas(b, w, nw) {
-		return true
-	}
-	if v := f.t.words[b].Load(); v&tagMask != 0 {
-		f.t.helpWord(v)
-	}
-	return false
 }

@@ -1,39 +1,68 @@
 package cuckoo
 
-// The two-phase search (LockFree mode).
+// The two-phase search (LockFree mode), and what every operation sees of
+// a relocation.
 //
-// A fingerprint lives in its two buckets b1, b2 and moves between them
-// only by a relocation (migrate.go, move), which adds one to the migration
-// counter of each bucket it changes. Inserting into an empty slot and
-// deleting do not touch the counters. Reading b1 and then b2 is not
-// atomic, so a lookup can miss a fingerprint that moves from b2 to b1
-// between the two reads.
+// Moves are atomic. A fingerprint fp lives in one of its two buckets b1,
+// b2 and moves between them only by a relocation (migrate.go, move): one
+// K-CAS of both bucket words that takes a copy of fp out of one, puts it
+// into the other and adds one to both migration counters (and, when a
+// counter wraps, adds one to the epoch in the same K-CAS; "Counter wraps"
+// below). Inserting into an empty slot and deleting are one CAS of one
+// word and do not touch the counters.
 //
-// Relocation in two steps. A move of fp from src to dst is two CASes of
-// one word each: first fp is added to an empty slot of dst, then a copy of
-// fp is taken out of src, each step bumping its bucket's counter (a step
-// that wraps a counter is a K-CAS with the epoch instead, see "Counter
-// wraps"). Between the steps fp is in both buckets: a lookup sees it
-// either way, and a copy is in at least one of its buckets at every
-// instant. If src holds no copy of fp by the second step (a Delete took
-// it, or another goroutine moved it), the mover takes a copy of fp out of
-// dst again (none, if a Delete took that one) and the move fails. Copies
-// of fp in one bucket are interchangeable: they all belong to the pair of
-// that bucket and alt(b, fp), so only their number matters, and it comes
-// out right: a move adds one and then takes one; a Delete that runs
-// between the steps takes one, and the mover's second step then finds
-// either the copy in src (the Delete took the one in dst) or, with src
-// empty of fp, the one it added in dst. This needs no descriptor, and
-// replaces a K-CAS of about ten locked instructions by two CASes.
+// The logical table is the table as kcasTable.load reads it: a word that
+// holds a reference to an undecided or failed K-CAS reads as its old
+// value, one that holds a reference to a succeeded K-CAS as its new value
+// (kcas.go). Every operation reads only logical values, and writes only by
+// a CAS or K-CAS against logical values it read (a word holding a
+// reference fails a plain CAS; the writer helps the K-CAS to completion
+// and reads again).
 //
-// Tracking a copy C through moves: C is in its home bucket; a move of C
-// from src makes the copy it added to dst C's home when its second step
-// takes C out of src (copies of fp in one bucket are interchangeable, so
-// the copy a step takes may be named the one the move meant; a copy that a
-// move adds and then takes back is nobody's home). So C's home changes
-// only at a move's second step, and the new home got the copy earlier, in
-// the move's first step. If a Delete takes that added copy before the
-// second step, the second step still takes C out of src, and C is gone.
+// Invariant (copies). For every bucket pair {b, alt(b, fp)} and
+// fingerprint fp, the number of copies of fp in the pair's two logical
+// words equals the number the operations put there (each successful
+// Insert, InsertUnique, InsertBatch key) minus the number they took (each
+// Delete that returned true, each copy Reset cleared); and Len is the sum
+// of these numbers over the table, since every such operation updates the
+// count once after its CAS. Proof: an insert's or delete's CAS changes one
+// slot of one word at one instant, and the count follows it; a move's
+// K-CAS changes both words at its decision point, the one instant at which
+// every reader switches from both old values to both new ones, and it
+// takes one copy of fp out of one bucket of the pair and puts one into the
+// other, so the pair's number of copies is the same before and after. A
+// failed K-CAS changes no logical value. So no instant shows a half-done
+// move: no reader can see fp in both buckets for a single copy, or in
+// neither. At quiescence no word holds a reference (the owner of a K-CAS
+// removes its references before it returns, kcas.go), so the physical
+// table is the logical one and holds exactly Len fingerprints.
+//
+// What each operation may observe of a move, and why its answer is
+// linearizable:
+//   - Insert (and each key of InsertBatch): one CAS into a plain word it
+//     read; it takes effect at the CAS. A move between its read and its
+//     CAS changes the word (the counter at least), so the CAS fails and
+//     the insert chooses again from fresh reads.
+//   - InsertUnique: one K-CAS over both words that compares both with
+//     the values it read (unique.go); at the K-CAS's decision point both
+//     words hold exactly those values, so "fp absent from both" holds at
+//     the instant it adds fp. A refusal reports a read that showed fp, a
+//     logical copy at that instant; no copy a move will take back exists,
+//     since moves never take back.
+//   - Delete: the search below finds a bucket where a read showed fp, and
+//     one CAS takes a copy out of that word's value; it returns true
+//     exactly when that CAS succeeded, at which instant the copy it
+//     removed was logically present. If a move took fp out of that bucket
+//     first, the CAS fails (the counter changed) and the search runs
+//     again. "false" comes from the search's "absent", argued below.
+//   - Count: reads b1, b2 and b1 again and accepts the two first reads
+//     only if b1's counter did not move (unique.go). Every move of a copy
+//     of fp for this pair goes through b1, so no copy moved between the
+//     reads and none is counted twice or missed; copies in both words
+//     come only from the operations that put them there.
+//   - Lookup, LookupBatch and the search of Delete: the claim below.
+//   - Snapshots and Reset hold the snapshot gate, which excludes moves
+//     (snapshot.go, lockfree.go), and read every word logically.
 //
 // The search reads b1 at t1, b2 at t2, b1 again at t3 and b2 again at t4
 // (t1 < t2 < t3 < t4, each read an atomic logical read: kcasTable.load),
@@ -42,54 +71,50 @@ package cuckoo
 // does, it compares the counters of the first and second read of each bucket:
 // d1 = c1(t3) - c1(t1) and d2 = c2(t4) - c2(t2), modulo the counter width.
 //
-// Claim: if a copy C of the fingerprint is in b1 or b2 during all of
-// [t1, t4] and no read saw it, then d1 >= 2 and d2 >= 2. Proof: C is
-// always in its home bucket, and a read of the home shows fp. Not seen in
-// b1 at t1, so C's home at t1 is b2; not seen in b2 at t2, so a move M1
-// made b1 C's home inside (t1, t2). M1's first step added the copy to b1
-// before that and after t1 (had the copy been in b1 at t1, the read would
-// have seen it; had a Delete taken it, C would be gone): one bump of c1
-// inside (t1, t2). At t2, C's home is b1 (it is not b2, whose read missed
-// fp); not seen in b1 at t3, so a move M2 took C out of b1 inside (t2, t3):
-// a second bump of c1, so d1 >= 2. M2's first step added C's new copy to
-// b2 after t2 (the read at t2 saw none) and before its second step, so
-// before t3: one bump of c2 inside (t2, t4). Not seen in b2 at t4, so a
-// move M3 took C out of b2 inside (t3, t4): a second bump of c2, so
-// d2 >= 2. A step done as a K-CAS with the epoch is one of the two steps
-// at one instant, and the argument holds as it is.
+// Claim: if a copy of the fingerprint is in b1 or b2 during all of [t1, t4]
+// and no read saw it, then d1 >= 2 and d2 >= 2. Proof: a copy is always in
+// exactly one of the buckets (the invariant above: a move takes it from one
+// and puts it into the other at one instant). Not in b1 at t1 and not in b2
+// at t2 means it moved b2 -> b1 in (t1, t2); not in b1 at t3 means it moved
+// b1 -> b2 in (t2, t3); not in b2 at t4 means it moved b2 -> b1 in (t3, t4).
+// b1 took part in the first two moves, both inside (t1, t3): d1 >= 2. b2
+// took part in the last two, both inside (t2, t4): d2 >= 2. (Copies of fp
+// in one bucket are interchangeable: they all belong to the pair of that
+// bucket and alt(b, fp); "the copy" is followed through the moves that
+// take a copy of fp out of the bucket it is in.)
 //
 // So when d1 < 2 or d2 < 2 the fingerprint was not present throughout, and
-// answering "absent" is linearizable; otherwise the search starts over. This
-// is the paper's test without its cross-bucket term c2' >= c1+3, which
-// needs unbounded counters. A retry needs two relocations through each of
-// the two buckets inside one search, which is rare even at 95% load, and
-// every retry means other inserts made progress, so the search is
-// lock-free.
+// answering "absent" is correct for every key not being deleted meanwhile;
+// otherwise the search starts over. This is the paper's test without its
+// cross-bucket term c2' >= c1+3, which needs unbounded counters. A retry
+// needs two relocations through each of the two buckets inside one
+// search, which is rare even at 95% load, and every retry means other
+// inserts made progress, so the search is lock-free.
 //
 // Counter wraps. The counters wrap (14 bits at f=12, 30 at f=8), and d is
 // taken modulo 2^c: 2^c relocations through b1 while a search is between
 // its reads (a few milliseconds of relocations on one core, as the review
 // that found it measured: less than a scheduler time slice) would make d1
 // look like 0. The epoch (kcasTable.epoch) closes this. Every relocation
-// step that takes a counter from its maximum to 0 adds one to the epoch in
-// the same K-CAS (migrate.go, stepCAS: such a step, one in 2^(c-1) on
-// average, is a K-CAS of the bucket word and the epoch instead of a CAS),
-// so the epoch's logical value is the number of wraps so far, changing
-// atomically with them. A search reads the epoch (e0) before its first
-// read of b1, and before it answers "absent" it reads the epoch again; it
-// answers only if the two reads are equal, and otherwise starts over.
+// that takes a counter from its maximum to 0 adds one to the epoch in its
+// K-CAS (migrate.go, move), so the epoch's logical value is the number of
+// wraps so far, changing atomically with them. A search reads the epoch
+// (e0) before its first read of b1, and before it answers "absent" it
+// reads the epoch again; it answers only if the two reads are equal, and
+// otherwise starts over.
 //
 // Claim: if the epoch reads are equal, every counter difference the search
-// computed counts exactly the relocation steps through that bucket between
-// its two reads (up to 2^c-1 of them). Proof: with no wrap in between, a
-// counter only grows by one per step and never passes its maximum, so
-// the difference of two reads, taken as plain integers, is the number of
-// steps; equal epoch values mean no wrap took effect in between (the
-// epoch only grows). The fast path's "b1 read again is bit for bit what
-// phase 1 read" is d1 = 0 with the same condition. With the wrap accounted
-// for, the claim above holds however long a search is delayed. A plain read
-// of the epoch that shows a K-CAS reference is not compared as a raw word:
-// the fast paths then take the full search, which resolves it (load).
+// computed counts exactly the relocations through that bucket between its
+// two reads (up to 2^c-1 of them). Proof: with no wrap in between, a
+// counter only grows by one per relocation and never passes its maximum,
+// so the difference of two reads, taken as plain integers, is the number
+// of relocations; equal epoch values mean no wrap took effect in between
+// (the epoch only grows). The fast path's "b1 read again is bit for bit
+// what phase 1 read" is d1 = 0 with the same condition. With the wrap
+// accounted for, the claim above holds however long a search is delayed.
+// A plain read of the epoch that shows a K-CAS reference is not compared
+// as a raw word: the fast paths then take the full search, which resolves
+// it (load).
 //
 // Cost: the epoch is one word on a line of its own, read twice per absent
 // answer, written once per 2^(c-1) relocations on average. Epoch retries
@@ -99,10 +124,13 @@ package cuckoo
 // What this guarantees, precisely: a search finds the fingerprint if some
 // copy of it stays in the filter for the whole search. Copies come from
 // inserting a key more than once or from keys that collide on fingerprint
-// and buckets. If, during one search, a new copy is inserted and an older one
-// is deleted, no single copy spans the search and the search may answer
-// "absent" even though a copy existed at every instant; a key that is only
-// inserted, or whose deletes do not overlap the search, is always found.
+// and buckets. If, during one search, a new copy is inserted and an older
+// one is deleted, no single copy spans the search and the search may
+// answer "absent" even though a copy existed at every instant (inserts and
+// deletes do not move the counters); a key that is only inserted, or whose
+// deletes do not overlap the search, is always found, and a key with no
+// copy at some instant of the search may be reported absent. Moves alone
+// never make a search miss a copy.
 
 // unchanged reports whether b1 holds w1, bit for bit, and the epoch still
 // holds e: the fast paths' proof that fp, absent from phase 1's reads of b1

@@ -1,0 +1,708 @@
+package cuckoo
+
+import (
+	"fmt"
+	"iter"
+	"strings"
+	"testing"
+)
+
+// A model checker for the LockFree protocol on one bucket pair: every
+// interleaving of the atomic steps of a few operations (two relocations,
+// and deletes, inserts, insert-if-absent, counts and searches of one
+// fingerprint), each run checked against a sequential model of the pair.
+//
+// Each operation runs as a coroutine (iter.Pull) that performs the steps of
+// the real code (filter.go, lockfree.go, twophase.go, unique.go,
+// migrate.go) one atomic action at a time: a load, a CAS, a K-CAS or a
+// relocation (Filter.move, itself one K-CAS), on the filter's own table
+// with the layout's own functions. Before each action it declares what the
+// action touches and yields to the scheduler, which chooses who acts next.
+// The scheduler enumerates every interleaving by depth-first search over
+// re-executed runs, pruned with sleep sets (Godefroid): two actions of
+// different processes that only read, or touch different words, commute,
+// and only one order of them is explored. The start and the end of every
+// operation are actions too, all dependent on each other, so the pruning
+// keeps every distinct real-time order of operations, which is what
+// linearizability is judged by.
+//
+// The sequential model is the number c of copies of fp in the pair (all
+// copies are interchangeable: they share fingerprint and buckets, like a
+// key inserted twice or two colliding keys). Insert adds one; Delete takes
+// one and reports whether there was one; InsertUnique adds one exactly
+// when c is 0 and reports whether it did. A run's Inserts, Deletes and
+// InsertUniques must have a linearization: an order that respects real
+// time (an operation that ended before another began comes first) and in
+// which the model gives every answer they gave. Count and the search
+// (Lookup, and the stalled search of Delete) promise less: a search must
+// find a copy that is present throughout it, and Count must count at least
+// those copies and no more than ever could be present; the check bounds
+// their answers by the operations that surely or possibly took effect
+// before or during them. At the end the pair must physically hold the
+// model's c copies, and no word a K-CAS reference.
+
+// Action masks: the words an action touches.
+const (
+	mB1 uint8 = 1 << iota
+	mB2
+	mEpoch
+)
+
+// maction is what a process's next step does: which words it touches,
+// whether it writes them, and whether it is the start or the end of an
+// operation (hist).
+type maction struct {
+	write, hist bool
+	mask        uint8
+}
+
+// commutes reports whether two actions of different processes give the
+// same result, and the same real-time order of operations, in either
+// order.
+func (a maction) commutes(b maction) bool {
+	if a.hist && b.hist {
+		return false
+	}
+	return a.mask&b.mask == 0 || !a.write && !b.write
+}
+
+// mop is one operation of a run's history.
+type mop struct {
+	kind      string // insert, delete, unique, count, lookup
+	inv, resp int    // clock at its start and end
+	result    int    // 1/0 for true/false, or the count
+}
+
+// mproto is a relocation protocol under test, with the search threshold
+// (the minimum counter difference that makes a search start over).
+type mproto struct {
+	name      string
+	move      func(c *mctx, src, dst uint64)
+	threshold uint64
+}
+
+// mctx is a process's handle on the run.
+type mctx struct {
+	r        *mrun
+	p        int
+	yield    func(struct{}) bool
+	starting bool // the next action starts an operation
+	inv      int
+}
+
+// mrun is the state of one run.
+type mrun struct {
+	f           *Filter
+	b1, b2, fp  uint64
+	proto       *mproto
+	acts        []maction // each live process's next action
+	clock       int
+	hist        []mop
+	scheduleLog []int
+}
+
+func (r *mrun) maskOf(i uint64) uint8 {
+	switch i {
+	case r.b1:
+		return mB1
+	case r.b2:
+		return mB2
+	case epochWord:
+		return mEpoch
+	}
+	panic(fmt.Sprintf("model: word %d outside the pair", i))
+}
+
+// step declares the next action and waits for the scheduler to choose
+// this process; the caller performs the action when step returns.
+//
+// The first action of an operation is also its start (hist), so that
+// starting costs no action of its own.
+func (c *mctx) step(a maction) {
+	a.hist = a.hist || c.starting
+	c.r.acts[c.p] = a
+	c.yield(struct{}{})
+	c.r.clock++
+	if c.starting {
+		c.starting, c.inv = false, c.r.clock
+	}
+}
+
+func (c *mctx) load(i uint64) uint64 {
+	c.step(maction{mask: c.r.maskOf(i)})
+	return c.r.f.t.load(i)
+}
+
+func (c *mctx) cas(b, old, new uint64) bool {
+	c.step(maction{write: true, mask: c.r.maskOf(b)})
+	return c.r.f.t.cas(b, old, new)
+}
+
+// op runs one operation between its start and end actions and records it.
+// Its start is its first action; its end an action of its own, after
+// its last one.
+func (c *mctx) op(kind string, fn func() int) {
+	c.starting = true
+	res := fn()
+	c.step(maction{hist: true})
+	c.r.hist = append(c.r.hist, mop{kind: kind, inv: c.inv, resp: c.r.clock, result: res})
+}
+
+// The operations, step by step as the real code takes them.
+
+// find is Filter.find with phase2 (twophase.go): Lookup's inlined fast
+// path is phase2's d1 = 0 case and Delete's search is find itself.
+func (c *mctx) find() (uint64, bool) {
+	r := c.r
+	l := &r.f.lay
+	b1, b2, fp := r.b1, r.b2, r.fp
+	for {
+		e := c.load(epochWord)
+		w1 := c.load(b1)
+		w2 := c.load(b2)
+		if l.contains(w1, fp) {
+			return b1, true
+		}
+		if l.contains(w2, fp) {
+			return b2, true
+		}
+		v1 := c.load(b1)
+		if l.contains(v1, fp) {
+			return b1, true
+		}
+		if (l.counter(v1)-l.counter(w1))&l.ctrMask < r.proto.threshold {
+			if c.load(epochWord) == e {
+				return 0, false
+			}
+			continue
+		}
+		v2 := c.load(b2)
+		if l.contains(v2, fp) {
+			return b2, true
+		}
+		if (l.counter(v2)-l.counter(w2))&l.ctrMask < r.proto.threshold && c.load(epochWord) == e {
+			return 0, false
+		}
+	}
+}
+
+// remove is Filter.remove (lockfree.go).
+func (c *mctx) remove() bool {
+	r := c.r
+	l := &r.f.lay
+	b1, b2, fp := r.b1, r.b2, r.fp
+	w1, w2 := c.load(b1), c.load(b2)
+	n1, _ := l.take(w1, fp)
+	n2, _ := l.take(w2, fp)
+	b, w, nw := b2, w2, n2
+	if n1 != w1 {
+		b, w, nw = b1, w1, n1
+	}
+	if nw != w && c.cas(b, w, nw) {
+		return true
+	}
+	for {
+		b, ok := c.find()
+		if !ok {
+			return false
+		}
+		for {
+			w := c.load(b)
+			nw, ok := l.take(w, fp)
+			if !ok {
+				break
+			}
+			if c.cas(b, w, nw) {
+				return true
+			}
+		}
+	}
+}
+
+// insert is Filter.addEither (lockfree.go); the model keeps room in the
+// pair, so it never needs makeRoom.
+func (c *mctx) insert() bool {
+	r := c.r
+	l := &r.f.lay
+	b1, b2, fp := r.b1, r.b2, r.fp
+	w1, w2 := c.load(b1), c.load(b2)
+	for {
+		b, w := b1, w1
+		if l.emptier(w2, w1) {
+			b, w = b2, w2
+		}
+		nw, ok := l.put(w, fp)
+		if !ok {
+			panic("model: the pair is full")
+		}
+		if c.cas(b, w, nw) {
+			return true
+		}
+		w1, w2 = c.load(b1), c.load(b2)
+	}
+}
+
+// insertUnique is Filter.addUniqueLockFree (unique.go).
+func (c *mctx) insertUnique() bool {
+	r := c.r
+	l := &r.f.lay
+	b1, b2, fp := r.b1, r.b2, r.fp
+	for {
+		w1 := c.load(b1)
+		w2 := c.load(b2)
+		if l.containsEither(w1, w2, fp) {
+			return false
+		}
+		n1, ok1 := l.put(w1, fp)
+		n2, ok2 := l.put(w2, fp)
+		if !ok1 && !ok2 {
+			panic("model: the pair is full")
+		}
+		if !ok1 || ok2 && l.emptier(w2, w1) {
+			n1 = w1
+		} else {
+			n2 = w2
+		}
+		var op kcasOp
+		op.add(b1, w1, n1)
+		op.add(b2, w2, n2)
+		c.step(maction{write: true, mask: mB1 | mB2})
+		if r.f.t.kcas(&op) {
+			return true
+		}
+	}
+}
+
+// count is Filter.countCopies (unique.go).
+func (c *mctx) count() int {
+	r := c.r
+	l := &r.f.lay
+	for {
+		e := c.load(epochWord)
+		w1 := c.load(r.b1)
+		w2 := c.load(r.b2)
+		v1 := c.load(r.b1)
+		if l.counter(v1) == l.counter(w1) && c.load(epochWord) == e {
+			return l.matches(w1, r.fp) + l.matches(w2, r.fp)
+		}
+	}
+}
+
+// moveKCAS is one relocation of a copy of fp: Filter.move, one K-CAS and
+// so one action. (migrate reads the source for the slot first; move reads
+// it again and does nothing if fp left the slot, so that read adds only
+// runs in which the move does nothing.)
+func moveKCAS(c *mctx, src, dst uint64) {
+	r := c.r
+	c.step(maction{write: true, mask: mB1 | mB2 | mEpoch})
+	if s := r.f.lay.match(r.f.t.load(src), r.fp); s >= 0 {
+		r.f.testMove(src, s, r.fp, dst)
+	}
+}
+
+// moveTwoStep is the relocation in two CASes that the K-CAS move replaced,
+// kept here to show that this checker finds its defects: fp is added to
+// dst, then a copy is taken out of src, or, if src has none left, the copy
+// added to dst is taken back.
+func moveTwoStep(c *mctx, src, dst uint64) {
+	r := c.r
+	l := &r.f.lay
+	t := &r.f.t
+	fp := r.fp
+	s := -1
+	step := func(b uint64, s int, delta int) bool {
+		c.step(maction{write: true, mask: r.maskOf(b)})
+		for {
+			w := t.load(b)
+			var nw uint64
+			var ok bool
+			switch {
+			case delta > 0:
+				nw, ok = l.put(w, fp)
+			case s >= 0 && l.slot(w, s) == fp:
+				nw, ok = l.setSlot(w, s, 0), true
+			default:
+				nw, ok = l.take(w, fp)
+			}
+			if !ok {
+				return false
+			}
+			if t.cas(b, w, l.bumpCounter(nw)) {
+				return true
+			}
+		}
+	}
+	c.step(maction{mask: r.maskOf(src)})
+	if s = l.match(t.load(src), fp); s < 0 || !step(dst, -1, 1) {
+		return
+	}
+	if !step(src, s, -1) {
+		step(dst, -1, -1)
+	}
+}
+
+// mconfig is one configuration: the copies in each bucket at the start,
+// the two relocations and the scripts of the other processes.
+type mconfig struct {
+	in1, in2 int
+	moves    string     // "12,21": the movers' directions
+	scripts  [][]string // each process's operations, in order
+}
+
+func (cfg mconfig) String() string {
+	var s []string
+	for _, sc := range cfg.scripts {
+		s = append(s, "["+strings.Join(sc, ",")+"]")
+	}
+	return fmt.Sprintf("b1:%d,b2:%d/moves=%s/%s", cfg.in1, cfg.in2, cfg.moves, strings.Join(s, ""))
+}
+
+// mframe is one choice point of the depth-first search.
+type mframe struct {
+	acts                  []maction
+	live, sleep, explored uint32
+	chosen                int
+}
+
+// explore enumerates the runs of cfg under proto, calling check on each
+// complete run's history; it stops at the first failed check and returns
+// its message, and reports how many runs it checked.
+func explore(f *Filter, b1, b2, fp uint64, proto *mproto, cfg mconfig) (runs int, failure string) {
+	var procs []func(*mctx)
+	for _, d := range strings.Split(cfg.moves, ",") {
+		src, dst := b1, b2
+		if d == "21" {
+			src, dst = b2, b1
+		}
+		procs = append(procs, func(c *mctx) { proto.move(c, src, dst) })
+	}
+	for _, sc := range cfg.scripts {
+		procs = append(procs, func(c *mctx) {
+			for _, kind := range sc {
+				c.op(kind, func() int {
+					switch kind {
+					case "insert":
+						return b2i(c.insert())
+					case "delete":
+						return b2i(c.remove())
+					case "unique":
+						return b2i(c.insertUnique())
+					case "count":
+						return c.count()
+					case "lookup":
+						_, ok := c.find()
+						return b2i(ok)
+					}
+					panic("model: unknown operation " + kind)
+				})
+			}
+		})
+	}
+	n := len(procs)
+	l := &f.lay
+	var frames []mframe
+	for {
+		// Reset the pair and start every process up to its first action.
+		w1, w2 := uint64(0), uint64(0)
+		for i := 0; i < cfg.in1; i++ {
+			w1, _ = l.put(w1, fp)
+		}
+		for i := 0; i < cfg.in2; i++ {
+			w2, _ = l.put(w2, fp)
+		}
+		f.t.words[b1].Store(w1)
+		f.t.words[b2].Store(w2)
+		f.t.epoch.Store(0)
+		r := &mrun{f: f, b1: b1, b2: b2, fp: fp, proto: proto, acts: make([]maction, n)}
+		nexts := make([]func() (struct{}, bool), n)
+		stops := make([]func(), n)
+		var live uint32
+		for p := range procs {
+			c := &mctx{r: r, p: p}
+			body := procs[p]
+			next, stop := iter.Pull(iter.Seq[struct{}](func(yield func(struct{}) bool) {
+				c.yield = yield
+				body(c)
+			}))
+			nexts[p], stops[p] = next, stop
+			if _, ok := next(); ok {
+				live |= 1 << p
+			}
+		}
+		// Replay the prefix, then extend it with new choice points until
+		// every process has finished or every live one sleeps.
+		recording := true
+		for depth := 0; live != 0; depth++ {
+			var p int
+			switch {
+			case depth < len(frames):
+				p = frames[depth].chosen
+			case recording:
+				fr := mframe{acts: append([]maction(nil), r.acts...), live: live}
+				if depth > 0 {
+					parent := &frames[depth-1]
+					pa := parent.acts[parent.chosen]
+					for q := 0; q < n; q++ {
+						if (parent.sleep|parent.explored)&(1<<q) != 0 && live&(1<<q) != 0 && parent.acts[q].commutes(pa) {
+							fr.sleep |= 1 << q
+						}
+					}
+				}
+				avail := fr.live &^ fr.sleep
+				if avail == 0 {
+					// Every order from here is one already explored:
+					// finish the run in any order (it is a real run, so
+					// it is checked too) and record no more choices.
+					recording = false
+					p = lowest(live)
+					break
+				}
+				fr.chosen = lowest(avail)
+				frames = append(frames, fr)
+				p = fr.chosen
+			default:
+				p = lowest(live)
+			}
+			r.scheduleLog = append(r.scheduleLog, p)
+			if _, ok := nexts[p](); !ok {
+				live &^= 1 << p
+			}
+		}
+		for _, stop := range stops {
+			stop()
+		}
+		runs++
+		if msg := checkRun(f, r, cfg.in1+cfg.in2); msg != "" {
+			return runs, fmt.Sprintf("%s\n\tschedule (process per action; movers first): %v\n\thistory: %+v", msg, r.scheduleLog, r.hist)
+		}
+		// Backtrack to the deepest choice point with an alternative.
+		for len(frames) > 0 {
+			fr := &frames[len(frames)-1]
+			fr.explored |= 1 << fr.chosen
+			if avail := fr.live &^ fr.sleep &^ fr.explored; avail != 0 {
+				fr.chosen = lowest(avail)
+				break
+			}
+			frames = frames[:len(frames)-1]
+		}
+		if len(frames) == 0 {
+			return runs, ""
+		}
+	}
+}
+
+func lowest(set uint32) int {
+	for p := 0; ; p++ {
+		if set&(1<<p) != 0 {
+			return p
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkRun checks one complete run against the sequential model, c0
+// copies at the start; it returns "" or what is wrong.
+func checkRun(f *Filter, r *mrun, c0 int) string {
+	l := &f.lay
+	var muts []mop
+	final := c0
+	for _, o := range r.hist {
+		switch {
+		case o.kind == "insert" || o.kind == "unique" && o.result == 1:
+			final++
+		case o.kind == "delete" && o.result == 1:
+			final--
+		}
+		if o.kind == "insert" || o.kind == "delete" || o.kind == "unique" {
+			muts = append(muts, o)
+		}
+	}
+	w1, w2 := f.t.words[r.b1].Load(), f.t.words[r.b2].Load()
+	if (w1|w2)&tagMask != 0 {
+		return fmt.Sprintf("a K-CAS reference is left in the pair: %#x %#x", w1, w2)
+	}
+	if got := l.matches(w1, r.fp) + l.matches(w2, r.fp); got != final {
+		return fmt.Sprintf("the pair holds %d copies at the end; the operations' answers leave %d", got, final)
+	}
+	if !linearizable(muts, make([]bool, len(muts)), c0) {
+		return "Insert, Delete and InsertUnique answers have no linearization"
+	}
+	for _, x := range r.hist {
+		if x.kind != "count" && x.kind != "lookup" {
+			continue
+		}
+		// lo: copies present throughout x for sure; hi: copies that may
+		// have been present at some instant of x.
+		lo, hi := c0, c0
+		for _, o := range muts {
+			switch {
+			case o.kind == "insert" || o.kind == "unique" && o.result == 1:
+				if o.resp < x.inv {
+					lo++
+				}
+				if o.inv < x.resp {
+					hi++
+				}
+			case o.kind == "delete" && o.result == 1:
+				if o.inv < x.resp {
+					lo--
+				}
+				if o.resp < x.inv {
+					hi--
+				}
+			}
+		}
+		lo = max(lo, 0)
+		switch {
+		case x.kind == "count" && (x.result < lo || x.result > hi):
+			return fmt.Sprintf("Count = %d; the copies present throughout it are at least %d and never more than %d", x.result, lo, hi)
+		case x.kind == "lookup" && x.result == 0 && lo > 0:
+			return fmt.Sprintf("the search answered absent while %d copies were present throughout it", lo)
+		case x.kind == "lookup" && x.result == 1 && hi < 1:
+			return "the search answered present while no copy could be present"
+		}
+	}
+	return ""
+}
+
+// linearizable reports whether the operations not yet placed can be
+// ordered, respecting real time, so that the model starting from c copies
+// gives each of them the answer it gave.
+func linearizable(ops []mop, placed []bool, c int) bool {
+	all := true
+	for i, o := range ops {
+		if placed[i] {
+			continue
+		}
+		all = false
+		minimal := true
+		for j, q := range ops {
+			if !placed[j] && j != i && q.resp < o.inv {
+				minimal = false
+				break
+			}
+		}
+		if !minimal {
+			continue
+		}
+		next := c
+		switch o.kind {
+		case "insert":
+			next++
+		case "delete":
+			if b2i(c > 0) != o.result {
+				continue
+			}
+			if c > 0 {
+				next--
+			}
+		case "unique":
+			if b2i(c == 0) != o.result {
+				continue
+			}
+			if c == 0 {
+				next++
+			}
+		}
+		placed[i] = true
+		ok := linearizable(ops, placed, next)
+		placed[i] = false
+		if ok {
+			return true
+		}
+	}
+	return all
+}
+
+// modelConfigs are the configurations every protocol is checked on: every
+// start of one or two copies, the two movers in every combination of
+// directions, and the groups of operations below. Race builds check the
+// movers in opposite directions from one copy in b2 only: the checker is
+// sequential (one coroutine runs at a time), so the race detector finds
+// nothing in it, and it slows the runs twentyfold; the full set runs in
+// every other build (CI's purego step).
+func modelConfigs() []mconfig {
+	groups := [][][]string{
+		{{"delete", "unique"}},            // the owner's Delete, then InsertUnique
+		{{"delete", "unique"}, {"count"}}, // and a Count beside them
+		{{"unique"}, {"unique"}},          // racing InsertUniques
+		{{"delete"}, {"insert"}},
+		{{"delete"}, {"count"}},
+		{{"insert"}, {"unique"}},
+		{{"lookup"}}, // a stalled search across both moves
+		{{"lookup"}, {"delete", "insert"}},
+		{{"count"}, {"insert"}},
+		{{"delete"}, {"delete"}},
+	}
+	var cfgs []mconfig
+	starts := [][2]int{{1, 0}, {0, 1}, {1, 1}, {2, 0}}
+	directions := []string{"12,12", "12,21", "21,21"}
+	if raceEnabled {
+		starts, directions = starts[1:2], directions[1:2]
+	}
+	for _, start := range starts {
+		for _, moves := range directions {
+			for _, g := range groups {
+				cfgs = append(cfgs, mconfig{in1: start[0], in2: start[1], moves: moves, scripts: g})
+			}
+		}
+	}
+	return cfgs
+}
+
+// modelPair returns a LockFree filter, a fingerprint and its two distinct
+// buckets.
+func modelPair(t *testing.T) (f *Filter, b1, b2, fp uint64) {
+	f = NewTestFilter(t, 1000, LockFree, 12, 1)
+	b1, fp = 5, 1
+	for f.alt(b1, fp) == b1 {
+		fp++
+	}
+	return f, b1, f.alt(b1, fp), fp
+}
+
+// TestRelocationModel checks the LockFree protocol (moves by one K-CAS,
+// searches starting over at counter differences of 2) on every
+// configuration, and checks that the checker can fail: the relocation in
+// two CASes (a move visible half-done) and a search that starts over only
+// at differences of 3 must each be caught on some configuration.
+func TestRelocationModel(t *testing.T) {
+	protos := []struct {
+		proto   mproto
+		correct bool
+	}{
+		{mproto{name: "kcas-move", move: moveKCAS, threshold: 2}, true},
+		{mproto{name: "two-cas-move", move: moveTwoStep, threshold: 2}, false},
+		{mproto{name: "kcas-move/threshold-3", move: moveKCAS, threshold: 3}, false},
+	}
+	for _, pc := range protos {
+		t.Run(pc.proto.name, func(t *testing.T) {
+			f, b1, b2, fp := modelPair(t)
+			total, caught := 0, 0
+			for _, cfg := range modelConfigs() {
+				runs, failure := explore(f, b1, b2, fp, &pc.proto, cfg)
+				total += runs
+				if failure == "" {
+					continue
+				}
+				caught++
+				if pc.correct {
+					t.Errorf("%v: %s", cfg, failure)
+					continue
+				}
+				t.Logf("caught, as it must be: %v: %s", cfg, failure)
+				break
+			}
+			t.Logf("%d runs; %d configurations failed", total, caught)
+			if !pc.correct && caught == 0 {
+				t.Errorf("a broken protocol passed every configuration: the checker cannot fail")
+			}
+		})
+	}
+}
