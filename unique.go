@@ -37,9 +37,11 @@ func (f *Filter) InsertUnique(key []byte) (inserted bool, err error) {
 // Count returns the number of copies of key's fingerprint in its two
 // buckets. It is never less than the number of copies of key that were
 // inserted and not deleted before the call and are not deleted during it,
-// including while other goroutines relocate fingerprints; it also counts
-// copies of other keys that share the fingerprint and buckets (false
-// positives, at most 8 in all).
+// and never counts a copy twice or counts a copy that is not there because
+// other goroutines relocate fingerprints: with no Insert or Delete of the
+// key overlapping it, it is exact. It also counts copies of other keys
+// that share the fingerprint and buckets (false positives, at most 8 in
+// all).
 func (f *Filter) Count(key []byte) int {
 	if f.m == 0 {
 		return 0
@@ -181,30 +183,44 @@ func (l *layout) matches(w, fp uint64) int {
 // countCopies returns the number of copies of fp in b1 and b2.
 //
 // Claim: the result is at least the number of copies of fp (for this pair)
-// that are in the filter throughout the call.
+// that are in the filter throughout the call, and at most the number of
+// copies that Inserts put into the pair before the call returned, less the
+// Deletes that took one before the call began: a move, never changing the
+// number of copies, is never counted.
 //
-// Proof. An attempt reads b1 at t1, b2 at t2 and b1 again at t3 (t1 < t2 <
-// t3) and returns matches(b1 at t1) + matches(b2 at t2) when b1's migration
-// counter is the same at t1 and t3. Every relocation of a copy of fp moves it
-// between b1 and b2, so it touches b1 and bumps b1's counter (LockFree: in
-// the same K-CAS that moves the copy; Locked: in a store made while the
-// move holds both buckets' locks, after the destination was written when b1
-// is the source and before the source is cleared when b1 is the
-// destination). With the counter unchanged no relocation of such a copy
-// wrote b1 in (t1, t3), so a copy present throughout [t1, t3] did not move:
-// if it was in b1 it was counted at t1, otherwise it sat in b2 from t1 to t3
-// and was counted at t2. Distinct copies occupy distinct slots, and a copy
-// that is counted in both reads must have moved between them, so every
-// copy present throughout is counted at least once. When the counter moved
-// the attempt starts over (LockFree), or reads both buckets at one instant
-// under their locks (Locked). A counter that wrapped could fake "unchanged"
-// after 2^c relocations through b1 during one Count; the attempt therefore
-// also requires the epoch, read before t1 and after t3, to be unchanged,
-// which rules out a wrap in between (twophase.go for LockFree mode,
-// locked.go for Locked mode). When b1 == b2 the fingerprint cannot move and
-// one read decides.
+// Proof (LockFree). An attempt reads b1 at t1, b2 at t2 and b1 again at t3
+// (t1 < t2 < t3) and returns matches(b1 at t1) + matches(b2 at t2) when
+// b1's migration counter is the same at t1 and t3. Every relocation of a
+// copy of fp moves it between b1 and b2 in one K-CAS that bumps both
+// counters (twophase.go, "Moves are atomic"), so with b1's counter
+// unchanged no copy of fp moved in (t1, t3): a copy present throughout
+// sat in one bucket from t1 to t3 and was counted once, and every copy
+// counted was put there by an insert and was in its bucket at the read
+// that counted it, which is what the upper bound says. When the counter
+// moved the attempt starts over. A counter that wrapped could fake
+// "unchanged" after 2^c relocations through b1 during one Count; the
+// attempt therefore also requires the epoch, read before t1 and after t3,
+// to be unchanged, which rules out a wrap in between (twophase.go). When
+// b1 == b2 the fingerprint cannot move and one read decides.
+//
+// Locked mode reads both words under both buckets' stripe locks, which
+// every write to either bucket holds (locked.go): one instant, exact. A
+// Locked relocation stores the destination before it clears the source,
+// so reads without the locks could see a moving copy in both buckets with
+// b1's counter the same at t1 and t3 (when the destination store falls
+// before t1 and the source store after t3, or b1 is the source and both
+// stores fall after t2) and count it twice.
 func (f *Filter) countCopies(b1, b2, fp uint64) int {
 	l := &f.lay
+	if f.mode == Locked {
+		g := f.locks.lockBuckets(b1, b2)
+		w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
+		f.locks.unlockBuckets(g)
+		if b1 == b2 {
+			return l.matches(w1, fp)
+		}
+		return l.matches(w1, fp) + l.matches(w2, fp)
+	}
 	for {
 		e := f.t.load(epochWord)
 		w1 := f.t.load(b1)
@@ -217,11 +233,5 @@ func (f *Filter) countCopies(b1, b2, fp uint64) int {
 			return l.matches(w1, fp) + l.matches(w2, fp)
 		}
 		f.stats.add(statLookupRetries, 1)
-		if f.mode == Locked {
-			g := f.locks.lockBuckets(b1, b2)
-			w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
-			f.locks.unlockBuckets(g)
-			return l.matches(w1, fp) + l.matches(w2, fp)
-		}
 	}
 }
