@@ -110,9 +110,9 @@
 // derived from the fingerprint, so fingerprints can be relocated without the
 // key. Insert puts the fingerprint into an empty slot with one CAS; when both
 // buckets are full it searches breadth-first for a path to an empty slot and
-// relocates fingerprints backwards along it, each move two CASes that add
-// the fingerprint to one bucket before taking it from the other
-// (migrate.go; at a counter wrap a multi-word CAS, kcas.go). A Lookup that
+// relocates fingerprints backwards along it, each move one multi-word CAS
+// of the two bucket words (migrate.go, kcas.go), so that no operation ever
+// sees a fingerprint half moved (twophase.go). A Lookup that
 // misses reads its buckets again and uses the migration counters to tell a
 // miss from a fingerprint in flight (twophase.go). LookupBatch and
 // InsertBatch do the same for many keys with their cache misses overlapped
@@ -141,8 +141,9 @@ package cuckoo
 //	guarantee or claim                             where argued      tests
 //	no false negatives under concurrent churn      doc.go            TestNoFalseNegativesUnderChurn, TestLookupBatchNoFalseNegatives, TestInsertBatchConcurrent
 //	two-phase retry decision (d1, d2 >= 2, wrap)   twophase.go       TestPhase2Decision, TestTwoPhaseInterleavings
-//	counter +1 mod 2^c per step, wraps             bucket.go         TestBumpCounterWraps, TestDiscoverAndMakeRoom, TestMoveStaleStep; checkRelocation, checkStep (race builds)
-//	LockFree: move adds to dst before taking src   twophase.go, migrate.go  TestNoFalseNegativesUnderChurn, TestCountUnderRelocation, TestMoveStaleStep, TestMoveLosesItsSource; checkStep (race builds)
+//	counter +1 mod 2^c per step, wraps             bucket.go         TestBumpCounterWraps, TestDiscoverAndMakeRoom, TestMoveStaleStep; checkRelocation (race builds)
+//	LockFree: a move is one K-CAS; every operation linearizable against moves; copies invariant  twophase.go, unique.go  TestRelocationModel (every interleaving; fails on the two-CAS move and on threshold 3), TestUniqueOwnersAgainstRelocation, TestQuiescentCopiesEqualLen, TestCountUnderRelocation
+//	Locked: Count under both stripes' locks        unique.go         TestUniqueOwnersAgainstRelocation
 //	Locked: destination stored before source       locked.go         TestLockedMoveDestinationFirst; checkRelocation (race builds)
 //	path code, shortest path, short-queue fallback migrate.go        TestBFSNodeEncoding, TestDiscoverAndMakeRoom
 //	migration keeps every fingerprint; stale path  migrate.go        TestDiscoverAndMakeRoom, TestMakeRoomRediscoversStalePath, TestMoveStaleStep

@@ -17,9 +17,9 @@ var ErrFull = errors.New("cuckoo: filter is full")
 type Mode int
 
 const (
-	// LockFree uses single-word CAS for inserts, deletes and relocation
-	// steps (a multi-word CAS where a step wraps a counter) and a
-	// two-phase lookup. Lookups, deletes and inserts into a free slot
+	// LockFree uses single-word CAS for inserts and deletes, a multi-word
+	// CAS for each relocation (so no operation sees a fingerprint half
+	// moved) and a two-phase lookup. Lookups, deletes and inserts into a free slot
 	// never wait for another goroutine; a stalled goroutine never blocks
 	// the others. The one wait: while WriteTo, MarshalBinary or Reset
 	// copies or sweeps the table (at memory speed, never for longer),

@@ -49,16 +49,14 @@ import (
 // position bits there: the copy needs no key.
 //
 // Relocation, the two-phase search, and the epoch are those of the fixed
-// filter (migrate.go, twophase.go, locked.go), with one difference: in
-// LockFree mode an entry moves between its two buckets (its position bits
-// flipped by the mask) in one K-CAS of both words, not in the fixed
-// filter's two CASes; in Locked mode under both stripes' locks with the
-// destination stored first. The move adds one to both buckets' counters,
-// counting counter wraps in the table's epoch. The claims and proofs there
-// hold word for word for this table: a one-K-CAS move is the case of
-// twophase.go's argument where both steps of a move fall at one instant,
-// and they use only that an entry is in one of its buckets at every
-// instant, that each step of a move bumps the counter of the bucket it
+// filter (migrate.go, twophase.go, locked.go): in LockFree mode an entry
+// moves between its two buckets (its position bits flipped by the mask) in
+// one K-CAS of both words; in Locked mode under both stripes' locks with
+// the destination stored first. The move adds one to both buckets'
+// counters, counting counter wraps in the table's epoch. The claims and
+// proofs there hold word for word for this table: they use only that a
+// move takes an entry out of one of its buckets and puts it into the other
+// at one instant (LockFree), that it bumps the counters of both buckets it
 // changes, and that inserts and deletes do not touch counters. The frozen
 // bit set by an expansion (grow.go) moves nothing.
 //

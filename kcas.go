@@ -24,9 +24,8 @@ import (
 // kcasTable is alive.
 //
 // Descriptors. A goroutine leases a descriptor slot for the whole of one
-// operation (a relocation leases one only if a step of its path wraps a
-// migration counter; its other steps are single-word CASes, migrate.go)
-// and returns it afterwards; leases go through a per-P cache (see
+// operation (a relocation leases one for its whole path, migrate.go) and
+// returns it afterwards; leases go through a per-P cache (see
 // descLease), so that operations on different cores share no written
 // cache line. Reusing a
 // slot bumps its sequence number before any field is rewritten, so anyone

@@ -28,23 +28,19 @@ type Stats struct {
 	FalsePositiveRate float64
 
 	// Relocations counts fingerprints moved from one of their buckets to
-	// the other to make room for an insert (each move two CASes in
+	// the other to make room for an insert (each move one K-CAS in
 	// LockFree mode, one locked section in Locked mode).
 	Relocations uint64
 	// Full counts inserts that returned ErrFull (Insert, InsertBatch,
 	// InsertUnique and their String and Hash forms).
 	Full uint64
 	// KCASHelps counts the times an insert, delete or reset found a bucket
-	// holding another goroutine's K-CAS in progress (a relocation step at
-	// a counter wrap, or InsertUnique) and completed it before going on
-	// (LockFree mode).
+	// holding another goroutine's K-CAS in progress (a relocation or an
+	// InsertUnique) and completed it before going on (LockFree mode).
 	KCASHelps uint64
-	// KCASRetries counts, in LockFree mode, the contended steps of
-	// relocations: a step whose CAS (or, at a counter wrap, K-CAS) failed
-	// because its bucket changed meanwhile and which was tried again, and
-	// a move abandoned because another goroutine took its fingerprint
-	// between its two steps; and InsertUnique's K-CASes that failed and
-	// were tried again.
+	// KCASRetries counts, in LockFree mode, the K-CASes of relocations
+	// and of InsertUnique that failed because a bucket changed meanwhile
+	// and were tried again.
 	KCASRetries uint64
 	// LookupRetries counts searches (Lookup, Delete, Count and their
 	// forms) whose reads could not decide: in LockFree mode two-phase
