@@ -1,0 +1,65 @@
+package cuckoo
+
+import "sync/atomic"
+
+// Clone returns a copy of f: a new filter with f's mode, fingerprint size,
+// seed and capacity, holding the fingerprints f held at one instant. It
+// may run while other goroutines use f, with the guarantee of a snapshot
+// (WriteTo): every key inserted before Clone began and not deleted until
+// it returned is in the copy, and inserts and deletes that overlap it may
+// or may not be. Relocations wait while the table is copied (at memory
+// speed); lookups, deletes and inserts into free slots go on. The copy
+// shares nothing with f. Cloning a zero Filter gives a zero Filter.
+func (f *Filter) Clone() *Filter {
+	c := new(Filter)
+	if f.m == 0 {
+		return c
+	}
+	words := make([]atomic.Uint64, f.m)
+	n := f.copyTable(words)
+	c.adopt(words, f.lay.f, f.seed, f.hashAlg(), f.mode, int64(n))
+	return c
+}
+
+// copyTable copies f's fingerprints into words (len f.m), without the
+// runtime state of the words (migration counters, K-CAS references,
+// resolved to their logical values), and returns how many it copied. It
+// holds the snapshot gate, as appendTable does.
+func (f *Filter) copyTable(words []atomic.Uint64) uint64 {
+	f.gate.beginSnapshot()
+	defer f.gate.endSnapshot()
+	l := &f.lay
+	var count uint64
+	for i := range words {
+		w := f.t.words[i].Load()
+		if w&tagMask != 0 {
+			w = f.t.load(uint64(i))
+		}
+		w &= l.fpMask
+		count += uint64(l.occupied(w))
+		words[i].Store(w)
+	}
+	return count
+}
+
+// Clone returns a copy of g: a new growing filter with g's mode, seed,
+// shard sizes and bound, holding what g held at one instant, with the
+// guarantee of a snapshot (WriteTo) while other goroutines use g. It goes
+// through g's encoding, so it needs memory for the encoding besides the
+// copy while it runs. Cloning a zero Growing gives a zero Growing.
+func (g *Growing) Clone() *Growing {
+	c := &Growing{mode: g.mode}
+	if g.st == nil {
+		return new(Growing)
+	}
+	data, err := g.MarshalBinary()
+	if err == nil {
+		err = c.UnmarshalBinary(data)
+	}
+	if err != nil {
+		// g's own encoding always decodes: failing here is a bug in
+		// this package, not bad input.
+		panic("cuckoo: Growing.Clone: " + err.Error())
+	}
+	return c
+}
