@@ -30,9 +30,11 @@ var (
 	ErrCorrupt = errors.New("cuckoo: corrupted data")
 
 	// ErrZeroFilter is returned by the methods that need a table (Insert,
-	// InsertBatch, MarshalBinary, WriteTo) when called on a Filter that was
-	// neither made with New nor loaded with UnmarshalBinary or ReadFrom.
-	ErrZeroFilter = errors.New("cuckoo: zero Filter: it was not made with New (or loaded with UnmarshalBinary or ReadFrom) and has no table")
+	// InsertBatch, MarshalBinary, WriteTo) when called on a Filter or a
+	// Growing filter that was neither made (New, NewGrowing) nor loaded
+	// (UnmarshalBinary, ReadFrom). Both types return this one value, so
+	// that err == ErrZeroFilter works for either; the message names both.
+	ErrZeroFilter = errors.New("cuckoo: zero Filter or Growing: it was not made with New or NewGrowing (or loaded with UnmarshalBinary or ReadFrom) and has no table")
 )
 
 // decodeError is a decoding error: its own message, matching its class
