@@ -67,21 +67,25 @@
 //	err = g.Insert(key)                  // doubles the table when it is full
 //	ok := g.Lookup(key)                  // never false for a key inserted and not deleted
 //
-// It is one table of four-slot buckets that doubles in place: each entry
+// It is sixteen shards (a key's hash picks one), each one table of
+// four-slot buckets that doubles in place, the shards at evenly spaced
+// points so that memory grows in sixteen steps per doubling: each entry
 // keeps, beside a 6-bit tag, the next bits of its key's bucket index, and
-// a doubling splits every bucket into two by one of those bits, so no key
-// is needed and a lookup reads two buckets at every size. Inserts and
+// a doubling splits every bucket of a shard into two by one of those bits,
+// so no key is needed and a lookup reads two buckets at every size. Inserts and
 // deletes that arrive during a doubling help copy the table and wait for
 // it; lookups never wait (they read the old table until the copy is done),
 // and deletes and reinserts stay safe while it grows (grow.go and
 // grow_table.go have the argument). What it costs: an entry compares one
 // bit fewer for each doubling it lived through (13 bits fresh, at least
-// 6), so the false-positive rate was 2.5 to 3.1 times a fixed 12-bit
-// filter's after a thousandfold growth (FalsePositiveRate reports it from
-// the entries stored); memory is a fixed filter's per slot, but the table
-// doubles when 93% to 97% full, so it holds between about 1 and 2 times
-// what its keys need. Give the first capacity near the expected count; use a fixed
-// Filter when the count is known.
+// 6), so the false-positive rate was about 2.5 times a fixed 12-bit
+// filter's after a thousandfold growth and 2.9 times after 3,800-fold
+// (FalsePositiveRate reports it from the entries stored); memory is a
+// fixed filter's per slot, and as the shards double one after another a
+// growing filter holds about 1.4 times what a fixed filter sized for its
+// keys would (at most 1.46 times from a thousandfold growth on; figures in
+// BENCHMARKS.md). Give the first capacity near the expected count; use a
+// fixed Filter when the count is known.
 //
 // New draws a random seed for each filter, so that nobody can choose keys
 // that all fall into one pair of buckets and make inserts fail; WithSeed
