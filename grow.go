@@ -188,7 +188,13 @@ const growFullLoad = 0.5
 //     it to end; lookups never wait, and read the old table until the copy
 //     is done.
 //
-// A Growing filter must not be copied after first use.
+// Its method set is Filter's, with the String and Hash forms, except for
+// Stats and LockStats: the operation counters and lock statistics live
+// in a Filter's table, and a Growing filter's tables are replaced at
+// every doubling, so it reports its state through Len, Cap, LoadFactor,
+// Doublings, Shards and FalsePositiveRate instead. Use Clone (not an
+// assignment) to copy it; a Growing filter must not be copied after first
+// use.
 type Growing struct {
 	_ noCopy
 

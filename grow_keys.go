@@ -1,0 +1,80 @@
+package cuckoo
+
+import "github.com/cespare/xxhash/v2"
+
+// The String and Hash forms of the Growing filter's methods that Filter
+// also has (keys.go has Filter's): the same operation for a key given as
+// a string (without copying it) or by its 64-bit hash (with
+// Filter.InsertHash's assumptions on h).
+
+// CountString is Count for a string key, without copying it.
+func (g *Growing) CountString(key string) int { return g.Count(bytesOf(key)) }
+
+// CountHash is Count for a key given by its 64-bit hash.
+func (g *Growing) CountHash(h uint64) int {
+	if g.st == nil {
+		return 0
+	}
+	kh := g.keyed(h)
+	x := g.shardOf(kh).searched()
+	n, _ := g.countIn(x, x.place(kh))
+	return n
+}
+
+// InsertBatchString is InsertBatch for string keys, without copying them.
+func (g *Growing) InsertBatchString(keys []string) (n int, err error) {
+	for n = range keys {
+		if err = g.Insert(bytesOf(keys[n])); err != nil {
+			return n, err
+		}
+	}
+	return len(keys), nil
+}
+
+// InsertBatchHash is InsertBatch for keys given by their 64-bit hashes: it
+// inserts them in order and returns how many it inserted; if that is less
+// than len(hs), the key with hash hs[n] did not fit, err is ErrFull (or
+// ErrZeroFilter on a zero Growing), and hs[n:] were not inserted.
+func (g *Growing) InsertBatchHash(hs []uint64) (n int, err error) {
+	for n = range hs {
+		if err = g.InsertHash(hs[n]); err != nil {
+			return n, err
+		}
+	}
+	return len(hs), nil
+}
+
+// LookupBatchString is LookupBatch for string keys, without copying them:
+// it answers the first n = min(len(keys), len(found)) keys and returns n.
+func (g *Growing) LookupBatchString(keys []string, found []bool) (n int) {
+	n = min(len(keys), len(found))
+	if g.st == nil {
+		clear(found[:n])
+		return n
+	}
+	var hs [batchGroup]uint64
+	for base := 0; base < n; base += batchGroup {
+		ks := keys[base:min(base+batchGroup, n)]
+		for j, k := range ks {
+			hs[j] = xxhash.Sum64String(k)
+		}
+		g.lookupGroup(hs[:len(ks)], found[base:base+len(ks)])
+	}
+	return n
+}
+
+// LookupBatchHash is LookupBatch for keys given by their 64-bit hashes: it
+// stores in found[i] whether the key with hash hs[i] may be in the filter,
+// for the first n = min(len(hs), len(found)) keys, and returns n.
+func (g *Growing) LookupBatchHash(hs []uint64, found []bool) (n int) {
+	n = min(len(hs), len(found))
+	if g.st == nil {
+		clear(found[:n])
+		return n
+	}
+	for base := 0; base < n; base += batchGroup {
+		end := min(base+batchGroup, n)
+		g.lookupGroup(hs[base:end], found[base:end])
+	}
+	return n
+}
