@@ -341,6 +341,9 @@ func parseHeader(data []byte) (header, error) {
 	var h header
 	k := min(len(data), len(formatMagic))
 	if string(data[:k]) != formatMagic[:k] {
+		if k == len(growFormatMagic) && string(data[:k]) == growFormatMagic {
+			return h, errFormat("cuckoo: magic %q: this is a Growing filter's encoding, not a Filter's: load it with Growing.ReadFrom or Growing.UnmarshalBinary (or ReadAny, which reads either)", data[:k])
+		}
 		return h, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q)", data[:k], formatMagic)
 	}
 	if len(data) < 10 {

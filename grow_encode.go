@@ -273,6 +273,9 @@ func checkGrowWord(w uint64, shard int, i uint64) error {
 func checkGrowHeader(data []byte) error {
 	k := min(len(data), len(growFormatMagic))
 	if string(data[:k]) != growFormatMagic[:k] {
+		if k == len(formatMagic) && string(data[:k]) == formatMagic {
+			return errFormat("cuckoo: magic %q: this is a (fixed) Filter's encoding, not a Growing filter's: load it with Filter.ReadFrom or Filter.UnmarshalBinary (or ReadAny, which reads either)", data[:k])
+		}
 		return errFormat("cuckoo: wrong magic %q: not an encoded growing filter (want %q)", data[:k], growFormatMagic)
 	}
 	if len(data) < 10 {

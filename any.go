@@ -1,0 +1,106 @@
+package cuckoo
+
+import (
+	"bytes"
+	"io"
+)
+
+// AnyFilter is the method set that *Filter and *Growing share: what a
+// program can use of a filter it loaded without knowing which kind the
+// file held (ReadAny, UnmarshalAny). Each method has the guarantees its
+// type documents. Type-assert to *Filter or *Growing for the rest (Stats,
+// LockStats, Doublings, Clone).
+type AnyFilter interface {
+	Insert(key []byte) error
+	InsertString(key string) error
+	InsertHash(h uint64) error
+	InsertUnique(key []byte) (inserted bool, err error)
+	InsertUniqueString(key string) (inserted bool, err error)
+	InsertUniqueHash(h uint64) (inserted bool, err error)
+	InsertBatch(keys [][]byte) (n int, err error)
+	InsertBatchString(keys []string) (n int, err error)
+	InsertBatchHash(hs []uint64) (n int, err error)
+	Lookup(key []byte) bool
+	LookupString(key string) bool
+	LookupHash(h uint64) bool
+	LookupBatch(keys [][]byte, found []bool) (n int)
+	LookupBatchString(keys []string, found []bool) (n int)
+	LookupBatchHash(hs []uint64, found []bool) (n int)
+	Delete(key []byte) bool
+	DeleteString(key string) bool
+	DeleteHash(h uint64) bool
+	Count(key []byte) int
+	CountString(key string) int
+	CountHash(h uint64) int
+	Len() int
+	Cap() int
+	LoadFactor() float64
+	Mode() Mode
+	FingerprintBits() int
+	Seed() uint64
+	Reset()
+	MarshalBinary() ([]byte, error)
+	UnmarshalBinary(data []byte) error
+	WriteTo(w io.Writer) (int64, error)
+	ReadFrom(r io.Reader) (int64, error)
+}
+
+var (
+	_ AnyFilter = (*Filter)(nil)
+	_ AnyFilter = (*Growing)(nil)
+)
+
+// ReadAny reads one encoded filter of either kind from r (what WriteTo of
+// a Filter or of a Growing filter wrote) and returns it as a *Filter or a
+// *Growing, with the number of bytes read. It reads exactly the encoding,
+// as ReadFrom does. A loaded filter is in LockFree mode; to load into a
+// Locked one, call ReadFrom on a filter of that mode. Errors are those of
+// ReadFrom, and a stream that is neither kind is reported with both
+// magics.
+func ReadAny(r io.Reader) (AnyFilter, int64, error) {
+	var magic [len(formatMagic)]byte
+	k, err := io.ReadFull(r, magic[:])
+	head := magic[:k]
+	whole := io.MultiReader(bytes.NewReader(head), r)
+	switch {
+	case string(head) == growFormatMagic:
+		g := new(Growing)
+		n, err := g.ReadFrom(whole)
+		if err != nil {
+			return nil, n, err
+		}
+		return g, n, nil
+	case string(head) == formatMagic || err != nil && string(head) == formatMagic[:k]:
+		f := new(Filter)
+		n, err := f.ReadFrom(whole)
+		if err != nil {
+			return nil, n, err
+		}
+		return f, n, nil
+	case err != nil && string(head) == growFormatMagic[:k]:
+		n, err := new(Growing).ReadFrom(whole)
+		return nil, n, err
+	}
+	return nil, int64(k), errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", head, formatMagic, growFormatMagic)
+}
+
+// UnmarshalAny decodes data, which must hold exactly one encoded filter of
+// either kind (MarshalBinary of a Filter or of a Growing filter), as
+// UnmarshalBinary does, and returns it as a *Filter or a *Growing.
+func UnmarshalAny(data []byte) (AnyFilter, error) {
+	if len(data) >= len(growFormatMagic) && string(data[:len(growFormatMagic)]) == growFormatMagic {
+		g := new(Growing)
+		if err := g.UnmarshalBinary(data); err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
+	f := new(Filter)
+	if err := f.UnmarshalBinary(data); err != nil {
+		if k := min(len(data), len(formatMagic)); string(data[:k]) != formatMagic[:k] && string(data[:k]) != growFormatMagic[:k] {
+			return nil, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", data[:k], formatMagic, growFormatMagic)
+		}
+		return nil, err
+	}
+	return f, nil
+}
