@@ -237,7 +237,17 @@ func WithMaxCapacity(maxCapacity int) Option {
 // NewGrowing returns a filter that starts with room for capacity keys (at
 // least 5,512: the smallest shard has 64 buckets; about 1.4 times
 // capacity above that, as the sixteen shards have different sizes) and
-// grows as keys arrive, each shard doubling up to 19 times. It takes the
+// grows as keys arrive, each shard doubling up to 19 times.
+//
+// The floor is a choice of the hash layout, not of memory alone: a key's
+// bucket index takes the shard's first-table bits plus one bit per
+// doubling from a fixed budget of hash bits, and 64-bucket first tables
+// are what lets 19 doublings reach about four billion keys. So a growing
+// filter costs at least about 34 KB of heap (NewGrowing(100), measured:
+// the 16 shards' first tables and their counters), and WithMaxCapacity
+// below 5,512 is refused. For thousands of small sets (a filter per
+// tenant) whose sizes are known within a few times, a fixed Filter is
+// the small one: New(100) took 829 bytes of heap. It takes the
 // options of New (seed, mode; the fingerprint size must be the default 12)
 // and WithMaxCapacity. It returns an error if capacity is not positive or
 // above MaxCapacity, if the maximum is below the first tables' capacity,
@@ -269,7 +279,7 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	}
 	if c.maxCap > 0 {
 		if first := growStateKeys(&bases, &[growShards]uint64{}); uint64(c.maxCap) < first {
-			return nil, fmt.Errorf("cuckoo: maximum capacity %d is below the first tables' %d keys", c.maxCap, first)
+			return nil, fmt.Errorf("cuckoo: maximum capacity %d is below the first tables' %d keys (a growing filter starts with sixteen shards of at least 64 buckets; use New for a filter of fixed size)", c.maxCap, first)
 		}
 		maxD = growBounds(&bases, &maxD, uint64(c.maxCap))
 	}
