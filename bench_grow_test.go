@@ -12,7 +12,7 @@ import (
 )
 
 // Benchmarks of the growing filter against a fixed filter sized for the
-// same keys (issue: a filter that grows):
+// same keys:
 //
 //	go test -run '^$' -bench 'BenchmarkGrowing' -benchtime 2000000x
 //
