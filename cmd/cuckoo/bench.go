@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -203,6 +204,10 @@ func runBench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		o, err := benchkit.CreateOutput(path)
 		if err != nil {
+			// Name path, not the temporary file created next to it.
+			if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+				err = fmt.Errorf("%s: %v", path, pe.Err)
+			}
 			fmt.Fprintf(stderr, "cuckoo bench: %v\n", err)
 			return nil
 		}

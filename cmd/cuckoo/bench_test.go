@@ -142,7 +142,9 @@ func TestBenchEndToEnd(t *testing.T) {
 			}
 		}
 		if isCuckoo {
-			if r.allocs != "0.00" {
+			// Race builds lease a descriptor per relocation (kcas.go): a
+			// LockFree fill allocates there.
+			if r.allocs != "0.00" && !raceEnabled {
 				t.Errorf("row %v: allocs/op %q, want 0.00", c, r.allocs)
 			}
 			if r.bits != "16.8" {

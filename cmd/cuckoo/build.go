@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/seed25b00da8/cuckoo"
@@ -15,7 +16,11 @@ func init() {
 	commands["build"] = command{
 		synopsis: "-o FILE [-bits N] [-capacity N] [-seed N] [-keep-duplicates] [-progress] [INPUT]",
 		summary:  "build a filter file from keys, one per line",
-		run:      runBuild,
+		details: keysHelp + " Each distinct key is stored once (-keep-duplicates stores every line). " +
+			"Without -capacity the filter is a growing one (cuckoo.Growing), which needs no key count: " +
+			"it doubles a shard's table whenever a key finds no room. " +
+			"-capacity N builds a fixed filter (cuckoo.Filter) that holds N keys.",
+		run: runBuild,
 	}
 }
 
@@ -28,7 +33,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("build", stderr)
 	out := fs.String("o", "", "write the filter to `FILE` (required; \"-\" writes it to standard output)")
 	bits := fs.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint size in bits: 8 or 12")
-	capacity := fs.Int("capacity", 0, "build a fixed filter that holds `N` keys (default: a growing filter, which needs no key count: it adds a table whenever a key finds no room)")
+	capacity := fs.Int("capacity", 0, "build a fixed filter that holds `N` keys, N > 0 (omit -capacity for a growing filter, which needs no key count)")
 	seed := fs.Uint64("seed", 0, "hash seed (default: a random one; give one for reproducible files)")
 	showProgress := fs.Bool("progress", false, "show progress on standard error (default: when standard error is a terminal, from the 1,000,000th key on)")
 	keepDups := fs.Bool("keep-duplicates", false, "store a key once per line it is on (at most 8 copies of one key fit), instead of once")
@@ -45,11 +50,13 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cuckoo build: -bits must be 8 or 12, got %d\n", *bits)
 		return exitUsage
 	}
-	if *capacity < 0 {
-		fmt.Fprintf(stderr, "cuckoo build: -capacity must not be negative, got %d\n", *capacity)
+	fixed := false // -capacity given
+	fs.Visit(func(fl *flag.Flag) { fixed = fixed || fl.Name == "capacity" })
+	if fixed && *capacity <= 0 {
+		fmt.Fprintf(stderr, "cuckoo build: -capacity must be positive, got %d: omit -capacity for a growing filter\n", *capacity)
 		return exitUsage
 	}
-	if *bits != cuckoo.DefaultFingerprintBits && *capacity == 0 {
+	if *bits != cuckoo.DefaultFingerprintBits && !fixed {
 		fmt.Fprintf(stderr, "cuckoo build: -bits %d needs -capacity: a growing filter (no -capacity) has %d-bit fingerprints\n", *bits, cuckoo.DefaultFingerprintBits)
 		return exitUsage
 	}
@@ -148,16 +155,33 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "build", err)
 	}
-	fmt.Fprintf(summary, "%s: %d keys", name, f.Len())
-	if seen != nil {
-		fmt.Fprintf(summary, " (%d duplicate lines skipped)", dups)
-	}
-	fmt.Fprintf(summary, ", %d-bit fingerprints, %d slots (load %.1f%%)", f.FingerprintBits(), f.Cap(), 100*f.LoadFactor())
-	if g, ok := f.(*cuckoo.Growing); ok {
-		fmt.Fprintf(summary, " after %d doublings of its %d shards", g.Doublings(), g.Shards())
-	}
-	fmt.Fprintf(summary, ", %d bytes\n", size)
+	fmt.Fprintln(summary, buildSummary(name, f, keys, dups, seen != nil, size))
 	return exitOK
+}
+
+// buildSummary describes the filter build wrote: keys is the number of keys
+// inserted (the distinct keys read, or every key line with
+// -keep-duplicates), dups the duplicate lines skipped when dedup. A fixed
+// filter's Len is the keys; a growing filter's counts entries, which
+// doublings add copies to (1,500,000 distinct keys made about 1,513,700
+// entries): it is printed as such.
+func buildSummary(name string, f filter, keys, dups int64, dedup bool, size int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", name, count(keys, "key", "keys"))
+	if dedup {
+		fmt.Fprintf(&b, " (%s skipped)", count(dups, "duplicate line", "duplicate lines"))
+	}
+	fmt.Fprintf(&b, ", %d-bit fingerprints, ", f.FingerprintBits())
+	g, growing := f.(*cuckoo.Growing)
+	if growing {
+		fmt.Fprintf(&b, "%s in ", count(f.Len(), "entry", "entries"))
+	}
+	fmt.Fprintf(&b, "%s (load %.1f%%)", count(f.Cap(), "slot", "slots"), 100*f.LoadFactor())
+	if growing {
+		fmt.Fprintf(&b, " after %s of its %d shards", count(g.Doublings(), "doubling", "doublings"), g.Shards())
+	}
+	fmt.Fprintf(&b, ", %s", count(size, "byte", "bytes"))
+	return b.String()
 }
 
 // fullError explains an ErrFull for key after inserted keys. When key's two
@@ -169,7 +193,7 @@ func fullError(f filter, key []byte, inserted int64, capacity int, keptDups bool
 		// when the key's two buckets are full of entries like its own
 		// (copies of it, with -keep-duplicates) while the table is less
 		// than half full: doubling would not separate them.
-		return fmt.Errorf("key %q: no room for it after %d keys: its buckets are full of copies of its fingerprint, or the filter reached its doubling bound", key, inserted)
+		return fmt.Errorf("key %q: no room for it after %s: its buckets are full of copies of its fingerprint, or the filter reached its doubling bound", key, count(inserted, "key", "keys"))
 	}
 	copies := 0
 	for copies < 8 && f.Delete(key) {
@@ -181,7 +205,7 @@ func fullError(f filter, key []byte, inserted int64, capacity int, keptDups bool
 		}
 		return fmt.Errorf("key %q: its two buckets are full of 8 other keys that share its fingerprint and its buckets: another -seed or a larger -capacity places them differently", key)
 	}
-	return fmt.Errorf("the filter is full after %d keys (it was sized for %d): use a larger -capacity", inserted, capacity)
+	return fmt.Errorf("the filter is full after %s (it was sized for %d): use a larger -capacity", count(inserted, "key", "keys"), capacity)
 }
 
 // inputSize returns the number of bytes left to read in f, or -1 if f is
@@ -268,7 +292,7 @@ func (p *progress) done(keys, n int64) {
 func (p *progress) draw(keys, n int64) {
 	p.drawn = true
 	if p.size < 0 {
-		fmt.Fprintf(p.w, "\r%s: %d keys", p.what, keys)
+		fmt.Fprintf(p.w, "\r%s: %s", p.what, count(keys, "key", "keys"))
 		return
 	}
 	const width = 40
@@ -284,7 +308,7 @@ func (p *progress) draw(keys, n int64) {
 			bar[i] = '='
 		}
 	}
-	fmt.Fprintf(p.w, "\r%s [%s] %3d%% %d keys", p.what, bar, pct, keys)
+	fmt.Fprintf(p.w, "\r%s [%s] %3d%% %s", p.what, bar, pct, count(keys, "key", "keys"))
 }
 
 // growStart is the capacity a growing build starts with; NewGrowing rounds

@@ -28,7 +28,7 @@ func buildFilter(t *testing.T, keys string, flags ...string) string {
 // loadFile loads a filter file of either format, as the commands do.
 func loadFile(t *testing.T, path string) filter {
 	t.Helper()
-	f, _, err := loadFilter(path)
+	f, _, err := loadFilter(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,18 +31,32 @@ const (
 	growingMagic = "CUCKOOGR"
 )
 
-// loadFilter reads the filter file at path, in either format, chosen by
-// its first 8 bytes: a file that starts with neither magic is rejected here,
-// naming both; a file shorter than a magic goes to the decoder whose magic
-// it starts (the fixed one when it could be either), which reports the
-// truncation; every other kind of damage is the decoders' to report.
-func loadFilter(path string) (filter, int64, error) {
+// loadFilter reads the filter file at path, or standard input for "-", in
+// either format, chosen by its first 8 bytes: a file that starts with
+// neither magic is rejected here, naming both; a file shorter than a magic
+// goes to the decoder whose magic it starts (the fixed one when it could be
+// either), which reports the truncation; every other kind of damage is the
+// decoders' to report. Errors start with the file's name ("standard input"
+// for "-").
+func loadFilter(path string, stdin io.Reader) (filter, int64, error) {
+	if path == "-" {
+		in, _ := stdin.(*os.File)
+		return readFilter("standard input", stdin, in)
+	}
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer file.Close()
-	r := bufio.NewReaderSize(file, 64<<10)
+	return readFilter(path, file, file)
+}
+
+// readFilter reads one filter from in, which must hold nothing after it.
+// name is in's name for errors; file is in when it is a file (its size
+// then counts trailing data), else nil.
+func readFilter(name string, in io.Reader, file *os.File) (filter, int64, error) {
+	left := inputSize(file) // bytes from here to the end, or -1
+	r := bufio.NewReaderSize(in, 64<<10)
 	var f interface {
 		filter
 		ReadFrom(io.Reader) (int64, error)
@@ -54,23 +68,23 @@ func loadFilter(path string) (filter, int64, error) {
 	case strings.HasPrefix(growingMagic, m):
 		f = new(cuckoo.Growing)
 	default:
-		return nil, 0, fmt.Errorf("%s: wrong magic %q: not a filter file (want %q, a fixed filter, or %q, a growing one)", path, m, fixedMagic, growingMagic)
+		return nil, 0, fmt.Errorf("%s: wrong magic %q: not a filter file (want %q, a fixed filter, or %q, a growing one)", name, m, fixedMagic, growingMagic)
 	}
 	n, err := f.ReadFrom(r)
 	if err != nil {
-		return nil, n, fmt.Errorf("%s: %s", path, trimPrefix(err))
+		return nil, n, fmt.Errorf("%s: %s", name, trimPrefix(err))
 	}
 	// A filter file holds exactly one filter, as UnmarshalBinary requires
 	// of its input: ReadFrom stops at the filter's end, so look past it.
 	if _, err := r.ReadByte(); err != io.EOF {
 		if err != nil {
-			return nil, n, fmt.Errorf("%s: %v", path, err)
+			return nil, n, fmt.Errorf("%s: %v", name, err)
 		}
-		extra := "more"
-		if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
-			extra = fmt.Sprint(st.Size() - n)
+		extra := "trailing data" // a stream: not read to its end
+		if left > n {
+			extra = count(left-n, "byte", "bytes") + " of trailing data"
 		}
-		return nil, n, fmt.Errorf("%s: %s bytes of trailing data after the %d-byte filter (a filter file must hold exactly one filter)", path, extra, n)
+		return nil, n, fmt.Errorf("%s: %s after the %d-byte filter (a filter file must hold exactly one filter)", name, extra, n)
 	}
 	return f, n, nil
 }

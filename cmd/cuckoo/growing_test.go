@@ -118,8 +118,8 @@ func TestBuildCapacityStaysFixed(t *testing.T) {
 
 // TestGrowingFileDamaged checks that info and query reject a damaged
 // growing filter file with the decoder's reason after the file's name (and
-// not the library's "cuckoo: " prefix a second time), exit 1 (info) and 2
-// (query), and print nothing on standard output.
+// not the library's "cuckoo: " prefix a second time), exit 2, and print
+// nothing on standard output.
 func TestGrowingFileDamaged(t *testing.T) {
 	// 40,000 keys: sixteen shards, the first of 64 buckets doubled twice
 	// or more.
@@ -163,7 +163,7 @@ func TestGrowingFileDamaged(t *testing.T) {
 		{"truncated in the table", string(data[:hdr+500]), "truncated data"},
 		{"truncated in the checksum", string(data[:len(data)-3]), "truncated data"},
 		{"truncated in the magic", string(data[:7]), "truncated data"},
-		{"trailing data", string(data) + "x", "1 bytes of trailing data"},
+		{"trailing data", string(data) + "x", "1 byte of trailing data"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeFile(t, "bad.cuckoo", tc.data)

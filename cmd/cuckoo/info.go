@@ -13,6 +13,7 @@ func init() {
 	commands["info"] = command{
 		synopsis: "FILE",
 		summary:  "print a filter file's parameters, load, bits per key, expected false-positive rate and, for a growing filter, its doublings",
+		details:  "FILE \"-\" reads the filter from standard input (cuckoo build -o - KEYS | cuckoo info -).",
 		run:      runInfo,
 	}
 }
@@ -24,7 +25,7 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return status
 	}
 	path := arg(pos, 0)
-	f, size, err := loadFilter(path)
+	f, size, err := loadFilter(path, stdin)
 	if err != nil {
 		return fail(stderr, "info", err)
 	}
@@ -32,10 +33,10 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	slots, items := f.Cap(), f.Len()
 	load := f.LoadFactor()
 	// Each bucket of four slots is one 64-bit word in memory, in either
-	// format (a growing filter's slots are those of all its nodes).
-	bitsPerKey := "- (empty)"
+	// format (a growing filter's slots are those of all its shards).
+	bitsPerItem := "- (empty)"
 	if items > 0 {
-		bitsPerKey = fmt.Sprintf("%.2f", 16*float64(slots)/float64(items))
+		bitsPerItem = fmt.Sprintf("%.2f", 16*float64(slots)/float64(items))
 	}
 	// A lookup compares the key's fingerprint with the 8 slots of its two
 	// buckets; each occupied slot matches with probability 1/(2^f-1).
@@ -48,21 +49,34 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			100*g.FalsePositiveRate())
 	}
 
+	name := path
+	if path == "-" {
+		name = "standard input"
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "file:\t%s (%d bytes)\n", path, size)
+	fmt.Fprintf(tw, "file:\t%s (%s)\n", name, count(size, "byte", "bytes"))
 	fmt.Fprintf(tw, "fingerprint bits:\t%d\n", bits)
 	if growing {
 		fmt.Fprintf(tw, "format:\tgrowing (%d shards, each a table that doubles in place)\n", g.Shards())
-		fmt.Fprintf(tw, "doublings:\t%d (over the %d shards; the first tables held %d keys at 95%% load)\n", g.Doublings(), g.Shards(), g.BaseCapacity())
+		fmt.Fprintf(tw, "doublings:\t%d (over the %d shards; the first tables held %s at 95%% load)\n", g.Doublings(), g.Shards(), count(g.BaseCapacity(), "key", "keys"))
 		fmt.Fprintf(tw, "slots:\t%d (%d buckets of 4 slots)\n", slots, slots/4)
 	} else {
 		fmt.Fprintf(tw, "format:\tfixed\n")
 		fmt.Fprintf(tw, "buckets:\t%d (4 slots each, %d slots)\n", slots/4, slots)
 	}
 	fmt.Fprintf(tw, "seed:\t%d\n", f.Seed())
-	fmt.Fprintf(tw, "items:\t%d\n", items)
-	fmt.Fprintf(tw, "load factor:\t%.4f\n", load)
-	fmt.Fprintf(tw, "bits per key:\t%s\n", bitsPerKey)
+	if growing {
+		// A growing filter's Len counts entries: one per key inserted,
+		// and a doubling adds copies of some (a few in a thousand after
+		// ten doublings). Its bits are per entry, not per distinct key.
+		fmt.Fprintf(tw, "entries:\t%d\n", items)
+		fmt.Fprintf(tw, "load factor:\t%.4f\n", load)
+		fmt.Fprintf(tw, "bits per entry:\t%s\n", bitsPerItem)
+	} else {
+		fmt.Fprintf(tw, "items:\t%d\n", items)
+		fmt.Fprintf(tw, "load factor:\t%.4f\n", load)
+		fmt.Fprintf(tw, "bits per key:\t%s\n", bitsPerItem)
+	}
 	fmt.Fprintf(tw, "false-positive rate:\t%s\n", fpr)
 	if err := tw.Flush(); err != nil {
 		return fail(stderr, "info", err)

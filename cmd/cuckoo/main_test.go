@@ -69,7 +69,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"build"}, "-o FILE is required"},
 		{[]string{"build", "-o", "x", "a", "b"}, "want at most 1 argument, got 2"},
 		{[]string{"build", "-o", "x", "-bits", "16"}, "-bits must be 8 or 12"},
-		{[]string{"build", "-o", "x", "-capacity", "-1"}, "-capacity must not be negative"},
+		{[]string{"build", "-o", "x", "-capacity", "-1"}, "-capacity must be positive"},
 		{[]string{"build", "-nosuchflag"}, "flag provided but not defined"},
 		{[]string{"query"}, "want 1 to 2 arguments, got 0"},
 		{[]string{"query", filter, "a", "b"}, "want 1 to 2 arguments, got 3"},
@@ -123,7 +123,7 @@ func TestBinary(t *testing.T) {
 	cmd.Stderr = &stderr
 	err = cmd.Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitError || !strings.Contains(stderr.String(), "wrong magic") {
-		t.Fatalf("cuckoo info on a text file: %v, stderr %q; want exit status 1 and wrong magic", err, stderr.String())
+		t.Fatalf("cuckoo info on a text file: %v, stderr %q; want exit status 2 and wrong magic", err, stderr.String())
 	}
 	if err := exec.Command(bin).Run(); err == nil || err.(*exec.ExitError).ExitCode() != exitUsage {
 		t.Fatalf("cuckoo without arguments: %v; want exit status 2", err)

@@ -35,8 +35,8 @@ func checkMemory(capacity int) error {
 	if !ok || need <= avail {
 		return nil
 	}
-	return fmt.Errorf("a filter for %d keys needs %s of memory, but only %s is available (MemAvailable in %s): use a smaller -capacity",
-		capacity, byteSize(need), byteSize(avail), memInfoPath)
+	return fmt.Errorf("a filter for %s needs %s of memory, but only %s is available (MemAvailable in %s): use a smaller -capacity",
+		count(capacity, "key", "keys"), byteSize(need), byteSize(avail), memInfoPath)
 }
 
 // memAvailable returns MemAvailable from memInfoPath in bytes.

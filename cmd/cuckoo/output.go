@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,9 @@ import (
 // encodeFilter writes f to w. Tests replace it to make writing fail.
 var encodeFilter = func(f filter, w io.Writer) (int64, error) { return f.WriteTo(w) }
 
+// createTemp is os.CreateTemp. Tests replace it to make creating fail.
+var createTemp = os.CreateTemp
+
 // writeFilterFile writes f to path without ever losing what path held: it
 // writes a temporary file in the same directory, flushes it to disk and
 // renames it over path only when all of that succeeded. On error path is
@@ -17,22 +21,28 @@ var encodeFilter = func(f filter, w io.Writer) (int64, error) { return f.WriteTo
 // (the file it names is replaced, the link kept); an existing file's
 // permissions are kept, a new file gets 0644. A path that exists and is not
 // a regular file (a device such as /dev/null, a named pipe) is written in
-// place, as there is nothing to lose.
+// place, as there is nothing to lose. Errors name path, never the
+// temporary file.
 func writeFilterFile(path string, f filter) (int64, error) {
 	target := path
 	if p, err := filepath.EvalSymlinks(path); err == nil {
 		target = p
 	}
 	perm := os.FileMode(0o644)
+	unchanged := "" // what an error says of path
 	if st, err := os.Stat(target); err == nil {
 		if !st.Mode().IsRegular() {
 			return writeInPlace(path, f)
 		}
 		perm = st.Mode().Perm()
+		unchanged = " (the file was not changed)"
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
+	dir := filepath.Dir(target)
+	tmp, err := createTemp(dir, "."+filepath.Base(target)+".tmp-*")
 	if err != nil {
-		return 0, err
+		// The filter is written next to path, then renamed over it: the
+		// directory must be writable, not only path.
+		return 0, fmt.Errorf("%s: cannot create a file in its directory %s: %s%s", path, dir, reason(err), unchanged)
 	}
 	n, err := encodeFilter(f, tmp)
 	if err == nil {
@@ -49,9 +59,24 @@ func writeFilterFile(path string, f filter) (int64, error) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return 0, fmt.Errorf("%s: %s (the file was not changed)", path, trimPrefix(err))
+		return 0, fmt.Errorf("%s: %s%s", path, reason(err), unchanged)
 	}
 	return n, nil
+}
+
+// reason returns err without the file names an *os.PathError or an
+// *os.LinkError adds (those of the temporary file), and without the
+// library's "cuckoo: " prefix.
+func reason(err error) string {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return trimPrefix(err)
 }
 
 func writeInPlace(path string, f filter) (int64, error) {

@@ -10,16 +10,21 @@ import (
 func init() {
 	commands["query"] = command{
 		synopsis: "FILE [INPUT]",
-		summary:  "look up keys, one per line, in a filter file: prints \"KEY\\ttrue|false\" for each (the counts go to standard error); exits 0 if some key may be present, 1 if none, 2 on errors",
-		run:      runQuery,
+		summary:  "look up keys, one per line, in a filter file: prints \"KEY\\ttrue|false\" for each (the counts go to standard error)",
+		details: keysHelp + " " +
+			"FILE \"-\" reads the filter from standard input (cuckoo build -o - KEYS | cuckoo query - PROBES); " +
+			"the keys must then come from an INPUT file: standard input cannot hold both.",
+		exit: "Exit status, as grep's: 0 if some key may be present, 1 if none is (or there are no keys), 2 on errors and bad usage.",
+		run:  runQuery,
 	}
 }
 
-// Exit statuses of query, as grep's: whether anything matched, or an error.
+// Exit statuses of query, as grep's (and every subcommand's): whether
+// anything matched, or an error.
 const (
-	queryMatched   = 0
-	queryNoneFound = 1
-	queryError     = 2
+	queryMatched   = exitOK
+	queryNoneFound = exitNotFound
+	queryError     = exitError
 )
 
 func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -28,7 +33,11 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !ok {
 		return status
 	}
-	f, _, err := loadFilter(arg(pos, 0))
+	if arg(pos, 0) == "-" && (arg(pos, 1) == "" || arg(pos, 1) == "-") {
+		fmt.Fprintln(stderr, "cuckoo query: the filter (FILE \"-\") and the keys (no INPUT, or \"-\") cannot both be read from standard input: give the keys as an INPUT file")
+		return queryError
+	}
+	f, _, err := loadFilter(arg(pos, 0), stdin)
 	if err != nil {
 		fail(stderr, "query", err)
 		return queryError
@@ -66,7 +75,7 @@ func runQuery(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	// The counts go to standard error, so that standard output holds only
 	// the results.
-	fmt.Fprintf(stderr, "%d keys: %d maybe present, %d absent\n", n, present, n-present)
+	fmt.Fprintf(stderr, "%s: %d maybe present, %d absent\n", count(n, "key", "keys"), present, n-present)
 	if present == 0 {
 		return queryNoneFound
 	}

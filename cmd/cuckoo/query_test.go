@@ -78,7 +78,9 @@ func TestQueryErrors(t *testing.T) {
 		t.Run(format.name, func(t *testing.T) {
 			filter := buildFilter(t, keyLines("key-", 100), format.flags...)
 			data, _ := os.ReadFile(filter)
-			corrupt := writeFile(t, "corrupt.cuckoo", string(data[:len(data)-1])+"x")
+			// Flip a bit of the checksum's last byte (setting it to a
+			// fixed value left it unchanged when it held that value).
+			corrupt := writeFile(t, "corrupt.cuckoo", string(data[:len(data)-1])+string([]byte{data[len(data)-1] ^ 1}))
 			truncated := writeFile(t, "truncated.cuckoo", string(data[:100]))
 			for _, tc := range []struct {
 				name string

@@ -189,6 +189,9 @@ func TestLoadTrailingData(t *testing.T) {
 	for _, extra := range []string{"\n", "garbage", string(data)} {
 		path := writeFile(t, "f.cuckoo", string(data)+extra)
 		want := fmt.Sprintf("%d bytes of trailing data after the %d-byte filter", len(extra), len(data))
+		if len(extra) == 1 {
+			want = fmt.Sprintf("1 byte of trailing data after the %d-byte filter", len(data))
+		}
 		status, stdout, stderr := runCmd(t, "", "info", path)
 		if status != exitError || stdout != "" || !strings.Contains(stderr, want) {
 			t.Errorf("info with %d extra bytes: status %d, stdout %q, stderr %q; want %d and %q", len(extra), status, stdout, stderr, exitError, want)
