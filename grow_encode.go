@@ -334,6 +334,9 @@ func checkGrowHeader(data []byte) error {
 		if maxD < d || maxD > growMaxDoublings {
 			return errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d with %d doublings (want %d to %d)", i, maxD, d, d, growMaxDoublings)
 		}
+		if base<<maxD > maxBuckets {
+			return errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d lets %d base buckets grow to %d (want at most %d)", i, maxD, base, base<<maxD, uint64(maxBuckets))
+		}
 		for _, b := range rec[10:growShardRecordSize] {
 			if b != 0 {
 				return errFormat("cuckoo: impossible parameters: shard %d: reserved bytes are not zero", i)

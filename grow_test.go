@@ -811,6 +811,19 @@ func TestGrowingDecodeRejects(t *testing.T) {
 		binary.LittleEndian.PutUint64(b[growFormatPrefix+8:], w)
 		check(fmt.Sprintf("word %#x", w), encReseal(b))
 	}
+	// A doubling bound that would take a shard past the table-size limit
+	// (8192 base buckets doubled 19 times is 2^32 buckets).
+	{
+		b := bytes.Clone(data)
+		rec := b[growFormatHeaderSize:]
+		binary.LittleEndian.PutUint64(rec, 8192)
+		rec[8], rec[9] = 0, 19
+		err := target.UnmarshalBinary(encReseal(b))
+		if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "doubling bound 19") {
+			t.Errorf("a doubling bound past the size limit: %v", err)
+		}
+		check("a doubling bound past the size limit", encReseal(b))
+	}
 	// Versions 1 (the tree) and 2 (no masks) are named in the error.
 	for _, v := range []byte{1, 2} {
 		old := bytes.Clone(data)
