@@ -84,6 +84,23 @@ func BenchmarkFilter(b *testing.B) {
 	}
 }
 
+// reportLockStats reports, for a Locked filter whose critical sections are
+// elided with RTM, the transactions committed, aborted (by cause) and
+// fallen back to the locks per operation.
+func reportLockStats(b *testing.B, f *cuckoo.Filter) {
+	st := f.LockStats()
+	if !st.Elided {
+		return
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(st.TxCommits)/n, "tx-commits/op")
+	b.ReportMetric(float64(st.TxAbortsLockHeld)/n, "tx-aborts-lockheld/op")
+	b.ReportMetric(float64(st.TxAbortsConflict)/n, "tx-aborts-conflict/op")
+	b.ReportMetric(float64(st.TxAbortsCapacity)/n, "tx-aborts-capacity/op")
+	b.ReportMetric(float64(st.TxAbortsOther)/n, "tx-aborts-other/op")
+	b.ReportMetric(float64(st.Fallbacks)/n, "tx-fallbacks/op")
+}
+
 // benchInsert fills the filter from empty to 95%, starting over with Reset
 // whenever it gets there. Goroutines claim keys in blocks, so that the
 // shared key counter is not a cache line passed between cores on every
@@ -107,6 +124,7 @@ func benchInsert(b *testing.B, mode cuckoo.Mode, bits, n int) {
 			}
 		}
 	})
+	reportLockStats(b, f)
 }
 
 // benchInsertBatch is benchInsert through InsertBatch, 64 keys a call.
@@ -211,6 +229,7 @@ func benchMixed(b *testing.B, mode cuckoo.Mode, bits, n int) {
 			_ = f.Insert(putKey(k[:], key))
 		}
 	})
+	reportLockStats(b, f)
 }
 
 // benchLookupBatch looks up groups of 64 keys, half inserted and half not,

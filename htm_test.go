@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"debug/elf"
 	"debug/gosym"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -103,7 +105,79 @@ func TestRTMForcedOn(t *testing.T) {
 	if got, want := st.TxCommits+st.Fallbacks, uint64(procs*iters); got != want {
 		t.Errorf("got %d commits + fallbacks; want one per section, %d", got, want)
 	}
+	if sum := st.TxAbortsLockHeld + st.TxAbortsConflict + st.TxAbortsCapacity + st.TxAbortsOther; sum != st.TxAborts {
+		t.Errorf("abort causes sum to %d; want TxAborts, %d", sum, st.TxAborts)
+	}
 	t.Logf("%+v", st)
+}
+
+// TestRTMLockedFilter runs a Locked filter's writers and readers with
+// elision on, where the processor has RTM: every key is found, critical
+// sections commit as transactions, and the abort causes add up. It logs
+// the LockStats (go test -v -run TestRTMLockedFilter), which BENCHMARKS.md
+// records for the machine that has RTM.
+func TestRTMLockedFilter(t *testing.T) {
+	if !rtmSupported() {
+		t.Skip("the processor lacks RTM or forces it to abort")
+	}
+	if raceEnabled {
+		t.Skip("the race detector cannot see hardware transactions as synchronization")
+	}
+	withRTM(t, true)
+	const n = 50_000
+	f, err := New(n, WithMode(Locked), WithSeed(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := 4 * runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for w := range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var k [8]byte
+			for i := w; i < n*95/100; i += g {
+				binary.LittleEndian.PutUint64(k[:], uint64(i))
+				if err := f.Insert(k[:]); err != nil {
+					t.Errorf("insert %d: %v", i, err)
+					return
+				}
+				if !f.Lookup(k[:]) {
+					t.Errorf("key %d absent after its insert", i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	st := f.LockStats()
+	t.Logf("fill of %d keys by %d goroutines: %+v", n*95/100, g, st)
+	if !st.Elided || st.TxCommits == 0 {
+		t.Errorf("no transaction committed: %+v", st)
+	}
+	if sum := st.TxAbortsLockHeld + st.TxAbortsConflict + st.TxAbortsCapacity + st.TxAbortsOther; sum != st.TxAborts {
+		t.Errorf("abort causes sum to %d; want TxAborts, %d", sum, st.TxAborts)
+	}
+}
+
+func TestRTMTxCause(t *testing.T) {
+	const ours = txLockHeld << 24
+	for _, tc := range []struct {
+		status uint32
+		want   int
+	}{
+		{0, txCauseOther},
+		{txAbortRetry, txCauseOther},
+		{txAbortConflict | txAbortRetry, txCauseConflict},
+		{txAbortCapacity, txCauseCapacity},
+		{txAbortExplicit | ours, txCauseLockHeld},
+		{txAbortExplicit | txAbortRetry | ours, txCauseLockHeld},
+		{txAbortExplicit | 1<<24, txCauseOther},
+	} {
+		if got := txCause(tc.status); got != tc.want {
+			t.Errorf("txCause(%#x) = %d; want %d", tc.status, got, tc.want)
+		}
+	}
 }
 
 func TestRTMTxRetryable(t *testing.T) {

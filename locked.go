@@ -222,8 +222,24 @@ type LockStats struct {
 	Elided bool
 	// TxCommits counts critical sections that committed as transactions.
 	TxCommits uint64
-	// TxAborts counts aborted transactions, including retried ones.
+	// TxAborts counts aborted transactions, including retried ones. The
+	// four counters after it split it by the cause the processor reported
+	// (the abort status of XBEGIN); they sum to TxAborts.
 	TxAborts uint64
+	// TxAbortsLockHeld counts transactions that found one of their stripes
+	// locked by a goroutine that took the MCS lock, and aborted themselves.
+	TxAbortsLockHeld uint64
+	// TxAbortsConflict counts transactions aborted because another
+	// processor wrote (or read, for a written line) a cache line they had
+	// touched.
+	TxAbortsConflict uint64
+	// TxAbortsCapacity counts transactions whose reads or writes overflowed
+	// what the processor can track.
+	TxAbortsCapacity uint64
+	// TxAbortsOther counts aborts with none of those causes: interrupts,
+	// page faults, system calls, and aborts the processor only marked as
+	// worth retrying.
+	TxAbortsOther uint64
 	// Fallbacks counts critical sections that gave up on elision and took
 	// the MCS locks.
 	Fallbacks uint64

@@ -190,10 +190,33 @@ type lockStripe struct {
 // lines (the free lists of pool nodes are the pool's).
 type mcsShard struct {
 	commits   atomic.Uint64
-	aborts    atomic.Uint64
+	aborts    [txCauses]atomic.Uint64 // by cause: txCause
 	fallbacks atomic.Uint64
 	waits     atomic.Uint64 // acquisitions that queued (acquireSlow)
-	_         [mcsLine - 32]byte
+	_         [mcsLine - 24 - 8*txCauses]byte
+}
+
+// Abort causes, as counted in mcsShard.aborts.
+const (
+	txCauseLockHeld = iota
+	txCauseConflict
+	txCauseCapacity
+	txCauseOther
+	txCauses
+)
+
+// txCause classifies an abort status: our own lock-held XABORT first, then
+// the processor's CONFLICT and CAPACITY bits, and anything else as other.
+func txCause(status uint32) int {
+	switch {
+	case status&txAbortExplicit != 0 && status>>24 == txLockHeld:
+		return txCauseLockHeld
+	case status&txAbortConflict != 0:
+		return txCauseConflict
+	case status&txAbortCapacity != 0:
+		return txCauseCapacity
+	}
+	return txCauseOther
 }
 
 // stripedLocks guards the buckets of a table with a power-of-two number of
@@ -349,7 +372,13 @@ func (s *stripedLocks) stats() LockStats {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		st.TxCommits += sh.commits.Load()
-		st.TxAborts += sh.aborts.Load()
+		held, conflict := sh.aborts[txCauseLockHeld].Load(), sh.aborts[txCauseConflict].Load()
+		capacity, other := sh.aborts[txCauseCapacity].Load(), sh.aborts[txCauseOther].Load()
+		st.TxAbortsLockHeld += held
+		st.TxAbortsConflict += conflict
+		st.TxAbortsCapacity += capacity
+		st.TxAbortsOther += other
+		st.TxAborts += held + conflict + capacity + other
 		st.Fallbacks += sh.fallbacks.Load()
 		st.Waits += sh.waits.Load()
 	}
@@ -371,7 +400,7 @@ func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 			}
 			return true
 		}
-		sh.aborts.Add(1)
+		sh.aborts[txCause(status)].Add(1)
 		if !txRetryable(status) || attempt >= txMaxAttempts || !awaitFree(lw, hw) {
 			break
 		}
