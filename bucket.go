@@ -10,7 +10,7 @@ import "math/bits"
 //
 // Slot s occupies bits [s*f, (s+1)*f). A fingerprint is never 0, so 0 marks
 // an empty slot. The counter takes the 62-4f bits left between the slots and
-// the two tag bits: 30 bits at f=8, 14 bits at f=12. The two top bits belong
+// the two tag bits: 30 bits at f=8, 14 bits at f=12, 2 bits at f=15. The two top bits belong
 // to the K-CAS (kcas.go): a word with either of them set is a reference to a
 // descriptor, not a bucket, and is never interpreted by this file.
 //
@@ -27,7 +27,7 @@ const (
 // the table is set up (New, or loading an encoding) and never changes; the
 // hot paths read it through a pointer (l := &f.lay).
 type layout struct {
-	f        uint   // fingerprint bits: 8 or 12
+	f        uint   // fingerprint bits: 8, 12 or 15
 	slotMask uint64 // (1<<f)-1
 	fpMask   uint64 // the four slots: (1<<4f)-1
 	lo       uint64 // 1 in the lowest bit of every slot
@@ -67,10 +67,13 @@ func (l *layout) zeroSlots(x uint64) uint64 {
 // slotOf converts the lowest set bit of a zeroSlots result to a slot index.
 func (l *layout) slotOf(z uint64) int {
 	tz := uint(bits.TrailingZeros64(z))
-	if l.f == 8 {
+	switch l.f {
+	case 8:
 		return int(tz >> 3)
+	case 12:
+		return int(tz / 12)
 	}
-	return int(tz / 12)
+	return int(tz / 15)
 }
 
 // match returns the slot of w holding fp, or -1. fp must be non-zero.

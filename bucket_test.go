@@ -15,6 +15,7 @@ func TestLayout(t *testing.T) {
 	}{
 		{f: 8, ctrBits: 30, maxFP: 255, ctrShift: 32},
 		{f: 12, ctrBits: 14, maxFP: 4095, ctrShift: 48},
+		{f: 15, ctrBits: 2, maxFP: 32767, ctrShift: 60},
 	} {
 		t.Run(fmt.Sprintf("bits=%d", tc.f), func(t *testing.T) {
 			l := newLayout(tc.f)
@@ -36,7 +37,7 @@ func TestLayout(t *testing.T) {
 }
 
 func TestBucketPacking(t *testing.T) {
-	for _, f := range []uint{8, 12} {
+	for _, f := range []uint{8, 12, 15} {
 		l := newLayout(f)
 		max := l.slotMask
 		for _, tc := range []struct {
@@ -47,10 +48,10 @@ func TestBucketPacking(t *testing.T) {
 			{"empty", [4]uint64{0, 0, 0, 0}, 0},
 			{"full-max", [4]uint64{max, max, max, max}, l.ctrMask},
 			{"ones", [4]uint64{1, 1, 1, 1}, 1},
-			{"holes", [4]uint64{0, 1, 0, max}, 7},
+			{"holes", [4]uint64{0, 1, 0, max}, 7 & l.ctrMask},
 			{"last-empty", [4]uint64{5, max, max - 1, 0}, l.ctrMask - 1},
 			{"first-empty", [4]uint64{0, 2, 3, 4}, 0},
-			{"high-bit-lanes", [4]uint64{1 << (f - 1), 1, 1 << (f - 1), 0}, 3},
+			{"high-bit-lanes", [4]uint64{1 << (f - 1), 1, 1 << (f - 1), 0}, 3 & l.ctrMask},
 		} {
 			t.Run(fmt.Sprintf("bits=%d/case=%s", f, tc.name), func(t *testing.T) {
 				w := tc.ctr << l.ctrShift
@@ -117,7 +118,7 @@ func TestBucketPacking(t *testing.T) {
 // TestMatchExhaustive checks the SWAR search against a loop over slots for
 // every fingerprint at f=8 over many random words.
 func TestMatchExhaustive(t *testing.T) {
-	for _, f := range []uint{8, 12} {
+	for _, f := range []uint{8, 12, 15} {
 		l := newLayout(f)
 		x := uint64(0x9e3779b97f4a7c15)
 		for i := 0; i < 2000; i++ {
@@ -149,7 +150,7 @@ func TestMatchExhaustive(t *testing.T) {
 }
 
 func TestBumpCounterWraps(t *testing.T) {
-	for _, f := range []uint{8, 12} {
+	for _, f := range []uint{8, 12, 15} {
 		t.Run(fmt.Sprintf("bits=%d", f), func(t *testing.T) {
 			l := newLayout(f)
 			w := l.fpMask | l.ctrMask<<l.ctrShift // all slots max, counter max
@@ -172,7 +173,7 @@ func TestBumpCounterWraps(t *testing.T) {
 
 func TestLayoutOccupied(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, f := range []uint{8, 12} {
+	for _, f := range []uint{8, 12, 15} {
 		l := newLayout(f)
 		var prev uint64
 		prevOcc := 0

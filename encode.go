@@ -17,7 +17,7 @@ import (
 //	offset    size  field
 //	0         8     magic "CUCKOOFL"
 //	8         2     format version (1)
-//	10        1     fingerprint bits f (8 or 12)
+//	10        1     fingerprint bits f (8, 12 or 15)
 //	11        1     slots per bucket (4)
 //	12        1     hash algorithm id (1: xxhash64 + fmix64 seeding, 2: xxhash64 + multiply seeding, see keyed)
 //	13        3     reserved, zero
@@ -356,8 +356,8 @@ func parseHeader(data []byte) (header, error) {
 		return h, errTruncated(uint64(len(data)), 0)
 	}
 	bits, slots, hash := data[10], data[11], data[12]
-	if bits != 8 && bits != 12 {
-		return h, errFormat("cuckoo: impossible parameters: fingerprint bits %d (want 8 or 12)", bits)
+	if !validFingerprintBits(int(bits)) {
+		return h, errFormat("cuckoo: impossible parameters: fingerprint bits %d (want 8, 12 or 15)", bits)
 	}
 	if slots != slotsPerBucket {
 		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", slots, slotsPerBucket)

@@ -113,7 +113,7 @@ func encRoundTrip(t *testing.T, via string, f, g *Filter) {
 func TestEncodeRoundTrip(t *testing.T) {
 	const capacity = 20000
 	for _, mode := range encModes {
-		for _, fbits := range []int{8, 12} {
+		for _, fbits := range []int{8, 12, 15} {
 			for _, fill := range []string{"empty", "full"} {
 				for _, via := range []string{"marshal", "stream"} {
 					name := fmt.Sprintf("mode=%v/bits=%d/fill=%s/via=%s", mode, fbits, fill, via)

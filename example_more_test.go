@@ -201,5 +201,5 @@ func ExampleOption() {
 	fmt.Println(err)
 	// Output:
 	// 8 7 <nil>
-	// cuckoo: fingerprint bits must be 8 or 12, got 16
+	// cuckoo: fingerprint bits must be 8, 12 or 15, got 16
 }

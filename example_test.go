@@ -239,7 +239,7 @@ func ExampleFilter_Reset() {
 // below are measured over a million keys that were never inserted.
 func ExampleWithFingerprintBits() {
 	const n, probes = 100_000, 1_000_000
-	for _, bits := range []int{8, 12} {
+	for _, bits := range []int{8, 12, 15} {
 		f, err := cuckoo.New(n, cuckoo.WithFingerprintBits(bits), cuckoo.WithSeed(1)) // a fixed seed: the same figures every run
 		if err != nil {
 			log.Fatal(err)
@@ -263,6 +263,7 @@ func ExampleWithFingerprintBits() {
 	// Output:
 	// f=8: 205 KiB, 16.8 bits/key, load 95.0%, 2.907% false positives
 	// f=12: 205 KiB, 16.8 bits/key, load 95.0%, 0.184% false positives
+	// f=15: 205 KiB, 16.8 bits/key, load 95.0%, 0.025% false positives
 }
 
 // Inserting a key again stores another copy, and a key's two buckets hold
@@ -284,4 +285,23 @@ func ExampleFilter_Insert_copies() {
 	// Output:
 	// insert 9: cuckoo: filter is full
 	// copies: 8
+}
+
+// WithFalsePositiveRate chooses the fingerprint size from the rate the
+// filter may have when it holds its capacity.
+func ExampleWithFalsePositiveRate() {
+	for _, p := range []float64{0.03, 0.0025, 0.00025} {
+		f, err := cuckoo.New(1_000_000, cuckoo.WithFalsePositiveRate(p))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("p=%v: %d-bit fingerprints\n", p, f.FingerprintBits())
+	}
+	_, err := cuckoo.New(1000, cuckoo.WithFalsePositiveRate(0.0001))
+	fmt.Println(err)
+	// Output:
+	// p=0.03: 8-bit fingerprints
+	// p=0.0025: 12-bit fingerprints
+	// p=0.00025: 15-bit fingerprints
+	// cuckoo: no fingerprint size gives a false-positive rate of 0.01%: the smallest, with 15-bit fingerprints at 95% load, is 0.0232%
 }

@@ -25,6 +25,12 @@ func NewTestFilter(tb testing.TB, capacity int, mode Mode, bits int, seed uint64
 // it reports them as deadlocked.
 const StressWatchdog = 2 * time.Minute
 
+// RaceEnabled reports whether the race detector is on. Race builds lease
+// a K-CAS descriptor the long way, allocating, for every relocation path
+// (kcas.go, leaseDesc), so writes that relocate are not allocation-free
+// there.
+const RaceEnabled = raceEnabled
+
 // WaitOrFail waits for done to be closed, failing the test if that takes
 // longer than d (a deadlock, livelock or lost wake-up).
 func WaitOrFail(tb testing.TB, done <-chan struct{}, d time.Duration, what string) {

@@ -62,6 +62,9 @@ const (
 
 type config struct {
 	bits    int
+	bitsSet bool    // WithFingerprintBits was given
+	fpr     float64 // WithFalsePositiveRate's rate, when fprSet
+	fprSet  bool
 	seed    uint64
 	seedSet bool // WithSeed was given; otherwise New draws a random seed
 	mode    Mode
@@ -73,14 +76,24 @@ type config struct {
 // Option configures New.
 type Option func(*config)
 
-// WithFingerprintBits sets the fingerprint size: 8 or 12 bits (the default).
-// The false-positive rate is about 8·α/2^bits. Both sizes use one 64-bit word
-// per bucket, so 8 bits saves no memory: it trades a 16 times higher
-// false-positive rate for a 30-bit migration counter instead of 14 bits (see
-// twophase.go). New rejects other sizes.
+// WithFingerprintBits sets the fingerprint size: 8, 12 (the default) or 15
+// bits. The false-positive rate is about 8·α/2^bits at load α: 2.9%, 0.19%
+// and 0.023% at 95% load. Every size uses one 64-bit word per bucket (16.8
+// bits per key at 95% load), so the size chooses how the word's 62 bits
+// left by the K-CAS tags are split between fingerprints and the migration
+// counter: 30 counter bits at 8, 14 at 12, 2 at 15. A narrower counter wraps
+// more often, and each wrap adds one to the table's epoch, which an absent
+// lookup that overlaps it must read again (twophase.go, "Counter wraps"):
+// at 15 bits about every other relocation does, which slows lookups that
+// run during a fill but not lookups of a table nobody is filling. New
+// rejects other sizes. WithFalsePositiveRate chooses the size from a rate.
 func WithFingerprintBits(bits int) Option {
-	return func(c *config) { c.bits = bits }
+	return func(c *config) { c.bits, c.bitsSet = bits, true }
 }
+
+// validFingerprintBits reports whether bits is a fingerprint size the
+// fixed filter supports.
+func validFingerprintBits(bits int) bool { return bits == 8 || bits == 12 || bits == 15 }
 
 // WithSeed sets the hash seed. Filters with the same seed, size and
 // fingerprint bits place every key in the same buckets with the same
@@ -160,8 +173,18 @@ func newConfig(capacity int, opts []Option) (config, error) {
 	if uint64(capacity) > MaxCapacity {
 		return c, fmt.Errorf("cuckoo: capacity %d exceeds the maximum %d", capacity, uint64(MaxCapacity))
 	}
-	if c.bits != 8 && c.bits != 12 {
-		return c, fmt.Errorf("cuckoo: fingerprint bits must be 8 or 12, got %d", c.bits)
+	if c.fprSet {
+		if c.bitsSet {
+			return c, fmt.Errorf("cuckoo: WithFalsePositiveRate and WithFingerprintBits both given: give one")
+		}
+		bits, err := fingerprintBitsFor(c.fpr)
+		if err != nil {
+			return c, err
+		}
+		c.bits = bits
+	}
+	if !validFingerprintBits(c.bits) {
+		return c, fmt.Errorf("cuckoo: fingerprint bits must be 8, 12 or 15, got %d", c.bits)
 	}
 	if c.mode != LockFree && c.mode != Locked {
 		return c, fmt.Errorf("cuckoo: unknown mode %d", int(c.mode))

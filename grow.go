@@ -257,6 +257,9 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.fprSet {
+		return nil, fmt.Errorf("cuckoo: a growing filter has one precision (%d-bit fingerprints, about 0.2%% false positives at 95%% load and more after it doubles): WithFalsePositiveRate is for New", DefaultFingerprintBits)
+	}
 	if c.bits != DefaultFingerprintBits {
 		return nil, fmt.Errorf("cuckoo: a growing filter has %d-bit fingerprints (it stores 14-bit slots that give up bits as it doubles); got %d", DefaultFingerprintBits, c.bits)
 	}

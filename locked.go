@@ -25,7 +25,7 @@ package cuckoo
 // before clearing b2 and after t1 (the copy was not in b1 at t1). That store
 // bumped b1's counter inside (t1, t3), so the third read differs from the
 // first, unless b1's counter wrapped around to the same value, which takes
-// 2^c relocations through b1 (c = 14 bits at f=12, 30 at f=8) during the
+// 2^c relocations through b1 (c = 14 bits at f=12, 30 at f=8, 2 at f=15) during the
 // lookup. The lookup rules that out with the epoch, read before t1 and
 // again after t3 (f.unchanged).
 //

@@ -26,10 +26,10 @@ package cuckoo
 //
 // The paper sets the destination counter to max(src, dst)+1, for a
 // cross-bucket comparison in its lookup that is only sound with unbounded
-// counters. Our counters are 14 bits wide at f=12; the lookup compares each
-// bucket only with itself (twophase.go), for which +1 on both is what the
-// argument needs, and a max() of wrapped counters could jump a counter by up
-// to 2^14-1 in one step, defeating the wrap bound.
+// counters. Our counters are 14 bits wide at f=12 (2 at f=15); the lookup
+// compares each bucket only with itself (twophase.go), for which +1 on both
+// is what the argument needs, and a max() of wrapped counters could jump a
+// counter by up to 2^c-1 in one step, defeating the wrap bound.
 
 const (
 	// maxPathLen is the most fingerprints one insert relocates. With

@@ -79,6 +79,8 @@ type mproto struct {
 	name      string
 	move      func(c *mctx, src, dst uint64)
 	threshold uint64
+	bits      int  // fingerprint size of the filter (0: 12)
+	wrap      bool // both counters start at their maximum, so a bucket's first move wraps it
 }
 
 // mctx is a process's handle on the run.
@@ -404,6 +406,9 @@ func explore(f *Filter, b1, b2, fp uint64, proto *mproto, cfg mconfig) (runs int
 	for {
 		// Reset the pair and start every process up to its first action.
 		w1, w2 := uint64(0), uint64(0)
+		if proto.wrap {
+			w1, w2 = l.ctrMask<<l.ctrShift, l.ctrMask<<l.ctrShift
+		}
 		for i := 0; i < cfg.in1; i++ {
 			w1, _ = l.put(w1, fp)
 		}
@@ -658,8 +663,8 @@ func modelConfigs() []mconfig {
 
 // modelPair returns a LockFree filter, a fingerprint and its two distinct
 // buckets.
-func modelPair(t *testing.T) (f *Filter, b1, b2, fp uint64) {
-	f = NewTestFilter(t, 1000, LockFree, 12, 1)
+func modelPair(t *testing.T, bits int) (f *Filter, b1, b2, fp uint64) {
+	f = NewTestFilter(t, 1000, LockFree, bits, 1)
 	b1, fp = 5, 1
 	for f.alt(b1, fp) == b1 {
 		fp++
@@ -669,21 +674,29 @@ func modelPair(t *testing.T) (f *Filter, b1, b2, fp uint64) {
 
 // TestRelocationModel checks the LockFree protocol (moves by one K-CAS,
 // searches starting over at counter differences of 2) on every
-// configuration, and checks that the checker can fail: the relocation in
-// two CASes (a move visible half-done) and a search that starts over only
-// at differences of 3 must each be caught on some configuration.
+// configuration, for each fingerprint size (at 15 bits with counters that
+// wrap at the first move, so that every move also changes the epoch), and
+// checks that the checker can fail: the relocation in two CASes (a move
+// visible half-done) and a search that starts over only at differences of
+// 3 must each be caught on some configuration.
 func TestRelocationModel(t *testing.T) {
 	protos := []struct {
 		proto   mproto
 		correct bool
 	}{
 		{mproto{name: "kcas-move", move: moveKCAS, threshold: 2}, true},
+		{mproto{name: "kcas-move/bits=8", move: moveKCAS, threshold: 2, bits: 8}, true},
+		{mproto{name: "kcas-move/bits=15/wrapping", move: moveKCAS, threshold: 2, bits: 15, wrap: true}, true},
 		{mproto{name: "two-cas-move", move: moveTwoStep, threshold: 2}, false},
 		{mproto{name: "kcas-move/threshold-3", move: moveKCAS, threshold: 3}, false},
 	}
 	for _, pc := range protos {
 		t.Run(pc.proto.name, func(t *testing.T) {
-			f, b1, b2, fp := modelPair(t)
+			bits := pc.proto.bits
+			if bits == 0 {
+				bits = 12
+			}
+			f, b1, b2, fp := modelPair(t, bits)
 			total, caught := 0, 0
 			for _, cfg := range modelConfigs() {
 				runs, failure := explore(f, b1, b2, fp, &pc.proto, cfg)

@@ -131,7 +131,7 @@ func TestSnapshotGateStress(t *testing.T) {
 // and holds every key that was in the filter throughout.
 func TestEncodeSnapshotUnderLoad(t *testing.T) {
 	for _, mode := range encModes {
-		for _, fbits := range []int{8, 12} {
+		for _, fbits := range []int{8, 12, 15} {
 			for _, churners := range []int{1, runtime.GOMAXPROCS(0), 100} {
 				t.Run(fmt.Sprintf("mode=%v/bits=%d/churners=%d", mode, fbits, churners), func(t *testing.T) {
 					encSnapshotStress(t, mode, fbits, churners)

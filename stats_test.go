@@ -59,7 +59,7 @@ func TestStatsRelocationCounted(t *testing.T) {
 // against their definitions.
 func TestStatsFullAndDerived(t *testing.T) {
 	for _, mode := range apiModes {
-		for _, bits := range []int{8, 12} {
+		for _, bits := range []int{8, 12, 15} {
 			f, err := New(2000, WithMode(mode), WithFingerprintBits(bits))
 			if err != nil {
 				t.Fatal(err)

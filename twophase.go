@@ -91,7 +91,8 @@ package cuckoo
 // search, which is rare even at 95% load, and every retry means other
 // inserts made progress, so the search is lock-free.
 //
-// Counter wraps. The counters wrap (14 bits at f=12, 30 at f=8), and d is
+// Counter wraps. The counters wrap (14 bits at f=12, 30 at f=8, 2 at
+// f=15, where every fourth relocation through a bucket wraps), and d is
 // taken modulo 2^c: 2^c relocations through b1 while a search is between
 // its reads (a few milliseconds of relocations on one core, as the review
 // that found it measured: less than a scheduler time slice) would make d1

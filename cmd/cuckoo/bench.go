@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,16 +87,14 @@ func parseModes(s string) ([]cuckoo.Mode, error) {
 	return out, nil
 }
 
-// parseBits parses fingerprint sizes; 12 comes first, as the reference.
+// parseBits parses fingerprint sizes; 12 comes first, as the reference,
+// then the others from the largest down.
 func parseBits(s string) ([]int, error) {
 	var out []int
 	for _, f := range benchkit.SplitList(s) {
-		if f != "8" && f != "12" {
-			return nil, fmt.Errorf("bad fingerprint size %q (want 8 or 12)", f)
-		}
-		v := 8
-		if f == "12" {
-			v = 12
+		v, err := strconv.Atoi(f)
+		if err != nil || v != 8 && v != 12 && v != 15 {
+			return nil, fmt.Errorf("bad fingerprint size %q (want 8, 12 or 15)", f)
 		}
 		if !slices.Contains(out, v) {
 			out = append(out, v)
@@ -104,7 +103,15 @@ func parseBits(s string) ([]int, error) {
 	if len(out) == 0 {
 		return nil, errors.New("no fingerprint sizes")
 	}
-	slices.SortFunc(out, func(a, b int) int { return b - a })
+	slices.SortFunc(out, func(a, b int) int {
+		if (a == cuckoo.DefaultFingerprintBits) != (b == cuckoo.DefaultFingerprintBits) {
+			if a == cuckoo.DefaultFingerprintBits {
+				return -1
+			}
+			return 1
+		}
+		return b - a
+	})
 	return out, nil
 }
 
@@ -142,7 +149,7 @@ func runBench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sizes := fs.String("sizes", defaultSizes, "comma-separated key counts: "+benchkit.SizeHelp+", e.g. 1M,32M")
 	gs := fs.String("goroutines", defaultGoroutines, "comma-separated goroutine counts")
 	modes := fs.String("modes", "lockfree,locked", "filter modes: lockfree, locked")
-	fbits := fs.String("bits", "12,8", "fingerprint sizes: 8, 12")
+	fbits := fs.String("bits", "12,8", "fingerprint sizes: 8, 12, 15")
 	impls := fs.String("impls", strings.Join(allKinds, ","), "implementations: cuckoo (Insert/Lookup/Delete), batch (fills through InsertBatch, lookups through LookupBatch), map (map under sync.RWMutex), probe (memory probe), or all")
 	wls := fs.String("workloads", benchkit.JoinWorkloads(benchkit.Workloads), "workloads")
 	dur := fs.Duration("duration", defaultDuration, "time per cell")

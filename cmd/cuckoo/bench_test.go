@@ -402,6 +402,9 @@ func TestBenchParse(t *testing.T) {
 		t.Errorf("ParseSizes(1G) above MaxCapacity %d: no error", cuckoo.MaxCapacity)
 	}
 	if b, err := parseBits("8,12"); err != nil || !slices.Equal(b, []int{12, 8}) {
+		t.Errorf("parseBits(8,12) = %v, %v", b, err)
+	}
+	if b, err := parseBits("8,15,12"); err != nil || !slices.Equal(b, []int{12, 15, 8}) {
 		t.Errorf("parseBits: %v, %v; want 12 first", b, err)
 	}
 	if m, err := parseModes("locked,lockfree,locked"); err != nil || !slices.Equal(m, []cuckoo.Mode{cuckoo.Locked, cuckoo.LockFree}) {

@@ -249,3 +249,52 @@ func TestProgressSteps(t *testing.T) {
 	nilBar.set(5, 50)
 	nilBar.done(5, 50)
 }
+
+// TestBuildPrecision checks -bits 15 and -fpr: the size -fpr chooses is in
+// the file, and -fpr with -bits, without -capacity, or with a rate no size
+// gives is a usage error that says why.
+func TestBuildPrecision(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		bits int
+	}{
+		{[]string{"-bits", "15"}, 15},
+		{[]string{"-fpr", "0.03"}, 8},
+		{[]string{"-fpr", "0.0025"}, 12},
+		{[]string{"-fpr", "0.00025"}, 15},
+	} {
+		out := filepath.Join(dir, "f.cf")
+		args := append([]string{"build", "-capacity", "1000", "-o", out}, tc.args...)
+		if status, _, stderr := runCmd(t, keyLines("k", 500), args...); status != 0 {
+			t.Fatalf("%v: status %d, %s", tc.args, status, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f cuckoo.Filter
+		if err := f.UnmarshalBinary(data); err != nil {
+			t.Fatal(err)
+		}
+		if f.FingerprintBits() != tc.bits || f.Len() != 500 {
+			t.Errorf("%v: %d-bit fingerprints, %d keys; want %d-bit, 500", tc.args, f.FingerprintBits(), f.Len(), tc.bits)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-capacity", "1000", "-fpr", "0.01", "-bits", "12"}, "both given"},
+		{[]string{"-fpr", "0.01"}, "-fpr needs -capacity"},
+		{[]string{"-capacity", "1000", "-fpr", "0.0001"}, "no fingerprint size"},
+		{[]string{"-capacity", "1000", "-fpr", "2"}, "between 0 and 1"},
+		{[]string{"-capacity", "1000", "-bits", "16"}, "8, 12 or 15"},
+	} {
+		args := append([]string{"build", "-o", filepath.Join(dir, "g.cf")}, tc.args...)
+		status, _, stderr := runCmd(t, "k\n", args...)
+		if status != 2 || !strings.HasPrefix(stderr, "cuckoo build: ") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: status %d, stderr %q; want 2 and a message with %q", tc.args, status, stderr, tc.want)
+		}
+	}
+}

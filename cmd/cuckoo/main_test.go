@@ -68,7 +68,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"build"}, "-o FILE is required"},
 		{[]string{"build", "-o", "x", "a", "b"}, "want at most 1 argument, got 2"},
-		{[]string{"build", "-o", "x", "-bits", "16"}, "-bits must be 8 or 12"},
+		{[]string{"build", "-o", "x", "-bits", "16"}, "-bits must be 8, 12 or 15"},
 		{[]string{"build", "-o", "x", "-capacity", "-1"}, "-capacity must be positive"},
 		{[]string{"build", "-nosuchflag"}, "flag provided but not defined"},
 		{[]string{"query"}, "want 1 to 2 arguments, got 0"},

@@ -49,7 +49,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	sqlitePath := fs.String("sqlite", filepath.Join(os.TempDir(), "cacheguard.db"), "SQLite database file (used unless -dsn is set)")
 	dsn := fs.String("dsn", "", "PostgreSQL DSN (postgres://user:pass@host:port/db); several instances may share it")
 	capacity := fs.Int("capacity", 0, "filter capacity in keys (0: twice the table's rows, at least 100000)")
-	bits := fs.Int("fpbits", 12, "fingerprint bits: 8 or 12")
+	bits := fs.Int("fpbits", 0, "fingerprint bits: 8, 12 or 15 (default 12, or the size -fpr chooses)")
+	fpr := fs.Float64("fpr", 0, "false-positive rate allowed at the filter's capacity (0.001 for 0.1%): chooses the fingerprint size; give -fpr or -fpbits")
 	noFilter := fs.Bool("no-filter", false, "serve without the filter (every GET queries the database)")
 	snapshot := fs.String("snapshot", "", "PostgreSQL only: filter snapshot file, loaded at start if it exists and written at shutdown")
 	poll := fs.Duration("poll", guard.DefaultPollInterval, "PostgreSQL: the change log is read at least this often")
@@ -95,7 +96,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	defer store.Close()
 
 	svc, err := guard.New(ctx, guard.Config{
-		Store: store, NoFilter: *noFilter, Capacity: *capacity, FingerprintBits: *bits,
+		Store: store, NoFilter: *noFilter, Capacity: *capacity, FingerprintBits: *bits, FalsePositiveRate: *fpr,
 		Snapshot: *snapshot, PollInterval: *poll, Log: logger,
 	})
 	if err != nil {

@@ -14,7 +14,8 @@
 // 0), so the run with -n 0 counts the fill alone: divide its counts by 2^20
 // for a fill's cost per insert. Workloads: pos and neg look up inserted
 // and never-inserted keys, batch looks up groups of 64 keys, half of each,
-// with LookupBatch. Filters (-impl): cuckoo (New(2^20)), growing
+// with LookupBatch. Filters (-impl): cuckoo (New(2^20), fingerprint size
+// -bits), growing
 // (NewGrowing(1000), grown to 2^20 keys) and seiflotfy
 // (seiflotfy/cuckoofilter.NewFilter(2^20/0.95), fill only: its table is a
 // power of two, so it fills to about 50%).
@@ -39,8 +40,9 @@ func main() {
 	impl := flag.String("impl", "cuckoo", "filter: cuckoo, growing or seiflotfy")
 	workload := flag.String("w", "neg", "operation after the fill: pos, neg or batch")
 	n := flag.Int("n", 0, "operations after the fill (0: the fill alone)")
+	bits := flag.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint bits of -impl cuckoo: 8, 12 or 15")
 	flag.Parse()
-	if err := run(*impl, *workload, *n, os.Stdout); err != nil {
+	if err := run(*impl, *workload, *n, *bits, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -54,7 +56,7 @@ type filter interface {
 
 // run fills the filter impl with keys 0..size-1, then runs n operations of
 // workload and prints how many keys were found.
-func run(impl, workload string, n int, w io.Writer) error {
+func run(impl, workload string, n, bits int, w io.Writer) error {
 	var k [8]byte
 	if impl == "seiflotfy" {
 		if n != 0 {
@@ -72,7 +74,7 @@ func run(impl, workload string, n int, w io.Writer) error {
 	var err error
 	switch impl {
 	case "cuckoo":
-		f, err = cuckoo.New(size, cuckoo.WithSeed(0))
+		f, err = cuckoo.New(size, cuckoo.WithSeed(0), cuckoo.WithFingerprintBits(bits))
 	case "growing":
 		f, err = cuckoo.NewGrowing(1000, cuckoo.WithSeed(0))
 	default:

@@ -16,6 +16,7 @@ func TestRun(t *testing.T) {
 		lo, hi         int // bounds on the keys found
 	}{
 		{"cuckoo", "pos", 10_000, 10_000, 10_000},
+		{"cuckoo15", "neg", 10_000, 0, 20},
 		{"cuckoo", "neg", 10_000, 0, 100},
 		{"cuckoo", "batch", 6400, 3200, 3300},
 		{"growing", "pos", 10_000, 10_000, 10_000},
@@ -23,7 +24,11 @@ func TestRun(t *testing.T) {
 		{"seiflotfy", "neg", 0, size, size},
 	} {
 		var out bytes.Buffer
-		if err := run(tc.impl, tc.workload, tc.n, &out); err != nil {
+		impl, bits := tc.impl, 12
+		if impl == "cuckoo15" {
+			impl, bits = "cuckoo", 15
+		}
+		if err := run(impl, tc.workload, tc.n, bits, &out); err != nil {
 			t.Fatalf("%s %s: %v", tc.impl, tc.workload, err)
 		}
 		got, err := strconv.Atoi(strings.TrimSpace(out.String()))
@@ -32,11 +37,11 @@ func TestRun(t *testing.T) {
 		}
 	}
 	for _, bad := range [][2]string{{"nope", "pos"}, {"cuckoo", "nope"}} {
-		if err := run(bad[0], bad[1], 1, &bytes.Buffer{}); err == nil {
+		if err := run(bad[0], bad[1], 1, 12, &bytes.Buffer{}); err == nil {
 			t.Errorf("run(%q, %q): no error", bad[0], bad[1])
 		}
 	}
-	if err := run("seiflotfy", "pos", 1, &bytes.Buffer{}); err == nil {
+	if err := run("seiflotfy", "pos", 1, 12, &bytes.Buffer{}); err == nil {
 		t.Error("seiflotfy with lookups: no error")
 	}
 }

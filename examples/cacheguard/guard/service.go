@@ -26,8 +26,14 @@ type Config struct {
 	// Capacity is the number of keys the filter is sized for; 0 sizes it
 	// at twice the table's rows, at least MinCapacity.
 	Capacity int
-	// FingerprintBits is 8 or 12; 0 means 12.
+	// FingerprintBits is 8, 12 or 15; 0 means 12, or the size that
+	// FalsePositiveRate chooses.
 	FingerprintBits int
+	// FalsePositiveRate, if not 0, chooses the fingerprint size: the
+	// smallest whose false-positive rate at the filter's capacity is at
+	// most this (cuckoo.WithFalsePositiveRate). Give it or
+	// FingerprintBits, not both.
+	FalsePositiveRate float64
 	// Snapshot, if not empty, is a snapshot file (PostgreSQL only): when
 	// it exists the filter is loaded from it and the change log since it
 	// is applied, instead of scanning the table. WriteSnapshot writes it.
@@ -87,6 +93,16 @@ type Service struct {
 func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("cacheguard: no store")
+	}
+	if cfg.FalsePositiveRate != 0 {
+		if cfg.FingerprintBits != 0 {
+			return nil, errors.New("cacheguard: a false-positive rate and fingerprint bits both given: give one")
+		}
+		f, err := cuckoo.New(1, cuckoo.WithFalsePositiveRate(cfg.FalsePositiveRate))
+		if err != nil {
+			return nil, fmt.Errorf("cacheguard: %w", err)
+		}
+		cfg.FingerprintBits = f.FingerprintBits()
 	}
 	if cfg.FingerprintBits == 0 {
 		cfg.FingerprintBits = cuckoo.DefaultFingerprintBits

@@ -122,6 +122,27 @@ func TestBadInput(t *testing.T) {
 	if _, err := New(context.Background(), Config{Store: newSQLite(t, 0), FingerprintBits: 10}); err == nil {
 		t.Fatal("New with 10 fingerprint bits: no error")
 	}
+	for _, cfg := range []Config{
+		{Store: newSQLite(t, 0), FalsePositiveRate: 0.00001},
+		{Store: newSQLite(t, 0), FalsePositiveRate: 0.01, FingerprintBits: 12},
+	} {
+		if _, err := New(context.Background(), cfg); err == nil {
+			t.Fatalf("New with false-positive rate %v and %d bits: no error", cfg.FalsePositiveRate, cfg.FingerprintBits)
+		}
+	}
+	for _, tc := range []struct {
+		p    float64
+		bits int
+	}{{0.03, 8}, {0.001, 15}} {
+		s, err := New(context.Background(), Config{Store: newSQLite(t, 0), FalsePositiveRate: tc.p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Stats().FingerprintBits; got != tc.bits {
+			t.Errorf("false-positive rate %v: %d-bit fingerprints; want %d", tc.p, got, tc.bits)
+		}
+		s.Close()
+	}
 	if _, err := New(context.Background(), Config{Store: newSQLite(t, 0), Snapshot: "x"}); err == nil {
 		t.Fatal("New with a snapshot on SQLite: no error")
 	}

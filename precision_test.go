@@ -1,0 +1,105 @@
+package cuckoo_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/seed25b00da8/cuckoo"
+)
+
+// TestWithFalsePositiveRateChoice checks the size New chooses for a rate:
+// the smallest whose expected rate at 95% load is at most p, and errors
+// for rates no size gives, rates outside (0, 1), and for the option given
+// with WithFingerprintBits.
+func TestWithFalsePositiveRateChoice(t *testing.T) {
+	for _, tc := range []struct {
+		p    float64
+		bits int
+	}{
+		{0.5, 8}, {0.05, 8}, {0.0299, 8}, {0.0297, 12}, {0.01, 12}, {0.0025, 12},
+		{0.00186, 12}, {0.00185, 15}, {0.001, 15}, {0.00025, 15}, {0.000232, 15},
+	} {
+		f, err := cuckoo.New(1000, cuckoo.WithFalsePositiveRate(tc.p), cuckoo.WithSeed(1))
+		if err != nil {
+			t.Errorf("p=%v: %v", tc.p, err)
+			continue
+		}
+		if got := f.FingerprintBits(); got != tc.bits {
+			t.Errorf("p=%v: %d-bit fingerprints; want %d", tc.p, got, tc.bits)
+		}
+		if got := f.Stats().FingerprintBits; got != tc.bits {
+			t.Errorf("p=%v: Stats().FingerprintBits = %d; want %d", tc.p, got, tc.bits)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		opts []cuckoo.Option
+		want string
+	}{
+		{"too small", []cuckoo.Option{cuckoo.WithFalsePositiveRate(0.0002)}, "no fingerprint size"},
+		{"zero", []cuckoo.Option{cuckoo.WithFalsePositiveRate(0)}, "between 0 and 1"},
+		{"negative", []cuckoo.Option{cuckoo.WithFalsePositiveRate(-0.1)}, "between 0 and 1"},
+		{"one", []cuckoo.Option{cuckoo.WithFalsePositiveRate(1)}, "between 0 and 1"},
+		{"NaN", []cuckoo.Option{cuckoo.WithFalsePositiveRate(math.NaN())}, "between 0 and 1"},
+		{"both options", []cuckoo.Option{cuckoo.WithFalsePositiveRate(0.01), cuckoo.WithFingerprintBits(12)}, "both given"},
+	} {
+		if _, err := cuckoo.New(1000, tc.opts...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v; want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	if _, err := cuckoo.NewGrowing(1000, cuckoo.WithFalsePositiveRate(0.01)); err == nil {
+		t.Error("NewGrowing accepted WithFalsePositiveRate")
+	}
+}
+
+// TestFalsePositiveRateClasses fills a filter made with
+// WithFalsePositiveRate(p) to the capacity it was given, in both modes,
+// and checks that the rate measured with keys never inserted is at most p
+// (with the sampling error of the probe count) and that every key is
+// found.
+func TestFalsePositiveRateClasses(t *testing.T) {
+	n, probes := 200_000, 2_000_000
+	if testing.Short() {
+		n, probes = 50_000, 500_000
+	}
+	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
+		for _, p := range []float64{0.032, 0.0025, 0.00025} {
+			t.Run(fmt.Sprintf("mode=%v/p=%v", mode, p), func(t *testing.T) {
+				f, err := cuckoo.New(n, cuckoo.WithFalsePositiveRate(p), cuckoo.WithMode(mode), cuckoo.WithSeed(11))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var k [8]byte
+				for i := range n {
+					binary.LittleEndian.PutUint64(k[:], uint64(i))
+					if err := f.Insert(k[:]); err != nil {
+						t.Fatalf("insert %d of %d: %v", i, n, err)
+					}
+				}
+				for i := range n {
+					binary.LittleEndian.PutUint64(k[:], uint64(i))
+					if !f.Lookup(k[:]) {
+						t.Fatalf("key %d absent", i)
+					}
+				}
+				fp := 0
+				for i := range probes {
+					binary.LittleEndian.PutUint64(k[:], uint64(i)|1<<63)
+					if f.Lookup(k[:]) {
+						fp++
+					}
+				}
+				rate := float64(fp) / float64(probes)
+				// Three standard deviations of a binomial count.
+				slack := 3 * math.Sqrt(p*float64(probes)) / float64(probes)
+				t.Logf("%d-bit fingerprints, load %.4f: measured %.5f%% (bound %.4f%%)", f.FingerprintBits(), f.LoadFactor(), 100*rate, 100*p)
+				if rate > p+slack {
+					t.Errorf("measured false-positive rate %.5f%% above %.4f%%", 100*rate, 100*p)
+				}
+			})
+		}
+	}
+}
