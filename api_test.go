@@ -491,7 +491,7 @@ func TestCountUnderRelocation(t *testing.T) {
 					}
 				}(c)
 			}
-			rounds := scaled(200000, 10)
+			rounds := RaceScaled(scaled(200000, 10), 3)
 			for g := 0; g < counted; g++ {
 				counters.Add(1)
 				go func(g int) {

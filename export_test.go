@@ -31,6 +31,17 @@ const StressWatchdog = 2 * time.Minute
 // there.
 const RaceEnabled = raceEnabled
 
+// RaceScaled returns n, or n/div (at least 1) in race builds, where the
+// detector slows the stress tests about tenfold: the README's test
+// command, go test -race, then finishes in minutes, and the runs without
+// the detector (CI's purego step) do the full count.
+func RaceScaled(n, div int) int {
+	if raceEnabled {
+		return max(n/div, 1)
+	}
+	return n
+}
+
 // WaitOrFail waits for done to be closed, failing the test if that takes
 // longer than d (a deadlock, livelock or lost wake-up).
 func WaitOrFail(tb testing.TB, done <-chan struct{}, d time.Duration, what string) {

@@ -62,7 +62,7 @@ func TestWithFalsePositiveRateChoice(t *testing.T) {
 // found.
 func TestFalsePositiveRateClasses(t *testing.T) {
 	n, probes := 200_000, 2_000_000
-	if testing.Short() {
+	if testing.Short() || cuckoo.RaceEnabled {
 		n, probes = 50_000, 500_000
 	}
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {

@@ -89,9 +89,8 @@ func testUniqueOwners(t *testing.T, mode Mode, bits int) {
 		owners     = 16
 		churners   = 16
 		relocators = 16
-		rounds     = 300
-		ownerLoop  = 20000
 	)
+	rounds, ownerLoop := RaceScaled(300, 3), RaceScaled(20000, 3)
 	f := NewTestFilter(t, capacity, mode, bits, 7)
 	cp := f.Cap()
 	// Stable keys to 90% of the slots, churn keys for the next 7%.
@@ -239,7 +238,7 @@ func TestQuiescentCopiesEqualLen(t *testing.T) {
 				{100_000, 12, 20, 0.9},
 			} {
 				t.Run(fmt.Sprintf("mode=%v/bits=%d/capacity=%d", mode, bits, size.capacity), func(t *testing.T) {
-					testQuiescent(t, mode, bits, size.capacity, size.churners, size.rounds, size.stableShare)
+					testQuiescent(t, mode, bits, size.capacity, size.churners, RaceScaled(size.rounds, 3), size.stableShare)
 				})
 			}
 		}
