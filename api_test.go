@@ -322,7 +322,7 @@ func TestKeyFormsAgree(t *testing.T) {
 				b, s, h := fs[0], fs[1], fs[2]
 				r := rand.New(rand.NewPCG(seed, 3))
 				key := func() []byte { return fmt.Appendf(nil, "key-%d", r.IntN(700)) }
-				for step := 0; step < scaled(20000, 4); step++ {
+				for step := 0; step < RaceScaled(scaled(20000, 4), 4); step++ {
 					k := key()
 					ks, kh := string(k), xxhash.Sum64(k)
 					var got [3]string

@@ -23,9 +23,9 @@ func batchKeys(lo, n int, salt uint64) [][]byte {
 // on batch lengths around the group size, for inserted and absent keys.
 func TestLookupBatchMatchesLookup(t *testing.T) {
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		for _, bits := range []int{8, 12, 15} {
+		for _, bits := range []int{8, 12, 15, cuckoo.Bits12x5} {
 			t.Run(fmt.Sprintf("mode=%v/bits=%d", mode, bits), func(t *testing.T) {
-				f, err := cuckoo.New(20000, cuckoo.WithMode(mode), cuckoo.WithFingerprintBits(bits))
+				f, err := cuckoo.New(20000, append(cuckoo.LayoutOptions(bits), cuckoo.WithMode(mode))...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -136,9 +136,9 @@ func TestLookupBatchNoFalseNegatives(t *testing.T) {
 // enough to fill up, so the ErrFull path is checked as well.
 func TestInsertBatchMatchesInsert(t *testing.T) {
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		for _, bits := range []int{8, 12, 15} {
+		for _, bits := range []int{8, 12, 15, cuckoo.Bits12x5} {
 			t.Run(fmt.Sprintf("mode=%v/bits=%d", mode, bits), func(t *testing.T) {
-				opts := []cuckoo.Option{cuckoo.WithMode(mode), cuckoo.WithFingerprintBits(bits), cuckoo.WithSeed(7)}
+				opts := append(cuckoo.LayoutOptions(bits), cuckoo.WithMode(mode), cuckoo.WithSeed(7))
 				batched, err := cuckoo.New(5000, opts...)
 				if err != nil {
 					t.Fatal(err)

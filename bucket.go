@@ -2,25 +2,31 @@ package cuckoo
 
 import "math/bits"
 
-// A bucket is one uint64 word holding four fingerprint slots and a
-// migration counter:
+// A bucket is one uint64 word holding b fingerprint slots of f bits (four,
+// or five of 12 bits) and a migration counter; for b = 4:
 //
 //	bit 63      62      61 ............ 4f   4f-1 ... 3f ... 2f ... f ... 0
 //	   [K-CAS tags]    [migration counter ]  [slot 3][slot 2][slot 1][slot 0]
 //
 // Slot s occupies bits [s*f, (s+1)*f). A fingerprint is never 0, so 0 marks
-// an empty slot. The counter takes the 62-4f bits left between the slots and
-// the two tag bits: 30 bits at f=8, 14 bits at f=12, 2 bits at f=15. The two top bits belong
-// to the K-CAS (kcas.go): a word with either of them set is a reference to a
-// descriptor, not a bucket, and is never interpreted by this file.
+// an empty slot. The counter takes the 62-bf bits left between the slots
+// and the two tag bits: 30 bits at f=8, 14 bits at f=12, 2 bits at f=15 and
+// at five 12-bit slots. The two top bits belong to the K-CAS (kcas.go): a
+// word with either of them set is a reference to a descriptor, not a
+// bucket, and is never interpreted by this file.
 //
 // Every word of the table is read and written only through sync/atomic
 // (kcas.go and locked.go); the functions here are pure functions of a word.
 
 const (
+	// slotsPerBucket is the slots of a bucket in the fixed filter's
+	// four-slot layouts and in every Growing filter's.
 	slotsPerBucket = 4
-	tagBits        = 2
-	payloadBits    = 64 - tagBits
+	// maxSlots is the most slots a bucket has in any layout: five 12-bit
+	// slots (layout with b = 5).
+	maxSlots    = 5
+	tagBits     = 2
+	payloadBits = 64 - tagBits
 )
 
 // layout holds the masks for one fingerprint size. It is computed once when
@@ -28,29 +34,39 @@ const (
 // hot paths read it through a pointer (l := &f.lay).
 type layout struct {
 	f        uint   // fingerprint bits: 8, 12 or 15
+	b        uint   // slots per bucket: 4, or 5 with f = 12
 	slotMask uint64 // (1<<f)-1
-	fpMask   uint64 // the four slots: (1<<4f)-1
+	fpMask   uint64 // the slots: (1<<bf)-1
 	lo       uint64 // 1 in the lowest bit of every slot
 	hi       uint64 // 1 in the highest bit of every slot
-	ctrShift uint   // 4f
-	ctrMask  uint64 // counter mask after shifting down: (1<<(62-4f))-1
+	ctrShift uint   // bf
+	ctrMask  uint64 // counter mask after shifting down: (1<<(62-b*f))-1
 }
 
-func newLayout(f uint) layout {
-	l := layout{f: f}
+// newLayout returns the layout of b slots of f bits. (f, b) must be one of
+// validLayout's.
+func newLayout(f, b uint) layout {
+	l := layout{f: f, b: b}
 	l.slotMask = 1<<f - 1
-	l.fpMask = 1<<(4*f) - 1
-	for s := uint(0); s < slotsPerBucket; s++ {
+	l.fpMask = 1<<(b*f) - 1
+	for s := uint(0); s < b; s++ {
 		l.lo |= 1 << (s * f)
 	}
 	l.hi = l.lo << (f - 1)
-	l.ctrShift = 4 * f
-	l.ctrMask = 1<<(payloadBits-4*f) - 1
+	l.ctrShift = b * f
+	l.ctrMask = 1<<(payloadBits-b*f) - 1
 	return l
 }
 
+// validLayout reports whether a bucket of b slots of f bits is one of the
+// layouts the fixed filter has: four slots of 8, 12 or 15 bits, or five of
+// 12. Each leaves at least 2 bits of the word's 62 to the counter.
+func validLayout(f, b uint) bool {
+	return b == 4 && (f == 8 || f == 12 || f == 15) || b == 5 && f == 12
+}
+
 // counterBits reports the width of the migration counter.
-func (l *layout) counterBits() uint { return payloadBits - 4*l.f }
+func (l *layout) counterBits() uint { return payloadBits - l.b*l.f }
 
 // zeroSlots returns a word with the high bit of every slot of x that is zero
 // set, and no other bit. It is the classic SWAR "has zero byte" test for
@@ -142,13 +158,13 @@ func (l *layout) occupied(w uint64) int {
 // occupied(w2) < occupied(w1), with one population count instead of two:
 // the top bits of w1's non-empty slots, and one bit above the top bit of
 // each empty slot of w2, never share a position, so together they count
-// occupied(w1) + (4 - occupied(w2)), which exceeds 4 exactly when w2 has
-// fewer. The highest slot's extra bit lands on bit 4f (at most 48), inside
+// occupied(w1) + (b - occupied(w2)), which exceeds b exactly when w2 has
+// fewer. The highest slot's extra bit lands on bit bf (at most 60), inside
 // the word.
 func (l *layout) emptier(w2, w1 uint64) bool {
 	n1 := ((w1 & l.fpMask &^ l.hi) + (l.hi - l.lo) | w1) & l.hi
 	n2 := ((w2 & l.fpMask &^ l.hi) + (l.hi - l.lo) | w2) & l.hi
-	return bits.OnesCount64(n1|(l.hi&^n2)<<1) > slotsPerBucket
+	return bits.OnesCount64(n1|(l.hi&^n2)<<1) > int(l.b)
 }
 
 // slot returns the fingerprint in slot s of w (0 when empty).

@@ -8,17 +8,18 @@ import (
 
 func TestLayout(t *testing.T) {
 	for _, tc := range []struct {
-		f        uint
+		f, b     uint
 		ctrBits  uint
 		maxFP    uint64
 		ctrShift uint
 	}{
-		{f: 8, ctrBits: 30, maxFP: 255, ctrShift: 32},
-		{f: 12, ctrBits: 14, maxFP: 4095, ctrShift: 48},
-		{f: 15, ctrBits: 2, maxFP: 32767, ctrShift: 60},
+		{f: 8, b: 4, ctrBits: 30, maxFP: 255, ctrShift: 32},
+		{f: 12, b: 4, ctrBits: 14, maxFP: 4095, ctrShift: 48},
+		{f: 15, b: 4, ctrBits: 2, maxFP: 32767, ctrShift: 60},
+		{f: 12, b: 5, ctrBits: 2, maxFP: 4095, ctrShift: 60},
 	} {
-		t.Run(fmt.Sprintf("bits=%d", tc.f), func(t *testing.T) {
-			l := newLayout(tc.f)
+		t.Run(fmt.Sprintf("bits=%d/slots=%d", tc.f, tc.b), func(t *testing.T) {
+			l := newLayout(tc.f, tc.b)
 			if got := l.counterBits(); got != tc.ctrBits {
 				t.Fatalf("counterBits = %d; want %d", got, tc.ctrBits)
 			}
@@ -36,9 +37,14 @@ func TestLayout(t *testing.T) {
 	}
 }
 
+// testLayouts returns every layout the fixed filter has.
+func testLayouts() []layout {
+	return []layout{newLayout(8, 4), newLayout(12, 4), newLayout(15, 4), newLayout(12, 5)}
+}
+
 func TestBucketPacking(t *testing.T) {
-	for _, f := range []uint{8, 12, 15} {
-		l := newLayout(f)
+	for _, l := range testLayouts() {
+		f := l.f
 		max := l.slotMask
 		for _, tc := range []struct {
 			name  string
@@ -53,15 +59,20 @@ func TestBucketPacking(t *testing.T) {
 			{"first-empty", [4]uint64{0, 2, 3, 4}, 0},
 			{"high-bit-lanes", [4]uint64{1 << (f - 1), 1, 1 << (f - 1), 0}, 3 & l.ctrMask},
 		} {
-			t.Run(fmt.Sprintf("bits=%d/case=%s", f, tc.name), func(t *testing.T) {
+			t.Run(fmt.Sprintf("bits=%d/slots=%d/case=%s", f, l.b, tc.name), func(t *testing.T) {
+				// A fifth slot, where the layout has one, repeats slot 1.
+				slots := tc.slots[:]
+				if l.b == 5 {
+					slots = append(slots[:4:4], tc.slots[1])
+				}
 				w := tc.ctr << l.ctrShift
-				for s, fp := range tc.slots {
+				for s, fp := range slots {
 					w = l.setSlot(w, s, fp)
 				}
 				if w&tagMask != 0 {
 					t.Fatalf("word %#x has tag bits set", w)
 				}
-				for s, fp := range tc.slots {
+				for s, fp := range slots {
 					if got := l.slot(w, s); got != fp {
 						t.Errorf("slot(%d) = %d; want %d", s, got, fp)
 					}
@@ -70,7 +81,7 @@ func TestBucketPacking(t *testing.T) {
 					t.Errorf("counter = %d; want %d", got, tc.ctr)
 				}
 				wantEmpty, wantOcc := -1, 0
-				for s, fp := range tc.slots {
+				for s, fp := range slots {
 					if fp == 0 && wantEmpty < 0 {
 						wantEmpty = s
 					}
@@ -87,7 +98,7 @@ func TestBucketPacking(t *testing.T) {
 				// Every fingerprint value that matters: each present
 				// one, its neighbours, and the extremes.
 				probe := []uint64{1, 2, max, max - 1, 1 << (f - 1)}
-				for _, fp := range tc.slots {
+				for _, fp := range slots {
 					if fp != 0 {
 						probe = append(probe, fp, fp^1)
 					}
@@ -97,7 +108,7 @@ func TestBucketPacking(t *testing.T) {
 						continue
 					}
 					want := -1
-					for s, x := range tc.slots {
+					for s, x := range slots {
 						if x == fp {
 							want = s
 							break
@@ -118,8 +129,8 @@ func TestBucketPacking(t *testing.T) {
 // TestMatchExhaustive checks the SWAR search against a loop over slots for
 // every fingerprint at f=8 over many random words.
 func TestMatchExhaustive(t *testing.T) {
-	for _, f := range []uint{8, 12, 15} {
-		l := newLayout(f)
+	for _, l := range testLayouts() {
+		f, nb := l.f, int(l.b)
 		x := uint64(0x9e3779b97f4a7c15)
 		for i := 0; i < 2000; i++ {
 			x ^= x << 13
@@ -128,14 +139,14 @@ func TestMatchExhaustive(t *testing.T) {
 			w := x &^ tagMask
 			// Force some empty and some repeated slots.
 			if i%3 == 0 {
-				w = l.setSlot(w, i%4, 0)
+				w = l.setSlot(w, i%nb, 0)
 			}
 			if i%5 == 0 {
-				w = l.setSlot(w, (i+1)%4, l.slot(w, (i+2)%4))
+				w = l.setSlot(w, (i+1)%nb, l.slot(w, (i+2)%nb))
 			}
 			for fp := uint64(1); fp <= l.slotMask; fp += 1 + uint64(f-8)*3 {
 				want := -1
-				for s := 0; s < 4; s++ {
+				for s := 0; s < nb; s++ {
 					if l.slot(w, s) == fp {
 						want = s
 						break
@@ -150,9 +161,8 @@ func TestMatchExhaustive(t *testing.T) {
 }
 
 func TestBumpCounterWraps(t *testing.T) {
-	for _, f := range []uint{8, 12, 15} {
-		t.Run(fmt.Sprintf("bits=%d", f), func(t *testing.T) {
-			l := newLayout(f)
+	for _, l := range testLayouts() {
+		t.Run(fmt.Sprintf("bits=%d/slots=%d", l.f, l.b), func(t *testing.T) {
 			w := l.fpMask | l.ctrMask<<l.ctrShift // all slots max, counter max
 			got := l.bumpCounter(w)
 			if l.counter(got) != 0 {
@@ -173,14 +183,14 @@ func TestBumpCounterWraps(t *testing.T) {
 
 func TestLayoutOccupied(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, f := range []uint{8, 12, 15} {
-		l := newLayout(f)
+	for _, l := range testLayouts() {
+		f := l.f
 		var prev uint64
 		prevOcc := 0
 		for i := 0; i < 200000; i++ {
 			w := rng.Uint64()
 			// Empty some slots, and use extreme values.
-			for s := 0; s < slotsPerBucket; s++ {
+			for s := 0; s < int(l.b); s++ {
 				switch rng.IntN(4) {
 				case 0:
 					w = l.setSlot(w, s, 0)
@@ -191,7 +201,7 @@ func TestLayoutOccupied(t *testing.T) {
 				}
 			}
 			want := 0
-			for s := 0; s < slotsPerBucket; s++ {
+			for s := 0; s < int(l.b); s++ {
 				if l.slot(w, s) != 0 {
 					want++
 				}

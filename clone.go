@@ -17,7 +17,7 @@ func (f *Filter) Clone() *Filter {
 	}
 	words := make([]atomic.Uint64, f.m)
 	n := f.copyTable(words)
-	c.adopt(words, f.lay.f, f.seed, f.hashAlg(), f.mode, int64(n))
+	c.adopt(words, f.lay, f.seed, f.hashAlg(), f.mode, int64(n))
 	return c
 }
 

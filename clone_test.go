@@ -48,7 +48,7 @@ func TestCloneCopiesAndIsIndependent(t *testing.T) {
 		t.Errorf("Clone of a zero Filter: Cap %d; want a zero Filter", z.Cap())
 	}
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		for _, bits := range []int{8, 12, 15} {
+		for _, bits := range []int{8, 12, 15, cuckoo.Bits12x5} {
 			t.Run(fmt.Sprintf("mode=%v/bits=%d", mode, bits), func(t *testing.T) {
 				f := cuckoo.NewTestFilter(t, 5000, mode, bits, 3)
 				for i := 0; i < 4500; i++ {

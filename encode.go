@@ -16,9 +16,9 @@ import (
 //
 //	offset    size  field
 //	0         8     magic "CUCKOOFL"
-//	8         2     format version (1)
+//	8         2     format version (1; 2 for 15-bit fingerprints or five slots)
 //	10        1     fingerprint bits f (8, 12 or 15)
-//	11        1     slots per bucket (4)
+//	11        1     slots per bucket b (4, or 5 with f = 12)
 //	12        1     hash algorithm id (1: xxhash64 + fmix64 seeding, 2: xxhash64 + multiply seeding, see keyed)
 //	13        3     reserved, zero
 //	16        8     bucket count m (1 to 2^31)
@@ -41,8 +41,13 @@ import (
 // choice and is not stored either.
 
 const (
-	formatMagic       = "CUCKOOFL"
-	formatVersion     = 1
+	formatMagic   = "CUCKOOFL"
+	formatVersion = 1
+	// formatVersion2 is written for the layouts version 1 readers do not
+	// have (15-bit fingerprints, five slots per bucket), so that such a
+	// reader names the version instead of calling the parameters
+	// impossible. Both versions have the same fields.
+	formatVersion2    = 2
 	formatHashXXFmix  = 1 // xxhash64 of the key; for a non-zero seed, xored with the seed and passed through fmix64 (FORMAT.md)
 	formatHashXXMul   = 2 // xxhash64 of the key; for a non-zero seed, xored with the seed and multiplied by fmix64(seed)|1 (FORMAT.md)
 	formatHeaderSize  = 32
@@ -134,8 +139,8 @@ const writeChunk = 1 << 20
 func (f *Filter) encode() []byte {
 	p := make([]byte, 0, encodedSize(f.m))
 	p = append(p, formatMagic...)
-	p = binary.LittleEndian.AppendUint16(p, formatVersion)
-	p = append(p, byte(f.lay.f), slotsPerBucket, f.hashAlg(), 0, 0, 0)
+	p = binary.LittleEndian.AppendUint16(p, formatVersionOf(f.lay))
+	p = append(p, byte(f.lay.f), byte(f.lay.b), f.hashAlg(), 0, 0, 0)
 	p = binary.LittleEndian.AppendUint64(p, f.m)
 	p = binary.LittleEndian.AppendUint64(p, f.seed)
 	p, count := f.appendTable(p)
@@ -206,7 +211,7 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 	if err := checkTable(h, scan, n); err != nil {
 		return err
 	}
-	f.adopt(words, h.lay.f, h.seed, h.hash, f.Mode(), int64(n))
+	f.adopt(words, h.lay, h.seed, h.hash, f.Mode(), int64(n))
 	return nil
 }
 
@@ -304,7 +309,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	if err := checkTable(h, scan, count); err != nil {
 		return n, err
 	}
-	f.adopt(words, h.lay.f, h.seed, h.hash, f.Mode(), int64(count))
+	f.adopt(words, h.lay, h.seed, h.hash, f.Mode(), int64(count))
 	return n, nil
 }
 
@@ -349,8 +354,9 @@ func parseHeader(data []byte) (header, error) {
 	if len(data) < 10 {
 		return h, errTruncated(uint64(len(data)), 0)
 	}
-	if v := binary.LittleEndian.Uint16(data[8:]); v != formatVersion {
-		return h, errFormat("cuckoo: unknown format version %d (this package reads version %d)", v, formatVersion)
+	v := binary.LittleEndian.Uint16(data[8:])
+	if v != formatVersion && v != formatVersion2 {
+		return h, errFormat("cuckoo: unknown format version %d (this package reads versions %d and %d)", v, formatVersion, formatVersion2)
 	}
 	if len(data) < formatHeaderSize {
 		return h, errTruncated(uint64(len(data)), 0)
@@ -359,8 +365,11 @@ func parseHeader(data []byte) (header, error) {
 	if !validFingerprintBits(int(bits)) {
 		return h, errFormat("cuckoo: impossible parameters: fingerprint bits %d (want 8, 12 or 15)", bits)
 	}
-	if slots != slotsPerBucket {
-		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", slots, slotsPerBucket)
+	if !validLayout(uint(bits), uint(slots)) {
+		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket with %d-bit fingerprints (want 4, or 5 with 12-bit)", slots, bits)
+	}
+	if want := formatVersionOf(newLayout(uint(bits), uint(slots))); v != want {
+		return h, errFormat("cuckoo: impossible parameters: format version %d with %d-bit fingerprints and %d slots per bucket (written as version %d)", v, bits, slots, want)
 	}
 	if hash != formatHashXXFmix && hash != formatHashXXMul {
 		return h, errFormat("cuckoo: unknown hash algorithm id %d (want %d or %d)", hash, formatHashXXFmix, formatHashXXMul)
@@ -379,8 +388,17 @@ func parseHeader(data []byte) (header, error) {
 		// written as algorithm 1: the encoding stays canonical.
 		return h, errFormat("cuckoo: impossible parameters: hash algorithm %d with seed 0 (written as algorithm %d)", formatHashXXMul, formatHashXXFmix)
 	}
-	h.lay = newLayout(uint(bits))
+	h.lay = newLayout(uint(bits), uint(slots))
 	return h, nil
+}
+
+// formatVersionOf returns the version written for layout l: 1 for four
+// slots of 8 or 12 bits, 2 for the others.
+func formatVersionOf(l layout) uint16 {
+	if l.b == slotsPerBucket && (l.f == 8 || l.f == 12) {
+		return formatVersion
+	}
+	return formatVersion2
 }
 
 // tableScan is what fillWords learns about a stored table: the first bucket

@@ -113,7 +113,7 @@ func encRoundTrip(t *testing.T, via string, f, g *Filter) {
 func TestEncodeRoundTrip(t *testing.T) {
 	const capacity = 20000
 	for _, mode := range encModes {
-		for _, fbits := range []int{8, 12, 15} {
+		for _, fbits := range []int{8, 12, 15, Bits12x5} {
 			for _, fill := range []string{"empty", "full"} {
 				for _, via := range []string{"marshal", "stream"} {
 					name := fmt.Sprintf("mode=%v/bits=%d/fill=%s/via=%s", mode, fbits, fill, via)
@@ -139,9 +139,9 @@ func TestEncodeRoundTrip(t *testing.T) {
 							t.Fatalf("existing filter loaded: Mode() = %v; want %v", existing.Mode(), mode)
 						}
 						for _, g := range []*Filter{&zero, existing} {
-							if g.FingerprintBits() != fbits || g.Seed() != f.Seed() || g.Cap() != f.Cap() {
-								t.Fatalf("bits, seed, cap = %d, %d, %d; want %d, %d, %d",
-									g.FingerprintBits(), g.Seed(), g.Cap(), fbits, f.Seed(), f.Cap())
+							if g.FingerprintBits() != LayoutBits(fbits) || g.SlotsPerBucket() != LayoutSlots(fbits) || g.Seed() != f.Seed() || g.Cap() != f.Cap() {
+								t.Fatalf("bits, slots, seed, cap = %d, %d, %d, %d; want %d, %d, %d, %d",
+									g.FingerprintBits(), g.SlotsPerBucket(), g.Seed(), g.Cap(), LayoutBits(fbits), LayoutSlots(fbits), f.Seed(), f.Cap())
 							}
 							if g.Len() != n || f.Len() != n {
 								t.Fatalf("Len() = %d (original %d); want %d", g.Len(), f.Len(), n)
@@ -428,7 +428,10 @@ func encBadInputs(tb testing.TB) []struct {
 		{"text", "cuckoo: wrong magic", []byte("key-1\nkey-2\n")},
 		{"short wrong magic", "cuckoo: wrong magic", []byte("CUCK0")},
 		{"version 0", "cuckoo: unknown format version 0", edit(set(8, 0))},
-		{"version 2", "cuckoo: unknown format version 2", edit(set(8, 2))},
+		{"version 2 with a version 1 layout", "cuckoo: impossible parameters: format version 2 with 12-bit fingerprints and 4 slots per bucket (written as version 1)", edit(set(8, 2))},
+		{"version 3", "cuckoo: unknown format version 3", edit(set(8, 3))},
+		{"5 slots of 8 bits", "cuckoo: impossible parameters: 5 slots per bucket with 8-bit fingerprints", edit(func(d []byte) []byte { d[10] = 8; return set(11, 5)(d) })},
+		{"5 slots in version 1", "cuckoo: impossible parameters: format version 1 with 12-bit fingerprints and 5 slots per bucket (written as version 2)", edit(set(11, 5))},
 		{"version 257", "cuckoo: unknown format version 257", edit(set(9, 1))},
 		{"bits 16", "cuckoo: impossible parameters: fingerprint bits 16", edit(set(10, 16))},
 		{"bits 0", "cuckoo: impossible parameters: fingerprint bits 0", edit(set(10, 0))},

@@ -18,7 +18,8 @@ func TestDecodeErrorClasses(t *testing.T) {
 		"buckets 2^31 in 100 bytes": ErrTruncated, "buckets +1": ErrTruncated,
 
 		"wrong magic": ErrFormat, "text": ErrFormat, "short wrong magic": ErrFormat,
-		"version 0": ErrFormat, "version 2": ErrFormat, "version 257": ErrFormat,
+		"version 0": ErrFormat, "version 2 with a version 1 layout": ErrFormat, "version 3": ErrFormat, "version 257": ErrFormat,
+		"5 slots of 8 bits": ErrFormat, "5 slots in version 1": ErrFormat,
 		"bits 16": ErrFormat, "bits 0": ErrFormat, "slots 8": ErrFormat,
 		"hash 0": ErrFormat, "hash 3": ErrFormat, "hash 2 seed 0": ErrFormat, "reserved": ErrFormat,
 		"buckets 0": ErrFormat, "buckets 2^31+1": ErrFormat, "buckets 2^40": ErrFormat,

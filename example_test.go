@@ -287,21 +287,41 @@ func ExampleFilter_Insert_copies() {
 	// copies: 8
 }
 
-// WithFalsePositiveRate chooses the fingerprint size from the rate the
-// filter may have when it holds its capacity.
+// WithFalsePositiveRate chooses the bucket layout from the rate the filter
+// may have when it holds its capacity: five 12-bit fingerprints per bucket
+// (13.2 bits per key) for rates of 0.237% and more, four 12-bit ones down
+// to 0.186%, four 15-bit ones down to 0.0232%.
 func ExampleWithFalsePositiveRate() {
-	for _, p := range []float64{0.03, 0.0025, 0.00025} {
+	for _, p := range []float64{0.03, 0.0025, 0.002, 0.00025} {
 		f, err := cuckoo.New(1_000_000, cuckoo.WithFalsePositiveRate(p))
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("p=%v: %d-bit fingerprints\n", p, f.FingerprintBits())
+		fmt.Printf("p=%v: %d-bit fingerprints, %d per bucket, %.1f bits per key at capacity\n",
+			p, f.FingerprintBits(), f.SlotsPerBucket(), float64(64*f.Cap()/f.SlotsPerBucket())/1_000_000)
 	}
 	_, err := cuckoo.New(1000, cuckoo.WithFalsePositiveRate(0.0001))
 	fmt.Println(err)
 	// Output:
-	// p=0.03: 8-bit fingerprints
-	// p=0.0025: 12-bit fingerprints
-	// p=0.00025: 15-bit fingerprints
+	// p=0.03: 12-bit fingerprints, 5 per bucket, 13.2 bits per key at capacity
+	// p=0.0025: 12-bit fingerprints, 5 per bucket, 13.2 bits per key at capacity
+	// p=0.002: 12-bit fingerprints, 4 per bucket, 16.8 bits per key at capacity
+	// p=0.00025: 15-bit fingerprints, 4 per bucket, 16.8 bits per key at capacity
 	// cuckoo: no fingerprint size gives a false-positive rate of 0.01%: the smallest, with 15-bit fingerprints at 95% load, is 0.0232%
+}
+
+// SlotsPerBucket reports the fingerprints one bucket holds; a key's two
+// buckets hold at most twice as many copies of it.
+func ExampleFilter_SlotsPerBucket() {
+	f, err := cuckoo.New(1000, cuckoo.WithFalsePositiveRate(0.01))
+	if err != nil {
+		log.Fatal(err)
+	}
+	copies := 0
+	for f.Insert([]byte("k")) == nil {
+		copies++
+	}
+	fmt.Println(f.SlotsPerBucket(), copies)
+	// Output:
+	// 5 10
 }

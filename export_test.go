@@ -14,11 +14,38 @@ import (
 // and seed, failing the test if New fails.
 func NewTestFilter(tb testing.TB, capacity int, mode Mode, bits int, seed uint64) *Filter {
 	tb.Helper()
-	f, err := New(capacity, WithMode(mode), WithFingerprintBits(bits), WithSeed(seed))
+	f, err := New(capacity, append(LayoutOptions(bits), WithMode(mode), WithSeed(seed))...)
 	if err != nil {
 		tb.Fatalf("New(%d, mode=%v, bits=%d, seed=%d): got error %q; want nil", capacity, mode, bits, seed, err)
 	}
 	return f
+}
+
+// Bits12x5 stands, in the tests' lists of fingerprint sizes, for the
+// layout of five 12-bit slots per bucket (the one WithFalsePositiveRate
+// chooses for rates of 0.237% and more): 12 in the low byte, 5 slots above
+// it. LayoutBits and LayoutSlots take such a value apart.
+const Bits12x5 = 12 | 5<<8
+
+// LayoutBits returns the fingerprint size of a test layout value.
+func LayoutBits(bits int) int { return bits & 0xff }
+
+// LayoutSlots returns the slots per bucket of a test layout value.
+func LayoutSlots(bits int) int {
+	if bits>>8 == 0 {
+		return slotsPerBucket
+	}
+	return bits >> 8
+}
+
+// LayoutOptions returns the options that make New use the test layout
+// bits (a fingerprint size, or Bits12x5).
+func LayoutOptions(bits int) []Option {
+	opts := []Option{WithFingerprintBits(LayoutBits(bits))}
+	if bits>>8 != 0 {
+		opts = append(opts, withSlots(bits>>8))
+	}
+	return opts
 }
 
 // StressWatchdog is how long a stress test waits for its goroutines before

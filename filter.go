@@ -51,6 +51,10 @@ const (
 	// targetLoad is the load factor the table is sized for: Cap() is
 	// capacity/0.95 rounded up to whole buckets.
 	targetLoadNum, targetLoadDen = 19, 20
+	// targetLoad5 is the load factor a table of five-slot buckets is
+	// sized for: 97%. Such tables took 98.5-98.9% before their first
+	// ErrFull (5 seeds each at 2,000 to 1,000,000 keys).
+	targetLoad5Num, targetLoad5Den = 97, 100
 	// maxBuckets bounds the table at 16 GiB: bucket indices must fit in 32
 	// bits for the index arithmetic and the path search.
 	maxBuckets = 1 << 31
@@ -62,6 +66,7 @@ const (
 
 type config struct {
 	bits    int
+	slots   int     // slots per bucket: 4, or 5 (chosen by WithFalsePositiveRate)
 	bitsSet bool    // WithFingerprintBits was given
 	fpr     float64 // WithFalsePositiveRate's rate, when fprSet
 	fprSet  bool
@@ -89,6 +94,13 @@ type Option func(*config)
 // rejects other sizes. WithFalsePositiveRate chooses the size from a rate.
 func WithFingerprintBits(bits int) Option {
 	return func(c *config) { c.bits, c.bitsSet = bits, true }
+}
+
+// withSlots sets the slots per bucket (4 or 5; 5 only with 12-bit
+// fingerprints). It is not exported: WithFalsePositiveRate chooses the
+// five-slot layout; the tests choose it with this.
+func withSlots(b int) Option {
+	return func(c *config) { c.slots = b }
 }
 
 // validFingerprintBits reports whether bits is a fingerprint size the
@@ -154,14 +166,14 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 		return nil, fmt.Errorf("cuckoo: WithMaxCapacity applies to NewGrowing; a Filter's capacity is fixed")
 	}
 	f := &Filter{}
-	f.init(bucketsFor(capacity), uint(c.bits), c.seed, c.mode)
+	f.init(bucketsForSlots(capacity, c.slots), newLayout(uint(c.bits), uint(c.slots)), c.seed, c.mode)
 	return f, nil
 }
 
 // newConfig applies opts and checks them and capacity (New, NewGrowing); it
 // draws the random seed unless WithSeed was given.
 func newConfig(capacity int, opts []Option) (config, error) {
-	c := config{bits: DefaultFingerprintBits, mode: LockFree}
+	c := config{bits: DefaultFingerprintBits, slots: slotsPerBucket, mode: LockFree}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -177,14 +189,17 @@ func newConfig(capacity int, opts []Option) (config, error) {
 		if c.bitsSet {
 			return c, fmt.Errorf("cuckoo: WithFalsePositiveRate and WithFingerprintBits both given: give one")
 		}
-		bits, err := fingerprintBitsFor(c.fpr)
+		bits, slots, err := layoutFor(c.fpr)
 		if err != nil {
 			return c, err
 		}
-		c.bits = bits
+		c.bits, c.slots = bits, slots
 	}
 	if !validFingerprintBits(c.bits) {
 		return c, fmt.Errorf("cuckoo: fingerprint bits must be 8, 12 or 15, got %d", c.bits)
+	}
+	if !validLayout(uint(c.bits), uint(c.slots)) {
+		return c, fmt.Errorf("cuckoo: %d slots per bucket with %d-bit fingerprints: want 4, or 5 with 12-bit", c.slots, c.bits)
 	}
 	if c.mode != LockFree && c.mode != Locked {
 		return c, fmt.Errorf("cuckoo: unknown mode %d", int(c.mode))
@@ -195,37 +210,52 @@ func newConfig(capacity int, opts []Option) (config, error) {
 	return c, nil
 }
 
-// bucketsFor returns the buckets of a table sized for capacity keys at 95%
-// load (capacity in [1, MaxCapacity]).
-func bucketsFor(capacity int) uint64 {
-	slots := (uint64(capacity)*targetLoadDen + targetLoadNum - 1) / targetLoadNum
-	return (slots + slotsPerBucket - 1) / slotsPerBucket
+// bucketsFor returns the four-slot buckets of a table sized for capacity
+// keys at 95% load (capacity in [1, MaxCapacity]).
+func bucketsFor(capacity int) uint64 { return bucketsForSlots(capacity, slotsPerBucket) }
+
+// bucketsForSlots returns the buckets of b slots each of a table sized
+// for capacity keys at its target load (targetLoad).
+func bucketsForSlots(capacity, b int) uint64 {
+	num, den := targetLoad(b)
+	slots := (uint64(capacity)*den + num - 1) / num
+	return (slots + uint64(b) - 1) / uint64(b)
 }
 
-// init sets up an empty table of m buckets. m must be in [1, maxBuckets].
-func (f *Filter) init(m uint64, bits uint, seed uint64, mode Mode) {
-	f.adopt(make([]atomic.Uint64, m), bits, seed, formatHashXXMul, mode, 0)
+// targetLoad returns the load factor, num/den, that New sizes a table of
+// b-slot buckets for: 95% for four slots, 97% for five.
+func targetLoad(b int) (num, den uint64) {
+	if b == 5 {
+		return targetLoad5Num, targetLoad5Den
+	}
+	return targetLoadNum, targetLoadDen
+}
+
+// init sets up an empty table of m buckets with layout lay. m must be in
+// [1, maxBuckets].
+func (f *Filter) init(m uint64, lay layout, seed uint64, mode Mode) {
+	f.adopt(make([]atomic.Uint64, m), lay, seed, formatHashXXMul, mode, 0)
 }
 
 // adopt makes words (len in [1, maxBuckets], plain bucket words only) the
 // filter's table, holding n fingerprints placed by hash algorithm alg. It
 // is not safe to call while other goroutines use the filter.
-func (f *Filter) adopt(words []atomic.Uint64, bits uint, seed uint64, alg uint8, mode Mode, n int64) {
+func (f *Filter) adopt(words []atomic.Uint64, lay layout, seed uint64, alg uint8, mode Mode, n int64) {
 	var locks *stripedLocks
 	if mode == Locked {
 		locks = newStripedLocks(len(words))
 	}
-	f.adoptWith(words, bits, seed, alg, mode, n, locks, shardBitsFor(uint64(len(words))))
+	f.adoptWith(words, lay, seed, alg, mode, n, locks, shardBitsFor(uint64(len(words))))
 }
 
 // adoptWith is adopt with the Locked mode's locks (nil in LockFree mode)
 // and the counters' shard bits chosen by the caller: the nodes of a Growing
 // filter share one set of locks and carry fewer shards.
-func (f *Filter) adoptWith(words []atomic.Uint64, bits uint, seed uint64, alg uint8, mode Mode, n int64, locks *stripedLocks, sb uint) {
+func (f *Filter) adoptWith(words []atomic.Uint64, lay layout, seed uint64, alg uint8, mode Mode, n int64, locks *stripedLocks, sb uint) {
 	f.t.words = words
 	f.m = uint64(len(words))
-	f.lay = newLayout(bits)
-	f.fpRange = 1<<bits - 1
+	f.lay = lay
+	f.fpRange = 1<<lay.f - 1
 	f.setSeed(seed, alg)
 	f.mode = mode
 	f.locks = locks
@@ -240,6 +270,12 @@ func (f *Filter) Mode() Mode { return f.mode }
 
 // FingerprintBits returns the fingerprint size in bits (0 for a zero Filter).
 func (f *Filter) FingerprintBits() int { return int(f.lay.f) }
+
+// SlotsPerBucket returns the fingerprints a bucket holds: 4, or 5 in the
+// layout WithFalsePositiveRate chooses for rates of 0.237% and more (0 for
+// a zero Filter). A key's two buckets hold at most twice this many copies
+// of it.
+func (f *Filter) SlotsPerBucket() int { return int(f.lay.b) }
 
 // Seed returns the hash seed: the one given to WithSeed, the random one New
 // drew, or the one stored in the encoding the filter was loaded from.
@@ -452,11 +488,11 @@ func (f *Filter) Len() int {
 	if n < 0 {
 		return 0
 	}
-	return int(min(uint64(n), f.m*slotsPerBucket))
+	return int(min(uint64(n), f.m*uint64(f.lay.b)))
 }
 
 // Cap returns the number of fingerprint slots.
-func (f *Filter) Cap() int { return int(f.m * slotsPerBucket) }
+func (f *Filter) Cap() int { return int(f.m * uint64(f.lay.b)) }
 
 // LoadFactor returns Len()/Cap(), or 0 for a zero Filter. Since Len is
 // clamped, it is always in [0, 1].

@@ -103,7 +103,7 @@ func FuzzReadFrom(f *testing.F) {
 func encFuzzSeeds(tb testing.TB) [][]byte {
 	var seeds [][]byte
 	for _, c := range []struct{ capacity, keys, bits int }{
-		{1, 0, 8}, {1, 3, 12}, {20, 15, 8}, {20, 15, 12}, {40, 0, 12}, {20, 15, 15},
+		{1, 0, 8}, {1, 3, 12}, {20, 15, 8}, {20, 15, 12}, {40, 0, 12}, {20, 15, 15}, {20, 15, Bits12x5},
 	} {
 		g := NewTestFilter(tb, c.capacity, LockFree, c.bits, uint64(c.capacity))
 		encFill(tb, g, "s-", c.keys)

@@ -23,7 +23,7 @@ import (
 // with it (2-core AMD EPYC VM); with -short (200000 moves) 18 of 20.
 func TestLockedMoveDestinationFirst(t *testing.T) {
 	withRTM(t, false)
-	for _, bits := range []int{8, 12, 15} {
+	for _, bits := range []int{8, 12, 15, Bits12x5} {
 		t.Run(fmt.Sprintf("bits=%d", bits), func(t *testing.T) {
 			f := NewTestFilter(t, 1000, Locked, bits, 1)
 			b1 := uint64(10)

@@ -252,7 +252,7 @@ func TestStripeNoDeadlock(t *testing.T) {
 				t.Fatalf("got %d stripes; want %d", len(s.stripes), stripes)
 			}
 			const g = 256
-			iters := scaled(2000, 10)
+			iters := RaceScaled(scaled(2000, 10), 2)
 			var total int // guarded by lockAll
 			var wg sync.WaitGroup
 			for w := range g {

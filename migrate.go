@@ -37,10 +37,15 @@ const (
 	// load factor the filter is sized for (libcuckoo uses the same bound);
 	// measured first-failure load factors are in the tests.
 	maxPathLen = 5
-	// bfsQueueLen bounds the nodes discovery queues: both roots and four
-	// children per node, down to depth maxPathLen-1. Nodes at depth
-	// maxPathLen are only tested, when their parent is expanded.
-	bfsQueueLen = 2 * ((1 << (2 * maxPathLen)) - 1) / 3
+	// bfsQueueLen bounds the nodes discovery queues: both roots and up to
+	// maxSlots children per node, down to depth maxPathLen-1 (2·(5^5-1)/4
+	// nodes). Nodes at depth maxPathLen are only tested, when their parent
+	// is expanded.
+	bfsQueueLen = 2 * (maxSlotsPow5 - 1) / (maxSlots - 1)
+	// maxSlotsPow5 is maxSlots^maxPathLen.
+	maxSlotsPow5 = maxSlots * maxSlots * maxSlots * maxSlots * maxSlots
+	// bfsSlotBits is the bits of one move's slot in a path code.
+	bfsSlotBits = 3
 	// bfsShortQueue is the queue discovery tries first. Go zeroes a local
 	// array on every call, and zeroing a queue for every path of five
 	// moves cost more than the search itself at 95% load, where a search
@@ -50,10 +55,10 @@ const (
 	bfsShortQueue = 128
 )
 
-// A BFS node is bucket<<32 | depth<<12 | path: path holds the start bit and
-// two bits of slot per move (at most 11 bits).
+// A BFS node is bucket<<32 | depth<<16 | path: path holds the start bit and
+// bfsSlotBits bits of slot per move (at most 16 bits).
 func bfsNode(b uint64, depth int, path uint64) uint64 {
-	return b<<32 | uint64(depth)<<12 | path
+	return b<<32 | uint64(depth)<<16 | path
 }
 
 // discover searches for a path from b1 or b2 to a bucket with an empty slot.
@@ -103,7 +108,7 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 	}
 	for h := 0; h < n; h++ {
 		x := q[h]
-		b, d, p := x>>32, int(x>>12&0xf), x&0xfff
+		b, d, p := x>>32, int(x>>16&0xf), x&0xffff
 		w := t.words[b].Load()
 		if w&tagMask != 0 {
 			w = t.load(b) // load is not inlined: called only where needed
@@ -111,18 +116,19 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 		if l.emptySlot(w) >= 0 {
 			return p, d, true, false // emptied since it was tested
 		}
-		var cb, cw [slotsPerBucket]uint64
-		for s := 0; s < slotsPerBucket; s++ {
+		var cb, cw [maxSlots]uint64
+		nb := int(l.b)
+		for s := 0; s < nb; s++ {
 			cb[s] = f.alt(b, l.slot(w, s))
 		}
-		for s := 0; s < slotsPerBucket; s++ {
+		for s := 0; s < nb; s++ {
 			cw[s] = t.words[cb[s]].Load()
 		}
-		for s := 0; s < slotsPerBucket; s++ {
+		for s := 0; s < nb; s++ {
 			if cb[s] == b {
 				continue // this fingerprint has one bucket and cannot move
 			}
-			cp := p | uint64(s)<<(1+2*d)
+			cp := p | uint64(s)<<(1+bfsSlotBits*d)
 			wc := cw[s]
 			if wc&tagMask != 0 {
 				wc = t.load(cb[s])
@@ -167,7 +173,7 @@ retry:
 			buckets[0] = b2
 		}
 		for k := 0; k < depth; k++ {
-			s := int(path >> (1 + 2*k) & 3)
+			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
 			fp := l.slot(f.t.load(buckets[k]), s)
 			if fp == 0 {
 				// The slot emptied meanwhile: a shorter path.

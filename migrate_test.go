@@ -19,28 +19,31 @@ import (
 func TestBFSNodeEncoding(t *testing.T) {
 	for _, b := range []uint64{0, 1, 12345, maxBuckets - 1} {
 		for d := 0; d <= maxPathLen; d++ {
-			bitsUsed := 1 + 2*d
-			for _, p := range []uint64{0, 1, 1<<bitsUsed - 1, 0x555 & (1<<bitsUsed - 1), 0xaaa & (1<<bitsUsed - 1)} {
+			bitsUsed := 1 + bfsSlotBits*d
+			for _, p := range []uint64{0, 1, 1<<bitsUsed - 1, 0x5555 & (1<<bitsUsed - 1), 0xaaaa & (1<<bitsUsed - 1)} {
 				x := bfsNode(b, d, p)
-				gb, gd, gp := x>>32, int(x>>12&0xf), x&0xfff
+				gb, gd, gp := x>>32, int(x>>16&0xf), x&0xffff
 				if gb != b || gd != d || gp != p {
 					t.Errorf("bfsNode(%d, %d, %#x) decodes to (%d, %d, %#x)", b, d, p, gb, gd, gp)
 				}
 			}
 		}
 	}
-	if 1+2*maxPathLen > 12 {
-		t.Errorf("a path of %d moves needs %d bits; the node has 12", maxPathLen, 1+2*maxPathLen)
+	if 1+bfsSlotBits*maxPathLen > 16 {
+		t.Errorf("a path of %d moves needs %d bits; the node has 16", maxPathLen, 1+bfsSlotBits*maxPathLen)
 	}
-	// Both roots and four children per node down to depth maxPathLen-1.
+	if 1<<bfsSlotBits < maxSlots {
+		t.Errorf("%d bits per move cannot name %d slots", bfsSlotBits, maxSlots)
+	}
+	// Both roots and maxSlots children per node down to depth maxPathLen-1.
 	want := 0
-	for d, n := 0, 2; d < maxPathLen; d, n = d+1, n*slotsPerBucket {
+	for d, n := 0, 2; d < maxPathLen; d, n = d+1, n*maxSlots {
 		want += n
 	}
 	if bfsQueueLen != want {
 		t.Errorf("bfsQueueLen = %d; want %d", bfsQueueLen, want)
 	}
-	if within2 := 2 + 2*4 + 2*16; bfsShortQueue < within2 || bfsShortQueue >= bfsQueueLen {
+	if within2 := 2 + 2*maxSlots + 2*maxSlots*maxSlots; bfsShortQueue < within2 || bfsShortQueue >= bfsQueueLen {
 		t.Errorf("bfsShortQueue = %d; want at least %d (every bucket within two moves) and below %d", bfsShortQueue, within2, bfsQueueLen)
 	}
 }
@@ -61,7 +64,7 @@ func refDepth(f *Filter, b1, b2 uint64) int {
 			if l.emptySlot(w) >= 0 {
 				return d
 			}
-			for s := 0; s < slotsPerBucket; s++ {
+			for s := 0; s < int(f.lay.b); s++ {
 				if c := f.alt(b, l.slot(w, s)); c != b {
 					next = append(next, c)
 				}
@@ -77,7 +80,7 @@ func refDepth(f *Filter, b1, b2 uint64) int {
 // or the code has bits beyond its length.
 func replayPath(t *testing.T, f *Filter, b1, b2, path uint64, depth int) []uint64 {
 	t.Helper()
-	if path>>(1+2*depth) != 0 {
+	if path>>(1+bfsSlotBits*depth) != 0 {
 		t.Fatalf("path %#x of %d moves has bits beyond its length", path, depth)
 	}
 	b := b1
@@ -86,7 +89,7 @@ func replayPath(t *testing.T, f *Filter, b1, b2, path uint64, depth int) []uint6
 	}
 	buckets := []uint64{b}
 	for k := 0; k < depth; k++ {
-		fp := f.lay.slot(f.t.load(b), int(path>>(1+2*k)&3))
+		fp := f.lay.slot(f.t.load(b), int(path>>(1+bfsSlotBits*k)&(1<<bfsSlotBits-1)))
 		if fp == 0 {
 			t.Fatalf("path %#x step %d names an empty slot of bucket %d", path, k, b)
 		}
@@ -109,7 +112,7 @@ func fpCensus(f *Filter, bs []uint64) (census map[uint64]int, counters uint64) {
 		seen[b] = true
 		w := f.t.load(b)
 		counters += f.lay.counter(w)
-		for s := 0; s < slotsPerBucket; s++ {
+		for s := 0; s < int(f.lay.b); s++ {
 			if fp := f.lay.slot(w, s); fp != 0 {
 				census[fp<<32|min(b, f.alt(b, fp))]++
 			}
@@ -174,7 +177,7 @@ func fillTo(f *Filter, prefix string, lf float64) {
 // some pairs (paths of 4 or 5 moves) must need it.
 func TestDiscoverAndMakeRoom(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
-		for _, bits := range []int{8, 12, 15} {
+		for _, bits := range []int{8, 12, 15, Bits12x5} {
 			t.Run(fmt.Sprintf("mode=%v/bits=%d", mode, bits), func(t *testing.T) {
 				f := fullFilter(t, mode, bits, 4000, 0.955)
 				l := &f.lay

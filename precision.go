@@ -5,53 +5,66 @@ import (
 	"math"
 )
 
-// Precision classes: the fingerprint sizes New offers and what each gives
-// at the load New sizes the table for (95%). Every size uses one 64-bit
-// word per bucket of four slots, 16.8 bits per key at 95% load; the size
-// decides how many of the word's bits are fingerprint and how many are
-// migration counter (WithFingerprintBits).
-var precisionBits = [...]int{8, 12, 15}
+// precisionLayouts are the bucket layouts WithFalsePositiveRate chooses
+// from, smallest memory per slot first, then the least precise first among
+// equal memory (it leaves the widest migration counter): five 12-bit slots
+// per 64-bit word (12.8 bits per slot), then four slots of 12 or 15 bits
+// (16 bits per slot). Four 8-bit slots take the memory of four 12-bit ones
+// with a less precise filter than five 12-bit slots, so no rate chooses
+// them; WithFingerprintBits(8) still does.
+var precisionLayouts = [...]struct{ bits, slots int }{{12, 5}, {12, 4}, {15, 4}}
 
 // expectedFalsePositiveRate returns the false-positive rate of a filter
-// with bits-bit fingerprints at load factor load: the expected number of
-// the eight slots of an absent key's two buckets that hold its
-// fingerprint, 8·load/(2^bits-1). Measured rates agree with it within a
-// few percent (TestFalsePositiveRate, ExampleWithFingerprintBits).
-func expectedFalsePositiveRate(bits int, load float64) float64 {
-	return 2 * slotsPerBucket * load / float64(uint64(1)<<bits-1)
+// with bits-bit fingerprints in buckets of slots slots at load factor load:
+// the expected number of the 2·slots slots of an absent key's two buckets
+// that hold its fingerprint, 2·slots·load/(2^bits-1). Measured rates agree
+// with it within a few percent (TestFalsePositiveRate,
+// TestFalsePositiveRateClasses, ExampleWithFingerprintBits).
+func expectedFalsePositiveRate(bits, slots int, load float64) float64 {
+	return 2 * float64(slots) * load / float64(uint64(1)<<bits-1)
 }
 
-// WithFalsePositiveRate makes New choose the fingerprint size from the
+// WithFalsePositiveRate makes New choose the bucket layout from the
 // false-positive rate p the filter may have when it holds the capacity
-// given to New (95% load): the smallest size whose expected rate at that
-// load, 8·0.95/(2^f-1), is at most p. That gives 8-bit fingerprints for p
-// of at least 2.98%, 12 bits down to 0.186%, and 15 bits down to 0.0232%;
-// New returns an error for a smaller p, for p outside (0, 1), and when
-// WithFingerprintBits is given too. FingerprintBits and Stats report the
-// size chosen. Every size takes the same memory (one 64-bit word per four
-// slots), so a smaller p costs no memory; a larger size leaves fewer bits
-// to the migration counter (see WithFingerprintBits for what that costs).
+// given to New: the layout with the least memory whose expected rate at
+// the load New sizes it for is at most p. For p of at least 0.237% that is
+// five 12-bit fingerprints per 64-bit bucket word, sized for 97% load
+// (13.2 bits per key, 2·5·0.97/4095 = 0.237%; such tables took 98.5% or
+// more before their first ErrFull); down to 0.186%, four 12-bit
+// fingerprints sized for 95% load (16.8 bits per key, the default layout);
+// down to 0.0232%, four 15-bit ones (16.8 bits per key). New returns an error for a smaller p, for p
+// outside (0, 1), and when WithFingerprintBits is given too.
+// FingerprintBits, SlotsPerBucket and Stats report the layout chosen.
 //
-// A Growing filter has one fingerprint size; NewGrowing rejects this
-// option.
+// Five-slot buckets hold at most 10 copies of one key (its two buckets),
+// four-slot buckets 8; their migration counters have 2 bits, as at 15
+// bits (see WithFingerprintBits for what that costs).
+//
+// A Growing filter has one layout; NewGrowing rejects this option.
 func WithFalsePositiveRate(p float64) Option {
 	return func(c *config) { c.fpr, c.fprSet = p, true }
 }
 
-// fingerprintBitsFor returns the smallest fingerprint size whose expected
+// layoutFor returns the layout with the least memory whose expected
 // false-positive rate at the target load is at most p, or an error that
 // says which rates can be had.
-func fingerprintBitsFor(p float64) (int, error) {
+func layoutFor(p float64) (bits, slots int, err error) {
 	if math.IsNaN(p) || p <= 0 || p >= 1 {
-		return 0, fmt.Errorf("cuckoo: false-positive rate must be between 0 and 1 (exclusive), got %v", p)
+		return 0, 0, fmt.Errorf("cuckoo: false-positive rate must be between 0 and 1 (exclusive), got %v", p)
 	}
-	load := float64(targetLoadNum) / targetLoadDen
-	for _, bits := range precisionBits {
-		if expectedFalsePositiveRate(bits, load) <= p {
-			return bits, nil
+	for _, l := range precisionLayouts {
+		if layoutFalsePositiveRate(l.bits, l.slots) <= p {
+			return l.bits, l.slots, nil
 		}
 	}
-	best := precisionBits[len(precisionBits)-1]
-	return 0, fmt.Errorf("cuckoo: no fingerprint size gives a false-positive rate of %.4g%%: the smallest, with %d-bit fingerprints at 95%% load, is %.3g%%",
-		100*p, best, 100*expectedFalsePositiveRate(best, load))
+	best := precisionLayouts[len(precisionLayouts)-1]
+	return 0, 0, fmt.Errorf("cuckoo: no fingerprint size gives a false-positive rate of %.4g%%: the smallest, with %d-bit fingerprints at 95%% load, is %.3g%%",
+		100*p, best.bits, 100*layoutFalsePositiveRate(best.bits, best.slots))
+}
+
+// layoutFalsePositiveRate is the expected false-positive rate of a layout
+// at the load New sizes it for.
+func layoutFalsePositiveRate(bits, slots int) float64 {
+	num, den := targetLoad(slots)
+	return expectedFalsePositiveRate(bits, slots, float64(num)/float64(den))
 }

@@ -16,22 +16,23 @@ import (
 // with WithFingerprintBits.
 func TestWithFalsePositiveRateChoice(t *testing.T) {
 	for _, tc := range []struct {
-		p    float64
-		bits int
+		p           float64
+		bits, slots int
 	}{
-		{0.5, 8}, {0.05, 8}, {0.0299, 8}, {0.0297, 12}, {0.01, 12}, {0.0025, 12},
-		{0.00186, 12}, {0.00185, 15}, {0.001, 15}, {0.00025, 15}, {0.000232, 15},
+		{0.5, 12, 5}, {0.05, 12, 5}, {0.01, 12, 5}, {0.0025, 12, 5}, {0.00237, 12, 5},
+		{0.00236, 12, 4}, {0.002, 12, 4}, {0.00186, 12, 4}, {0.00185, 15, 4},
+		{0.001, 15, 4}, {0.00025, 15, 4}, {0.000232, 15, 4},
 	} {
 		f, err := cuckoo.New(1000, cuckoo.WithFalsePositiveRate(tc.p), cuckoo.WithSeed(1))
 		if err != nil {
 			t.Errorf("p=%v: %v", tc.p, err)
 			continue
 		}
-		if got := f.FingerprintBits(); got != tc.bits {
-			t.Errorf("p=%v: %d-bit fingerprints; want %d", tc.p, got, tc.bits)
+		if got, slots := f.FingerprintBits(), f.SlotsPerBucket(); got != tc.bits || slots != tc.slots {
+			t.Errorf("p=%v: %d-bit fingerprints, %d slots; want %d, %d", tc.p, got, slots, tc.bits, tc.slots)
 		}
-		if got := f.Stats().FingerprintBits; got != tc.bits {
-			t.Errorf("p=%v: Stats().FingerprintBits = %d; want %d", tc.p, got, tc.bits)
+		if st := f.Stats(); st.FingerprintBits != tc.bits || st.SlotsPerBucket != tc.slots {
+			t.Errorf("p=%v: Stats() says %d-bit fingerprints, %d slots; want %d, %d", tc.p, st.FingerprintBits, st.SlotsPerBucket, tc.bits, tc.slots)
 		}
 	}
 	for _, tc := range []struct {
@@ -66,7 +67,7 @@ func TestFalsePositiveRateClasses(t *testing.T) {
 		n, probes = 50_000, 500_000
 	}
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		for _, p := range []float64{0.032, 0.0025, 0.00025} {
+		for _, p := range []float64{0.0025, 0.002, 0.00025} {
 			t.Run(fmt.Sprintf("mode=%v/p=%v", mode, p), func(t *testing.T) {
 				f, err := cuckoo.New(n, cuckoo.WithFalsePositiveRate(p), cuckoo.WithMode(mode), cuckoo.WithSeed(11))
 				if err != nil {
@@ -95,7 +96,7 @@ func TestFalsePositiveRateClasses(t *testing.T) {
 				rate := float64(fp) / float64(probes)
 				// Three standard deviations of a binomial count.
 				slack := 3 * math.Sqrt(p*float64(probes)) / float64(probes)
-				t.Logf("%d-bit fingerprints, load %.4f: measured %.5f%% (bound %.4f%%)", f.FingerprintBits(), f.LoadFactor(), 100*rate, 100*p)
+				t.Logf("%d-bit fingerprints, %d slots, load %.4f, %.2f bits per key: measured %.5f%% (bound %.4f%%)", f.FingerprintBits(), f.SlotsPerBucket(), f.LoadFactor(), f.Stats().BitsPerKey, 100*rate, 100*p)
 				if rate > p+slack {
 					t.Errorf("measured false-positive rate %.5f%% above %.4f%%", 100*rate, 100*p)
 				}

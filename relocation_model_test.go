@@ -674,8 +674,9 @@ func modelPair(t *testing.T, bits int) (f *Filter, b1, b2, fp uint64) {
 
 // TestRelocationModel checks the LockFree protocol (moves by one K-CAS,
 // searches starting over at counter differences of 2) on every
-// configuration, for each fingerprint size (at 15 bits with counters that
-// wrap at the first move, so that every move also changes the epoch), and
+// configuration, for each layout (at 15 bits and at five 12-bit slots with
+// counters that wrap at the first move, so that every move also changes
+// the epoch), and
 // checks that the checker can fail: the relocation in two CASes (a move
 // visible half-done) and a search that starts over only at differences of
 // 3 must each be caught on some configuration.
@@ -687,6 +688,7 @@ func TestRelocationModel(t *testing.T) {
 		{mproto{name: "kcas-move", move: moveKCAS, threshold: 2}, true},
 		{mproto{name: "kcas-move/bits=8", move: moveKCAS, threshold: 2, bits: 8}, true},
 		{mproto{name: "kcas-move/bits=15/wrapping", move: moveKCAS, threshold: 2, bits: 15, wrap: true}, true},
+		{mproto{name: "kcas-move/bits=12/slots=5/wrapping", move: moveKCAS, threshold: 2, bits: Bits12x5, wrap: true}, true},
 		{mproto{name: "two-cas-move", move: moveTwoStep, threshold: 2}, false},
 		{mproto{name: "kcas-move/threshold-3", move: moveKCAS, threshold: 3}, false},
 	}

@@ -51,7 +51,7 @@ func relocate(f *Filter, stop <-chan struct{}, pick func(i int) uint64) {
 		}
 		b := pick(i)
 		w := f.t.load(b)
-		for s := 0; s < slotsPerBucket; s++ {
+		for s := 0; s < int(f.lay.b); s++ {
 			if fp := f.lay.slot(w, s); fp != 0 {
 				m := f.gate.enterMove()
 				f.testMove(b, s, fp, f.alt(b, fp))
@@ -75,7 +75,7 @@ func relocate(f *Filter, stop <-chan struct{}, pick func(i int) uint64) {
 // more or less in the pair for a moment) breaks one of these.
 func TestUniqueOwnersAgainstRelocation(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
-		for _, bits := range []int{8, 12, 15} {
+		for _, bits := range []int{8, 12, 15, Bits12x5} {
 			t.Run(fmt.Sprintf("mode=%v/bits=%d", mode, bits), func(t *testing.T) {
 				testUniqueOwners(t, mode, bits)
 			})
@@ -229,7 +229,7 @@ func testUniqueOwners(t *testing.T, mode Mode, bits int) {
 // tables, both modes, both fingerprint sizes.
 func TestQuiescentCopiesEqualLen(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
-		for _, bits := range []int{8, 12, 15} {
+		for _, bits := range []int{8, 12, 15, Bits12x5} {
 			for _, size := range []struct {
 				capacity, churners, rounds int
 				stableShare                float64

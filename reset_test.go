@@ -96,7 +96,7 @@ func testResetDuringInserts(t *testing.T, mode Mode, capacity, round int) {
 	survivors := 0
 	for b := uint64(0); b < f.m; b++ {
 		w := f.t.load(b)
-		for s := 0; s < slotsPerBucket; s++ {
+		for s := 0; s < int(f.lay.b); s++ {
 			if fp := f.lay.slot(w, s); fp != 0 && fp <= half {
 				survivors++
 			}

@@ -131,7 +131,7 @@ func TestSnapshotGateStress(t *testing.T) {
 // and holds every key that was in the filter throughout.
 func TestEncodeSnapshotUnderLoad(t *testing.T) {
 	for _, mode := range encModes {
-		for _, fbits := range []int{8, 12, 15} {
+		for _, fbits := range []int{8, 12, 15, Bits12x5} {
 			for _, churners := range []int{1, runtime.GOMAXPROCS(0), 100} {
 				t.Run(fmt.Sprintf("mode=%v/bits=%d/churners=%d", mode, fbits, churners), func(t *testing.T) {
 					encSnapshotStress(t, mode, fbits, churners)
@@ -146,7 +146,7 @@ func encSnapshotStress(t *testing.T, mode Mode, fbits, churners int) {
 	// (at least 2), and goes on until some insert needed a relocation
 	// during a snapshot.
 	capacity, rounds, budget := 16384, 40, 2*time.Second
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		capacity, rounds, budget = 4096, 8, time.Second
 	}
 	const snapshotters = 4

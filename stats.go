@@ -11,14 +11,16 @@ import "sync/atomic"
 // goroutines may be adding to them, so a snapshot taken during operations
 // is approximate, as are Len and the figures derived from it.
 type Stats struct {
-	// Mode and FingerprintBits are the filter's configuration.
+	// Mode, FingerprintBits and SlotsPerBucket are the filter's
+	// configuration.
 	Mode            Mode
 	FingerprintBits int
+	SlotsPerBucket  int
 	// Len and Cap are the filter's Len() and Cap().
 	Len, Cap int
 	// LoadFactor is Len/Cap (0 for a zero Filter).
 	LoadFactor float64
-	// BitsPerKey is the table's size in bits (64 per bucket of four slots)
+	// BitsPerKey is the table's size in bits (64 per bucket)
 	// divided by Len: the memory each stored key costs. It is 0 while the
 	// filter is empty.
 	BitsPerKey float64
@@ -63,6 +65,7 @@ func (f *Filter) Stats() Stats {
 	s := Stats{
 		Mode:            f.mode,
 		FingerprintBits: int(f.lay.f),
+		SlotsPerBucket:  int(f.lay.b),
 		Len:             f.Len(),
 		Cap:             f.Cap(),
 		Relocations:     f.stats.sum(statRelocations),
@@ -74,7 +77,7 @@ func (f *Filter) Stats() Stats {
 	}
 	if s.Cap > 0 {
 		s.LoadFactor = float64(s.Len) / float64(s.Cap)
-		s.FalsePositiveRate = 2 * slotsPerBucket * s.LoadFactor / float64(f.fpRange)
+		s.FalsePositiveRate = 2 * float64(f.lay.b) * s.LoadFactor / float64(f.fpRange)
 	}
 	if s.Len > 0 {
 		s.BitsPerKey = float64(64*f.m) / float64(s.Len)

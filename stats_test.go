@@ -28,7 +28,7 @@ func TestStatsRelocationCounted(t *testing.T) {
 			l := &f.lay
 			for _, b := range []uint64{b1, b2} {
 				w := uint64(0)
-				for s, x := 0, uint64(1); s < slotsPerBucket; x++ {
+				for s, x := 0, uint64(1); s < int(l.b); x++ {
 					if a := f.alt(b, x); x != fp && a != b1 && a != b2 {
 						w = l.setSlot(w, s, x)
 						s++
@@ -36,7 +36,7 @@ func TestStatsRelocationCounted(t *testing.T) {
 				}
 				f.t.words[b].Store(w)
 			}
-			f.count.add(2 * slotsPerBucket)
+			f.count.add(2 * int64(l.b))
 			if st := f.Stats(); st.Relocations != 0 || st.Full != 0 {
 				t.Fatalf("before: Relocations, Full = %d, %d; want 0, 0", st.Relocations, st.Full)
 			}
@@ -59,12 +59,12 @@ func TestStatsRelocationCounted(t *testing.T) {
 // against their definitions.
 func TestStatsFullAndDerived(t *testing.T) {
 	for _, mode := range apiModes {
-		for _, bits := range []int{8, 12, 15} {
-			f, err := New(2000, WithMode(mode), WithFingerprintBits(bits))
+		for _, bits := range []int{8, 12, 15, Bits12x5} {
+			f, err := New(2000, append(LayoutOptions(bits), WithMode(mode))...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st := f.Stats(); st.Len != 0 || st.BitsPerKey != 0 || st.FalsePositiveRate != 0 || st.Mode != mode || st.FingerprintBits != bits {
+			if st := f.Stats(); st.Len != 0 || st.BitsPerKey != 0 || st.FalsePositiveRate != 0 || st.Mode != mode || st.FingerprintBits != LayoutBits(bits) || st.SlotsPerBucket != LayoutSlots(bits) {
 				t.Fatalf("empty: %+v; want Len, BitsPerKey, FalsePositiveRate 0, mode %v, bits %d", st, mode, bits)
 			}
 			fulls := 0
@@ -91,10 +91,10 @@ func TestStatsFullAndDerived(t *testing.T) {
 			if st.LoadFactor != alpha || st.Len != f.Len() {
 				t.Errorf("LoadFactor, Len = %v, %d; want %v, %d", st.LoadFactor, st.Len, alpha, f.Len())
 			}
-			if want := 64 * float64(st.Cap/4) / float64(st.Len); math.Abs(st.BitsPerKey-want) > 1e-9 {
+			if want := 64 * float64(st.Cap/st.SlotsPerBucket) / float64(st.Len); math.Abs(st.BitsPerKey-want) > 1e-9 {
 				t.Errorf("BitsPerKey = %v; want %v", st.BitsPerKey, want)
 			}
-			if want := 8 * alpha / float64(int(1)<<bits-1); math.Abs(st.FalsePositiveRate-want) > 1e-12 {
+			if want := 2 * float64(LayoutSlots(bits)) * alpha / float64(int(1)<<LayoutBits(bits)-1); math.Abs(st.FalsePositiveRate-want) > 1e-12 {
 				t.Errorf("FalsePositiveRate = %v; want %v", st.FalsePositiveRate, want)
 			}
 			if mode == LockFree && st.Lock.Waits != 0 {

@@ -46,7 +46,7 @@ func tpBuckets(t *testing.T, bits int) (f *Filter, b1, b2, fp uint64) {
 // instead of the fourth read; no look for fp in the re-read b1; a key with
 // one bucket not answered from its single read.
 func TestPhase2Decision(t *testing.T) {
-	for _, bits := range []int{8, 12, 15} {
+	for _, bits := range []int{8, 12, 15, Bits12x5} {
 		t.Run(fmt.Sprintf("bits=%d", bits), func(t *testing.T) {
 			f, b1, b2, fp := tpBuckets(t, bits)
 			other := fp + 1 // another fingerprint in every word, so no word is empty
@@ -140,7 +140,7 @@ func TestTwoPhaseInterleavings(t *testing.T) {
 		{name: "absent, 2 relocations through each bucket in (t1,t2)", before: "xx", want: want2{done: true}},
 		{name: "absent, 2 relocations through b1 only", after: "x1", want: want2{done: true}},
 	}
-	for _, bits := range []int{8, 12, 15} {
+	for _, bits := range []int{8, 12, 15, Bits12x5} {
 		for _, r := range rows {
 			t.Run(fmt.Sprintf("bits=%d/%s", bits, r.name), func(t *testing.T) {
 				f, b1, b2, fp := tpBuckets(t, bits)

@@ -177,7 +177,7 @@ func (f *Filter) addUniqueLocked(b1, b2, fp uint64) (present, added bool) {
 // w ^ fp·lo that are zero, counted exactly (occupied counts the non-zero
 // ones without zeroSlots' borrow error).
 func (l *layout) matches(w, fp uint64) int {
-	return slotsPerBucket - l.occupied(w^fp*l.lo)
+	return int(l.b) - l.occupied(w^fp*l.lo)
 }
 
 // countCopies returns the number of copies of fp in b1 and b2.

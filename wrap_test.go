@@ -21,7 +21,7 @@ import (
 // cheap and exercises the same code.
 func TestLookupSurvivesCounterWrap(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
-		for _, fb := range []int{8, 12, 15} {
+		for _, fb := range []int{8, 12, 15, Bits12x5} {
 			for _, cycles := range []int{1, 2, 3} {
 				t.Run(fmt.Sprintf("mode=%v/bits=%d/cycles=%d", mode, fb, cycles), func(t *testing.T) {
 					testLookupAcrossWraps(t, mode, fb, cycles)
@@ -32,7 +32,7 @@ func TestLookupSurvivesCounterWrap(t *testing.T) {
 }
 
 func testLookupAcrossWraps(t *testing.T, mode Mode, fb, cycles int) {
-	f, err := New(1000, WithFingerprintBits(fb), WithMode(mode), WithSeed(7))
+	f, err := New(1000, append(LayoutOptions(fb), WithMode(mode), WithSeed(7))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("build", stderr)
 	out := fs.String("o", "", "write the filter to `FILE` (required; \"-\" writes it to standard output)")
 	bits := fs.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint size in bits: 8, 12 or 15 (false positives about 3%, 0.19%, 0.023% at 95% load)")
-	fpr := fs.Float64("fpr", 0, "choose the fingerprint size from the false-positive rate `P` allowed at the -capacity (0.03 for 3%): 8 bits for P >= 0.0298, 12 down to 0.00186, 15 down to 0.000232")
+	fpr := fs.Float64("fpr", 0, "choose the bucket layout from the false-positive rate `P` allowed at the -capacity (0.01 for 1%): five 12-bit fingerprints per bucket (13.2 bits per key) for P >= 0.00237, four 12-bit ones (16.8 bits per key) down to 0.00186, four 15-bit ones down to 0.000232")
 	capacity := fs.Int("capacity", 0, "build a fixed filter that holds `N` keys, N > 0 (omit -capacity for a growing filter, which needs no key count)")
 	seed := fs.Uint64("seed", 0, "hash seed (default: a random one; give one for reproducible files)")
 	showProgress := fs.Bool("progress", false, "show progress on standard error (default: when standard error is a terminal, from the 1,000,000th key on)")
@@ -66,12 +66,10 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "cuckoo build: -fpr needs -capacity: a growing filter (no -capacity) has %d-bit fingerprints\n", cuckoo.DefaultFingerprintBits)
 			return exitUsage
 		}
-		f, err := cuckoo.New(1, cuckoo.WithFalsePositiveRate(*fpr))
-		if err != nil {
+		if _, err := cuckoo.New(1, cuckoo.WithFalsePositiveRate(*fpr)); err != nil {
 			fmt.Fprintf(stderr, "cuckoo build: -fpr %v: %s\n", *fpr, trimPrefix(err))
 			return exitUsage
 		}
-		*bits = f.FingerprintBits()
 	}
 	if fixed && *capacity <= 0 {
 		fmt.Fprintf(stderr, "cuckoo build: -capacity must be positive, got %d: omit -capacity for a growing filter\n", *capacity)
@@ -112,6 +110,9 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 
 	opts := []cuckoo.Option{cuckoo.WithFingerprintBits(*bits)}
+	if fprSet {
+		opts = []cuckoo.Option{cuckoo.WithFalsePositiveRate(*fpr)}
+	}
 	fs.Visit(func(fl *flag.Flag) {
 		if fl.Name == "seed" {
 			opts = append(opts, cuckoo.WithSeed(*seed))
@@ -216,15 +217,19 @@ func fullError(f filter, key []byte, inserted int64, capacity int, keptDups bool
 		// than half full: doubling would not separate them.
 		return fmt.Errorf("key %q: no room for it after %s: its buckets are full of copies of its fingerprint, or the filter reached its doubling bound", key, count(inserted, "key", "keys"))
 	}
+	most := 8 // the slots of a key's two buckets
+	if ff, ok := f.(*cuckoo.Filter); ok {
+		most = 2 * ff.SlotsPerBucket()
+	}
 	copies := 0
-	for copies < 8 && f.Delete(key) {
+	for copies < most && f.Delete(key) {
 		copies++
 	}
-	if copies == 8 {
+	if copies == most {
 		if keptDups {
-			return fmt.Errorf("key %q is on more than 8 lines: a key fits at most 8 times (the 8 slots of its two buckets), whatever the capacity; without -keep-duplicates each key is stored once", key)
+			return fmt.Errorf("key %q is on more than %d lines: a key fits at most %d times (the %d slots of its two buckets), whatever the capacity; without -keep-duplicates each key is stored once", key, most, most, most)
 		}
-		return fmt.Errorf("key %q: its two buckets are full of 8 other keys that share its fingerprint and its buckets: another -seed or a larger -capacity places them differently", key)
+		return fmt.Errorf("key %q: its two buckets are full of %d other keys that share its fingerprint and its buckets: another -seed or a larger -capacity places them differently", key, most)
 	}
 	return fmt.Errorf("the filter is full after %s (it was sized for %d): use a larger -capacity", count(inserted, "key", "keys"), capacity)
 }

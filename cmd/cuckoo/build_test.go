@@ -256,13 +256,14 @@ func TestProgressSteps(t *testing.T) {
 func TestBuildPrecision(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
-		args []string
-		bits int
+		args        []string
+		bits, slots int
 	}{
-		{[]string{"-bits", "15"}, 15},
-		{[]string{"-fpr", "0.03"}, 8},
-		{[]string{"-fpr", "0.0025"}, 12},
-		{[]string{"-fpr", "0.00025"}, 15},
+		{[]string{"-bits", "15"}, 15, 4},
+		{[]string{"-fpr", "0.03"}, 12, 5},
+		{[]string{"-fpr", "0.0025"}, 12, 5},
+		{[]string{"-fpr", "0.002"}, 12, 4},
+		{[]string{"-fpr", "0.00025"}, 15, 4},
 	} {
 		out := filepath.Join(dir, "f.cf")
 		args := append([]string{"build", "-capacity", "1000", "-o", out}, tc.args...)
@@ -277,8 +278,8 @@ func TestBuildPrecision(t *testing.T) {
 		if err := f.UnmarshalBinary(data); err != nil {
 			t.Fatal(err)
 		}
-		if f.FingerprintBits() != tc.bits || f.Len() != 500 {
-			t.Errorf("%v: %d-bit fingerprints, %d keys; want %d-bit, 500", tc.args, f.FingerprintBits(), f.Len(), tc.bits)
+		if f.FingerprintBits() != tc.bits || f.SlotsPerBucket() != tc.slots || f.Len() != 500 {
+			t.Errorf("%v: %d-bit fingerprints, %d slots, %d keys; want %d-bit, %d slots, 500", tc.args, f.FingerprintBits(), f.SlotsPerBucket(), f.Len(), tc.bits, tc.slots)
 		}
 	}
 	for _, tc := range []struct {

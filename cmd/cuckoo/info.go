@@ -32,15 +32,20 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	bits := f.FingerprintBits()
 	slots, items := f.Cap(), f.Len()
 	load := f.LoadFactor()
-	// Each bucket of four slots is one 64-bit word in memory, in either
-	// format (a growing filter's slots are those of all its shards).
+	// Each bucket (of four slots, or five in a fixed filter's five-slot
+	// layout) is one 64-bit word in memory, in either format (a growing
+	// filter's slots are those of all its shards).
+	per := 4
+	if ff, ok := f.(*cuckoo.Filter); ok {
+		per = ff.SlotsPerBucket()
+	}
 	bitsPerItem := "- (empty)"
 	if items > 0 {
-		bitsPerItem = fmt.Sprintf("%.2f", 16*float64(slots)/float64(items))
+		bitsPerItem = fmt.Sprintf("%.2f", 64/float64(per)*float64(slots)/float64(items))
 	}
-	// A lookup compares the key's fingerprint with the 8 slots of its two
+	// A lookup compares the key's fingerprint with the 2b slots of its two
 	// buckets; each occupied slot matches with probability 1/(2^f-1).
-	fpr := fmt.Sprintf("%.4g%% (8·α/2^%d)", 100*8*load/math.Exp2(float64(bits)), bits)
+	fpr := fmt.Sprintf("%.4g%% (%d·α/2^%d)", 100*float64(2*per)*load/math.Exp2(float64(bits)), 2*per, bits)
 	g, growing := f.(*cuckoo.Growing)
 	if growing {
 		// Entries compare 13 bits when fresh and one fewer per doubling
@@ -62,7 +67,7 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "slots:\t%d (%d buckets of 4 slots)\n", slots, slots/4)
 	} else {
 		fmt.Fprintf(tw, "format:\tfixed\n")
-		fmt.Fprintf(tw, "buckets:\t%d (4 slots each, %d slots)\n", slots/4, slots)
+		fmt.Fprintf(tw, "buckets:\t%d (%d slots each, %d slots)\n", slots/per, per, slots)
 	}
 	fmt.Fprintf(tw, "seed:\t%d\n", f.Seed())
 	if growing {

@@ -133,7 +133,7 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		p    float64
 		bits int
-	}{{0.03, 8}, {0.001, 15}} {
+	}{{0.03, 12}, {0.001, 15}} {
 		s, err := New(context.Background(), Config{Store: newSQLite(t, 0), FalsePositiveRate: tc.p})
 		if err != nil {
 			t.Fatal(err)
