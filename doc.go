@@ -14,8 +14,11 @@
 // False positives happen at a rate of about 8·α/2^f for fingerprint size f
 // and load factor α (0.19% at f=12 and 95% load, 3% at f=8, 0.023% at
 // f=15): Lookup may report true for a key that was never inserted.
-// WithFalsePositiveRate chooses f from the rate a filter may have when it
-// holds its capacity; every size takes the same memory.
+// WithFalsePositiveRate chooses the bucket layout from the rate a filter
+// may have when it holds its capacity: five 12-bit fingerprints per bucket
+// (13.2 bits per key, 0.237% at 97% load) for rates of 0.237% and more,
+// four 12-bit or 15-bit ones (16.8 bits per key) below. Four slots of any
+// size take the same memory.
 //
 // Insert returns ErrFull when it finds no room; the filter is then unchanged
 // apart from fingerprints it relocated between their two buckets: nothing is
@@ -25,11 +28,11 @@
 // leave relocation little room, can fill earlier (New(16) took 14 keys with
 // one seed, New(1768) at f=8 took 1753).
 //
-// Duplicates: inserting a key k times stores k copies (at most 8 fit, the
-// slots of its two buckets); each Delete removes one. Deleting a key that was
-// never inserted can remove the fingerprint of a different key that
-// collides with it, creating a false negative for that key: only delete keys
-// you inserted. If a Lookup overlaps both an Insert of a new copy and the
+// Duplicates: inserting a key k times stores k copies (at most 8 fit, 10
+// with five-slot buckets: the slots of its two buckets); each Delete
+// removes one. Deleting a key that was never inserted can remove the
+// fingerprint of a different key that collides with it, creating a false
+// negative for that key: only delete keys you inserted. If a Lookup overlaps both an Insert of a new copy and the
 // Delete of the last older copy of the same fingerprint, it may miss.
 //
 // # Quick tour

@@ -8,10 +8,10 @@
 // made to after its keys are in, with a garbage collection before each
 // reading: the table, every per-filter structure, and nothing of the
 // keys (they are 8-byte integers made on the fly). Rows: this filter with
-// each fingerprint size New offers (New(n), n keys: 95% load) in both
-// modes and a growing filter grown from NewGrowing(1000); Bloom filters
-// (bits-and-blooms, NewWithEstimates) sized for each size's measured
-// rate; the static xor8, binary fuse 8 and 16 filters (FastFilter),
+// each bucket layout New offers (New(n), n keys: 95% load, 97% for five
+// slots) in both modes and a growing filter grown from NewGrowing(1000);
+// Bloom filters (bits-and-blooms, NewWithEstimates) sized for each
+// layout's measured rate; the static xor8, binary fuse 8 and 16 filters (FastFilter),
 // built from the keys' xxhash; and seiflotfy/cuckoofilter filled to 95%
 // of its power-of-two table.
 package main
@@ -145,11 +145,22 @@ func run(w io.Writer, n, np int) error {
 		return nil
 	}
 	lookupCuckoo := func(f *cuckoo.Filter, b []byte) bool { return f.Lookup(b) }
-	classFPR := map[int]float64{}
-	for _, bits := range []int{8, 12, 15} {
+	// The layouts: four slots of 8, 12 and 15 bits (WithFingerprintBits)
+	// and five 12-bit slots (WithFalsePositiveRate chooses it for 0.25%).
+	layouts := []struct {
+		name string
+		opt  cuckoo.Option
+	}{
+		{"8-bit x 4", cuckoo.WithFingerprintBits(8)},
+		{"12-bit x 4", cuckoo.WithFingerprintBits(12)},
+		{"12-bit x 5", cuckoo.WithFalsePositiveRate(0.0025)},
+		{"15-bit x 4", cuckoo.WithFingerprintBits(15)},
+	}
+	var classFPR []float64
+	for _, lay := range layouts {
 		for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-			r, err := measure(fmt.Sprintf("cuckoo %s, %d-bit", mode, bits), n, np, func() (*cuckoo.Filter, int, error) {
-				f, err := cuckoo.New(n, cuckoo.WithFingerprintBits(bits), cuckoo.WithMode(mode), cuckoo.WithSeed(1))
+			r, err := measure(fmt.Sprintf("cuckoo %s, %s", mode, lay.name), n, np, func() (*cuckoo.Filter, int, error) {
+				f, err := cuckoo.New(n, lay.opt, cuckoo.WithMode(mode), cuckoo.WithSeed(1))
 				if err != nil {
 					return nil, 0, err
 				}
@@ -159,7 +170,7 @@ func run(w io.Writer, n, np int) error {
 				return err
 			}
 			if mode == cuckoo.LockFree {
-				classFPR[bits] = r.fpr
+				classFPR = append(classFPR, r.fpr)
 			}
 		}
 	}
@@ -172,12 +183,12 @@ func run(w io.Writer, n, np int) error {
 	}, func(g *cuckoo.Growing, b []byte) bool { return g.Lookup(b) })); err != nil {
 		return err
 	}
-	for _, bits := range []int{8, 12, 15} {
-		p := classFPR[bits]
+	for i, lay := range layouts {
+		p := classFPR[i]
 		if p == 0 {
 			p = 1 / float64(np)
 		}
-		if err := add(measure(fmt.Sprintf("bloom at the %d-bit rate (p=%.4g%%)", bits, 100*p), n, np, func() (*bloom.BloomFilter, int, error) {
+		if err := add(measure(fmt.Sprintf("bloom at the %s rate (p=%.4g%%)", lay.name, 100*p), n, np, func() (*bloom.BloomFilter, int, error) {
 			f := bloom.NewWithEstimates(uint(n), p)
 			return f, n, fill(func(b []byte) error { f.Add(b); return nil }, n)
 		}, func(f *bloom.BloomFilter, b []byte) bool { return f.Test(b) })); err != nil {
