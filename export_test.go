@@ -60,8 +60,8 @@ const RaceEnabled = raceEnabled
 
 // RaceScaled returns n, or n/div (at least 1) in race builds, where the
 // detector slows the stress tests about tenfold: the README's test
-// command, go test -race, then finishes in minutes, and the runs without
-// the detector (CI's purego step) do the full count.
+// command, go test -race, then finishes in minutes; go test without -race
+// and -short does the full count.
 func RaceScaled(n, div int) int {
 	if raceEnabled {
 		return max(n/div, 1)
