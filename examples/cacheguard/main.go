@@ -122,6 +122,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return err
 	case <-ctx.Done():
 	}
+	logger.Printf("shutting down (%s backend)", st.Backend)
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {

@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -37,13 +37,15 @@ func TestRunBadStart(t *testing.T) {
 	}
 }
 
-// TestRunServes starts the command on SQLite, uses it over HTTP and stops it.
+// TestRunServes starts the command on SQLite, uses it over HTTP and stops it
+// (as SIGINT and SIGTERM do): the shutdown is logged.
 func TestRunServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
+	var logBuf syncBuffer
 	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-sqlite", filepath.Join(t.TempDir(), "x.db"), "-seed", "500"}, io.Discard, ready)
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-sqlite", filepath.Join(t.TempDir(), "x.db"), "-seed", "500"}, &logBuf, ready)
 	}()
 	var addr string
 	select {
@@ -71,4 +73,26 @@ func TestRunServes(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("run after shutdown: %v", err)
 	}
+	if log := logBuf.String(); !strings.Contains(log, "shutting down (sqlite backend)") {
+		t.Errorf("log: %q; want the shutdown logged", log)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutine and the
+// test's.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -378,15 +378,13 @@ func (s *Service) Stats() Stats {
 }
 
 // Handler returns the HTTP API: GET, PUT and DELETE /items/{key} and GET
-// /stats.
+// /stats. The key is the rest of the path after /items/, unescaped: it may
+// contain "/" (GET /items/a/b is key "a/b", as is GET /items/a%2Fb).
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /items/{key}", s.handleGet)
-	mux.HandleFunc("PUT /items/{key}", s.handlePut)
-	mux.HandleFunc("DELETE /items/{key}", s.handleDelete)
-	mux.HandleFunc("/items/{$}", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, fmt.Sprintf("%v: empty", ErrBadKey), http.StatusBadRequest)
-	})
+	mux.HandleFunc("GET /items/{key...}", s.handleGet)
+	mux.HandleFunc("PUT /items/{key...}", s.handlePut)
+	mux.HandleFunc("DELETE /items/{key...}", s.handleDelete)
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
@@ -409,9 +407,12 @@ func (s *Service) key(w http.ResponseWriter, r *http.Request) (string, bool) {
 	return k, true
 }
 
+// dbError logs err and answers 503 with a generic message: the error may
+// name the database's host, user and database, which are not the
+// client's business.
 func (s *Service) dbError(w http.ResponseWriter, err error) {
 	s.log.Print(err)
-	http.Error(w, "database unavailable: "+err.Error(), http.StatusServiceUnavailable)
+	http.Error(w, "database unavailable", http.StatusServiceUnavailable)
 }
 
 func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {

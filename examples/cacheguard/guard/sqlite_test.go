@@ -46,6 +46,30 @@ func do(h http.Handler, method, key, body string) (int, string, string) {
 	return w.Code, w.Body.String(), w.Header().Get(SourceHeader)
 }
 
+// TestKeysWithSlashes: a key is the whole rest of the path, slashes
+// included, whether they come plain or escaped.
+func TestKeysWithSlashes(t *testing.T) {
+	s := newService(t, Config{Store: newSQLite(t, 0)})
+	h := s.Handler()
+	if code, body, _ := do(h, "PUT", "dir/file", "x"); code != 201 {
+		t.Fatalf("PUT dir/file: %d %q; want 201", code, body)
+	}
+	for _, k := range []string{"dir/file", "dir%2Ffile"} {
+		if code, body, _ := do(h, "GET", k, ""); code != 200 || body != "x" {
+			t.Errorf("GET %s: %d %q; want 200 \"x\"", k, code, body)
+		}
+	}
+	if code, _, src := do(h, "GET", "dir/other", ""); code != 404 || src != "filter" {
+		t.Errorf("GET dir/other: %d from %q; want 404 from the filter", code, src)
+	}
+	if code, _, _ := do(h, "DELETE", "dir%2Ffile", ""); code != 204 && code != 200 {
+		t.Errorf("DELETE dir%%2Ffile: %d; want success", code)
+	}
+	if code, _, _ := do(h, "GET", "dir/file", ""); code != 404 {
+		t.Errorf("GET dir/file after DELETE: %d; want 404", code)
+	}
+}
+
 func TestSQLiteGetPutDelete(t *testing.T) {
 	st := newSQLite(t, 1000)
 	s := newService(t, Config{Store: st})
@@ -149,15 +173,16 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestDatabaseGone: with the database closed, GETs that pass the filter and
-// all writes answer 503 (never 404 for a present key), and the filter keeps
-// every key.
+// all writes answer 503 (never 404 for a present key) with a generic body
+// (the error, which may name the database, goes to the log), and the
+// filter keeps every key.
 func TestDatabaseGone(t *testing.T) {
 	st := newSQLite(t, 100)
 	s := newService(t, Config{Store: st})
 	h := s.Handler()
 	st.Close()
-	if code, _, _ := do(h, "GET", SeedKey("p", 1), ""); code != 503 {
-		t.Fatalf("GET present with the database gone: %d; want 503", code)
+	if code, body, _ := do(h, "GET", SeedKey("p", 1), ""); code != 503 || body != "database unavailable\n" {
+		t.Fatalf("GET present with the database gone: %d %q; want 503 \"database unavailable\"", code, body)
 	}
 	if code, _, _ := do(h, "PUT", "new", "x"); code != 503 {
 		t.Fatalf("PUT with the database gone: %d; want 503", code)
