@@ -22,11 +22,12 @@
 //
 // Insert returns ErrFull when it finds no room; the filter is then unchanged
 // apart from fingerprints it relocated between their two buckets: nothing is
-// lost. New(n) sizes the table for n keys at 95% load. In the tests, filters
-// for 2,000 keys or more always took at least n keys before the first
-// ErrFull (typically 96-97.5% of Cap()); smaller ones, whose few buckets
-// leave relocation little room, can fill earlier (New(16) took 14 keys with
-// one seed, New(1768) at f=8 took 1753).
+// lost. New(n) sizes the table for n keys at 95% load (97% with five-slot
+// buckets). In the tests, filters for 2,000 keys or more always took at
+// least n keys before the first ErrFull (typically 96-97.5% of Cap() with
+// four slots, 98.5-98.9% with five); smaller ones, whose few buckets leave
+// relocation little room, can fill earlier (New(16) took 14 keys with one
+// seed, New(1768) at f=8 took 1753).
 //
 // Duplicates: inserting a key k times stores k copies (at most 8 fit, 10
 // with five-slot buckets: the slots of its two buckets); each Delete

@@ -147,7 +147,10 @@ type Filter struct {
 // New returns a filter that can hold capacity keys. Its table has
 // Cap() = capacity/0.95 slots rounded up to whole four-slot buckets: one
 // 64-bit word per bucket, about 16.8 bits per key whatever the fingerprint
-// size (at f=8 the spare bits widen the migration counter instead). On top
+// size (at f=8 the spare bits widen the migration counter instead). In the
+// five-slot layout that WithFalsePositiveRate chooses for rates of 0.237%
+// and more, Cap() = capacity/0.97 slots in five-slot buckets: 13.2 bits
+// per key. On top
 // of the table a filter has a fixed part: its struct (about 400 bytes) and
 // cache-line-padded shards of its counters, two per P (GOMAXPROCS) up to 64
 // but at most one per 16 buckets, plus in Locked mode its lock stripes (up
