@@ -516,3 +516,45 @@ func TestCountUnderRelocation(t *testing.T) {
 		})
 	}
 }
+
+// TestDuplicateCopiesBounded inserts each of 300 keys 12 times into an
+// empty filter (Reset between keys, so that no other key's copies fill one
+// of its buckets): a key's two buckets hold at most 2b copies (b slots per
+// bucket; b for the rare key whose two buckets are one), so each key keeps
+// exactly that many, its other inserts return ErrFull, and Len counts only
+// the copies stored.
+func TestDuplicateCopiesBounded(t *testing.T) {
+	for _, mode := range []Mode{LockFree, Locked} {
+		for _, bits := range []int{8, 12, 15, Bits12x5} {
+			f := NewTestFilter(t, 10_000, mode, bits, 3)
+			b := f.SlotsPerBucket()
+			const keys, inserts = 300, 12
+			fulls, wantFulls := 0, 0
+			for k := range keys {
+				key := fmt.Appendf(nil, "dup %d", k)
+				f.Reset()
+				for range inserts {
+					if err := f.Insert(key); errors.Is(err, ErrFull) {
+						fulls++
+					} else if err != nil {
+						t.Fatal(err)
+					}
+				}
+				want := 2 * b
+				if b1, _, b2 := f.hash(key); b1 == b2 {
+					want = b
+				}
+				if n := f.Count(key); n != want {
+					t.Fatalf("%v, layout %#x: key %d has %d copies; want %d", mode, bits, k, n, want)
+				}
+				wantFulls += inserts - want
+				if f.Len() != want {
+					t.Fatalf("%v, layout %#x: key %d: Len %d; want %d", mode, bits, k, f.Len(), want)
+				}
+			}
+			if fulls != wantFulls {
+				t.Errorf("%v, layout %#x: %d ErrFull; want %d", mode, bits, fulls, wantFulls)
+			}
+		}
+	}
+}

@@ -11,19 +11,22 @@
 // key's fingerprint stays in the filter for the whole call (see
 // "Duplicates" below for the one corner this excludes).
 //
-// False positives happen at a rate of about 8·α/2^f for fingerprint size f
-// and load factor α (0.19% at f=12 and 95% load, 3% at f=8, 0.023% at
-// f=15): Lookup may report true for a key that was never inserted.
-// WithFalsePositiveRate chooses the bucket layout from the rate a filter
-// may have when it holds its capacity: five 12-bit fingerprints per bucket
-// (13.2 bits per key, 0.237% at 97% load) for rates of 0.237% and more,
-// four 12-bit or 15-bit ones (16.8 bits per key) below. Four slots of any
-// size take the same memory.
+// False positives happen at a rate of about 2·b·α/2^f for b slots per
+// bucket, fingerprint size f and load factor α: Lookup may report true for
+// a key that was never inserted. New(n) gives five 12-bit fingerprints per
+// 64-bit bucket word, sized for 97% load: 13.2 bits per key and 0.237% at
+// capacity. WithFalsePositiveRate chooses the bucket layout from the rate
+// a filter may have when it holds its capacity: that layout for rates of
+// 0.237% and more, four 12-bit fingerprints (16.8 bits per key, 0.186% at
+// 95% load) down to 0.186%, four 15-bit ones (16.8 bits per key, 0.023%)
+// below. WithFingerprintBits and WithSlotsPerBucket name a layout
+// directly; four 8-bit fingerprints (2.9%) take the memory of four 12-bit
+// ones.
 //
 // Insert returns ErrFull when it finds no room; the filter is then unchanged
 // apart from fingerprints it relocated between their two buckets: nothing is
-// lost. New(n) sizes the table for n keys at 95% load (97% with five-slot
-// buckets). In the tests, filters for 2,000 keys or more always took at
+// lost. New(n) sizes the table for n keys at 97% load with five-slot
+// buckets, 95% with four. In the tests, filters for 2,000 keys or more always took at
 // least n keys before the first ErrFull (typically 96-97.5% of Cap() with
 // four slots, 98.5-98.9% with five); smaller ones, whose few buckets leave
 // relocation little room, can fill earlier (New(16) took 14 keys with one
@@ -84,13 +87,14 @@
 // and deletes and reinserts stay safe while it grows (grow.go and
 // grow_table.go have the argument). What it costs: an entry compares one
 // bit fewer for each doubling it lived through (13 bits fresh, at least
-// 6), so the false-positive rate was about 2.5 times a fixed 12-bit
-// filter's after a thousandfold growth and 2.9 times after 3,800-fold
-// (FalsePositiveRate reports it from the entries stored); memory is a
-// fixed filter's per slot, and as the shards double one after another a
-// growing filter holds about 1.4 times what a fixed filter sized for its
-// keys would (at most 1.46 times from a thousandfold growth on; figures in
-// BENCHMARKS.md). Give the first capacity near the expected count; use a
+// 6), so the false-positive rate was about 2.5 times that of a fixed
+// filter of four 12-bit slots after a thousandfold growth and 2.9 times
+// after 3,800-fold (FalsePositiveRate reports it from the entries stored);
+// memory is a four-slot fixed filter's per slot, and as the shards double
+// one after another a growing filter holds about 1.4 times what such a
+// filter sized for its keys would (at most 1.46 times from a thousandfold
+// growth on), 1.8 times New(n)'s five-slot table (24.2 against 13.3 heap
+// bits per key at 1M keys; figures in BENCHMARKS.md). Give the first capacity near the expected count; use a
 // fixed Filter when the count is known.
 //
 // New draws a random seed for each filter, so that nobody can choose keys
@@ -114,8 +118,9 @@
 //
 // # Design
 //
-// The table is an array of 64-bit words, one per bucket of four fingerprint
-// slots, with a per-bucket migration counter in the spare bits (bucket.go).
+// The table is an array of 64-bit words, one per bucket of five (or four)
+// fingerprint slots, with a per-bucket migration counter in the spare bits
+// (bucket.go).
 // A key hashes (xxhash) to a fingerprint and a bucket; its other bucket is
 // derived from the fingerprint, so fingerprints can be relocated without the
 // key. Insert puts the fingerprint into an empty slot with one CAS; when both
@@ -162,8 +167,9 @@ package cuckoo
 //	MCS exclusion, FIFO, ascending stripe order    mcs.go            TestMCSMutualExclusion, TestMCSFIFO, TestStripeNoDeadlock, TestLockBucketsShapes; checkStripeOrder (race builds)
 //	RTM elision policy and encoding                htm_amd64.go      TestRTMForcedOff, TestRTMForcedOn, TestRTMTxRetryable, TestHTMCPUID, TestHTMEncoding
 //	snapshot gate: no move overlaps a snapshot     snapshot.go       TestSnapshotGateExcludes, TestSnapshotGateStress, TestEncodeSnapshotUnderLoad
-//	false-positive rate within 10% of 8α/2^f       doc.go            TestFalsePositiveRate
-//	>= 95% load before the first ErrFull           doc.go            TestLoadFactorAtFirstErrFull
+//	false-positive rate within 10% of 2bα/2^f      doc.go            TestFalsePositiveRate, TestFalsePositiveRateClasses
+//	>= 95% (4 slots) / 97% (5) before first ErrFull doc.go           TestLoadFactorAtFirstErrFull
+//	New(n) is the standard class (5 x 12 bits)     filter.go         TestDefaultLayout
 //	Insert, Lookup, Delete allocate nothing        doc.go            TestAllocs, TestKCASAllocs, TestLockAllocs
 //	bad input: a clear error, never a panic        filter.go, encode.go  TestNewBadArguments, TestEncodeBadInput, FuzzUnmarshalBinary, FuzzReadFrom
 //	no miss however long a search stalls (epoch)   twophase.go, locked.go  TestLookupSurvivesCounterWrap

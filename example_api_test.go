@@ -127,13 +127,13 @@ func ExampleFilter_LookupBatchString() {
 }
 
 func ExampleFilter_InsertBatchString() {
-	f, err := cuckoo.New(3) // one bucket: four slots
+	f, err := cuckoo.New(4) // one bucket: five slots
 	if err != nil {
 		log.Fatal(err)
 	}
 	n, err := f.InsertBatchString([]string{"a", "b", "c", "d", "e", "f"})
 	fmt.Println(n, errors.Is(err, cuckoo.ErrFull))
-	// Output: 4 true
+	// Output: 5 true
 }
 
 // The Hash forms take a key's 64-bit hash. With xxhash.Sum64, the hash the
@@ -212,13 +212,13 @@ func ExampleFilter_LookupBatchHash() {
 }
 
 func ExampleFilter_InsertBatchHash() {
-	f, err := cuckoo.New(3) // one bucket: four slots
+	f, err := cuckoo.New(4) // one bucket: five slots
 	if err != nil {
 		log.Fatal(err)
 	}
-	n, err := f.InsertBatchHash([]uint64{1, 2, 3, 4, 5})
+	n, err := f.InsertBatchHash([]uint64{1, 2, 3, 4, 5, 6})
 	fmt.Println(n, errors.Is(err, cuckoo.ErrFull))
-	// Output: 4 true
+	// Output: 5 true
 }
 
 // Stats is cheap enough to scrape every second; expvar.Func publishes it

@@ -46,7 +46,7 @@ func ExampleFilter_Len() {
 		_ = f.Insert(fmt.Appendf(nil, "key-%d", i))
 	}
 	fmt.Printf("Len %d, Cap %d, load %.2f\n", f.Len(), f.Cap(), f.LoadFactor())
-	// Output: Len 500, Cap 1056, load 0.47
+	// Output: Len 500, Cap 1035, load 0.48
 }
 
 // Cap is fixed at New: the table never grows.
@@ -55,8 +55,8 @@ func ExampleFilter_Cap() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(f.Cap(), "slots,", f.Cap()/4*8, "bytes of table")
-	// Output: 1052632 slots, 2105264 bytes of table
+	fmt.Println(f.Cap(), "slots,", f.Cap()/f.SlotsPerBucket()*8, "bytes of table")
+	// Output: 1030930 slots, 1649488 bytes of table
 }
 
 // LoadFactor is Len()/Cap(), always within [0, 1].
@@ -115,7 +115,7 @@ func ExampleFilter_MarshalBinary() {
 		log.Fatal(err)
 	}
 	fmt.Println(len(data), g.Lookup([]byte("alice")), g.Seed() == f.Seed())
-	// Output: 2160 true true
+	// Output: 1704 true true
 }
 
 // UnmarshalBinary rejects anything but exactly one encoded filter, and
@@ -141,7 +141,7 @@ func ExampleFilter_ReadFrom() {
 	var g cuckoo.Filter
 	n, err := g.ReadFrom(&buf)
 	fmt.Println(n, err, g.Lookup([]byte("alice")))
-	// Output: 2160 <nil> true
+	// Output: 1704 <nil> true
 }
 
 // LockStats reports how a Locked filter's critical sections ran; without

@@ -22,8 +22,8 @@ func NewTestFilter(tb testing.TB, capacity int, mode Mode, bits int, seed uint64
 }
 
 // Bits12x5 stands, in the tests' lists of fingerprint sizes, for the
-// layout of five 12-bit slots per bucket (the one WithFalsePositiveRate
-// chooses for rates of 0.237% and more): 12 in the low byte, 5 slots above
+// layout of five 12-bit slots per bucket (New's default, the standard
+// class): 12 in the low byte, 5 slots above
 // it. LayoutBits and LayoutSlots take such a value apart.
 const Bits12x5 = 12 | 5<<8
 
@@ -39,13 +39,10 @@ func LayoutSlots(bits int) int {
 }
 
 // LayoutOptions returns the options that make New use the test layout
-// bits (a fingerprint size, or Bits12x5).
+// bits: a fingerprint size in four-slot buckets (12 is then the four-slot
+// layout, not New's default), or Bits12x5.
 func LayoutOptions(bits int) []Option {
-	opts := []Option{WithFingerprintBits(LayoutBits(bits))}
-	if bits>>8 != 0 {
-		opts = append(opts, withSlots(bits>>8))
-	}
-	return opts
+	return []Option{WithFingerprintBits(LayoutBits(bits)), WithSlotsPerBucket(LayoutSlots(bits))}
 }
 
 // StressWatchdog is how long a stress test waits for its goroutines before

@@ -65,14 +65,15 @@ const (
 )
 
 type config struct {
-	bits    int
-	slots   int     // slots per bucket: 4, or 5 (chosen by WithFalsePositiveRate)
-	bitsSet bool    // WithFingerprintBits was given
-	fpr     float64 // WithFalsePositiveRate's rate, when fprSet
-	fprSet  bool
-	seed    uint64
-	seedSet bool // WithSeed was given; otherwise New draws a random seed
-	mode    Mode
+	bits     int
+	slots    int     // slots per bucket: 4, or 5 (12-bit fingerprints only)
+	bitsSet  bool    // WithFingerprintBits was given
+	slotsSet bool    // WithSlotsPerBucket was given
+	fpr      float64 // WithFalsePositiveRate's rate, when fprSet
+	fprSet   bool
+	seed     uint64
+	seedSet  bool // WithSeed was given; otherwise New draws a random seed
+	mode     Mode
 	// maxCap bounds a Growing filter (WithMaxCapacity; 0: no bound).
 	maxCap    int
 	maxCapSet bool
@@ -82,25 +83,43 @@ type config struct {
 type Option func(*config)
 
 // WithFingerprintBits sets the fingerprint size: 8, 12 (the default) or 15
-// bits. The false-positive rate is about 8·α/2^bits at load α: 2.9%, 0.19%
-// and 0.023% at 95% load. Every size uses one 64-bit word per bucket (16.8
-// bits per key at 95% load), so the size chooses how the word's 62 bits
-// left by the K-CAS tags are split between fingerprints and the migration
-// counter: 30 counter bits at 8, 14 at 12, 2 at 15. A narrower counter wraps
-// more often, and each wrap adds one to the table's epoch, which an absent
-// lookup that overlaps it must read again (twophase.go, "Counter wraps"):
-// at 15 bits about every other relocation does, which slows lookups that
-// run during a fill but not lookups of a table nobody is filling. New
-// rejects other sizes. WithFalsePositiveRate chooses the size from a rate.
+// bits. Every size uses one 64-bit word per bucket. 12-bit fingerprints
+// come five to a bucket unless WithSlotsPerBucket(4) says otherwise (13.2
+// bits per key at 97% load, 0.237% false positives); 8- and 15-bit ones
+// four to a bucket (16.8 bits per key at 95% load, 2.9% and 0.023%). The
+// false-positive rate at load α is about 2·b·α/2^bits for b slots per
+// bucket. The size and the slots choose how the word's 62 bits left by the
+// K-CAS tags are split between fingerprints and the migration counter: 30
+// counter bits at 8, 14 at four 12-bit slots, 2 at 15 and at five 12-bit
+// slots. A narrower counter wraps more often, and each wrap adds one to the
+// table's epoch, which an absent lookup that overlaps it must read again
+// (twophase.go, "Counter wraps"): with 2-bit counters about every other
+// relocation does, which slows lookups that run during a fill but not
+// lookups of a table nobody is filling. New rejects other sizes.
+// WithFalsePositiveRate chooses the layout from a rate instead.
 func WithFingerprintBits(bits int) Option {
 	return func(c *config) { c.bits, c.bitsSet = bits, true }
 }
 
-// withSlots sets the slots per bucket (4 or 5; 5 only with 12-bit
-// fingerprints). It is not exported: WithFalsePositiveRate chooses the
-// five-slot layout; the tests choose it with this.
-func withSlots(b int) Option {
-	return func(c *config) { c.slots = b }
+// WithSlotsPerBucket sets the fingerprints a bucket holds: 5 (the default
+// with 12-bit fingerprints, the only size five fit) or 4 (the only choice
+// with 8 and 15 bits). Four 12-bit slots cost 16.8 bits per key at 95%
+// load for a rate of 0.186%, against 13.2 bits per key and 0.237% for
+// five; Cap() and the load before the first ErrFull follow the layout (see
+// New). New rejects other values and five slots with other fingerprint
+// sizes.
+func WithSlotsPerBucket(b int) Option {
+	return func(c *config) { c.slots, c.slotsSet = b, true }
+}
+
+// defaultSlots returns the slots per bucket of bits-bit fingerprints when
+// WithSlotsPerBucket is not given: five 12-bit slots (the standard class),
+// four of any other size.
+func defaultSlots(bits int) int {
+	if bits == 12 {
+		return 5
+	}
+	return slotsPerBucket
 }
 
 // validFingerprintBits reports whether bits is a fingerprint size the
@@ -176,7 +195,7 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 // newConfig applies opts and checks them and capacity (New, NewGrowing); it
 // draws the random seed unless WithSeed was given.
 func newConfig(capacity int, opts []Option) (config, error) {
-	c := config{bits: DefaultFingerprintBits, slots: slotsPerBucket, mode: LockFree}
+	c := config{bits: DefaultFingerprintBits, mode: LockFree}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -189,8 +208,8 @@ func newConfig(capacity int, opts []Option) (config, error) {
 		return c, fmt.Errorf("cuckoo: capacity %d exceeds the maximum %d", capacity, uint64(MaxCapacity))
 	}
 	if c.fprSet {
-		if c.bitsSet {
-			return c, fmt.Errorf("cuckoo: WithFalsePositiveRate and WithFingerprintBits both given: give one")
+		if c.bitsSet || c.slotsSet {
+			return c, fmt.Errorf("cuckoo: WithFalsePositiveRate chooses the layout: give it without WithFingerprintBits and WithSlotsPerBucket")
 		}
 		bits, slots, err := layoutFor(c.fpr)
 		if err != nil {
@@ -200,6 +219,12 @@ func newConfig(capacity int, opts []Option) (config, error) {
 	}
 	if !validFingerprintBits(c.bits) {
 		return c, fmt.Errorf("cuckoo: fingerprint bits must be 8, 12 or 15, got %d", c.bits)
+	}
+	if !c.slotsSet && !c.fprSet {
+		c.slots = defaultSlots(c.bits)
+	}
+	if c.slotsSet && c.slots != 4 && c.slots != 5 {
+		return c, fmt.Errorf("cuckoo: slots per bucket must be 4 or 5, got %d", c.slots)
 	}
 	if !validLayout(uint(c.bits), uint(c.slots)) {
 		return c, fmt.Errorf("cuckoo: %d slots per bucket with %d-bit fingerprints: want 4, or 5 with 12-bit", c.slots, c.bits)

@@ -248,7 +248,8 @@ func WithMaxCapacity(maxCapacity int) Option {
 // below 5,512 is refused. For thousands of small sets (a filter per
 // tenant) whose sizes are known within a few times, a fixed Filter is
 // the small one: New(100) took 829 bytes of heap. It takes the
-// options of New (seed, mode; the fingerprint size must be the default 12)
+// options of New (seed, mode; the fingerprint size must be the default 12,
+// and WithSlotsPerBucket is refused)
 // and WithMaxCapacity. It returns an error if capacity is not positive or
 // above MaxCapacity, if the maximum is below the first tables' capacity,
 // or if an option has a value outside its range.
@@ -262,6 +263,9 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	}
 	if c.bits != DefaultFingerprintBits {
 		return nil, fmt.Errorf("cuckoo: a growing filter has %d-bit fingerprints (it stores 14-bit slots that give up bits as it doubles); got %d", DefaultFingerprintBits, c.bits)
+	}
+	if c.slotsSet {
+		return nil, fmt.Errorf("cuckoo: a growing filter has four slots per bucket (14-bit lanes); WithSlotsPerBucket is for New")
 	}
 	if c.maxCap < 0 {
 		return nil, fmt.Errorf("cuckoo: maximum capacity must not be negative, got %d", c.maxCap)

@@ -45,7 +45,11 @@ func TestWithFalsePositiveRateChoice(t *testing.T) {
 		{"negative", []cuckoo.Option{cuckoo.WithFalsePositiveRate(-0.1)}, "between 0 and 1"},
 		{"one", []cuckoo.Option{cuckoo.WithFalsePositiveRate(1)}, "between 0 and 1"},
 		{"NaN", []cuckoo.Option{cuckoo.WithFalsePositiveRate(math.NaN())}, "between 0 and 1"},
-		{"both options", []cuckoo.Option{cuckoo.WithFalsePositiveRate(0.01), cuckoo.WithFingerprintBits(12)}, "both given"},
+		{"with bits", []cuckoo.Option{cuckoo.WithFalsePositiveRate(0.01), cuckoo.WithFingerprintBits(12)}, "without WithFingerprintBits"},
+		{"with slots", []cuckoo.Option{cuckoo.WithSlotsPerBucket(4), cuckoo.WithFalsePositiveRate(0.01)}, "without WithFingerprintBits and WithSlotsPerBucket"},
+		{"slots 3", []cuckoo.Option{cuckoo.WithSlotsPerBucket(3)}, "must be 4 or 5"},
+		{"slots 6", []cuckoo.Option{cuckoo.WithSlotsPerBucket(6)}, "must be 4 or 5"},
+		{"5x15", []cuckoo.Option{cuckoo.WithFingerprintBits(15), cuckoo.WithSlotsPerBucket(5)}, "5 slots per bucket with 15-bit"},
 	} {
 		if _, err := cuckoo.New(1000, tc.opts...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v; want one containing %q", tc.name, err, tc.want)
@@ -53,6 +57,9 @@ func TestWithFalsePositiveRateChoice(t *testing.T) {
 	}
 	if _, err := cuckoo.NewGrowing(1000, cuckoo.WithFalsePositiveRate(0.01)); err == nil {
 		t.Error("NewGrowing accepted WithFalsePositiveRate")
+	}
+	if _, err := cuckoo.NewGrowing(1000, cuckoo.WithSlotsPerBucket(4)); err == nil {
+		t.Error("NewGrowing accepted WithSlotsPerBucket")
 	}
 }
 
@@ -101,6 +108,43 @@ func TestFalsePositiveRateClasses(t *testing.T) {
 					t.Errorf("measured false-positive rate %.5f%% above %.4f%%", 100*rate, 100*p)
 				}
 			})
+		}
+	}
+}
+
+// TestDefaultLayout checks that New without a layout option gives the
+// standard class, five 12-bit slots, as WithFingerprintBits(12) alone
+// does, and that the other sizes and WithSlotsPerBucket(4) give four.
+func TestDefaultLayout(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		opts        []cuckoo.Option
+		bits, slots int
+	}{
+		{"default", nil, 12, 5},
+		{"bits 12", []cuckoo.Option{cuckoo.WithFingerprintBits(12)}, 12, 5},
+		{"slots 5", []cuckoo.Option{cuckoo.WithSlotsPerBucket(5)}, 12, 5},
+		{"slots 4", []cuckoo.Option{cuckoo.WithSlotsPerBucket(4)}, 12, 4},
+		{"bits 12 slots 4", []cuckoo.Option{cuckoo.WithSlotsPerBucket(4), cuckoo.WithFingerprintBits(12)}, 12, 4},
+		{"bits 8", []cuckoo.Option{cuckoo.WithFingerprintBits(8)}, 8, 4},
+		{"bits 15", []cuckoo.Option{cuckoo.WithFingerprintBits(15)}, 15, 4},
+	} {
+		for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
+			f, err := cuckoo.New(1_000_000, append(tc.opts, cuckoo.WithMode(mode))...)
+			if err != nil {
+				t.Fatalf("%s, %v: %v", tc.name, mode, err)
+			}
+			if f.FingerprintBits() != tc.bits || f.SlotsPerBucket() != tc.slots {
+				t.Errorf("%s, %v: %d-bit fingerprints, %d slots; want %d, %d", tc.name, mode, f.FingerprintBits(), f.SlotsPerBucket(), tc.bits, tc.slots)
+			}
+			// The table is sized for 97% load with five slots, 95% with four.
+			load := 0.95
+			if tc.slots == 5 {
+				load = 0.97
+			}
+			if want := int(math.Ceil(1_000_000 / load / float64(tc.slots))); f.Cap()/tc.slots != want {
+				t.Errorf("%s, %v: %d buckets; want %d", tc.name, mode, f.Cap()/tc.slots, want)
+			}
 		}
 	}
 }

@@ -47,8 +47,8 @@ func TestStatsRelocationCounted(t *testing.T) {
 			if st.Relocations != 1 || st.Full != 0 || st.KCASRetries != 0 {
 				t.Errorf("after: Relocations, Full, KCASRetries = %d, %d, %d; want 1, 0, 0", st.Relocations, st.Full, st.KCASRetries)
 			}
-			if st.Len != 2*slotsPerBucket+1 || st.Cap != f.Cap() {
-				t.Errorf("Len, Cap = %d, %d; want %d, %d", st.Len, st.Cap, 2*slotsPerBucket+1, f.Cap())
+			if want := 2*int(l.b) + 1; st.Len != want || st.Cap != f.Cap() {
+				t.Errorf("Len, Cap = %d, %d; want %d, %d", st.Len, st.Cap, want, f.Cap())
 			}
 		})
 	}

@@ -7,13 +7,14 @@ import (
 )
 
 // BloomFPR is the false-positive rate the Bloom filter is sized for: that of
-// the cuckoo filter with 12-bit fingerprints at 95% load, 8·0.95/2^12.
-const BloomFPR = 8 * 0.95 / 4096
+// the cuckoo filter New(n) makes when it holds n keys (five 12-bit
+// fingerprints per bucket at 97% load), 10·0.97/4095.
+const BloomFPR = 10 * 0.97 / 4095
 
 func bloomImpl() Impl {
 	return Impl{
 		Name:     "bloom-rwmutex",
-		Desc:     "bits-and-blooms/bloom/v3 sized for n keys at ε = 8·0.95/4096 ≈ 0.186%, sync.RWMutex; no delete",
+		Desc:     "bits-and-blooms/bloom/v3 sized for n keys at ε = 10·0.97/4095 ≈ 0.237%, sync.RWMutex; no delete",
 		NoDelete: true,
 		New: func(n int, _ *Keys) (Filter, error) {
 			return &bloomFilter{f: bloom.NewWithEstimates(uint(n), BloomFPR)}, nil

@@ -157,8 +157,8 @@ func TestCuckooBuckets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, want := CuckooBuckets(n), f.Cap()/4; got != want {
-			t.Errorf("CuckooBuckets(%d) = %d; want Cap()/4 = %d", n, got, want)
+		if got, want := CuckooBuckets(n), f.Cap()/f.SlotsPerBucket(); got != want {
+			t.Errorf("CuckooBuckets(%d) = %d; want Cap()/SlotsPerBucket() = %d", n, got, want)
 		}
 	}
 }

@@ -9,13 +9,14 @@ import (
 // internal/benchimpl adapters, the ones `cuckoo bench` measures, named with
 // a "cuckoo-" prefix here.
 
-// CuckooImpls returns this filter in both modes at 12 and 8 fingerprint
-// bits, each followed by its batch row (fills through InsertBatch, lookups
-// through LookupBatch).
+// CuckooImpls returns this filter in both modes with New's default layout
+// (five 12-bit fingerprints per bucket), four 12-bit ones (4x12) and four
+// 8-bit ones, each followed by its batch row (fills through InsertBatch,
+// lookups through LookupBatch).
 func CuckooImpls() []Impl {
 	var out []Impl
 	for _, m := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		for _, b := range []int{12, 8} {
+		for _, b := range []int{12, benchimpl.F12x4, 8} {
 			out = append(out, benchimpl.Cuckoo("cuckoo-", m, b, false), benchimpl.Cuckoo("cuckoo-", m, b, true))
 		}
 	}

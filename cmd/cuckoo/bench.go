@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -87,14 +86,15 @@ func parseModes(s string) ([]cuckoo.Mode, error) {
 	return out, nil
 }
 
-// parseBits parses fingerprint sizes; 12 comes first, as the reference,
-// then the others from the largest down.
+// parseBits parses fingerprint sizes (layout values of benchimpl: "4x12"
+// is four 12-bit slots per bucket); 12 comes first, as the reference, then
+// the others from the largest down.
 func parseBits(s string) ([]int, error) {
 	var out []int
 	for _, f := range benchkit.SplitList(s) {
-		v, err := strconv.Atoi(f)
-		if err != nil || v != 8 && v != 12 && v != 15 {
-			return nil, fmt.Errorf("bad fingerprint size %q (want 8, 12 or 15)", f)
+		v, ok := benchimpl.ParseLayout(f)
+		if !ok {
+			return nil, fmt.Errorf("bad fingerprint size %q (want 8, 12, 4x12 or 15)", f)
 		}
 		if !slices.Contains(out, v) {
 			out = append(out, v)
@@ -110,7 +110,10 @@ func parseBits(s string) ([]int, error) {
 			}
 			return 1
 		}
-		return b - a
+		if benchimpl.LayoutBits(a) != benchimpl.LayoutBits(b) {
+			return benchimpl.LayoutBits(b) - benchimpl.LayoutBits(a)
+		}
+		return a - b
 	})
 	return out, nil
 }
@@ -149,7 +152,7 @@ func runBench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sizes := fs.String("sizes", defaultSizes, "comma-separated key counts: "+benchkit.SizeHelp+", e.g. 1M,32M")
 	gs := fs.String("goroutines", defaultGoroutines, "comma-separated goroutine counts")
 	modes := fs.String("modes", "lockfree,locked", "filter modes: lockfree, locked")
-	fbits := fs.String("bits", "12,8", "fingerprint sizes: 8, 12, 15")
+	fbits := fs.String("bits", "12,8", "fingerprint sizes: 8, 12 (five per bucket), 4x12 (four 12-bit per bucket), 15")
 	impls := fs.String("impls", strings.Join(allKinds, ","), "implementations: cuckoo (Insert/Lookup/Delete), batch (fills through InsertBatch, lookups through LookupBatch), map (map under sync.RWMutex), probe (memory probe), or all")
 	wls := fs.String("workloads", benchkit.JoinWorkloads(benchkit.Workloads), "workloads")
 	dur := fs.Duration("duration", defaultDuration, "time per cell")

@@ -32,12 +32,13 @@ const progressMinKeys = 1_000_000
 func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("build", stderr)
 	out := fs.String("o", "", "write the filter to `FILE` (required; \"-\" writes it to standard output)")
-	bits := fs.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint size in bits: 8, 12 or 15 (false positives about 3%, 0.19%, 0.023% at 95% load)")
+	bits := fs.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint size in bits: 12 (five per bucket: 13.2 bits per key, 0.24% false positives when full), 8 or 15 (four per bucket: 16.8 bits per key, 2.9% or 0.023%)")
+	slots := fs.Int("slots", 0, "fingerprints per bucket: 5 (12-bit only; the default for 12) or 4 (16.8 bits per key; 0.19% false positives with 12 bits)")
 	fpr := fs.Float64("fpr", 0, "choose the bucket layout from the false-positive rate `P` allowed at the -capacity (0.01 for 1%): five 12-bit fingerprints per bucket (13.2 bits per key) for P >= 0.00237, four 12-bit ones (16.8 bits per key) down to 0.00186, four 15-bit ones down to 0.000232")
 	capacity := fs.Int("capacity", 0, "build a fixed filter that holds `N` keys, N > 0 (omit -capacity for a growing filter, which needs no key count)")
 	seed := fs.Uint64("seed", 0, "hash seed (default: a random one; give one for reproducible files)")
 	showProgress := fs.Bool("progress", false, "show progress on standard error (default: when standard error is a terminal, from the 1,000,000th key on)")
-	keepDups := fs.Bool("keep-duplicates", false, "store a key once per line it is on (at most 8 copies of one key fit), instead of once")
+	keepDups := fs.Bool("keep-duplicates", false, "store a key once per line it is on (at most 10 copies of one key fit, 8 with four slots per bucket), instead of once")
 	pos, status, ok := parseFlags(fs, args, 0, 1)
 	if !ok {
 		return status
@@ -51,15 +52,30 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cuckoo build: -bits must be 8, 12 or 15, got %d\n", *bits)
 		return exitUsage
 	}
-	fixed, bitsSet, fprSet := false, false, false // -capacity, -bits, -fpr given
+	fixed, bitsSet, slotsSet, fprSet := false, false, false, false // -capacity, -bits, -slots, -fpr given
 	fs.Visit(func(fl *flag.Flag) {
 		fixed = fixed || fl.Name == "capacity"
 		bitsSet = bitsSet || fl.Name == "bits"
+		slotsSet = slotsSet || fl.Name == "slots"
 		fprSet = fprSet || fl.Name == "fpr"
 	})
+	if slotsSet {
+		if *slots != 4 && *slots != 5 {
+			fmt.Fprintf(stderr, "cuckoo build: -slots must be 4 or 5, got %d\n", *slots)
+			return exitUsage
+		}
+		if *slots == 5 && *bits != 12 {
+			fmt.Fprintf(stderr, "cuckoo build: -slots 5 needs 12-bit fingerprints, got -bits %d\n", *bits)
+			return exitUsage
+		}
+		if !fixed {
+			fmt.Fprintln(stderr, "cuckoo build: -slots needs -capacity: a growing filter (no -capacity) has four slots per bucket")
+			return exitUsage
+		}
+	}
 	if fprSet {
-		if bitsSet {
-			fmt.Fprintln(stderr, "cuckoo build: -fpr and -bits both given: give one")
+		if bitsSet || slotsSet {
+			fmt.Fprintln(stderr, "cuckoo build: -fpr chooses the layout: give it without -bits and -slots")
 			return exitUsage
 		}
 		if !fixed {
@@ -103,15 +119,22 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		seen = newKeySet()
 	}
 
-	if *capacity > 0 {
-		if err := checkMemory(*capacity); err != nil {
-			return fail(stderr, "build", err)
-		}
-	}
-
 	opts := []cuckoo.Option{cuckoo.WithFingerprintBits(*bits)}
+	if slotsSet {
+		opts = append(opts, cuckoo.WithSlotsPerBucket(*slots))
+	}
 	if fprSet {
 		opts = []cuckoo.Option{cuckoo.WithFalsePositiveRate(*fpr)}
+	}
+	if *capacity > 0 {
+		// The layout the options choose, from a one-key filter.
+		small, err := cuckoo.New(1, opts...)
+		if err != nil {
+			return fail(stderr, "build", err)
+		}
+		if err := checkMemory(*capacity, small.SlotsPerBucket()); err != nil {
+			return fail(stderr, "build", err)
+		}
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		if fl.Name == "seed" {

@@ -59,7 +59,8 @@ func TestBuild(t *testing.T) {
 		{"file/count", "", []string{input}, 12, 0},
 		{"stdin/buffer", keys, nil, 12, 0},
 		{"stdin/dash", keys, []string{"-"}, 12, 0},
-		{"stdin/capacity", keys, []string{"-capacity", "20000"}, 12, 21056},
+		{"stdin/capacity", keys, []string{"-capacity", "20000"}, 12, 20620},
+		{"stdin/capacity/slots 4", keys, []string{"-capacity", "20000", "-slots", "4"}, 12, 21056},
 		{"file/capacity/bits=8", "", []string{"-capacity", "8000", "-bits", "8", input}, 8, 8424},
 		{"flags after input", "", []string{input, "-bits", "12", "-seed", "9"}, 12, 0},
 		{"crlf and blank lines", strings.ReplaceAll(keys, "\n", "\r\n\n"), nil, 12, 0},
@@ -286,7 +287,11 @@ func TestBuildPrecision(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-capacity", "1000", "-fpr", "0.01", "-bits", "12"}, "both given"},
+		{[]string{"-capacity", "1000", "-fpr", "0.01", "-bits", "12"}, "without -bits and -slots"},
+		{[]string{"-capacity", "1000", "-fpr", "0.01", "-slots", "4"}, "without -bits and -slots"},
+		{[]string{"-capacity", "1000", "-slots", "3"}, "-slots must be 4 or 5"},
+		{[]string{"-capacity", "1000", "-slots", "5", "-bits", "8"}, "-slots 5 needs 12-bit"},
+		{[]string{"-slots", "4"}, "-slots needs -capacity"},
 		{[]string{"-fpr", "0.01"}, "-fpr needs -capacity"},
 		{[]string{"-capacity", "1000", "-fpr", "0.0001"}, "no fingerprint size"},
 		{[]string{"-capacity", "1000", "-fpr", "2"}, "between 0 and 1"},

@@ -60,8 +60,9 @@ func TestBuildDuplicates(t *testing.T) {
 }
 
 // TestBuildKeepDuplicates checks -keep-duplicates: copies are stored, and
-// a key on more than 8 lines gets an error that names it and says that no
-// capacity helps, not the advice to raise the capacity.
+// a key on more than 10 lines (8 with -slots 4) gets an error that names
+// it and says that no capacity helps, not the advice to raise the
+// capacity.
 func TestBuildKeepDuplicates(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "f.cuckoo")
 	input := keyLines("k", 100) + strings.Repeat("k7\n", 7)
@@ -77,9 +78,13 @@ func TestBuildKeepDuplicates(t *testing.T) {
 	if deleted != 8 {
 		t.Fatalf("k7 stored %d times; want 8", deleted)
 	}
-	status, _, stderr = runCmd(t, keyLines("k", 100)+strings.Repeat("k7\n", 8), "build", "-keep-duplicates", "-capacity", "1000000", "-seed", "0", "-o", out)
-	if status != exitError || !strings.Contains(stderr, `key "k7" is on more than 8 lines`) || strings.Contains(stderr, "larger -capacity") {
-		t.Fatalf("-capacity 1000000, k7 on 9 lines: status %d, stderr %q; want %d and the key named", status, stderr, exitError)
+	status, _, stderr = runCmd(t, keyLines("k", 100)+strings.Repeat("k7\n", 10), "build", "-keep-duplicates", "-capacity", "1000000", "-seed", "0", "-o", out)
+	if status != exitError || !strings.Contains(stderr, `key "k7" is on more than 10 lines`) || strings.Contains(stderr, "larger -capacity") {
+		t.Fatalf("-capacity 1000000, k7 on 11 lines: status %d, stderr %q; want %d and the key named", status, stderr, exitError)
+	}
+	status, _, stderr = runCmd(t, keyLines("k", 100)+strings.Repeat("k7\n", 8), "build", "-keep-duplicates", "-capacity", "1000000", "-slots", "4", "-seed", "0", "-o", out)
+	if status != exitError || !strings.Contains(stderr, `key "k7" is on more than 8 lines`) {
+		t.Fatalf("-capacity 1000000 -slots 4, k7 on 9 lines: status %d, stderr %q; want %d and the key named", status, stderr, exitError)
 	}
 	// A growing filter does not double for the ninth copy (its copies
 	// would all go the same way): it refuses it as a fixed one does.
@@ -151,9 +156,9 @@ func TestBuildMemoryCheck(t *testing.T) {
 	defer func(old string) { memInfoPath = old }(memInfoPath)
 	memInfoPath = meminfo
 	out := filepath.Join(t.TempDir(), "f.cuckoo")
-	// 10M keys: 2,631,579 buckets, 21,052,632 bytes.
+	// 10M keys: 2,061,856 five-slot buckets, 16,494,848 bytes.
 	status, stdout, stderr := runCmd(t, "k\n", "build", "-capacity", "10000000", "-o", out)
-	want := "a filter for 10000000 keys needs 20.1 MiB of memory, but only 1.0 MiB is available"
+	want := "a filter for 10000000 keys needs 15.7 MiB of memory, but only 1.0 MiB is available"
 	if status != exitError || stdout != "" || !strings.Contains(stderr, want) || strings.Contains(stderr, "goroutine") {
 		t.Fatalf("status %d, stderr %q; want %d and %q", status, stderr, exitError, want)
 	}
@@ -168,15 +173,14 @@ func TestBuildMemoryCheck(t *testing.T) {
 	if status, _, stderr := runCmd(t, "k\n", "build", "-capacity", "10000000", "-o", out); status != exitOK {
 		t.Fatalf("no meminfo: status %d, %s", status, stderr)
 	}
-	if got := tableBytes(10000000); got != 21052632 {
-		t.Fatalf("tableBytes(10M) = %d; want 21052632", got)
-	}
-	f, err := cuckoo.New(10000000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := uint64(f.Cap()) * 2; got != tableBytes(10000000) {
-		t.Fatalf("tableBytes(10M) = %d; the filter has %d bytes of table", tableBytes(10000000), got)
+	for _, slots := range []int{5, 4} {
+		f, err := cuckoo.New(10000000, cuckoo.WithSlotsPerBucket(slots))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := uint64(f.Cap()/slots) * 8; got != tableBytes(10000000, slots) {
+			t.Fatalf("tableBytes(10M, %d) = %d; the filter has %d bytes of table", slots, tableBytes(10000000, slots), got)
+		}
 	}
 }
 

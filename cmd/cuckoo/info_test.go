@@ -15,18 +15,18 @@ func TestInfo(t *testing.T) {
 	if status != exitOK || stderr != "" {
 		t.Fatalf("status %d, stderr %q", status, stderr)
 	}
-	// 264 buckets, 1056 slots, 500 items: load 0.4735, 64·264/500 = 33.79
-	// bits per key, 8·0.4735/4096 = 0.09248%.
+	// 207 buckets, 1035 slots, 500 items: load 0.4831, 64·207/500 = 26.50
+	// bits per key, 10·0.4831/4096 = 0.1179%.
 	for _, want := range []string{
-		"(2160 bytes)",
+		"(1704 bytes)",
 		"fingerprint bits:     12\n",
 		"format:               fixed\n",
-		"buckets:              264 (4 slots each, 1056 slots)\n",
+		"buckets:              207 (5 slots each, 1035 slots)\n",
 		"seed:                 42\n",
 		"items:                500\n",
-		"load factor:          0.4735\n",
-		"bits per key:         33.79\n",
-		"false-positive rate:  0.09248% (8·α/2^12)\n",
+		"load factor:          0.4831\n",
+		"bits per key:         26.50\n",
+		"false-positive rate:  0.1179% (10·α/2^12)\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("info output lacks %q:\n%s", want, stdout)

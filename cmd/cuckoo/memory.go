@@ -14,23 +14,30 @@ import (
 // Tests point it at a file of their own.
 var memInfoPath = "/proc/meminfo"
 
-// tableBytes returns the size of the table of cuckoo.New(capacity): one
-// 8-byte word per four-slot bucket, for capacity/0.95 slots.
-func tableBytes(capacity int) uint64 {
-	slots := (uint64(capacity)*20 + 18) / 19
-	return 8 * ((slots + 3) / 4)
+// tableBytes returns the size of the table of a filter for capacity keys
+// in buckets of b slots: one 8-byte word per bucket, for capacity/0.97
+// slots in five-slot buckets and capacity/0.95 in four-slot ones (what
+// cuckoo.New sizes).
+func tableBytes(capacity, b int) uint64 {
+	num, den := uint64(19), uint64(20)
+	if b == 5 {
+		num, den = 97, 100
+	}
+	slots := (uint64(capacity)*den + num - 1) / num
+	return 8 * ((slots + uint64(b) - 1) / uint64(b))
 }
 
 // checkMemory returns an error if the table of a filter for capacity keys
+// in buckets of slotsPerBucket slots
 // would not fit in the memory available now, so that build says so instead
 // of dying in the Go runtime with "out of memory" or being killed by the
 // operating system. Where the available memory cannot be learned (no
 // /proc/meminfo) it accepts.
-func checkMemory(capacity int) error {
+func checkMemory(capacity, slotsPerBucket int) error {
 	if capacity <= 0 || uint64(capacity) > cuckoo.MaxCapacity {
 		return nil // New rejects it without allocating
 	}
-	need := tableBytes(capacity)
+	need := tableBytes(capacity, slotsPerBucket)
 	avail, ok := memAvailable()
 	if !ok || need <= avail {
 		return nil

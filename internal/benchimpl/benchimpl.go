@@ -13,16 +13,67 @@ import (
 	"github.com/seed25b00da8/cuckoo/internal/benchkit"
 )
 
-// CuckooName returns the row name of a filter mode: "lockfree-f12".
-func CuckooName(mode cuckoo.Mode, bits int) string { return fmt.Sprintf("%v-f%d", mode, bits) }
+// Layouts. A layout value is a fingerprint size in its low byte and, above
+// it, the slots per bucket, or 0 for New's choice for that size (five
+// 12-bit slots, four of 8 or 15 bits). F12x4 is the four-slot 12-bit
+// layout, named "4x12".
+const F12x4 = 12 | 4<<8
 
-// Cuckoo returns this filter in mode with bits-bit fingerprints, named
-// prefix+CuckooName(mode, bits), with "-batch" appended when batch is set:
-// its fills then go through InsertBatch and its lookups through
+// LayoutBits returns the fingerprint size of a layout value.
+func LayoutBits(layout int) int { return layout & 0xff }
+
+// LayoutName returns "12" for a default layout and "4x12" (slots x bits)
+// for one with its slots given.
+func LayoutName(layout int) string {
+	if layout>>8 == 0 {
+		return fmt.Sprint(layout)
+	}
+	return fmt.Sprintf("%dx%d", layout>>8, layout&0xff)
+}
+
+// ParseLayout parses "8", "12", "15" or "4x12".
+func ParseLayout(s string) (int, bool) {
+	for _, l := range []int{8, 12, 15, F12x4} {
+		if LayoutName(l) == s {
+			return l, true
+		}
+	}
+	return 0, false
+}
+
+// options returns New's options for a layout value.
+func options(layout int) []cuckoo.Option {
+	opts := []cuckoo.Option{cuckoo.WithFingerprintBits(layout & 0xff)}
+	if layout>>8 != 0 {
+		opts = append(opts, cuckoo.WithSlotsPerBucket(layout>>8))
+	}
+	return opts
+}
+
+// CuckooName returns the row name of a filter mode and layout:
+// "lockfree-f12" (New's default layout for 12 bits), "locked-4x12" (four
+// 12-bit slots). No name is a part of another, so that selecting rows by
+// a part of their name (bench/compare.Select) picks the layout asked for.
+func CuckooName(mode cuckoo.Mode, layout int) string {
+	if layout>>8 == 0 {
+		return fmt.Sprintf("%v-f%d", mode, layout)
+	}
+	return fmt.Sprintf("%v-%s", mode, LayoutName(layout))
+}
+
+// Cuckoo returns this filter in mode with the given layout (see F12x4),
+// named prefix+CuckooName(mode, layout), with "-batch" appended when batch
+// is set: its fills then go through InsertBatch and its lookups through
 // LookupBatch.
-func Cuckoo(prefix string, mode cuckoo.Mode, bits int, batch bool) benchkit.Impl {
-	name := prefix + CuckooName(mode, bits)
-	desc := fmt.Sprintf("this filter, %v mode, %d-bit fingerprints, 4-slot buckets in one uint64, sized for 95%% load", mode, bits)
+func Cuckoo(prefix string, mode cuckoo.Mode, layout int, batch bool) benchkit.Impl {
+	name := prefix + CuckooName(mode, layout)
+	bits, slots, load := layout&0xff, layout>>8, "95%"
+	if slots == 0 && bits == 12 || slots == 5 {
+		slots, load = 5, "97%"
+	} else if slots == 0 {
+		slots = 4
+	}
+	desc := fmt.Sprintf("this filter, %v mode, %d-bit fingerprints, %d-slot buckets in one uint64, sized for %s load", mode, bits, slots, load)
 	if batch {
 		name += "-batch"
 		desc += fmt.Sprintf("; fills through InsertBatch, lookups through LookupBatch, %d keys a call", benchkit.BatchLen)
@@ -32,7 +83,7 @@ func Cuckoo(prefix string, mode cuckoo.Mode, bits int, batch bool) benchkit.Impl
 		Desc:  desc,
 		Batch: batch,
 		New: func(n int, _ *benchkit.Keys) (benchkit.Filter, error) {
-			f, err := cuckoo.New(n, cuckoo.WithMode(mode), cuckoo.WithFingerprintBits(bits), cuckoo.WithSeed(Seed))
+			f, err := cuckoo.New(n, append(options(layout), cuckoo.WithMode(mode), cuckoo.WithSeed(Seed))...)
 			if err != nil {
 				return nil, err
 			}
@@ -44,16 +95,16 @@ func Cuckoo(prefix string, mode cuckoo.Mode, bits int, batch bool) benchkit.Impl
 // Filter is the filter as the runner sees it.
 type Filter struct{ *cuckoo.Filter }
 
-// TableBytes returns one uint64 word per four-slot bucket, for both
-// fingerprint sizes (the counter takes the rest of the word).
-func (f Filter) TableBytes() int64 { return int64(f.Cap()/4) * 8 }
+// TableBytes returns one uint64 word per bucket (the counter takes the
+// bits the fingerprints leave).
+func (f Filter) TableBytes() int64 { return int64(f.Cap()/f.SlotsPerBucket()) * 8 }
 
-// Buckets returns the number of buckets cuckoo.New(n) allocates: n/0.95
-// slots rounded up to whole four-slot buckets (checked against Cap in the
+// Buckets returns the number of buckets cuckoo.New(n) allocates: n/0.97
+// slots rounded up to whole five-slot buckets (checked against Cap in the
 // tests).
 func Buckets(n int) int {
-	slots := (n*20 + 18) / 19
-	return (slots + 3) / 4
+	slots := (n*100 + 96) / 97
+	return (slots + 4) / 5
 }
 
 // Probe returns the memory probe sized to the filter's bucket count.

@@ -14,8 +14,9 @@
 // 0), so the run with -n 0 counts the fill alone: divide its counts by 2^20
 // for a fill's cost per insert. Workloads: pos and neg look up inserted
 // and never-inserted keys, batch looks up groups of 64 keys, half of each,
-// with LookupBatch. Filters (-impl): cuckoo (New(2^20), fingerprint size
-// -bits, or five 12-bit slots per bucket with -bits 125), growing
+// with LookupBatch. Filters (-impl): cuckoo (New(2^20) with fingerprint
+// size -bits: five 12-bit slots per bucket, four of 8 or 15 bits; -bits 124
+// for four 12-bit slots), growing
 // (NewGrowing(1000), grown to 2^20 keys) and seiflotfy
 // (seiflotfy/cuckoofilter.NewFilter(2^20/0.95), fill only: its table is a
 // power of two, so it fills to about 50%).
@@ -40,7 +41,7 @@ func main() {
 	impl := flag.String("impl", "cuckoo", "filter: cuckoo, growing or seiflotfy")
 	workload := flag.String("w", "neg", "operation after the fill: pos, neg or batch")
 	n := flag.Int("n", 0, "operations after the fill (0: the fill alone)")
-	bits := flag.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint bits of -impl cuckoo: 8, 12 or 15; 125 for five 12-bit slots per bucket")
+	bits := flag.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint bits of -impl cuckoo: 8, 12 (five per bucket) or 15; 124 for four 12-bit slots per bucket")
 	flag.Parse()
 	if err := run(*impl, *workload, *n, *bits, os.Stdout); err != nil {
 		log.Fatal(err)
@@ -74,11 +75,11 @@ func run(impl, workload string, n, bits int, w io.Writer) error {
 	var err error
 	switch impl {
 	case "cuckoo":
-		layout := cuckoo.WithFingerprintBits(bits)
-		if bits == 125 {
-			layout = cuckoo.WithFalsePositiveRate(0.0025) // five 12-bit slots
+		layout := []cuckoo.Option{cuckoo.WithFingerprintBits(bits), cuckoo.WithSeed(0)}
+		if bits == 124 {
+			layout = []cuckoo.Option{cuckoo.WithSlotsPerBucket(4), cuckoo.WithSeed(0)} // four 12-bit slots
 		}
-		f, err = cuckoo.New(size, cuckoo.WithSeed(0), layout)
+		f, err = cuckoo.New(size, layout...)
 	case "growing":
 		f, err = cuckoo.NewGrowing(1000, cuckoo.WithSeed(0))
 	default:

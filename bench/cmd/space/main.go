@@ -162,15 +162,15 @@ func run(w io.Writer, n, np int) error {
 		return nil
 	}
 	lookupCuckoo := func(f *cuckoo.Filter, b []byte) bool { return f.Lookup(b) }
-	// The layouts: four slots of 8, 12 and 15 bits (WithFingerprintBits)
-	// and five 12-bit slots (WithFalsePositiveRate chooses it for 0.25%).
+	// The layouts: four slots of 8, 12 and 15 bits and five 12-bit slots
+	// (New's default).
 	layouts := []struct {
 		name string
 		opt  cuckoo.Option
 	}{
 		{"8-bit x 4", cuckoo.WithFingerprintBits(8)},
-		{"12-bit x 4", cuckoo.WithFingerprintBits(12)},
-		{"12-bit x 5", cuckoo.WithFalsePositiveRate(0.0025)},
+		{"12-bit x 4", cuckoo.WithSlotsPerBucket(4)},
+		{"12-bit x 5", cuckoo.WithSlotsPerBucket(5)},
 		{"15-bit x 4", cuckoo.WithFingerprintBits(15)},
 	}
 	var classFPR []float64
