@@ -52,8 +52,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	bits := fs.Int("fpbits", 0, "fingerprint bits: 8, 12 or 15 (default 12, or the size -fpr chooses)")
 	fpr := fs.Float64("fpr", 0, "false-positive rate allowed at the filter's capacity (0.001 for 0.1%): chooses the fingerprint size; give -fpr or -fpbits")
 	noFilter := fs.Bool("no-filter", false, "serve without the filter (every GET queries the database)")
-	snapshot := fs.String("snapshot", "", "PostgreSQL only: filter snapshot file, loaded at start if it exists and written at shutdown")
-	poll := fs.Duration("poll", guard.DefaultPollInterval, "PostgreSQL: the change log is read at least this often")
+	table := fs.String("table", "", "the guarded table, with columns k text (unique) and v bytea/BLOB; created if missing (default "+guard.DefaultPostgresTable+" with -dsn, "+guard.DefaultSQLiteTable+" with SQLite)")
+	snapshot := fs.String("snapshot", "", "filter snapshot file, loaded at start if it exists and written at shutdown")
+	poll := fs.Duration("poll", guard.DefaultPollInterval, "the change log is read at least this often (SQLite: this often; PostgreSQL: besides notifications)")
 	seed := fs.Int("seed", 0, "insert this many demo rows (key00000000...) before starting, keeping existing ones")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -68,32 +69,26 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 
 	var store guard.Store
 	if *dsn != "" {
-		pg, err := guard.OpenPostgres(ctx, *dsn)
+		pg, err := guard.OpenPostgres(ctx, *dsn, guard.PGOptions{Table: *table})
 		if err != nil {
 			return err
-		}
-		if *seed > 0 {
-			if err := pg.Seed(ctx, "key", *seed); err != nil {
-				pg.Close()
-				return err
-			}
 		}
 		store = pg
 	} else {
-		sl, err := guard.OpenSQLite(ctx, *sqlitePath)
+		sl, err := guard.OpenSQLite(ctx, *sqlitePath, guard.SQLiteOptions{Table: *table})
 		if err != nil {
 			return err
-		}
-		if *seed > 0 {
-			if err := sl.Seed(ctx, "key", *seed); err != nil {
-				sl.Close()
-				return err
-			}
 		}
 		store = sl
 		logger.Printf("SQLite database %s", *sqlitePath)
 	}
 	defer store.Close()
+	logger.Printf("guarding table %s (triggers log every write to it)", store.Table())
+	if *seed > 0 {
+		if err := store.Seed(ctx, "key", *seed); err != nil {
+			return err
+		}
+	}
 
 	svc, err := guard.New(ctx, guard.Config{
 		Store: store, NoFilter: *noFilter, Capacity: *capacity, FingerprintBits: *bits, FalsePositiveRate: *fpr,

@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,49 +15,137 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Postgres is a Store in a PostgreSQL database that several service
-// instances share. Besides the items table it keeps a change log,
-// cacheguard_changes (seq, op, k, origin): every transaction that creates or
-// deletes a row appends one entry in the same transaction and sends a
-// notification on the channel NotifyChannel (delivered at commit), so each
-// instance can apply the other instances' changes to its filter (Feed).
+// Postgres is a Store over a table of a PostgreSQL database that several
+// service instances share. Everything the example owns lives in the schema
+// cacheguard: the change log cacheguard.changes, the list of guarded tables
+// cacheguard.guarded, the trigger functions, and (by default) the guarded
+// table cacheguard.items itself.
+//
+// Statement triggers on the guarded table (AFTER INSERT, UPDATE, DELETE with
+// transition tables, and AFTER TRUNCATE) append one entry per row that
+// appeared ('I') or disappeared ('D'), or one 'R' for a TRUNCATE, and send a
+// notification on NotifyChannel, all in the writing transaction: whoever
+// writes (this service, psql, a batch job, COPY), the entries commit if and
+// only if the rows do, and the notification is delivered at that commit. An
+// UPDATE that changes keys is logged as the old keys' 'D' and the new keys'
+// 'I'; one that leaves the keys alone logs nothing.
 //
 // Sequence numbers are taken under a transaction-scoped advisory lock held to
 // the commit, so the log commits in sequence order: once entry s is visible,
-// every entry below s is visible or was rolled back for good. A reader can
-// therefore apply the log by reading "seq > last applied" without ever
-// skipping an entry that commits late. The cost is that creating and deleting
-// transactions commit one at a time across all instances (updates of
-// existing rows do not take the lock).
+// every entry below s is visible or was rolled back for good, and the
+// entries of one transaction are consecutive. A reader can therefore apply
+// the log by reading "seq > last applied" without ever skipping an entry that
+// commits late. The cost: transactions that create or delete rows of the
+// guarded table commit one at a time (updates that keep the keys do not take
+// the lock).
 type Postgres struct {
-	pool   *pgxpool.Pool
-	dsn    string
-	origin string
+	pool    *pgxpool.Pool
+	dsn     string
+	origin  string
+	table   string // as given: name or schema.name
+	relid   uint32 // the table's oid
+	qname   string // the table's name as regclass prints it
+	guardID string
 }
 
 // NotifyChannel is the PostgreSQL notification channel of the change log.
 const NotifyChannel = "cacheguard_changes"
 
-// logLock is the advisory lock key that orders the change log.
+// DefaultPostgresTable is the guarded table unless -table names another.
+const DefaultPostgresTable = "cacheguard.items"
+
+// logLock is the advisory lock key that orders the change log; logLock+1
+// makes the schema step one instance at a time.
 const logLock = 0x6361636865 // "cache"
 
-const pgSchema = `
-CREATE TABLE IF NOT EXISTS items (k text PRIMARY KEY, v bytea NOT NULL);
-CREATE TABLE IF NOT EXISTS cacheguard_changes (
+var pgSchema = `
+CREATE SCHEMA IF NOT EXISTS cacheguard;
+CREATE TABLE IF NOT EXISTS cacheguard.changes (
 	seq bigserial PRIMARY KEY,
-	op char(1) NOT NULL CHECK (op IN ('I', 'D')),
+	tbl oid NOT NULL,
+	op char(1) NOT NULL CHECK (op IN ('I', 'D', 'R')),
 	k text NOT NULL,
-	origin text NOT NULL,
+	origin text NOT NULL DEFAULT '',
 	at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
-CREATE TABLE IF NOT EXISTS cacheguard_meta (one int PRIMARY KEY CHECK (one = 1), db_id text NOT NULL);
-INSERT INTO cacheguard_meta (one, db_id) VALUES (1, md5(random()::text || clock_timestamp()::text)) ON CONFLICT DO NOTHING;
+CREATE INDEX IF NOT EXISTS changes_tbl_seq ON cacheguard.changes (tbl, seq);
+CREATE TABLE IF NOT EXISTS cacheguard.guarded (
+	tbl oid PRIMARY KEY,
+	name text NOT NULL,
+	guard_id text NOT NULL,
+	created_by_cacheguard boolean NOT NULL,
+	registered_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE OR REPLACE FUNCTION cacheguard.append(rel oid, op char, keys text[]) RETURNS void
+LANGUAGE plpgsql AS $f$
+BEGIN
+	IF cardinality(keys) = 0 THEN
+		RETURN;
+	END IF;
+	PERFORM pg_advisory_xact_lock(` + strconv.Itoa(logLock) + `);
+	INSERT INTO cacheguard.changes (tbl, op, k, origin)
+		SELECT rel, op, u, coalesce(current_setting('cacheguard.origin', true), '') FROM unnest(keys) AS u;
+	PERFORM set_config('cacheguard.seq', currval(pg_get_serial_sequence('cacheguard.changes', 'seq'))::text, true);
+	PERFORM pg_notify('` + NotifyChannel + `', rel::text);
+END
+$f$;
+CREATE OR REPLACE FUNCTION cacheguard.on_insert() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	PERFORM cacheguard.append(TG_RELID, 'I', ARRAY(SELECT k FROM new_rows));
+	RETURN NULL;
+END
+$f$;
+CREATE OR REPLACE FUNCTION cacheguard.on_delete() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	PERFORM cacheguard.append(TG_RELID, 'D', ARRAY(SELECT k FROM old_rows));
+	RETURN NULL;
+END
+$f$;
+CREATE OR REPLACE FUNCTION cacheguard.on_update() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	PERFORM cacheguard.append(TG_RELID, 'D', ARRAY(SELECT k FROM old_rows EXCEPT SELECT k FROM new_rows));
+	PERFORM cacheguard.append(TG_RELID, 'I', ARRAY(SELECT k FROM new_rows EXCEPT SELECT k FROM old_rows));
+	RETURN NULL;
+END
+$f$;
+CREATE OR REPLACE FUNCTION cacheguard.on_truncate() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+	PERFORM cacheguard.append(TG_RELID, 'R', ARRAY['']);
+	RETURN NULL;
+END
+$f$;
 `
 
+// pgTriggers are the guarded table's triggers (%s: the table).
+var pgTriggers = []struct{ name, def string }{
+	{"cacheguard_insert", `AFTER INSERT ON %s REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION cacheguard.on_insert()`},
+	{"cacheguard_update", `AFTER UPDATE ON %s REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION cacheguard.on_update()`},
+	{"cacheguard_delete", `AFTER DELETE ON %s REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION cacheguard.on_delete()`},
+	{"cacheguard_truncate", `AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION cacheguard.on_truncate()`},
+}
+
+// PGOptions configures OpenPostgres.
+type PGOptions struct {
+	// Table is the guarded table, name or schema.name with the columns
+	// k text (unique) and v bytea; "" means DefaultPostgresTable. A table
+	// that does not exist is created (and only such a table may be
+	// emptied by Reset).
+	Table string
+}
+
 // OpenPostgres connects to the database at dsn (a postgres:// URL or a
-// key=value string) and creates the tables if needed. Each call gets a new
-// random origin, the name its change-log entries carry.
-func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
+// key=value string), creates the cacheguard schema if needed, and guards the
+// table: creates it if missing (recording that cacheguard owns it), checks
+// its columns, installs the triggers. Each call gets a new random origin,
+// the name its PUTs' change-log entries carry.
+func OpenPostgres(ctx context.Context, dsn string, opt PGOptions) (*Postgres, error) {
+	table := opt.Table
+	if table == "" {
+		table = DefaultPostgresTable
+	}
+	if !tableName.MatchString(table) {
+		return nil, fmt.Errorf("cacheguard: table name %q: want name or schema.name (letters, digits, _)", table)
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("cacheguard: bad PostgreSQL DSN: %w", err)
@@ -71,28 +159,100 @@ func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 		pool.Close()
 		return nil, fmt.Errorf("cacheguard: PostgreSQL unreachable: %w", err)
 	}
-	// Two instances starting at once may race on CREATE TABLE IF NOT
+	p := &Postgres{pool: pool, dsn: dsn, table: table, origin: randomID()}
+	// Two instances starting at once may race on CREATE ... IF NOT
 	// EXISTS; an advisory lock makes the schema step one at a time.
 	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, logLock+1); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, pgSchema)
-		return err
+		if _, err := tx.Exec(ctx, pgSchema); err != nil {
+			return fmt.Errorf("create schema cacheguard: %w", err)
+		}
+		return p.register(ctx, tx)
 	}); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("cacheguard: PostgreSQL: create tables: %w", err)
+		return nil, fmt.Errorf("cacheguard: PostgreSQL: %w", err)
 	}
-	var b [8]byte
+	return p, nil
+}
+
+func randomID() string {
+	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("cacheguard: origin: %w", err)
+		panic(err) // crypto/rand does not fail on Linux
 	}
-	return &Postgres{pool: pool, dsn: dsn, origin: hex.EncodeToString(b[:])}, nil
+	return hex.EncodeToString(b[:])
+}
+
+// register creates the table if missing, checks it, records it in
+// cacheguard.guarded and installs the triggers, inside tx.
+func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
+	var relid *uint32
+	if err := tx.QueryRow(ctx, `SELECT to_regclass($1)::oid`, p.table).Scan(&relid); err != nil {
+		return err
+	}
+	createdNow := relid == nil
+	if createdNow {
+		if _, err := tx.Exec(ctx, `CREATE TABLE `+p.table+` (k text PRIMARY KEY, v bytea NOT NULL)`); err != nil {
+			return fmt.Errorf("create table %s: %w", p.table, err)
+		}
+		if err := tx.QueryRow(ctx, `SELECT to_regclass($1)::oid`, p.table).Scan(&relid); err != nil {
+			return err
+		}
+	}
+	p.relid = *relid
+	if err := tx.QueryRow(ctx, `SELECT $1::oid::regclass::text`, p.relid).Scan(&p.qname); err != nil {
+		return err
+	}
+	// The columns: k text with a unique index of its own, v bytea.
+	var kType, vType *string
+	var kUnique bool
+	if err := tx.QueryRow(ctx, `SELECT
+		(SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = $1 AND attname = 'k' AND NOT attisdropped),
+		(SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = $1 AND attname = 'v' AND NOT attisdropped),
+		EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+			WHERE i.indrelid = $1 AND i.indisunique AND i.indnkeyatts = 1 AND i.indpred IS NULL AND a.attname = 'k')`,
+		p.relid).Scan(&kType, &vType, &kUnique); err != nil {
+		return err
+	}
+	if kType == nil || *kType != "text" || vType == nil || *vType != "bytea" || !kUnique {
+		return fmt.Errorf("table %s: want the columns k text (unique) and v bytea", p.qname)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO cacheguard.guarded (tbl, name, guard_id, created_by_cacheguard)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (tbl) DO NOTHING`, p.relid, p.qname, randomID(), createdNow); err != nil {
+		return err
+	}
+	if err := tx.QueryRow(ctx, `SELECT guard_id FROM cacheguard.guarded WHERE tbl = $1`, p.relid).Scan(&p.guardID); err != nil {
+		return err
+	}
+	for _, tr := range pgTriggers {
+		var enabled *string
+		if err := tx.QueryRow(ctx, `SELECT tgenabled::text FROM pg_trigger WHERE tgrelid = $1 AND tgname = $2`, p.relid, tr.name).Scan(&enabled); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		switch {
+		case enabled == nil:
+			if _, err := tx.Exec(ctx, `CREATE TRIGGER `+tr.name+` `+fmt.Sprintf(tr.def, p.qname)); err != nil {
+				return fmt.Errorf("create trigger %s on %s: %w", tr.name, p.qname, err)
+			}
+			// ALWAYS: also under session_replication_role = replica
+			// (a logical-replication subscriber applying changes).
+			if _, err := tx.Exec(ctx, `ALTER TABLE `+p.qname+` ENABLE ALWAYS TRIGGER `+tr.name); err != nil {
+				return err
+			}
+		case *enabled == "D" || *enabled == "R":
+			return fmt.Errorf("trigger %s on %s is disabled: writes would not reach the filter; ALTER TABLE %s ENABLE ALWAYS TRIGGER %s", tr.name, p.qname, p.qname, tr.name)
+		}
+	}
+	return nil
 }
 
 // Backend returns "postgres".
 func (p *Postgres) Backend() string { return "postgres" }
+
+// Table returns the guarded table's name.
+func (p *Postgres) Table() string { return p.qname }
 
 // Ping checks the database.
 func (p *Postgres) Ping(ctx context.Context) error { return p.pool.Ping(ctx) }
@@ -100,13 +260,16 @@ func (p *Postgres) Ping(ctx context.Context) error { return p.pool.Ping(ctx) }
 // Close closes the connection pool.
 func (p *Postgres) Close() error { p.pool.Close(); return nil }
 
-// Origin returns the name this store's change-log entries carry.
+// Origin returns the name this store's PUTs give their change-log entries.
 func (p *Postgres) Origin() string { return p.origin }
+
+// GuardID returns the guarded table's identity.
+func (p *Postgres) GuardID() string { return p.guardID }
 
 // Get reads one row.
 func (p *Postgres) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	var v []byte
-	err := p.pool.QueryRow(ctx, `SELECT v FROM items WHERE k = $1`, key).Scan(&v)
+	err := p.pool.QueryRow(ctx, `SELECT v FROM `+p.qname+` WHERE k = $1`, key).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -114,20 +277,6 @@ func (p *Postgres) Get(ctx context.Context, key string) ([]byte, bool, error) {
 		return nil, false, fmt.Errorf("cacheguard: postgres get: %w", err)
 	}
 	return v, true, nil
-}
-
-// logChange appends a change-log entry and its notification inside tx and
-// returns the entry's seq. tx holds the log lock from here to its end.
-func (p *Postgres) logChange(ctx context.Context, tx pgx.Tx, op, key string) (int64, error) {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, logLock); err != nil {
-		return 0, err
-	}
-	var seq int64
-	if err := tx.QueryRow(ctx, `INSERT INTO cacheguard_changes (op, k, origin) VALUES ($1, $2, $3) RETURNING seq`, op, key, p.origin).Scan(&seq); err != nil {
-		return 0, err
-	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, strconv.FormatInt(seq, 10))
-	return seq, err
 }
 
 // commitOutcome classifies a failed COMMIT: an error the server sent
@@ -142,20 +291,15 @@ func commitOutcome(err error) Outcome {
 	return MaybeCommitted
 }
 
-// Put inserts or updates a row; see Store.
-func (p *Postgres) Put(ctx context.Context, key string, val []byte, created func() error) (bool, Outcome, error) {
-	return p.PutLogged(ctx, key, val, func(int64, *LogReader) error { return created() })
-}
-
-// PutLogged is Put, except that created also receives the seq of the row's
-// change-log entry and a LogReader on the transaction. created runs while
-// the transaction holds the log lock, so every entry below seq has committed
-// or rolled back for good and no entry above it exists yet: reading the log
-// through the reader up to seq sees exactly the changes before this
-// creation. The reader needs no connection of its own (one taken from the
-// pool there could wait for connections held by transactions queued behind
-// the log lock).
-func (p *Postgres) PutLogged(ctx context.Context, key string, val []byte, created func(seq int64, log *LogReader) error) (bool, Outcome, error) {
+// Put inserts or updates a row; see Store. The INSERT's trigger writes the
+// 'I' entry of a new row with this store's origin (set for the transaction
+// only, so no other write of this pool carries it) and leaves its seq in
+// cacheguard.seq; created runs while the transaction holds the log lock the
+// trigger took, so every entry below seq has committed or rolled back for
+// good and no entry above it exists yet. The reader created gets reads
+// through the transaction itself (one from the pool could wait for
+// connections held by transactions queued behind the log lock).
+func (p *Postgres) Put(ctx context.Context, key string, val []byte, created func(seq int64, lg LogReader) error) (bool, Outcome, error) {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("cacheguard: postgres put: %w", err)
@@ -165,18 +309,32 @@ func (p *Postgres) PutLogged(ctx context.Context, key string, val []byte, create
 	// one it updated: it tells a created row from an overwritten one. A
 	// concurrent Put of the same new key waits here on our row lock and
 	// then updates (we committed) or inserts (we rolled back), so exactly
-	// one transaction creates each row.
+	// one transaction creates each row. One round trip for the three.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('cacheguard.origin', $1, true)`, p.origin)
+	b.Queue(`INSERT INTO `+p.qname+` (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING xmax = 0`, key, val)
+	b.Queue(`SELECT coalesce(nullif(current_setting('cacheguard.seq', true), ''), '0')::bigint`)
 	var isNew bool
-	if err := tx.QueryRow(ctx, `INSERT INTO items (k, v) VALUES ($1, $2)
-		ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING xmax = 0`, key, val).Scan(&isNew); err != nil {
+	var seq int64
+	br := tx.SendBatch(ctx, b)
+	_, err = br.Exec()
+	if err == nil {
+		err = br.QueryRow().Scan(&isNew)
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&seq)
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return false, NotCommitted, fmt.Errorf("cacheguard: postgres put: %w", err)
 	}
 	if isNew {
-		seq, err := p.logChange(ctx, tx, "I", key)
-		if err != nil {
-			return true, NotCommitted, fmt.Errorf("cacheguard: postgres put: change log: %w", err)
+		if seq == 0 {
+			return true, NotCommitted, fmt.Errorf("cacheguard: postgres put: no change-log entry for the new row: are the triggers on %s missing?", p.qname)
 		}
-		if err := created(seq, &LogReader{q: tx}); err != nil {
+		if err := created(seq, &pgLog{q: tx, relid: p.relid}); err != nil {
 			return true, NotCommitted, err
 		}
 	}
@@ -186,40 +344,151 @@ func (p *Postgres) PutLogged(ctx context.Context, key string, val []byte, create
 	return isNew, NotCommitted, nil
 }
 
-// Delete removes a row; see Store.
+// Delete removes a row; see Store. The trigger logs the 'D'.
 func (p *Postgres) Delete(ctx context.Context, key string) (bool, error) {
-	tx, err := p.pool.Begin(ctx)
+	tag, err := p.pool.Exec(ctx, `DELETE FROM `+p.qname+` WHERE k = $1`, key)
 	if err != nil {
 		return false, fmt.Errorf("cacheguard: postgres delete: %w", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	tag, err := tx.Exec(ctx, `DELETE FROM items WHERE k = $1`, key)
-	if err != nil {
-		return false, fmt.Errorf("cacheguard: postgres delete: %w", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return false, nil
-	}
-	if _, err := p.logChange(ctx, tx, "D", key); err != nil {
-		return false, fmt.Errorf("cacheguard: postgres delete: change log: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return false, fmt.Errorf("cacheguard: postgres delete: commit: %w", err)
-	}
-	return true, nil
+	return tag.RowsAffected() == 1, nil
 }
+
+// Existing returns the keys among keys that have a row.
+func (p *Postgres) Existing(ctx context.Context, keys []string) ([]string, error) {
+	var out []string
+	for len(keys) > 0 {
+		n := min(len(keys), 10000)
+		rows, err := p.pool.Query(ctx, `SELECT k FROM `+p.qname+` WHERE k = ANY($1)`, keys[:n])
+		if err != nil {
+			return nil, fmt.Errorf("cacheguard: postgres existing: %w", err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return nil, fmt.Errorf("cacheguard: postgres existing: %w", err)
+		}
+		out = append(out, got...)
+		keys = keys[n:]
+	}
+	return out, nil
+}
+
+// Seed inserts n rows with keys SeedKey(prefix, 0..n-1), skipping existing
+// ones, in one statement; the trigger logs them (with no origin, so every
+// instance applies them).
+func (p *Postgres) Seed(ctx context.Context, prefix string, n int) error {
+	_, err := p.pool.Exec(ctx, `INSERT INTO `+p.qname+` (k, v)
+		SELECT $1 || lpad(i::text, 8, '0'), convert_to('v:' || $1 || lpad(i::text, 8, '0'), 'UTF8')
+		FROM generate_series(0, $2 - 1) AS i ON CONFLICT (k) DO NOTHING`, prefix, n)
+	if err != nil {
+		return fmt.Errorf("cacheguard: postgres seed: %w", err)
+	}
+	return nil
+}
+
+// Reset empties the guarded table and its change-log entries and renews its
+// GuardID (so that no snapshot of the old contents is loaded), but only if
+// cacheguard created the table: ErrNotOwned otherwise, with nothing
+// changed. Tests and the load generator call it.
+func (p *Postgres) Reset(ctx context.Context) error {
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		var owned bool
+		err := tx.QueryRow(ctx, `SELECT created_by_cacheguard FROM cacheguard.guarded WHERE tbl = $1 AND name = $2 FOR UPDATE`, p.relid, p.qname).Scan(&owned)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !owned) {
+			return fmt.Errorf("%w: %s", ErrNotOwned, p.qname)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `TRUNCATE `+p.qname); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM cacheguard.changes WHERE tbl = $1`, p.relid); err != nil {
+			return err
+		}
+		id := randomID()
+		if _, err := tx.Exec(ctx, `UPDATE cacheguard.guarded SET guard_id = $2 WHERE tbl = $1`, p.relid, id); err != nil {
+			return err
+		}
+		p.guardID = id
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cacheguard: postgres reset: %w", err)
+	}
+	return nil
+}
+
+// LogBounds returns the lowest and highest seq in the change log (0, 0 when
+// it is empty), over all guarded tables: the positions are global.
+func (p *Postgres) LogBounds(ctx context.Context) (lo, hi int64, err error) {
+	err = p.pool.QueryRow(ctx, `SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM cacheguard.changes`).Scan(&lo, &hi)
+	if err != nil {
+		return 0, 0, fmt.Errorf("cacheguard: postgres log bounds: %w", err)
+	}
+	return lo, hi, nil
+}
+
+// pgLog reads the log through a connection or a transaction.
+type pgLog struct {
+	q interface {
+		Query(context.Context, string, ...any) (pgx.Rows, error)
+	}
+	relid uint32
+}
+
+// Changes reads the entries in one statement; see LogReader.
+func (r *pgLog) Changes(ctx context.Context, after, before int64, fn func(Change) error) error {
+	rows, err := r.q.Query(ctx, `SELECT seq, op, k, origin, at FROM cacheguard.changes WHERE tbl = $1 AND seq > $2 AND seq < $3 ORDER BY seq`, r.relid, after, before)
+	if err != nil {
+		return fmt.Errorf("cacheguard: postgres changes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c Change
+		var op string
+		if err := rows.Scan(&c.Seq, &op, &c.Key, &c.Origin, &c.At); err != nil {
+			return fmt.Errorf("cacheguard: postgres changes: %w", err)
+		}
+		c.Op = op[0]
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cacheguard: postgres changes: %w", err)
+	}
+	return nil
+}
+
+// pgConn is a Conn on a pool connection.
+type pgConn struct {
+	pgLog
+	c     *pgxpool.Conn
+	table string
+}
+
+// Conn takes a connection from the pool.
+func (p *Postgres) Conn(ctx context.Context) (Conn, error) {
+	c, err := p.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cacheguard: postgres: %w", err)
+	}
+	return &pgConn{pgLog: pgLog{q: c, relid: p.relid}, c: c, table: p.qname}, nil
+}
+
+func (c *pgConn) Release() { c.c.Release() }
 
 // ScanKeys reads all keys in one REPEATABLE READ snapshot and returns the
 // highest change-log seq visible in it: by the log's commit order, the scan
 // holds exactly the effect of the entries up to that seq.
-func (p *Postgres) ScanKeys(ctx context.Context, fn func(total int64, keys []string) error) (int64, error) {
+func (c *pgConn) ScanKeys(ctx context.Context, fn func(total int64, keys []string) error) (int64, error) {
 	var seq int64
-	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := pgx.BeginTxFunc(ctx, c.c, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var total int64
-		if err := tx.QueryRow(ctx, `SELECT (SELECT coalesce(max(seq), 0) FROM cacheguard_changes), (SELECT count(*) FROM items)`).Scan(&seq, &total); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT (SELECT coalesce(max(seq), 0) FROM cacheguard.changes), (SELECT count(*) FROM `+c.table+`)`).Scan(&seq, &total); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT k FROM items`)
+		rows, err := tx.Query(ctx, `SELECT k FROM `+c.table)
 		if err != nil {
 			return err
 		}
@@ -251,136 +520,12 @@ func (p *Postgres) ScanKeys(ctx context.Context, fn func(total int64, keys []str
 	return seq, nil
 }
 
-// Existing returns the keys among keys that have a row.
-func (p *Postgres) Existing(ctx context.Context, keys []string) ([]string, error) {
-	var out []string
-	for len(keys) > 0 {
-		n := min(len(keys), 10000)
-		rows, err := p.pool.Query(ctx, `SELECT k FROM items WHERE k = ANY($1)`, keys[:n])
-		if err != nil {
-			return nil, fmt.Errorf("cacheguard: postgres existing: %w", err)
-		}
-		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return nil, fmt.Errorf("cacheguard: postgres existing: %w", err)
-		}
-		out = append(out, got...)
-		keys = keys[n:]
-	}
-	return out, nil
-}
-
-// Seed inserts n rows with keys SeedKey(prefix, 0..n-1), skipping existing
-// ones, without change-log entries: it is for preparing a table before any
-// service starts (tests, the load generator).
-func (p *Postgres) Seed(ctx context.Context, prefix string, n int) error {
-	_, err := p.pool.Exec(ctx, `INSERT INTO items (k, v)
-		SELECT $1 || lpad(i::text, 8, '0'), convert_to('v:' || $1 || lpad(i::text, 8, '0'), 'UTF8')
-		FROM generate_series(0, $2 - 1) AS i ON CONFLICT (k) DO NOTHING`, prefix, n)
-	if err != nil {
-		return fmt.Errorf("cacheguard: postgres seed: %w", err)
-	}
-	return nil
-}
-
-// Reset empties the items table and the change log (tests, load generator).
-func (p *Postgres) Reset(ctx context.Context) error {
-	if _, err := p.pool.Exec(ctx, `TRUNCATE items, cacheguard_changes`); err != nil {
-		return fmt.Errorf("cacheguard: postgres reset: %w", err)
-	}
-	return nil
-}
-
-// Change is one change-log entry.
-type Change struct {
-	Seq    int64
-	Op     byte // 'I' created, 'D' deleted
-	Key    string
-	Origin string
-	At     time.Time
-}
-
-// DBID returns the random identity stored in the database at creation, which
-// snapshots carry so that one is never loaded against another database.
-func (p *Postgres) DBID(ctx context.Context) (string, error) {
-	var id string
-	if err := p.pool.QueryRow(ctx, `SELECT db_id FROM cacheguard_meta`).Scan(&id); err != nil {
-		return "", fmt.Errorf("cacheguard: postgres db id: %w", err)
-	}
-	return id, nil
-}
-
-// LogBounds returns the lowest and highest seq in the change log (0, 0 when
-// it is empty).
-func (p *Postgres) LogBounds(ctx context.Context) (lo, hi int64, err error) {
-	err = p.pool.QueryRow(ctx, `SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM cacheguard_changes`).Scan(&lo, &hi)
-	if err != nil {
-		return 0, 0, fmt.Errorf("cacheguard: postgres log bounds: %w", err)
-	}
-	return lo, hi, nil
-}
-
-// Changes calls fn for the change-log entries after seq `after`, in seq
-// order, at most limit of them, and returns the seq of the last one (after
-// if none).
-func (p *Postgres) Changes(ctx context.Context, after int64, limit int, fn func(Change)) (int64, error) {
-	return (&LogReader{q: p.pool}).Changes(ctx, after, math.MaxInt64, limit, fn)
-}
-
-// LogReader reads the change log through one connection or transaction.
-type LogReader struct {
-	q interface {
-		Query(context.Context, string, ...any) (pgx.Rows, error)
-	}
-	release func()
-}
-
-// Reader takes a connection from the pool for reading the log; Release
-// gives it back.
-func (p *Postgres) Reader(ctx context.Context) (*LogReader, error) {
-	c, err := p.pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("cacheguard: postgres changes: %w", err)
-	}
-	return &LogReader{q: c, release: c.Release}, nil
-}
-
-// Release gives back the reader's connection, if it has one of its own.
-func (r *LogReader) Release() {
-	if r.release != nil {
-		r.release()
-	}
-}
-
-// Changes is Postgres.Changes restricted to the entries below seq before.
-func (r *LogReader) Changes(ctx context.Context, after, before int64, limit int, fn func(Change)) (int64, error) {
-	rows, err := r.q.Query(ctx, `SELECT seq, op, k, origin, at FROM cacheguard_changes WHERE seq > $1 AND seq < $2 ORDER BY seq LIMIT $3`, after, before, limit)
-	if err != nil {
-		return after, fmt.Errorf("cacheguard: postgres changes: %w", err)
-	}
-	defer rows.Close()
-	last := after
-	for rows.Next() {
-		var c Change
-		var op string
-		if err := rows.Scan(&c.Seq, &op, &c.Key, &c.Origin, &c.At); err != nil {
-			return last, fmt.Errorf("cacheguard: postgres changes: %w", err)
-		}
-		c.Op = op[0]
-		fn(c)
-		last = c.Seq
-	}
-	if err := rows.Err(); err != nil {
-		return last, fmt.Errorf("cacheguard: postgres changes: %w", err)
-	}
-	return last, nil
-}
-
 // Listen holds a dedicated connection that LISTENs on NotifyChannel and calls
-// wake for every notification, and once after each (re)connection (a
-// notification sent while it was not listening is lost; wake lets the caller
-// catch up from the log). It returns when ctx is done; connection failures
-// are retried every retry interval and reported through onErr.
+// wake for every notification about the guarded table, and once after each
+// (re)connection (a notification sent while it was not listening is lost;
+// wake lets the caller catch up from the log). It returns when ctx is done;
+// connection failures are retried every retry interval and reported through
+// onErr.
 func (p *Postgres) Listen(ctx context.Context, retry time.Duration, wake func(), onErr func(error)) {
 	for ctx.Err() == nil {
 		err := p.listenOnce(ctx, wake)
@@ -406,10 +551,14 @@ func (p *Postgres) listenOnce(ctx context.Context, wake func()) error {
 		return fmt.Errorf("cacheguard: listen: %w", err)
 	}
 	wake()
+	mine := strconv.FormatUint(uint64(p.relid), 10)
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return fmt.Errorf("cacheguard: listen: %w", err)
 		}
-		wake()
+		if strings.TrimSpace(n.Payload) == mine {
+			wake()
+		}
 	}
 }

@@ -27,7 +27,7 @@ func pgStore(t *testing.T) *Postgres {
 		}
 		t.Skipf("%s not set", DSNEnv)
 	}
-	p, err := OpenPostgres(context.Background(), dsn)
+	p, err := OpenPostgres(context.Background(), dsn, PGOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestPostgresSnapshotMismatch(t *testing.T) {
 		}
 		return path
 	}
-	id, _ := p.DBID(ctx)
+	id := p.GuardID()
 	otherDB := write("other", []byte(replaceOnce(string(data), id, "0123456789abcdef0123456789abcdef")))
 	if _, err := New(ctx, Config{Store: p, Snapshot: otherDB}); !errors.Is(err, ErrSnapshotMismatch) {
 		t.Fatalf("snapshot of another database: %v; want ErrSnapshotMismatch", err)
@@ -323,7 +323,7 @@ func TestPostgresRecreateWhileLagging(t *testing.T) {
 		if code, body, _ := do(ha, "PUT", k, "v"); code != 201 {
 			t.Fatalf("round %d: PUT %s via A: %d %q; want 201", i, k, code, body)
 		}
-		if n := a.f.Count([]byte(k)); n != 1 {
+		if n := a.filter().Count([]byte(k)); n != 1 {
 			t.Fatalf("round %d: A holds %d copies of %s after creating its row; want 1", i, n, k)
 		}
 		if code, _, _ := do(ha, "PUT", k, "w"); code != 204 {
@@ -382,7 +382,7 @@ func TestPostgresRecreateWhileLagging(t *testing.T) {
 			if slices.Contains(present, k) {
 				want = 1
 			}
-			if got := s.f.Count([]byte(k)); got != want {
+			if got := s.filter().Count([]byte(k)); got != want {
 				t.Fatalf("instance %d: %d copies of %s; want %d (one per row)", n, got, k, want)
 			}
 		}
@@ -392,10 +392,10 @@ func TestPostgresRecreateWhileLagging(t *testing.T) {
 func TestPostgresUnreachable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := OpenPostgres(ctx, "postgres://nobody:x@127.0.0.1:1/none?connect_timeout=2"); err == nil {
+	if _, err := OpenPostgres(ctx, "postgres://nobody:x@127.0.0.1:1/none?connect_timeout=2", PGOptions{}); err == nil {
 		t.Fatal("OpenPostgres on a closed port: no error")
 	}
-	if _, err := OpenPostgres(ctx, "postgres://%zz"); err == nil {
+	if _, err := OpenPostgres(ctx, "postgres://%zz", PGOptions{}); err == nil {
 		t.Fatal("OpenPostgres with a bad DSN: no error")
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 // Config configures New.
 type Config struct {
-	// Store is the database. Required.
+	// Store is the guarded table. Required.
 	Store Store
 	// NoFilter turns the guard off: every GET reads the database (the
 	// baseline of the load runs).
@@ -34,13 +34,13 @@ type Config struct {
 	// most this (cuckoo.WithFalsePositiveRate). Give it or
 	// FingerprintBits, not both.
 	FalsePositiveRate float64
-	// Snapshot, if not empty, is a snapshot file (PostgreSQL only): when
-	// it exists the filter is loaded from it and the change log since it
-	// is applied, instead of scanning the table. WriteSnapshot writes it.
+	// Snapshot, if not empty, is a snapshot file: when it exists the
+	// filter is loaded from it and the change log since it is applied,
+	// instead of scanning the table. WriteSnapshot writes it.
 	Snapshot string
-	// PollInterval bounds how long a change committed by another instance
-	// can go unapplied when notifications are lost (PostgreSQL); 0 means
-	// DefaultPollInterval.
+	// PollInterval bounds how long a committed change can go unapplied:
+	// with SQLite it is how often the log is read; with PostgreSQL, the
+	// bound when notifications are lost. 0 means DefaultPollInterval.
 	PollInterval time.Duration
 	// NoListen disables LISTEN, leaving only the poll (tests).
 	NoListen bool
@@ -60,36 +60,41 @@ const DefaultPollInterval = time.Second
 // the filter: the row is not written, since it could not be guarded.
 var ErrFilterFull = errors.New("cacheguard: filter is full; restart with a larger -capacity")
 
+// listener is a Store whose log sends notifications (PostgreSQL).
+type listener interface {
+	Listen(ctx context.Context, retry time.Duration, wake func(), onErr func(error))
+}
+
 // Service is the HTTP key-value service with its filter.
 type Service struct {
 	store Store
-	pg    *Postgres // nil unless store is PostgreSQL
-	f     *cuckoo.Filter
+	filt  atomic.Pointer[cuckoo.Filter] // nil without a filter; replaced by a rebuild
 	cfg   Config
 	log   *log.Logger
 
-	// snapMu: PUTs hold it shared from their filter insert to the end of
-	// their transaction; WriteSnapshot holds it exclusively, so a
-	// snapshot never holds the copy of a creation still in flight.
+	// snapMu: PUTs hold it shared from before their filter insert to the
+	// end of their transaction; WriteSnapshot and rebuild hold it
+	// exclusively, so neither ever sees a creation in flight.
 	snapMu sync.RWMutex
-	// applyMu serializes applying the change log (catchUp) and guards
-	// the filter's position in it with snapshots.
-	applyMu sync.Mutex
-	applied atomic.Int64 // last change-log seq applied
-	wake    chan struct{}
-	cancel  context.CancelFunc
-	done    sync.WaitGroup
+	// applyMu serializes applying the change log and guards the filter's
+	// position in it.
+	applyMu      sync.Mutex
+	applied      atomic.Int64 // last change-log seq applied
+	needsRebuild atomic.Bool  // an 'R' (TRUNCATE) was applied
+	wake         chan struct{}
+	cancel       context.CancelFunc
+	done         sync.WaitGroup
 
-	degraded atomic.Bool // a foreign key did not fit: the filter is bypassed
-	source   string      // "scan", "snapshot" or "none"
+	degraded atomic.Bool  // a foreign key did not fit: the filter is bypassed
+	source   atomic.Value // string: "scan", "snapshot", "rebuild" or "none"
 
 	gets, dbReads, rejects, falsePos atomic.Int64
 	puts, created, deletes, deleted  atomic.Int64
-	leaked, applyErrs                atomic.Int64
+	leaked, applyErrs, rebuilds      atomic.Int64
 }
 
 // New builds the filter from the table (or from cfg.Snapshot plus the change
-// log) and, for PostgreSQL, starts following the change log.
+// log), applies the log since, and starts following it.
 func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("cacheguard: no store")
@@ -116,11 +121,11 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Capacity < 0 {
 		return nil, fmt.Errorf("cacheguard: negative capacity %d", cfg.Capacity)
 	}
-	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), source: "none"}
+	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1)}
+	s.source.Store("none")
 	if s.log == nil {
 		s.log = log.New(io.Discard, "", 0)
 	}
-	s.pg, _ = cfg.Store.(*Postgres)
 	if err := cfg.Store.Ping(ctx); err != nil {
 		return nil, fmt.Errorf("cacheguard: database unreachable: %w", err)
 	}
@@ -130,34 +135,38 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		}
 		return s, nil
 	}
-	if cfg.Snapshot != "" && s.pg == nil {
-		return nil, errors.New("cacheguard: snapshots need the PostgreSQL change log (-dsn)")
-	}
 	loaded, err := s.loadSnapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if !loaded {
-		if err := s.build(ctx); err != nil {
+		c, err := s.store.Conn(ctx)
+		if err != nil {
 			return nil, err
 		}
+		f, seq, err := s.scan(ctx, c)
+		c.Release()
+		if err != nil {
+			return nil, err
+		}
+		s.filt.Store(f)
+		s.applied.Store(seq)
+		s.source.Store("scan")
 	}
-	if s.pg != nil {
-		// Apply what committed since the scan or snapshot before serving.
-		if err := s.catchUp(ctx); err != nil {
-			return nil, err
-		}
-		fctx, cancel := context.WithCancel(context.Background())
-		s.cancel = cancel
+	// Apply what committed since the scan or snapshot before serving.
+	if err := s.catchUp(ctx); err != nil {
+		return nil, err
+	}
+	fctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.done.Add(1)
+	go s.follow(fctx)
+	if l, ok := cfg.Store.(listener); ok && !cfg.NoListen {
 		s.done.Add(1)
-		go s.follow(fctx)
-		if !cfg.NoListen {
-			s.done.Add(1)
-			go func() {
-				defer s.done.Done()
-				s.pg.Listen(fctx, cfg.PollInterval, s.poke, func(err error) { s.log.Printf("%v (retrying)", err) })
-			}()
-		}
+		go func() {
+			defer s.done.Done()
+			l.Listen(fctx, cfg.PollInterval, s.poke, func(err error) { s.log.Printf("%v (retrying)", err) })
+		}()
 	}
 	return s, nil
 }
@@ -170,27 +179,31 @@ func (s *Service) Close() {
 	}
 }
 
-// build sizes the filter from the table's row count and fills it with every
-// key (InsertBatch), printing progress on long builds.
-func (s *Service) build(ctx context.Context) error {
+// filter returns the current filter (nil without one).
+func (s *Service) filter() *cuckoo.Filter { return s.filt.Load() }
+
+// scan sizes a filter from the table's row count and fills it with every
+// key (InsertBatch), printing progress on long builds, and returns it with
+// the change-log position of the scan.
+func (s *Service) scan(ctx context.Context, c Conn) (*cuckoo.Filter, int64, error) {
 	start := time.Now()
 	lastReport := start
 	var n int64
 	var keys [][]byte
+	var f *cuckoo.Filter
 	mk := func(total int64) error {
-		c := s.cfg.Capacity
-		if c == 0 {
-			c = int(max(2*total, MinCapacity))
+		capa := s.cfg.Capacity
+		if capa == 0 {
+			capa = int(max(2*total, MinCapacity))
 		}
-		f, err := cuckoo.New(c, cuckoo.WithFingerprintBits(s.cfg.FingerprintBits))
-		if err != nil {
+		var err error
+		if f, err = cuckoo.New(capa, cuckoo.WithFingerprintBits(s.cfg.FingerprintBits)); err != nil {
 			return fmt.Errorf("cacheguard: filter: %w", err)
 		}
-		s.f = f
 		return nil
 	}
-	seq, err := s.store.ScanKeys(ctx, func(total int64, batch []string) error {
-		if s.f == nil {
+	seq, err := c.ScanKeys(ctx, func(total int64, batch []string) error {
+		if f == nil {
 			if err := mk(total); err != nil {
 				return err
 			}
@@ -199,8 +212,8 @@ func (s *Service) build(ctx context.Context) error {
 		for _, k := range batch {
 			keys = append(keys, []byte(k))
 		}
-		if _, err := s.f.InsertBatch(keys); err != nil {
-			return fmt.Errorf("cacheguard: filter of capacity %d cannot hold the table's %d keys: %w", s.f.Cap(), total, err)
+		if _, err := f.InsertBatch(keys); err != nil {
+			return fmt.Errorf("cacheguard: filter of capacity %d cannot hold the table's %d keys: %w", f.Cap(), total, err)
 		}
 		n += int64(len(batch))
 		if now := time.Now(); now.Sub(lastReport) >= time.Second {
@@ -210,25 +223,26 @@ func (s *Service) build(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	if s.f == nil {
+	if f == nil {
 		if err := mk(0); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
-	s.applied.Store(seq)
-	s.source = "scan"
-	s.log.Printf("filter built from %d keys in %v: capacity %d, load factor %.4f, expected false-positive rate %.4f%%",
-		n, time.Since(start).Round(time.Millisecond), s.f.Cap(), s.f.LoadFactor(), 100*s.expectedFPR())
-	return nil
+	s.log.Printf("filter built from %d keys of %s in %v: capacity %d, load factor %.4f, expected false-positive rate %.4f%%",
+		n, s.store.Table(), time.Since(start).Round(time.Millisecond), f.Cap(), f.LoadFactor(), 100*expectedFPR(f))
+	return f, seq, nil
 }
 
-func (s *Service) expectedFPR() float64 {
-	if s.f == nil {
+// expectedFPR is the filter's false-positive rate at its load: a lookup
+// compares the fingerprint with the 2·b slots of its two buckets, each
+// occupied with probability α and matching with probability 2^-f.
+func expectedFPR(f *cuckoo.Filter) float64 {
+	if f == nil {
 		return 0
 	}
-	return 8 * s.f.LoadFactor() / math.Exp2(float64(s.f.FingerprintBits()))
+	return 2 * float64(f.SlotsPerBucket()) * f.LoadFactor() / math.Exp2(float64(f.FingerprintBits()))
 }
 
 // poke wakes the change-log follower without blocking.
@@ -240,7 +254,7 @@ func (s *Service) poke() {
 }
 
 // follow applies the change log whenever a notification arrives and at
-// least every PollInterval.
+// least every PollInterval, and rebuilds the filter after a TRUNCATE.
 func (s *Service) follow(ctx context.Context) {
 	defer s.done.Done()
 	t := time.NewTicker(s.cfg.PollInterval)
@@ -252,7 +266,11 @@ func (s *Service) follow(ctx context.Context) {
 		case <-s.wake:
 		case <-t.C:
 		}
-		if err := s.catchUp(ctx); err != nil && ctx.Err() == nil {
+		err := s.catchUp(ctx)
+		if err == nil && s.needsRebuild.Load() {
+			err = s.rebuild(ctx)
+		}
+		if err != nil && ctx.Err() == nil {
 			s.applyErrs.Add(1)
 			s.log.Printf("applying the change log: %v (retrying)", err)
 		}
@@ -266,67 +284,159 @@ func (s *Service) follow(ctx context.Context) {
 // and every connection of the pool can be held by transactions queued behind
 // that lock.
 func (s *Service) catchUp(ctx context.Context) error {
-	lg, err := s.pg.Reader(ctx)
+	if s.filter() == nil {
+		return nil
+	}
+	c, err := s.store.Conn(ctx)
 	if err != nil {
 		return err
 	}
-	defer lg.Release()
+	defer c.Release()
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
-	return s.catchUpLocked(ctx, lg, math.MaxInt64)
+	return s.catchUpLocked(ctx, c, math.MaxInt64)
 }
 
-// catchUpLocked applies the change-log entries below seq `before` in seq
-// order, reading them through lg; applyMu is held.
+// catchUpLocked applies the change-log entries after the applied position
+// and below seq `before`, read through lg; applyMu is held.
 //
-// An entry 'I' of another instance inserts the key; an 'I' of this instance
-// is skipped, because its PUT inserted the key before committing (see
-// handlePut). Every 'D', ours included, deletes one copy, here and nowhere
-// else: a DELETE in PostgreSQL mode leaves the filter alone. Applying the
-// deletes in seq order is what makes them safe: for each key the log
-// alternates I, D, I, D (rows are created and deleted by committed
-// transactions, and the log commits in seq order), so when a 'D' is applied
-// the 'I' before it has already added its copy, either here or, for our own,
-// before its commit. The copies of a key therefore number (its I entries
-// applied or inserted by our PUTs) minus (its D entries applied), which is at
-// least one whenever the key's last entry is an 'I' we have applied or
-// written ourselves, that is whenever its row is present, except for a row
-// another instance created whose entry we have not applied yet: that is the
-// propagation window of the README.
+// Claim L (the log). For every key x and every position p of the log, the
+// number of rows with key x in the database state that entry p's commit
+// produced is N_p(x) = #I(x) − #D(x) over the entries up to p, unless a
+// TRUNCATE ('R') came before p, which removes rows without 'D' entries
+// and makes N_p(x) an upper bound. Proof: the guarded table's triggers run
+// in the writing transaction, whoever writes; each statement logs an 'I'
+// for every row it adds and a 'D' for every row it removes (an UPDATE that
+// changes keys: the old keys that are gone, the new ones that appeared; k
+// is unique, so these are exactly the changes in the set of keys), so the
+// entries commit if and only if the changes do. The log commits in seq
+// order and one transaction's entries are consecutive (log lock, see
+// Postgres; SQLite commits one writer at a time), and lg.Changes reads in
+// one statement, so every batch read here is a set of whole transactions
+// and p is always a committed state.
 //
-// A creating PUT applies the entries before its own first (handlePut), so
-// the deletions still unapplied when it adds its copy never include one of
-// the same key: a key has at most one copy per row however far the follower
-// lags behind.
-func (s *Service) catchUpLocked(ctx context.Context, lg *LogReader, before int64) error {
-	const page = 1000
-	origin := s.pg.Origin()
-	for {
-		n := 0
-		var kb []byte
-		_, err := lg.Changes(ctx, s.applied.Load(), before, page, func(c Change) {
-			n++
-			kb = append(kb[:0], c.Key...)
-			switch {
-			case c.Op == 'I' && c.Origin != origin:
-				if err := s.f.Insert(kb); err != nil && !s.degraded.Swap(true) {
-					// The key cannot be guarded: stop
-					// rejecting anything until a restart
-					// with a larger capacity.
-					s.log.Printf("filter full applying change %d (%v): the filter is bypassed from now on; restart with a larger -capacity", c.Seq, err)
-				}
-			case c.Op == 'D':
-				s.f.Delete(kb)
-			}
-			s.applied.Store(c.Seq)
-		})
-		if err != nil {
-			return err
+// Claim C (the copies). With p the applied position, the filter holds for
+// every key x exactly copies(x) = N_p(x) + A(x), where A(x) ≥ 0 counts the
+// copies this instance's PUTs inserted for entries beyond p (in flight, or
+// committed and not yet passed here) plus leaked ones (a PUT whose commit's
+// answer was lost). Proof, by induction over the steps that change it: a
+// scan sets copies = N_p (A = 0: New runs before serving; a rebuild holds
+// snapMu exclusively, so no PUT is in flight and every committed one has
+// an entry ≤ the scan's position); a creating PUT adds 1 to A before its
+// entry commits (handlePut); a PUT that certainly did not commit removes
+// its copy again; and this function, moving p to p', applies to each key
+// the net change fi − d, where fi counts the other origins' 'I' entries in
+// (p, p'], oi our own, d the 'D' entries: N grows by fi + oi − d, and our
+// own oi entries leave A (their copies were inserted before their commit).
+//
+// Claim D (every Delete removes a copy that is there). Where the net is
+// negative, copies(x) = N_p + A ≥ N_p + oi ≥ d − fi, because
+// N_p' = N_p + fi + oi − d ≥ 0. So Delete always finds a copy of x's own
+// fingerprint in x's buckets (the library removes one copy of a present
+// key), and never another key's.
+//
+// Claim M (no dip). All net inserts are done before any net delete, so
+// while a batch is applied every key's copies move monotonically from their
+// value before to their value after. A row present both at p and at p'
+// (N ≥ 1 at both) is therefore never rejected during the step, even if the
+// batch deletes and recreates its key (a transaction that ran DELETE x;
+// INSERT x nets to zero: nothing is touched).
+//
+// Hence the guarantee: a row present now was created by an entry e. If
+// e ≤ p, N_p(x) ≥ 1 (no 'D' of that row follows e up to p); if e > p is
+// ours, A(x) ≥ 1; if e > p is another writer's, the row is in the
+// propagation window until this instance applies e (README). In every case
+// but the last, copies(x) ≥ 1 at every moment.
+//
+// An 'R' changes no copy (the truncated rows' copies stay: false positives,
+// never false negatives); it asks for a rebuild from a scan (rebuild).
+//
+// The memory taken is one map entry per distinct key changed since the
+// position: after a long outage or a bulk load, the size of that backlog.
+func (s *Service) catchUpLocked(ctx context.Context, lg LogReader, before int64) error {
+	f := s.filter()
+	origin := s.store.Origin()
+	last := s.applied.Load()
+	net := make(map[string]int)
+	truncated := false
+	err := lg.Changes(ctx, last, before, func(c Change) error {
+		switch {
+		case c.Op == 'I' && c.Origin != origin:
+			net[c.Key]++
+		case c.Op == 'D':
+			net[c.Key]--
+		case c.Op == 'R':
+			truncated = true
 		}
-		if n < page {
-			return nil
+		last = c.Seq
+		return nil
+	})
+	if err != nil {
+		return err // nothing applied: the position stays
+	}
+	var kb []byte
+	for k, n := range net {
+		kb = append(kb[:0], k...)
+		for ; n > 0; n-- {
+			if err := f.Insert(kb); err != nil && !s.degraded.Swap(true) {
+				// The key cannot be guarded: stop rejecting
+				// anything until a restart with a larger
+				// capacity.
+				s.log.Printf("filter full applying the change log (%v): the filter is bypassed from now on; restart with a larger -capacity", err)
+			}
 		}
 	}
+	for k, n := range net {
+		kb = append(kb[:0], k...)
+		for ; n < 0; n++ {
+			f.Delete(kb)
+		}
+	}
+	s.applied.Store(last)
+	if truncated {
+		s.needsRebuild.Store(true)
+		s.poke()
+	}
+	return nil
+}
+
+// rebuild replaces the filter with one built from a scan of the table, after
+// a TRUNCATE (whose rows' copies the log cannot remove). It holds snapMu
+// exclusively (no PUT in flight: Claim C's A is 0 after the scan) and
+// applyMu (the position does not move during the scan); the scan's position
+// is at least the applied one, since it starts after it was applied and the
+// log commits in seq order. GETs use the old filter until the swap; it
+// holds at least the copies the new one does, minus the truncated rows'.
+// Lock order, as everywhere: connection, snapMu, applyMu.
+func (s *Service) rebuild(ctx context.Context) error {
+	c, err := s.store.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	s.snapMu.Lock()
+	defer s.snapMu.Unlock()
+	s.applyMu.Lock()
+	defer s.applyMu.Unlock()
+	if !s.needsRebuild.Swap(false) {
+		return nil
+	}
+	s.log.Printf("the table was truncated: rebuilding the filter from a scan")
+	f, seq, err := s.scan(ctx, c)
+	if err != nil {
+		s.needsRebuild.Store(true)
+		return err
+	}
+	if seq < s.applied.Load() {
+		s.needsRebuild.Store(true)
+		return fmt.Errorf("cacheguard: rebuild: the scan is at change %d, before the applied %d", seq, s.applied.Load())
+	}
+	s.filt.Store(f)
+	s.applied.Store(seq)
+	s.degraded.Store(false)
+	s.source.Store("rebuild")
+	s.rebuilds.Add(1)
+	return nil
 }
 
 // AppliedSeq returns the last change-log seq this instance has applied.
@@ -335,12 +445,14 @@ func (s *Service) AppliedSeq() int64 { return s.applied.Load() }
 // MayContain reports whether the filter would let a GET for key reach the
 // database (true without a filter).
 func (s *Service) MayContain(key string) bool {
-	return s.f == nil || s.degraded.Load() || s.f.Lookup([]byte(key))
+	f := s.filter()
+	return f == nil || s.degraded.Load() || f.Lookup([]byte(key))
 }
 
 // Stats is the JSON of /stats.
 type Stats struct {
 	Backend         string  `json:"backend"`
+	Table           string  `json:"table"`
 	Filter          bool    `json:"filter"`
 	Degraded        bool    `json:"degraded"`
 	BuiltFrom       string  `json:"built_from"`
@@ -348,6 +460,7 @@ type Stats struct {
 	Capacity        int     `json:"filter_capacity"`
 	LoadFactor      float64 `json:"load_factor"`
 	FingerprintBits int     `json:"fingerprint_bits"`
+	SlotsPerBucket  int     `json:"slots_per_bucket"`
 	ExpectedFPR     float64 `json:"expected_false_positive_rate"`
 	Gets            int64   `json:"gets"`
 	DBReads         int64   `json:"db_reads"`
@@ -360,19 +473,21 @@ type Stats struct {
 	LeakedCopies    int64   `json:"leaked_copies"`
 	AppliedSeq      int64   `json:"applied_seq"`
 	ApplyErrors     int64   `json:"apply_errors"`
+	Rebuilds        int64   `json:"rebuilds"`
 }
 
 // Stats returns the counters.
 func (s *Service) Stats() Stats {
+	f := s.filter()
 	st := Stats{
-		Backend: s.store.Backend(), Filter: s.f != nil, Degraded: s.degraded.Load(), BuiltFrom: s.source,
+		Backend: s.store.Backend(), Table: s.store.Table(), Filter: f != nil, Degraded: s.degraded.Load(), BuiltFrom: s.source.Load().(string),
 		Gets: s.gets.Load(), DBReads: s.dbReads.Load(), Rejected: s.rejects.Load(), FalsePositives: s.falsePos.Load(),
 		Puts: s.puts.Load(), Created: s.created.Load(), Deletes: s.deletes.Load(), Deleted: s.deleted.Load(),
-		LeakedCopies: s.leaked.Load(), AppliedSeq: s.applied.Load(), ApplyErrors: s.applyErrs.Load(),
+		LeakedCopies: s.leaked.Load(), AppliedSeq: s.applied.Load(), ApplyErrors: s.applyErrs.Load(), Rebuilds: s.rebuilds.Load(),
 	}
-	if s.f != nil {
-		st.Keys, st.Capacity, st.LoadFactor, st.FingerprintBits = s.f.Len(), s.f.Cap(), s.f.LoadFactor(), s.f.FingerprintBits()
-		st.ExpectedFPR = s.expectedFPR()
+	if f != nil {
+		st.Keys, st.Capacity, st.LoadFactor, st.FingerprintBits, st.SlotsPerBucket = f.Len(), f.Cap(), f.LoadFactor(), f.FingerprintBits(), f.SlotsPerBucket()
+		st.ExpectedFPR = expectedFPR(f)
 	}
 	return st
 }
@@ -421,8 +536,9 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.gets.Add(1)
-	guarded := s.f != nil && !s.degraded.Load()
-	if guarded && !s.f.Lookup([]byte(k)) {
+	f := s.filter()
+	guarded := f != nil && !s.degraded.Load()
+	if guarded && !f.Lookup([]byte(k)) {
 		s.rejects.Add(1)
 		w.Header().Set(SourceHeader, "filter")
 		http.Error(w, "not found", http.StatusNotFound)
@@ -449,7 +565,8 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 }
 
 // handlePut writes the row and, if the row is new, adds the key to the
-// filter. Why no GET can be rejected while the row is present:
+// filter. Why no GET can be rejected while the row is present (Claim C of
+// catchUpLocked counts the copies this inserts as A):
 //
 //   - The key goes into the filter inside the transaction, before the
 //     commit makes the row visible (Store.Put calls created between the
@@ -458,18 +575,20 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 //   - Whether the row is new is decided inside the transaction (SQLite: the
 //     write lock is taken at BEGIN; PostgreSQL: INSERT ... ON CONFLICT holds
 //     the row lock), so of several concurrent PUTs of one new key exactly
-//     one inserts a copy: the filter holds one copy per row.
-//   - With PostgreSQL, deletions reach the filter only through the change
-//     log, which the follower applies asynchronously. Before adding its
-//     copy, the PUT therefore applies the log up to its own entry (it holds
-//     the log lock, so every entry before its own is final), reading it
-//     through its own transaction. The deletion of the key's previous row
-//     is among those entries, so its copy is gone before the new one is
-//     added. Without this, a key deleted (through any instance) and
-//     recreated through this instance faster than the follower applied the
-//     deletions gained a copy per round, and its ninth copy did not fit
-//     (ErrFull: at most 2 buckets × 4 slots of one fingerprint) although
-//     the filter was nearly empty.
+//     one inserts a copy.
+//   - The trigger logs the new row's 'I' like any other write, but with this
+//     instance's origin, and catchUpLocked skips 'I' entries of its own
+//     origin: the copy inserted here is the row's one copy, never a second
+//     one. Writes of any other client carry no origin and are applied.
+//   - Deletions reach the filter only through the change log. Before adding
+//     its copy, the PUT therefore applies the log up to its own entry (the
+//     transaction holds the log lock, so every entry before its own is
+//     final), reading it through its own transaction. The deletion of the
+//     key's previous row is among those entries, so its copy is gone before
+//     the new one is added. Without this, a key deleted and recreated faster
+//     than the follower applied the deletions gained a copy per round until
+//     its two buckets (2 × SlotsPerBucket slots) were full of it, and the
+//     next PUT got ErrFull although the filter was nearly empty.
 //   - If the transaction fails after the insert and certainly did not
 //     commit, the row never became visible and the copy is removed again
 //     (Delete of a key we inserted removes one copy of its fingerprint, so
@@ -478,7 +597,11 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 //     not, it only costs false positives (counted as leaked_copies).
 //   - If the filter is full, nothing is written (503): a row that could
 //     not be guarded is never created.
-//   - An update of an existing row does not touch the filter.
+//   - An update of an existing row logs nothing and does not touch the
+//     filter.
+//   - snapMu is held shared from before the insert to the end of the
+//     transaction: a snapshot or a rebuild never sees a copy in flight, and
+//     the filter is not replaced under the PUT.
 //
 // A GET that overlaps the PUT may miss the row only while it is not yet
 // committed, which a reader of the database would see as absent too.
@@ -500,40 +623,31 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request) {
 	s.puts.Add(1)
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
+	s.snapMu.RLock()
+	defer s.snapMu.RUnlock()
+	f := s.filter() // not replaced while snapMu is held
 	kb := []byte(k)
 	inserted := false
-	created := func(seq int64, lg *LogReader) error {
-		if s.f == nil {
+	created := func(seq int64, lg LogReader) error {
+		if f == nil {
 			return nil
 		}
-		if lg != nil {
-			s.applyMu.Lock()
-			defer s.applyMu.Unlock()
-			if err := s.catchUpLocked(ctx, lg, seq); err != nil {
-				return err
-			}
+		s.applyMu.Lock()
+		defer s.applyMu.Unlock()
+		if err := s.catchUpLocked(ctx, lg, seq); err != nil {
+			return err
 		}
-		if err := s.f.Insert(kb); err != nil {
+		if err := f.Insert(kb); err != nil {
 			return ErrFilterFull
 		}
 		inserted = true
 		return nil
 	}
-	if s.f != nil {
-		s.snapMu.RLock()
-		defer s.snapMu.RUnlock()
-	}
-	var isNew bool
-	var outcome Outcome
-	if s.pg != nil {
-		isNew, outcome, err = s.pg.PutLogged(ctx, k, val, created)
-	} else {
-		isNew, outcome, err = s.store.Put(ctx, k, val, func() error { return created(0, nil) })
-	}
+	isNew, outcome, err := s.store.Put(ctx, k, val, created)
 	if err != nil {
 		if inserted {
 			if outcome == NotCommitted {
-				s.f.Delete(kb)
+				f.Delete(kb)
 			} else {
 				s.leaked.Add(1)
 			}
@@ -554,31 +668,29 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// handleDelete deletes the row, then its copy in the filter. Why no GET can
-// be rejected while the row is present:
+// handleDelete deletes the row; its copy leaves the filter through the
+// change log, like every deletion. Why no GET can be rejected while the row
+// is present:
 //
-//   - The copy is removed only after the delete committed and only if a row
-//     was really deleted, so the copy removed is the one its creating PUT
-//     inserted before that row became visible. Until the commit the row is
-//     present and its copy is there; after it the row is gone.
-//   - If the database fails (before or at the commit), the filter is left
-//     alone: if the row survived, its copy is still there; if it was
-//     deleted, the stale copy only causes false positives.
-//   - Concurrent PUT and DELETE of one key: the database orders them
-//     (SQLite writes one at a time, PostgreSQL locks the row), so the key's
-//     row history is create, delete, create, ...; each delete's removal
-//     follows its commit, which follows the commit of the create it undoes,
-//     which follows that create's insert. So the copies never go below the
-//     number of rows, whatever the interleaving of the filter operations.
-//   - With PostgreSQL, deletes reach the filter only through the change log,
-//     in seq order (catchUpLocked), for this instance's deletes as for the
-//     others': removing the copy here as well would remove it twice.
+//   - The trigger logs the 'D' in the deleting transaction, so the entry
+//     exists if and only if the row is gone, and catchUpLocked applies it
+//     (Claims C and D): the copy removed is one that is there, after the
+//     deletion committed.
+//   - If the database fails (before or at the commit), nothing is applied
+//     that did not commit: if the row survived, its copy is still there; if
+//     it was deleted, the log has the 'D' and the follower applies it.
+//   - Concurrent PUT and DELETE of one key: the database orders them, the
+//     log records that order, and the entries are applied in it.
 //
-// A GET overlapping a re-creation can miss only during a moment the row was
-// absent. The one gap left is the library's documented corner: two different
-// keys with the same fingerprint and buckets, one inserted and the other
-// deleted during a single Lookup of the first (a probability of order
-// 2^-12 per pair times the chance of that overlap).
+// After a successful delete the handler applies the log at once, so that
+// the key is rejected again without waiting for the follower; if that
+// fails, the follower applies it later (a stale copy costs false positives
+// only).
+//
+// The one gap left is the library's documented corner: two different keys
+// with the same fingerprint and buckets, one inserted and the other deleted
+// during a single Lookup of the first (a probability of order 2^-f per pair
+// times the chance of that overlap).
 func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
 	k, ok := s.key(w, r)
 	if !ok {
@@ -597,12 +709,9 @@ func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.deleted.Add(1)
-	if s.f != nil {
-		if s.pg != nil {
-			s.poke() // the follower removes it, in log order
-		} else {
-			s.f.Delete([]byte(k))
-		}
+	if err := s.catchUp(ctx); err != nil {
+		s.log.Printf("applying the change log after a delete: %v (the follower retries)", err)
+		s.poke()
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

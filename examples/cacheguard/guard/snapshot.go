@@ -16,14 +16,17 @@ import (
 	"github.com/seed25b00da8/cuckoo"
 )
 
-// A snapshot file holds a filter and its position in the PostgreSQL change
-// log: the line snapshotMagic, one line of JSON (snapshotHeader), then the
-// filter's own encoding (cuckoo's WriteTo, FORMAT.md). A new instance loads it
-// and applies the log after Seq instead of scanning the table.
-const snapshotMagic = "cacheguard snapshot v1\n"
+// A snapshot file holds a filter and its position in the change log: the
+// line snapshotMagic, one line of JSON (snapshotHeader), then the filter's
+// own encoding (cuckoo's WriteTo, FORMAT.md). A new instance loads it and
+// applies the log after Seq instead of scanning the table. (Version 1 files,
+// written before the log was kept by triggers, are refused: start without
+// them once, which scans.)
+const snapshotMagic = "cacheguard snapshot v2\n"
 
 type snapshotHeader struct {
-	DBID      string    `json:"db_id"`
+	GuardID   string    `json:"guard_id"`
+	Table     string    `json:"table"`
 	Seq       int64     `json:"seq"`
 	Keys      int       `json:"keys"`
 	WrittenAt time.Time `json:"written_at"`
@@ -58,14 +61,11 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 	if err != nil || json.Unmarshal(line, &h) != nil {
 		return false, fmt.Errorf("cacheguard: %s: bad snapshot header", s.cfg.Snapshot)
 	}
-	id, err := s.pg.DBID(ctx)
-	if err != nil {
-		return false, err
+	if id := s.store.GuardID(); h.GuardID != id || h.Table != s.store.Table() {
+		return false, fmt.Errorf("%w: %s was written for table %s (guard id %q), this is %s (%q): another database, or the table was reset",
+			ErrSnapshotMismatch, s.cfg.Snapshot, h.Table, h.GuardID, s.store.Table(), id)
 	}
-	if h.DBID != id {
-		return false, fmt.Errorf("%w: %s was written for database %q, this is %q", ErrSnapshotMismatch, s.cfg.Snapshot, h.DBID, id)
-	}
-	lo, hi, err := s.pg.LogBounds(ctx)
+	lo, hi, err := s.store.LogBounds(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -85,9 +85,9 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 	if f.Len() != h.Keys {
 		return false, fmt.Errorf("cacheguard: %s: header says %d keys, filter holds %d", s.cfg.Snapshot, h.Keys, f.Len())
 	}
-	s.f = f
+	s.filt.Store(f)
 	s.applied.Store(h.Seq)
-	s.source = "snapshot"
+	s.source.Store("snapshot")
 	s.log.Printf("filter loaded from %s (%d keys, change %d, written %s); applying the log since", s.cfg.Snapshot, f.Len(), h.Seq, h.WrittenAt.Format(time.RFC3339))
 	return true, nil
 }
@@ -98,10 +98,10 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 // exactly the changes up to its seq: no creation in flight, none of this
 // instance's creations beyond it.
 func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
-	if s.pg == nil || s.f == nil {
-		return errors.New("cacheguard: snapshots need the filter and the PostgreSQL change log")
+	if s.filter() == nil {
+		return errors.New("cacheguard: snapshots need the filter")
 	}
-	lg, err := s.pg.Reader(ctx) // before applyMu: see catchUp
+	lg, err := s.store.Conn(ctx) // before the locks: see catchUp and rebuild
 	if err != nil {
 		return err
 	}
@@ -116,11 +116,8 @@ func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 	if err := s.catchUpLocked(ctx, lg, math.MaxInt64); err != nil {
 		return err
 	}
-	id, err := s.pg.DBID(ctx)
-	if err != nil {
-		return err
-	}
-	h, err := json.Marshal(snapshotHeader{DBID: id, Seq: s.applied.Load(), Keys: s.f.Len(), WrittenAt: time.Now().UTC()})
+	f := s.filter()
+	h, err := json.Marshal(snapshotHeader{GuardID: s.store.GuardID(), Table: s.store.Table(), Seq: s.applied.Load(), Keys: f.Len(), WrittenAt: time.Now().UTC()})
 	if err != nil {
 		return err
 	}
@@ -133,7 +130,7 @@ func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 	bw.WriteString(snapshotMagic)
 	bw.Write(h)
 	bw.WriteByte('\n')
-	if _, err := s.f.WriteTo(bw); err != nil {
+	if _, err := f.WriteTo(bw); err != nil {
 		tmp.Close()
 		return fmt.Errorf("cacheguard: snapshot: %w", err)
 	}

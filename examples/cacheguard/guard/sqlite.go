@@ -7,21 +7,87 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go)
 )
 
-// SQLite is a Store in an SQLite file (pure-Go driver modernc.org/sqlite), for
-// one service instance. Writers take the database lock at BEGIN (IMMEDIATE),
+// SQLite is a Store over a table of an SQLite file (pure-Go driver
+// modernc.org/sqlite). Writers take the database lock at BEGIN (IMMEDIATE),
 // so write transactions run one at a time; readers run beside them (WAL).
+//
+// What the example owns carries the prefix cacheguard_: the change log
+// cacheguard_changes, the list of guarded tables cacheguard_guarded, the
+// triggers, and (by default) the guarded table cacheguard_items. Row triggers
+// on the guarded table append 'I' and 'D' entries to cacheguard_changes in
+// the writing transaction, whichever connection or process writes; the
+// service polls the log. Since SQLite commits one write transaction at a
+// time, the log commits in seq order.
 type SQLite struct {
-	db *sql.DB
+	db      *sql.DB
+	table   string
+	origin  string
+	guardID string
 }
 
-// OpenSQLite opens (creating if needed) the database file at path.
-func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+// DefaultSQLiteTable is the guarded table unless -table names another.
+const DefaultSQLiteTable = "cacheguard_items"
+
+const sqliteSchema = `
+CREATE TABLE IF NOT EXISTS cacheguard_changes (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	tbl TEXT NOT NULL,
+	op TEXT NOT NULL CHECK (op IN ('I', 'D')),
+	k TEXT NOT NULL,
+	origin TEXT NOT NULL DEFAULT '',
+	at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX IF NOT EXISTS cacheguard_changes_tbl_seq ON cacheguard_changes (tbl, seq);
+CREATE TABLE IF NOT EXISTS cacheguard_guarded (
+	tbl TEXT PRIMARY KEY,
+	guard_id TEXT NOT NULL,
+	created_by_cacheguard INTEGER NOT NULL,
+	registered_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+`
+
+// sqliteTriggers are the guarded table's triggers (%[1]s: the table). The
+// UPDATE trigger fires only when the key changes: the old key's row is gone,
+// the new key's has appeared.
+var sqliteTriggers = []string{
+	`CREATE TRIGGER IF NOT EXISTS cacheguard_insert_%[1]s AFTER INSERT ON %[1]s BEGIN
+		INSERT INTO cacheguard_changes (tbl, op, k) VALUES ('%[1]s', 'I', NEW.k);
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS cacheguard_delete_%[1]s AFTER DELETE ON %[1]s BEGIN
+		INSERT INTO cacheguard_changes (tbl, op, k) VALUES ('%[1]s', 'D', OLD.k);
+	END`,
+	`CREATE TRIGGER IF NOT EXISTS cacheguard_update_%[1]s AFTER UPDATE OF k ON %[1]s WHEN OLD.k IS NOT NEW.k BEGIN
+		INSERT INTO cacheguard_changes (tbl, op, k) VALUES ('%[1]s', 'D', OLD.k);
+		INSERT INTO cacheguard_changes (tbl, op, k) VALUES ('%[1]s', 'I', NEW.k);
+	END`,
+}
+
+// SQLiteOptions configures OpenSQLite.
+type SQLiteOptions struct {
+	// Table is the guarded table, with the columns k TEXT (unique) and
+	// v BLOB; "" means DefaultSQLiteTable. A table that does not exist is
+	// created (and only such a table may be emptied by Reset).
+	Table string
+}
+
+// OpenSQLite opens (creating if needed) the database file at path and guards
+// the table: creates it if missing (recording that cacheguard owns it),
+// installs the triggers.
+func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, error) {
 	if path == "" {
 		return nil, errors.New("cacheguard: empty SQLite path")
+	}
+	table := opt.Table
+	if table == "" {
+		table = DefaultSQLiteTable
+	}
+	if !tableName.MatchString(table) || strings.Contains(table, ".") {
+		return nil, fmt.Errorf("cacheguard: SQLite table name %q: want letters, digits and _", table)
 	}
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -33,15 +99,60 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		return nil, fmt.Errorf("cacheguard: open SQLite %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS items (k TEXT PRIMARY KEY, v BLOB NOT NULL)`); err != nil {
+	s := &SQLite{db: db, table: table, origin: randomID()}
+	if err := s.register(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("cacheguard: SQLite %s: create table: %w", path, err)
+		return nil, fmt.Errorf("cacheguard: SQLite %s: %w", path, err)
 	}
-	return &SQLite{db: db}, nil
+	return s, nil
+}
+
+func (s *SQLite) register(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, sqliteSchema); err != nil {
+		return fmt.Errorf("create the cacheguard tables: %w", err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, s.table).Scan(&n); err != nil {
+		return err
+	}
+	createdNow := n == 0
+	if createdNow {
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE `+s.table+` (k TEXT PRIMARY KEY, v BLOB NOT NULL)`); err != nil {
+			return fmt.Errorf("create table %s: %w", s.table, err)
+		}
+	}
+	var cols int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name IN ('k', 'v')`, s.table).Scan(&cols); err != nil {
+		return err
+	}
+	if cols != 2 {
+		return fmt.Errorf("table %s: want the columns k TEXT (unique) and v BLOB", s.table)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO cacheguard_guarded (tbl, guard_id, created_by_cacheguard) VALUES (?, ?, ?) ON CONFLICT (tbl) DO NOTHING`,
+		s.table, randomID(), createdNow); err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT guard_id FROM cacheguard_guarded WHERE tbl = ?`, s.table).Scan(&s.guardID); err != nil {
+		return err
+	}
+	for _, tr := range sqliteTriggers {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(tr, s.table)); err != nil {
+			return fmt.Errorf("create trigger on %s: %w", s.table, err)
+		}
+	}
+	return tx.Commit()
 }
 
 // Backend returns "sqlite".
 func (s *SQLite) Backend() string { return "sqlite" }
+
+// Table returns the guarded table's name.
+func (s *SQLite) Table() string { return s.table }
 
 // Ping checks the database.
 func (s *SQLite) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
@@ -49,10 +160,16 @@ func (s *SQLite) Ping(ctx context.Context) error { return s.db.PingContext(ctx) 
 // Close closes the database.
 func (s *SQLite) Close() error { return s.db.Close() }
 
+// Origin returns the name this store's PUTs give their change-log entries.
+func (s *SQLite) Origin() string { return s.origin }
+
+// GuardID returns the guarded table's identity.
+func (s *SQLite) GuardID() string { return s.guardID }
+
 // Get reads one row.
 func (s *SQLite) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	var v []byte
-	err := s.db.QueryRowContext(ctx, `SELECT v FROM items WHERE k = ?`, key).Scan(&v)
+	err := s.db.QueryRowContext(ctx, `SELECT v FROM `+s.table+` WHERE k = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -65,14 +182,16 @@ func (s *SQLite) Get(ctx context.Context, key string) ([]byte, bool, error) {
 // failBeforeCommit, when set by a test, makes Put fail after created().
 var failBeforeCommit func(key string) error
 
-// Put inserts or updates a row; see Store.
-func (s *SQLite) Put(ctx context.Context, key string, val []byte, created func() error) (bool, Outcome, error) {
+// Put inserts or updates a row; see Store. The trigger writes the new row's
+// 'I' entry; Put gives it this store's origin in the same transaction (it
+// holds the write lock, so the log's last entry is that one).
+func (s *SQLite) Put(ctx context.Context, key string, val []byte, created func(seq int64, lg LogReader) error) (bool, Outcome, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("cacheguard: sqlite put: begin: %w", err)
 	}
 	defer tx.Rollback() // no-op after Commit
-	res, err := tx.ExecContext(ctx, `INSERT INTO items (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING`, key, val)
+	res, err := tx.ExecContext(ctx, `INSERT INTO `+s.table+` (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING`, key, val)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("cacheguard: sqlite put: %w", err)
 	}
@@ -82,7 +201,17 @@ func (s *SQLite) Put(ctx context.Context, key string, val []byte, created func()
 	}
 	isNew := n == 1
 	if isNew {
-		if err := created(); err != nil {
+		var seq int64
+		err := tx.QueryRowContext(ctx, `UPDATE cacheguard_changes SET origin = ?
+			WHERE seq = (SELECT max(seq) FROM cacheguard_changes) AND tbl = ? AND op = 'I' AND k = ? RETURNING seq`,
+			s.origin, s.table, key).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return true, NotCommitted, fmt.Errorf("cacheguard: sqlite put: no change-log entry for the new row: are the triggers on %s missing?", s.table)
+		}
+		if err != nil {
+			return true, NotCommitted, fmt.Errorf("cacheguard: sqlite put: %w", err)
+		}
+		if err := created(seq, &sqliteLog{q: tx, table: s.table}); err != nil {
 			return true, NotCommitted, err
 		}
 		if failBeforeCommit != nil {
@@ -90,7 +219,7 @@ func (s *SQLite) Put(ctx context.Context, key string, val []byte, created func()
 				return true, NotCommitted, err
 			}
 		}
-	} else if _, err := tx.ExecContext(ctx, `UPDATE items SET v = ? WHERE k = ?`, val, key); err != nil {
+	} else if _, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET v = ? WHERE k = ?`, val, key); err != nil {
 		return false, NotCommitted, fmt.Errorf("cacheguard: sqlite put: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -102,9 +231,9 @@ func (s *SQLite) Put(ctx context.Context, key string, val []byte, created func()
 	return isNew, NotCommitted, nil
 }
 
-// Delete removes a row; see Store.
+// Delete removes a row; see Store. The trigger logs the 'D'.
 func (s *SQLite) Delete(ctx context.Context, key string) (bool, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM items WHERE k = ?`, key)
+	res, err := s.db.ExecContext(ctx, `DELETE FROM `+s.table+` WHERE k = ?`, key)
 	if err != nil {
 		return false, fmt.Errorf("cacheguard: sqlite delete: %w", err)
 	}
@@ -115,21 +244,170 @@ func (s *SQLite) Delete(ctx context.Context, key string) (bool, error) {
 	return n == 1, nil
 }
 
-// ScanKeys reads all keys in one read transaction; see Store.
-func (s *SQLite) ScanKeys(ctx context.Context, fn func(total int64, keys []string) error) (int64, error) {
-	// A read-only transaction sees one snapshot; the immediate lock is
-	// taken by _txlock for every BeginTx, which here also keeps writers
-	// out for the length of the scan (the service is not serving yet).
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+// Existing returns the keys among keys that have a row.
+func (s *SQLite) Existing(ctx context.Context, keys []string) ([]string, error) {
+	var out []string
+	for len(keys) > 0 {
+		n := min(len(keys), 500)
+		args := make([]any, n)
+		for i, k := range keys[:n] {
+			args[i] = k
+		}
+		rows, err := s.db.QueryContext(ctx, `SELECT k FROM `+s.table+` WHERE k IN (?`+strings.Repeat(",?", n-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("cacheguard: sqlite existing: %w", err)
+		}
+		for rows.Next() {
+			var k string
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("cacheguard: sqlite existing: %w", err)
+			}
+			out = append(out, k)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("cacheguard: sqlite existing: %w", err)
+		}
+		keys = keys[n:]
+	}
+	return out, nil
+}
+
+// Seed inserts n rows with keys SeedKey(prefix, 0..n-1) and a small value,
+// skipping those that exist, in one transaction (the triggers log them).
+func (s *SQLite) Seed(ctx context.Context, prefix string, n int) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("cacheguard: sqlite seed: %w", err)
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT INTO `+s.table+` (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING`)
+	if err != nil {
+		return fmt.Errorf("cacheguard: sqlite seed: %w", err)
+	}
+	defer st.Close()
+	for i := range n {
+		k := SeedKey(prefix, i)
+		if _, err := st.ExecContext(ctx, k, []byte("v:"+k)); err != nil {
+			return fmt.Errorf("cacheguard: sqlite seed: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("cacheguard: sqlite seed: %w", err)
+	}
+	return nil
+}
+
+// Reset empties the guarded table and its change-log entries and renews its
+// GuardID, but only if cacheguard created the table (ErrNotOwned otherwise,
+// with nothing changed).
+func (s *SQLite) Reset(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+	}
+	defer tx.Rollback()
+	var owned bool
+	err = tx.QueryRowContext(ctx, `SELECT created_by_cacheguard FROM cacheguard_guarded WHERE tbl = ?`, s.table).Scan(&owned)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && !owned) {
+		return fmt.Errorf("cacheguard: sqlite reset: %w: %s", ErrNotOwned, s.table)
+	}
+	if err != nil {
+		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+	}
+	id := randomID()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.table); err != nil {
+		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM cacheguard_changes WHERE tbl = ?`, s.table); err != nil {
+		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE cacheguard_guarded SET guard_id = ? WHERE tbl = ?`, id, s.table); err != nil {
+		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+	}
+	s.guardID = id
+	return nil
+}
+
+// LogBounds returns the lowest and highest seq in the change log (0, 0 when
+// it is empty).
+func (s *SQLite) LogBounds(ctx context.Context) (lo, hi int64, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM cacheguard_changes`).Scan(&lo, &hi)
+	if err != nil {
+		return 0, 0, fmt.Errorf("cacheguard: sqlite log bounds: %w", err)
+	}
+	return lo, hi, nil
+}
+
+// sqliteLog reads the log through a connection or a transaction.
+type sqliteLog struct {
+	q interface {
+		QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+	}
+	table string
+}
+
+// Changes reads the entries in one statement; see LogReader.
+func (r *sqliteLog) Changes(ctx context.Context, after, before int64, fn func(Change) error) error {
+	rows, err := r.q.QueryContext(ctx, `SELECT seq, op, k, origin, at FROM cacheguard_changes WHERE tbl = ? AND seq > ? AND seq < ? ORDER BY seq`, r.table, after, before)
+	if err != nil {
+		return fmt.Errorf("cacheguard: sqlite changes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c Change
+		var op, at string
+		if err := rows.Scan(&c.Seq, &op, &c.Key, &c.Origin, &at); err != nil {
+			return fmt.Errorf("cacheguard: sqlite changes: %w", err)
+		}
+		c.Op = op[0]
+		c.At, _ = time.Parse("2006-01-02T15:04:05.999Z", at)
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("cacheguard: sqlite changes: %w", err)
+	}
+	return nil
+}
+
+// sqliteConn is a Conn on a connection of the pool.
+type sqliteConn struct {
+	sqliteLog
+	c *sql.Conn
+}
+
+// Conn takes a connection from the pool.
+func (s *SQLite) Conn(ctx context.Context) (Conn, error) {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cacheguard: sqlite: %w", err)
+	}
+	return &sqliteConn{sqliteLog: sqliteLog{q: c, table: s.table}, c: c}, nil
+}
+
+func (c *sqliteConn) Release() { c.c.Close() }
+
+// ScanKeys reads all keys in one transaction, with the highest log seq of
+// that snapshot; see Conn. The immediate lock that _txlock takes for every
+// BeginTx keeps writers out for the length of the scan.
+func (c *sqliteConn) ScanKeys(ctx context.Context, fn func(total int64, keys []string) error) (int64, error) {
+	tx, err := c.c.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return 0, fmt.Errorf("cacheguard: sqlite scan: %w", err)
 	}
 	defer tx.Rollback()
-	var total int64
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM items`).Scan(&total); err != nil {
+	var total, seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM `+c.table+`), (SELECT coalesce(max(seq), 0) FROM cacheguard_changes)`).Scan(&total, &seq); err != nil {
 		return 0, fmt.Errorf("cacheguard: sqlite scan: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT k FROM items`)
+	rows, err := tx.QueryContext(ctx, `SELECT k FROM `+c.table)
 	if err != nil {
 		return 0, fmt.Errorf("cacheguard: sqlite scan: %w", err)
 	}
@@ -155,65 +433,5 @@ func (s *SQLite) ScanKeys(ctx context.Context, fn func(total int64, keys []strin
 			return 0, err
 		}
 	}
-	return 0, nil
+	return seq, nil
 }
-
-// Existing returns the keys among keys that have a row.
-func (s *SQLite) Existing(ctx context.Context, keys []string) ([]string, error) {
-	var out []string
-	for len(keys) > 0 {
-		n := min(len(keys), 500)
-		args := make([]any, n)
-		for i, k := range keys[:n] {
-			args[i] = k
-		}
-		rows, err := s.db.QueryContext(ctx, `SELECT k FROM items WHERE k IN (?`+strings.Repeat(",?", n-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("cacheguard: sqlite existing: %w", err)
-		}
-		for rows.Next() {
-			var k string
-			if err := rows.Scan(&k); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("cacheguard: sqlite existing: %w", err)
-			}
-			out = append(out, k)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("cacheguard: sqlite existing: %w", err)
-		}
-		keys = keys[n:]
-	}
-	return out, nil
-}
-
-// Seed inserts n rows with keys prefix+index (index 0..n-1) and a small value,
-// skipping those that exist, in one transaction. It is for tests and the load
-// generator and bypasses any running service's filter.
-func (s *SQLite) Seed(ctx context.Context, prefix string, n int) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("cacheguard: sqlite seed: %w", err)
-	}
-	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO items (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING`)
-	if err != nil {
-		return fmt.Errorf("cacheguard: sqlite seed: %w", err)
-	}
-	defer st.Close()
-	for i := range n {
-		k := SeedKey(prefix, i)
-		if _, err := st.ExecContext(ctx, k, []byte("v:"+k)); err != nil {
-			return fmt.Errorf("cacheguard: sqlite seed: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("cacheguard: sqlite seed: %w", err)
-	}
-	return nil
-}
-
-// SeedKey is the i-th key Seed writes with prefix.
-func SeedKey(prefix string, i int) string { return fmt.Sprintf("%s%08d", prefix, i) }

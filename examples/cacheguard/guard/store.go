@@ -3,16 +3,21 @@
 // without a database query (the cache-penetration guard).
 //
 // The one property everything here is built around: while a row is present
-// in the database, the filter of the instance that created it never rejects
-// its key, and every other instance stops rejecting it once it has applied
-// the change (PostgreSQL, see feed.go). The orderings that give this are
-// argued in service.go beside the code.
+// in the guarded table, the filter of the instance that created it never
+// rejects its key, and every other instance (and the creating one, for a row
+// written by any other client: psql, a batch job, another service) stops
+// rejecting it once it has applied the row's change-log entry. Triggers on
+// the guarded table write that log in the writing transaction, whoever the
+// writer is. The orderings that give the property are argued in service.go
+// beside the code.
 package guard
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"time"
 	"unicode/utf8"
 )
 
@@ -24,6 +29,11 @@ const MaxValueLen = 1 << 20
 
 // ErrBadKey is wrapped by the error CheckKey returns.
 var ErrBadKey = errors.New("cacheguard: bad key")
+
+// ErrNotOwned is returned by Reset for a guarded table that the example's
+// own setup did not create: the example never empties a table it does not
+// own.
+var ErrNotOwned = errors.New("cacheguard: the table was not created by cacheguard; refusing to empty it")
 
 // CheckKey returns an error wrapping ErrBadKey unless key is 1 to MaxKeyLen
 // bytes of valid UTF-8 without NUL bytes (PostgreSQL text rejects both).
@@ -44,6 +54,11 @@ func CheckKey(key string) error {
 	return nil
 }
 
+// tableName is what a -table flag may name: an identifier, with PostgreSQL
+// a schema-qualified one. Nothing needs quoting, so the name can go into the
+// SQL that creates triggers as it is.
+var tableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$`)
+
 // Outcome says what became of a write transaction that failed.
 type Outcome int
 
@@ -55,34 +70,83 @@ const (
 	MaybeCommitted
 )
 
-// Store is a table of (key, value) rows.
+// Change is one change-log entry, written by the guarded table's triggers.
+type Change struct {
+	Seq    int64
+	Op     byte // 'I' a row with key Key appeared, 'D' one disappeared, 'R' the table was truncated
+	Key    string
+	Origin string // the Store.Origin of the service whose PUT wrote it, or ""
+	At     time.Time
+}
+
+// LogReader reads the change log.
+type LogReader interface {
+	// Changes calls fn for every entry of the guarded table with
+	// after < seq < before, in seq order, all read in one statement (one
+	// snapshot of the database: whole transactions, never part of one).
+	// An error from fn stops the reading and is returned.
+	Changes(ctx context.Context, after, before int64, fn func(Change) error) error
+}
+
+// Conn is a connection of its own for reading the log and scanning the
+// table.
+type Conn interface {
+	LogReader
+	// ScanKeys reads every key in one consistent snapshot of the table and
+	// hands them to fn in batches, with the row count of that snapshot. It
+	// returns the change-log seq the snapshot corresponds to: the scan
+	// holds exactly the effect of the log's entries up to it.
+	ScanKeys(ctx context.Context, fn func(total int64, keys []string) error) (seq int64, err error)
+	// Release gives the connection back.
+	Release()
+}
+
+// Store is a guarded table of (k text, v bytes) rows and its change log.
 type Store interface {
 	// Backend names the database ("sqlite" or "postgres").
 	Backend() string
+	// Table names the guarded table.
+	Table() string
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Get returns the row's value and whether the row exists.
 	Get(ctx context.Context, key string) (val []byte, ok bool, err error)
 	// Put writes the row in one transaction. If the row did not exist,
-	// Put calls created inside the transaction, after the row is written
-	// and before the commit; if created returns an error the transaction
-	// is rolled back and Put returns that error. When Put fails after
-	// created succeeded, outcome says whether the transaction may have
-	// committed.
-	Put(ctx context.Context, key string, val []byte, created func() error) (isNew bool, outcome Outcome, err error)
+	// Put calls created inside the transaction, after the row and its
+	// change-log entry (seq, carrying Origin) are written and before the
+	// commit, with a reader of the log through the transaction itself;
+	// every entry below seq is final by then (committed or rolled back
+	// for good). If created returns an error the transaction is rolled
+	// back and Put returns that error. When Put fails after created
+	// succeeded, outcome says whether the transaction may have committed.
+	Put(ctx context.Context, key string, val []byte, created func(seq int64, lg LogReader) error) (isNew bool, outcome Outcome, err error)
 	// Delete removes the row in one transaction and reports whether it
 	// existed. When it fails, the row may or may not have been deleted.
 	Delete(ctx context.Context, key string) (deleted bool, err error)
-	// ScanKeys reads every key in one consistent snapshot of the table and
-	// hands them to fn in batches, with the row count of that snapshot. It
-	// returns the change-log sequence number the snapshot corresponds to
-	// (0 for a store without a change log, see Feed).
-	ScanKeys(ctx context.Context, fn func(total int64, keys []string) error) (seq int64, err error)
 	// Existing returns those of keys that have a row.
 	Existing(ctx context.Context, keys []string) ([]string, error)
+	// Conn takes a connection for reading the log and scanning.
+	Conn(ctx context.Context) (Conn, error)
+	// Origin is the name this store's PUTs give their change-log entries
+	// (random per Open).
+	Origin() string
+	// GuardID is the guarded table's random identity, written when
+	// cacheguard first guarded it and renewed by Reset: snapshots carry it.
+	GuardID() string
+	// LogBounds returns the lowest and highest seq in the change log.
+	LogBounds(ctx context.Context) (lo, hi int64, err error)
+	// Reset empties the guarded table and its change log, if cacheguard
+	// created the table (ErrNotOwned otherwise).
+	Reset(ctx context.Context) error
+	// Seed inserts n rows with keys SeedKey(prefix, 0..n-1), keeping
+	// existing ones (the triggers log them like any write).
+	Seed(ctx context.Context, prefix string, n int) error
 	// Close releases the database.
 	Close() error
 }
 
 // scanBatch is how many keys a table scan hands over at a time.
 const scanBatch = 4096
+
+// SeedKey is the i-th key Seed writes with prefix.
+func SeedKey(prefix string, i int) string { return fmt.Sprintf("%s%08d", prefix, i) }

@@ -89,7 +89,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	var store guard.Store
 	if *dsn != "" {
-		pg, err := guard.OpenPostgres(ctx, *dsn)
+		pg, err := guard.OpenPostgres(ctx, *dsn, guard.PGOptions{})
 		if err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		sl, err := guard.OpenSQLite(ctx, filepath.Join(dir, "load.db"))
+		sl, err := guard.OpenSQLite(ctx, filepath.Join(dir, "load.db"), guard.SQLiteOptions{})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,189 @@
+package guard
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// sqliteDirect opens the file through a database handle of its own, as
+// another process (the sqlite3 shell, a batch job) would: no service, no
+// filter.
+func sqliteDirect(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func sqliteExec(t *testing.T, db *sql.DB, q string, args ...any) {
+	t.Helper()
+	if _, err := db.Exec(q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// sqlitePoll is the poll interval of the SQLite tests; the bound for a
+// direct write to reach the filter is one interval (plus slack).
+const sqlitePoll = 50 * time.Millisecond
+
+// TestSQLiteDirectSQL: rows inserted, updated (key changed) and deleted by
+// another connection, not the service, reach the filter within the poll
+// interval; a transaction that deletes and recreates a key leaves one copy;
+// afterwards the filter holds one copy per row. Without the triggers none
+// of it reaches the filter.
+func TestSQLiteDirectSQL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	st, err := OpenSQLite(context.Background(), path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Seed(context.Background(), "p", 100); err != nil {
+		t.Fatal(err)
+	}
+	s := newService(t, Config{Store: st, PollInterval: sqlitePoll})
+	db := sqliteDirect(t, path)
+	tbl := st.Table()
+	var worst time.Duration
+	for i := range 5 {
+		k := fmt.Sprintf("direct%d", i)
+		if code, _, src := do(s.Handler(), "GET", k, ""); code != 404 || src != "filter" {
+			t.Fatalf("GET %s before the insert: %d from %q; want 404 from the filter", k, code, src)
+		}
+		sqliteExec(t, db, `INSERT INTO `+tbl+` VALUES (?, 'x')`, k)
+		worst = max(worst, waitFor(t, sqlitePoll+applySlack, "accepts "+k, func() bool { return s.MayContain(k) }))
+		if code, body, _ := do(s.Handler(), "GET", k, ""); code != 200 || body != "x" {
+			t.Fatalf("GET %s after the direct insert: %d %q", k, code, body)
+		}
+	}
+	t.Logf("direct INSERT committed -> the instance accepts the key (poll %v): worst %v over 5 keys", sqlitePoll, worst)
+	gone := func(k string) func() bool { return func() bool { return s.filter().Count([]byte(k)) == 0 } }
+	sqliteExec(t, db, `UPDATE `+tbl+` SET k = 'renamed0' WHERE k = 'direct0'`)
+	waitFor(t, sqlitePoll+applySlack, "accepts renamed0", func() bool { return s.MayContain("renamed0") })
+	waitFor(t, sqlitePoll+applySlack, "drops direct0", gone("direct0"))
+	sqliteExec(t, db, `DELETE FROM `+tbl+` WHERE k IN ('direct1', ?)`, SeedKey("p", 7))
+	waitFor(t, sqlitePoll+applySlack, "drops direct1", gone("direct1"))
+	waitFor(t, sqlitePoll+applySlack, "drops p7", gone(SeedKey("p", 7)))
+	sqliteExec(t, db, `UPDATE `+tbl+` SET v = 'y'`) // values only: nothing logged
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DELETE FROM ` + tbl + ` WHERE k = 'direct2'`, `INSERT INTO ` + tbl + ` VALUES ('direct2', 'again')`} {
+		if _, err := tx.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.catchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM ` + tbl).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Keys; got != n {
+		t.Fatalf("filter keys %d; want %d (one copy per row)", got, n)
+	}
+	if c := s.filter().Count([]byte("direct2")); c != 1 {
+		t.Fatalf("%d copies of direct2 after DELETE+INSERT in one transaction; want 1", c)
+	}
+}
+
+// TestSQLiteDirectWhileDown: a row inserted by another connection while the
+// service is down is found after it restarts from its snapshot.
+func TestSQLiteDirectWhileDown(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	snap := filepath.Join(t.TempDir(), "snap")
+	st, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Seed(ctx, "p", 200); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(ctx, Config{Store: st, Snapshot: snap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(a.Handler(), "PUT", "via-service", "x")
+	if err := a.WriteSnapshot(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	st.Close()
+
+	db := sqliteDirect(t, path)
+	sqliteExec(t, db, `INSERT INTO `+DefaultSQLiteTable+` VALUES ('while-down', 'x')`)
+	sqliteExec(t, db, `DELETE FROM `+DefaultSQLiteTable+` WHERE k = ?`, SeedKey("p", 3))
+
+	st2, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st2.Close() })
+	c := newService(t, Config{Store: st2, Snapshot: snap})
+	if got := c.Stats().BuiltFrom; got != "snapshot" {
+		t.Fatalf("built from %q; want snapshot", got)
+	}
+	if !c.MayContain("while-down") || !c.MayContain("via-service") {
+		t.Fatal("a row inserted directly while the service was down is rejected after the restart from the snapshot")
+	}
+	if n := c.filter().Count([]byte(SeedKey("p", 3))); n != 0 {
+		t.Fatalf("%d copies of the row deleted while down; want 0", n)
+	}
+	if got := c.Stats().Keys; got != 200+1+1-1 {
+		t.Fatalf("filter keys %d; want 201", got)
+	}
+}
+
+// TestSQLiteNotOwned: a table that existed before cacheguard opened the file
+// is guarded but never emptied: Reset refuses it and its rows stay.
+func TestSQLiteNotOwned(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "user.db")
+	db := sqliteDirect(t, path)
+	sqliteExec(t, db, `CREATE TABLE items (k TEXT PRIMARY KEY, v BLOB NOT NULL)`)
+	sqliteExec(t, db, `INSERT INTO items VALUES ('mine1', 'a'), ('mine2', 'b')`)
+	st, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Reset(ctx); !errors.Is(err, ErrNotOwned) {
+		t.Fatalf("Reset of a table cacheguard did not create: %v; want ErrNotOwned", err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM items`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("the user's table after the refused Reset: %d rows, %v; want 2", n, err)
+	}
+	s := newService(t, Config{Store: st, PollInterval: sqlitePoll})
+	if !s.MayContain("mine1") {
+		t.Fatal("the user's row is rejected")
+	}
+	sqliteExec(t, db, `INSERT INTO items VALUES ('mine3', 'c')`)
+	waitFor(t, sqlitePoll+applySlack, "accepts mine3", func() bool { return s.MayContain("mine3") })
+	// The default table, which cacheguard creates, may be reset.
+	own, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if err := own.Reset(ctx); err != nil {
+		t.Fatalf("Reset of cacheguard's own table: %v", err)
+	}
+	if _, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items; drop table items"}); err == nil {
+		t.Fatal("a table name with SQL in it: no error")
+	}
+}
