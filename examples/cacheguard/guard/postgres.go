@@ -219,8 +219,14 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 	if kType == nil || *kType != "text" || vType == nil || *vType != "bytea" || !kUnique {
 		return fmt.Errorf("table %s: want the columns k text (unique) and v bytea", p.qname)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO cacheguard.guarded (tbl, name, guard_id, created_by_cacheguard)
-		VALUES ($1, $2, $3, $4) ON CONFLICT (tbl) DO NOTHING`, p.relid, p.qname, randomID(), createdNow); err != nil {
+	// A registration left by a dropped table whose oid was reused, or by
+	// a renamed table, does not carry over: a table created just now, or
+	// one under another name, gets a new identity, owned only if created
+	// here.
+	if _, err := tx.Exec(ctx, `INSERT INTO cacheguard.guarded AS g (tbl, name, guard_id, created_by_cacheguard)
+		VALUES ($1, $2, $3, $4) ON CONFLICT (tbl) DO UPDATE
+		SET name = EXCLUDED.name, guard_id = EXCLUDED.guard_id, created_by_cacheguard = EXCLUDED.created_by_cacheguard
+		WHERE EXCLUDED.created_by_cacheguard OR g.name <> EXCLUDED.name`, p.relid, p.qname, randomID(), createdNow); err != nil {
 		return err
 	}
 	if err := tx.QueryRow(ctx, `SELECT guard_id FROM cacheguard.guarded WHERE tbl = $1`, p.relid).Scan(&p.guardID); err != nil {
