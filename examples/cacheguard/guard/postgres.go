@@ -41,7 +41,6 @@ import (
 type Postgres struct {
 	pool    *pgxpool.Pool
 	dsn     string
-	origin  string
 	table   string // as given: name or schema.name
 	relid   uint32 // the table's oid
 	qname   string // the table's name as regclass prints it
@@ -136,8 +135,7 @@ type PGOptions struct {
 // OpenPostgres connects to the database at dsn (a postgres:// URL or a
 // key=value string), creates the cacheguard schema if needed, and guards the
 // table: creates it if missing (recording that cacheguard owns it), checks
-// its columns, installs the triggers. Each call gets a new random origin,
-// the name its PUTs' change-log entries carry.
+// its columns, installs the triggers.
 func OpenPostgres(ctx context.Context, dsn string, opt PGOptions) (*Postgres, error) {
 	table := opt.Table
 	if table == "" {
@@ -159,7 +157,7 @@ func OpenPostgres(ctx context.Context, dsn string, opt PGOptions) (*Postgres, er
 		pool.Close()
 		return nil, fmt.Errorf("cacheguard: PostgreSQL unreachable: %w", err)
 	}
-	p := &Postgres{pool: pool, dsn: dsn, table: table, origin: randomID()}
+	p := &Postgres{pool: pool, dsn: dsn, table: table}
 	// Two instances starting at once may race on CREATE ... IF NOT
 	// EXISTS; an advisory lock makes the schema step one at a time.
 	if err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -219,6 +217,19 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 	if kType == nil || *kType != "text" || vType == nil || *vType != "bytea" || !kUnique {
 		return fmt.Errorf("table %s: want the columns k text (unique) and v bytea", p.qname)
 	}
+	// A plain table outside any inheritance tree: statement triggers fire
+	// only for the table a statement names, so rows written through a
+	// partition or child (which SELECTs on the parent read) or through a
+	// parent (which may write this table's rows) would not be logged.
+	var relkind string
+	var inTree bool
+	if err := tx.QueryRow(ctx, `SELECT relkind::text, relispartition OR EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = $1 OR inhparent = $1)
+		FROM pg_class WHERE oid = $1`, p.relid).Scan(&relkind, &inTree); err != nil {
+		return err
+	}
+	if relkind != "r" || inTree {
+		return fmt.Errorf("table %s: partitioned, a partition, or in an inheritance tree: rows written through another table of the tree would not reach the change log; guard a plain table", p.qname)
+	}
 	// A registration left by a dropped table whose oid was reused, or by
 	// a renamed table, does not carry over: a table created just now, or
 	// one under another name, gets a new identity, owned only if created
@@ -266,9 +277,6 @@ func (p *Postgres) Ping(ctx context.Context) error { return p.pool.Ping(ctx) }
 // Close closes the connection pool.
 func (p *Postgres) Close() error { p.pool.Close(); return nil }
 
-// Origin returns the name this store's PUTs give their change-log entries.
-func (p *Postgres) Origin() string { return p.origin }
-
 // GuardID returns the guarded table's identity.
 func (p *Postgres) GuardID() string { return p.guardID }
 
@@ -298,14 +306,14 @@ func commitOutcome(err error) Outcome {
 }
 
 // Put inserts or updates a row; see Store. The INSERT's trigger writes the
-// 'I' entry of a new row with this store's origin (set for the transaction
+// 'I' entry of a new row with the caller's origin (set for the transaction
 // only, so no other write of this pool carries it) and leaves its seq in
 // cacheguard.seq; created runs while the transaction holds the log lock the
 // trigger took, so every entry below seq has committed or rolled back for
 // good and no entry above it exists yet. The reader created gets reads
 // through the transaction itself (one from the pool could wait for
 // connections held by transactions queued behind the log lock).
-func (p *Postgres) Put(ctx context.Context, key string, val []byte, created func(seq int64, lg LogReader) error) (bool, Outcome, error) {
+func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, lg LogReader) error) (bool, Outcome, error) {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("cacheguard: postgres put: %w", err)
@@ -317,7 +325,7 @@ func (p *Postgres) Put(ctx context.Context, key string, val []byte, created func
 	// then updates (we committed) or inserts (we rolled back), so exactly
 	// one transaction creates each row. One round trip for the three.
 	b := &pgx.Batch{}
-	b.Queue(`SELECT set_config('cacheguard.origin', $1, true)`, p.origin)
+	b.Queue(`SELECT set_config('cacheguard.origin', $1, true)`, origin)
 	b.Queue(`INSERT INTO `+p.qname+` (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING xmax = 0`, key, val)
 	b.Queue(`SELECT coalesce(nullif(current_setting('cacheguard.seq', true), ''), '0')::bigint`)
 	var isNew bool
@@ -397,12 +405,26 @@ func (p *Postgres) Seed(ctx context.Context, prefix string, n int) error {
 // changed. Tests and the load generator call it.
 func (p *Postgres) Reset(ctx context.Context) error {
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		var owned bool
-		err := tx.QueryRow(ctx, `SELECT created_by_cacheguard FROM cacheguard.guarded WHERE tbl = $1 AND name = $2 FOR UPDATE`, p.relid, p.qname).Scan(&owned)
-		if errors.Is(err, pgx.ErrNoRows) || (err == nil && !owned) {
-			return fmt.Errorf("%w: %s", ErrNotOwned, p.qname)
+		// The marker is the table's with this oid; the name must still
+		// name that table (it may have been dropped or renamed since
+		// Open, and another table created under the name), checked
+		// again once the lock keeps it from changing until the commit.
+		owned := func() error {
+			var owned bool
+			err := tx.QueryRow(ctx, `SELECT created_by_cacheguard FROM cacheguard.guarded
+				WHERE tbl = $1 AND name = $2 AND to_regclass($2) = $1::oid FOR UPDATE`, p.relid, p.qname).Scan(&owned)
+			if errors.Is(err, pgx.ErrNoRows) || (err == nil && !owned) {
+				return fmt.Errorf("%w: %s", ErrNotOwned, p.qname)
+			}
+			return err
 		}
-		if err != nil {
+		if err := owned(); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `LOCK TABLE `+p.qname+` IN ACCESS EXCLUSIVE MODE`); err != nil {
+			return err
+		}
+		if err := owned(); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `TRUNCATE `+p.qname); err != nil {

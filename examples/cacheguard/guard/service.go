@@ -69,8 +69,14 @@ type listener interface {
 type Service struct {
 	store Store
 	filt  atomic.Pointer[cuckoo.Filter] // nil without a filter; replaced by a rebuild
-	cfg   Config
-	log   *log.Logger
+	// origin tags the change-log entries of this Service's creating PUTs
+	// (Store.Put), which catchUpLocked skips. It is random per Service, not
+	// per Store: a second Service on the same Store (a restart inside one
+	// process, from a snapshot the first one wrote) never takes the first
+	// one's creations, whose copies it does not hold, for its own.
+	origin string
+	cfg    Config
+	log    *log.Logger
 
 	// snapMu: PUTs hold it shared from before their filter insert to the
 	// end of their transaction; WriteSnapshot and rebuild hold it
@@ -121,7 +127,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Capacity < 0 {
 		return nil, fmt.Errorf("cacheguard: negative capacity %d", cfg.Capacity)
 	}
-	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1)}
+	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), origin: randomID()}
 	s.source.Store("none")
 	if s.log == nil {
 		s.log = log.New(io.Discard, "", 0)
@@ -355,13 +361,12 @@ func (s *Service) catchUp(ctx context.Context) error {
 // position: after a long outage or a bulk load, the size of that backlog.
 func (s *Service) catchUpLocked(ctx context.Context, lg LogReader, before int64) error {
 	f := s.filter()
-	origin := s.store.Origin()
 	last := s.applied.Load()
 	net := make(map[string]int)
 	truncated := false
 	err := lg.Changes(ctx, last, before, func(c Change) error {
 		switch {
-		case c.Op == 'I' && c.Origin != origin:
+		case c.Op == 'I' && c.Origin != s.origin:
 			net[c.Key]++
 		case c.Op == 'D':
 			net[c.Key]--
@@ -418,9 +423,15 @@ func (s *Service) rebuild(ctx context.Context) error {
 	defer s.snapMu.Unlock()
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
-	if !s.needsRebuild.Swap(false) {
+	if !s.needsRebuild.Load() {
 		return nil
 	}
+	return s.rebuildLocked(ctx, c)
+}
+
+// rebuildLocked is rebuild with snapMu and applyMu held, through c.
+func (s *Service) rebuildLocked(ctx context.Context, c Conn) error {
+	s.needsRebuild.Store(false)
 	s.log.Printf("the table was truncated: rebuilding the filter from a scan")
 	f, seq, err := s.scan(ctx, c)
 	if err != nil {
@@ -643,7 +654,7 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request) {
 		inserted = true
 		return nil
 	}
-	isNew, outcome, err := s.store.Put(ctx, k, val, created)
+	isNew, outcome, err := s.store.Put(ctx, k, val, s.origin, created)
 	if err != nil {
 		if inserted {
 			if outcome == NotCommitted {

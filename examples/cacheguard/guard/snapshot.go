@@ -94,9 +94,9 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 
 // WriteSnapshot writes the filter and its change-log position to path
 // (through a temporary file renamed into place). It blocks PUTs for the time
-// it takes and applies the log up to its end first, so the snapshot holds
-// exactly the changes up to its seq: no creation in flight, none of this
-// instance's creations beyond it.
+// it takes and applies the log up to its end first (and rebuilds if that
+// applied a TRUNCATE), so the snapshot holds exactly the changes up to its
+// seq: no creation in flight, none of this instance's creations beyond it.
 func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 	if s.filter() == nil {
 		return errors.New("cacheguard: snapshots need the filter")
@@ -110,11 +110,19 @@ func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 	defer s.snapMu.Unlock()
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
-	if s.degraded.Load() {
-		return errors.New("cacheguard: the filter is degraded (full); not writing a snapshot of it")
-	}
 	if err := s.catchUpLocked(ctx, lg, math.MaxInt64); err != nil {
 		return err
+	}
+	// A TRUNCATE applied and not yet rebuilt: the filter holds the
+	// truncated rows' copies at a position past the 'R', and an instance
+	// loading it would never rebuild. Rebuild first.
+	if s.needsRebuild.Load() {
+		if err := s.rebuildLocked(ctx, lg); err != nil {
+			return err
+		}
+	}
+	if s.degraded.Load() {
+		return errors.New("cacheguard: the filter is degraded (full); not writing a snapshot of it")
 	}
 	f := s.filter()
 	h, err := json.Marshal(snapshotHeader{GuardID: s.store.GuardID(), Table: s.store.Table(), Seq: s.applied.Load(), Keys: f.Len(), WrittenAt: time.Now().UTC()})

@@ -26,7 +26,6 @@ import (
 type SQLite struct {
 	db      *sql.DB
 	table   string
-	origin  string
 	guardID string
 }
 
@@ -99,7 +98,7 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 		return nil, fmt.Errorf("cacheguard: open SQLite %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
-	s := &SQLite{db: db, table: table, origin: randomID()}
+	s := &SQLite{db: db, table: table}
 	if err := s.register(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("cacheguard: SQLite %s: %w", path, err)
@@ -133,8 +132,22 @@ func (s *SQLite) register(ctx context.Context) error {
 	if cols != 2 {
 		return fmt.Errorf("table %s: want the columns k TEXT (unique) and v BLOB", s.table)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO cacheguard_guarded (tbl, guard_id, created_by_cacheguard) VALUES (?, ?, ?) ON CONFLICT (tbl) DO NOTHING`,
-		s.table, randomID(), createdNow); err != nil {
+	// The registration is this table's only while all of cacheguard's
+	// triggers are on it: a table dropped and created again under the
+	// name, by anyone, has none (they went with the old one), and one
+	// whose triggers were dropped had writes that were not logged. Such a
+	// table gets a new identity (no snapshot of the old one loads), owned
+	// only if created just now.
+	have, err := s.triggersOn(ctx, tx)
+	if err != nil {
+		return err
+	}
+	register := `INSERT INTO cacheguard_guarded (tbl, guard_id, created_by_cacheguard) VALUES (?, ?, ?) ON CONFLICT (tbl) DO NOTHING`
+	if createdNow || have < len(sqliteTriggers) {
+		register = `INSERT INTO cacheguard_guarded (tbl, guard_id, created_by_cacheguard) VALUES (?, ?, ?) ON CONFLICT (tbl) DO UPDATE
+			SET guard_id = excluded.guard_id, created_by_cacheguard = excluded.created_by_cacheguard, registered_at = CURRENT_TIMESTAMP`
+	}
+	if _, err := tx.ExecContext(ctx, register, s.table, randomID(), createdNow); err != nil {
 		return err
 	}
 	if err := tx.QueryRowContext(ctx, `SELECT guard_id FROM cacheguard_guarded WHERE tbl = ?`, s.table).Scan(&s.guardID); err != nil {
@@ -148,6 +161,32 @@ func (s *SQLite) register(ctx context.Context) error {
 	return tx.Commit()
 }
 
+// sqliteTriggerNames are the names of the triggers sqliteTriggers create,
+// without the table's name.
+var sqliteTriggerNames = []string{"cacheguard_insert_", "cacheguard_delete_", "cacheguard_update_"}
+
+// triggersOn counts cacheguard's triggers on the table. One of them on
+// another table (the table was renamed and another one took its name; its
+// entries would still carry this name) is an error.
+func (s *SQLite) triggersOn(ctx context.Context, tx *sql.Tx) (int, error) {
+	n := 0
+	for _, prefix := range sqliteTriggerNames {
+		var on string
+		err := tx.QueryRowContext(ctx, `SELECT tbl_name FROM sqlite_schema WHERE type = 'trigger' AND name = ? COLLATE NOCASE`, prefix+s.table).Scan(&on)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if !strings.EqualFold(on, s.table) {
+			return 0, fmt.Errorf("trigger %s%s is on table %s, not %s (renamed?): its entries would be taken for %s's; drop it", prefix, s.table, on, s.table, s.table)
+		}
+		n++
+	}
+	return n, nil
+}
+
 // Backend returns "sqlite".
 func (s *SQLite) Backend() string { return "sqlite" }
 
@@ -159,9 +198,6 @@ func (s *SQLite) Ping(ctx context.Context) error { return s.db.PingContext(ctx) 
 
 // Close closes the database.
 func (s *SQLite) Close() error { return s.db.Close() }
-
-// Origin returns the name this store's PUTs give their change-log entries.
-func (s *SQLite) Origin() string { return s.origin }
 
 // GuardID returns the guarded table's identity.
 func (s *SQLite) GuardID() string { return s.guardID }
@@ -183,9 +219,9 @@ func (s *SQLite) Get(ctx context.Context, key string) ([]byte, bool, error) {
 var failBeforeCommit func(key string) error
 
 // Put inserts or updates a row; see Store. The trigger writes the new row's
-// 'I' entry; Put gives it this store's origin in the same transaction (it
+// 'I' entry; Put gives it the caller's origin in the same transaction (it
 // holds the write lock, so the log's last entry is that one).
-func (s *SQLite) Put(ctx context.Context, key string, val []byte, created func(seq int64, lg LogReader) error) (bool, Outcome, error) {
+func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, lg LogReader) error) (bool, Outcome, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("cacheguard: sqlite put: begin: %w", err)
@@ -204,7 +240,7 @@ func (s *SQLite) Put(ctx context.Context, key string, val []byte, created func(s
 		var seq int64
 		err := tx.QueryRowContext(ctx, `UPDATE cacheguard_changes SET origin = ?
 			WHERE seq = (SELECT max(seq) FROM cacheguard_changes) AND tbl = ? AND op = 'I' AND k = ? RETURNING seq`,
-			s.origin, s.table, key).Scan(&seq)
+			origin, s.table, key).Scan(&seq)
 		if errors.Is(err, sql.ErrNoRows) {
 			return true, NotCommitted, fmt.Errorf("cacheguard: sqlite put: no change-log entry for the new row: are the triggers on %s missing?", s.table)
 		}
@@ -309,8 +345,18 @@ func (s *SQLite) Reset(ctx context.Context) error {
 		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
 	}
 	defer tx.Rollback()
+	// The marker holds for the table with cacheguard's triggers on it
+	// (see register): a table dropped and created again since Open has
+	// none. The transaction holds the write lock: the schema cannot
+	// change under it.
 	var owned bool
 	err = tx.QueryRowContext(ctx, `SELECT created_by_cacheguard FROM cacheguard_guarded WHERE tbl = ?`, s.table).Scan(&owned)
+	if err == nil && owned {
+		var have int
+		if have, err = s.triggersOn(ctx, tx); err == nil && have < len(sqliteTriggers) {
+			owned = false
+		}
+	}
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !owned) {
 		return fmt.Errorf("cacheguard: sqlite reset: %w: %s", ErrNotOwned, s.table)
 	}

@@ -75,7 +75,7 @@ type Change struct {
 	Seq    int64
 	Op     byte // 'I' a row with key Key appeared, 'D' one disappeared, 'R' the table was truncated
 	Key    string
-	Origin string // the Store.Origin of the service whose PUT wrote it, or ""
+	Origin string // the origin of the Service whose PUT wrote it (Store.Put), or ""
 	At     time.Time
 }
 
@@ -113,13 +113,13 @@ type Store interface {
 	Get(ctx context.Context, key string) (val []byte, ok bool, err error)
 	// Put writes the row in one transaction. If the row did not exist,
 	// Put calls created inside the transaction, after the row and its
-	// change-log entry (seq, carrying Origin) are written and before the
+	// change-log entry (seq, carrying origin) are written and before the
 	// commit, with a reader of the log through the transaction itself;
 	// every entry below seq is final by then (committed or rolled back
 	// for good). If created returns an error the transaction is rolled
 	// back and Put returns that error. When Put fails after created
 	// succeeded, outcome says whether the transaction may have committed.
-	Put(ctx context.Context, key string, val []byte, created func(seq int64, lg LogReader) error) (isNew bool, outcome Outcome, err error)
+	Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, lg LogReader) error) (isNew bool, outcome Outcome, err error)
 	// Delete removes the row in one transaction and reports whether it
 	// existed. When it fails, the row may or may not have been deleted.
 	Delete(ctx context.Context, key string) (deleted bool, err error)
@@ -127,9 +127,6 @@ type Store interface {
 	Existing(ctx context.Context, keys []string) ([]string, error)
 	// Conn takes a connection for reading the log and scanning.
 	Conn(ctx context.Context) (Conn, error)
-	// Origin is the name this store's PUTs give their change-log entries
-	// (random per Open).
-	Origin() string
 	// GuardID is the guarded table's random identity, written when
 	// cacheguard first guarded it and renewed by Reset: snapshots carry it.
 	GuardID() string

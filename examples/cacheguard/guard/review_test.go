@@ -1,0 +1,236 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Tests written by an adversarial review of the trigger-based change log:
+// each one is an interleaving or a setup that broke a promise of the README
+// before its fix.
+
+// TestReviewSQLiteRecreatedTable: cacheguard created the table "items" (the
+// marker says so); the user then dropped it and created a table of their own
+// under the same name, with rows. Reset must refuse it, through a handle
+// opened before the swap and through one opened after: the marker belonged
+// to the dropped table.
+func TestReviewSQLiteRecreatedTable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	old, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	db := sqliteDirect(t, path)
+	sqliteExec(t, db, `DROP TABLE items`)
+	sqliteExec(t, db, `CREATE TABLE items (k TEXT PRIMARY KEY, v BLOB NOT NULL)`)
+	sqliteExec(t, db, `INSERT INTO items VALUES ('mine1', 'a'), ('mine2', 'b')`)
+	rows := func() int {
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM items`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := old.Reset(ctx); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("Reset through the handle opened before the table was recreated: %v; want ErrNotOwned", err)
+	}
+	if n := rows(); n != 2 {
+		t.Fatalf("the user's table after Reset through the old handle: %d rows; want 2", n)
+	}
+	st, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Reset(ctx); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("Reset through a handle opened after the table was recreated: %v; want ErrNotOwned", err)
+	}
+	if n := rows(); n != 2 {
+		t.Fatalf("the user's table after Reset: %d rows; want 2", n)
+	}
+}
+
+// TestReviewPostgresRecreatedTable: the same with PostgreSQL. OpenPostgres
+// registers the new table under its new oid (ef84d5a), but a handle opened
+// before the swap checked the old oid's marker and truncated the table the
+// name resolves to now: the user's.
+func TestReviewPostgresRecreatedTable(t *testing.T) {
+	ctx := context.Background()
+	db := pgDirect(t)
+	const tbl = "cacheguard_test_user.review_recreated"
+	sqlExec(t, db, `CREATE SCHEMA IF NOT EXISTS cacheguard_test_user`)
+	sqlExec(t, db, `DROP TABLE IF EXISTS `+tbl)
+	old, err := OpenPostgres(ctx, os.Getenv(DSNEnv), PGOptions{Table: tbl}) // creates it: owned
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	sqlExec(t, db, `DROP TABLE `+tbl)
+	sqlExec(t, db, `CREATE TABLE `+tbl+` (k text PRIMARY KEY, v bytea NOT NULL)`)
+	sqlExec(t, db, `INSERT INTO `+tbl+` VALUES ('mine1', 'a'), ('mine2', 'b')`)
+	rows := func() int {
+		var n int
+		if err := db.QueryRow(ctx, `SELECT count(*) FROM `+tbl).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if err := old.Reset(ctx); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("Reset through the handle opened before the table was recreated: %v; want ErrNotOwned", err)
+	}
+	if n := rows(); n != 2 {
+		t.Fatalf("the user's table after Reset through the old handle: %d rows; want 2", n)
+	}
+	p, err := OpenPostgres(ctx, os.Getenv(DSNEnv), PGOptions{Table: tbl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Reset(ctx); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("Reset through a handle opened after the table was recreated: %v; want ErrNotOwned", err)
+	}
+	if n := rows(); n != 2 {
+		t.Fatalf("the user's table after Reset: %d rows; want 2", n)
+	}
+}
+
+// TestReviewSnapshotAfterTruncate: a snapshot written after the 'R' of a
+// TRUNCATE was applied but before the rebuild ran holds the truncated rows'
+// copies at a position past the 'R': an instance loading it never rebuilds,
+// and keeps them (and their share of the capacity) for good.
+func TestReviewSnapshotAfterTruncate(t *testing.T) {
+	ctx := context.Background()
+	p := pgReset(t, 500)
+	path := filepath.Join(t.TempDir(), "snap")
+	a, err := New(ctx, Config{Store: p, Snapshot: path, NoListen: true, PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := pgDirect(t)
+	sqlExec(t, db, `TRUNCATE `+p.Table())
+	if err := a.WriteSnapshot(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	c := newService(t, Config{Store: pgStore(t), Snapshot: path})
+	waitFor(t, directBound, "the instance loaded from the snapshot holds no truncated row", func() bool {
+		return c.Stats().Keys == 0 && !c.MayContain(SeedKey("p", 7))
+	})
+}
+
+// TestReviewPostgresInheritance: rows written into an inheritance child or a
+// partition of the guarded table are read by the service's SELECTs on the
+// parent, but the parent's statement triggers do not fire for them: the
+// filter would reject present rows for good. Such tables must be refused.
+func TestReviewPostgresInheritance(t *testing.T) {
+	ctx := context.Background()
+	db := pgDirect(t)
+	sqlExec(t, db, `CREATE SCHEMA IF NOT EXISTS cacheguard_test_user`)
+	for _, tc := range []struct{ name, setup, child string }{
+		{"inherited", `CREATE TABLE cacheguard_test_user.review_parent (k text PRIMARY KEY, v bytea NOT NULL);
+			CREATE TABLE cacheguard_test_user.review_child (PRIMARY KEY (k)) INHERITS (cacheguard_test_user.review_parent)`, "cacheguard_test_user.review_child"},
+		{"partitioned", `CREATE TABLE cacheguard_test_user.review_parent (k text PRIMARY KEY, v bytea NOT NULL) PARTITION BY HASH (k);
+			CREATE TABLE cacheguard_test_user.review_child PARTITION OF cacheguard_test_user.review_parent FOR VALUES WITH (MODULUS 1, REMAINDER 0)`, "cacheguard_test_user.review_child"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.review_parent CASCADE`)
+			sqlExec(t, db, tc.setup)
+			for _, guarded := range []string{"cacheguard_test_user.review_parent", tc.child} {
+				p, err := OpenPostgres(ctx, os.Getenv(DSNEnv), PGOptions{Table: guarded})
+				if err != nil {
+					t.Logf("%s refused: %v", guarded, err)
+					continue
+				}
+				s := newService(t, Config{Store: p})
+				key := "through-the-other-" + guarded
+				target := tc.child
+				if guarded == tc.child {
+					target = "cacheguard_test_user.review_parent"
+				}
+				sqlExec(t, db, `INSERT INTO `+target+` VALUES ($1, 'x')`, key)
+				if guarded == tc.child && tc.name == "inherited" {
+					// Rows inserted into the parent are not the
+					// child's, but DELETE or UPDATE on the parent
+					// change the child's rows without its triggers.
+					t.Errorf("an inheritance child was accepted")
+					s.Close()
+					p.Close()
+					continue
+				}
+				if _, ok, err := p.Get(ctx, key); err != nil || !ok {
+					t.Fatalf("Get %s through %s: %v %v", key, guarded, ok, err)
+				}
+				time.Sleep(directBound)
+				if !s.MayContain(key) {
+					t.Errorf("guarding %s: a row written through %s is present but rejected", guarded, target)
+				}
+				s.Close()
+				p.Close()
+			}
+		})
+	}
+	sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.review_parent CASCADE`)
+}
+
+// TestReviewSameStoreTwice: a Service closed and a new one started on the
+// same Store (a reload inside one process) with the snapshot the first one
+// wrote. The first one's PUTs after the snapshot carry the Store's origin,
+// which the second one takes for its own and skips: it rejects rows that are
+// present.
+func TestReviewSameStoreTwice(t *testing.T) {
+	ctx := context.Background()
+	st := newSQLite(t, 10)
+	snap := filepath.Join(t.TempDir(), "snap")
+	a, err := New(ctx, Config{Store: st, Snapshot: snap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriteSnapshot(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := do(a.Handler(), "PUT", "after-snapshot", "x"); code != 201 {
+		t.Fatalf("PUT: %d", code)
+	}
+	a.Close()
+	b := newService(t, Config{Store: st, Snapshot: snap})
+	if code, _, src := do(b.Handler(), "GET", "after-snapshot", ""); code != 200 {
+		t.Fatalf("GET of a present row from the second service on the same store: %d from %s; want 200", code, src)
+	}
+}
+
+// TestReviewSQLiteRenamedTable: cacheguard's table was renamed and another
+// table created under the old name. SQLite moves the triggers with the
+// renamed table (names and bodies unchanged: their entries still carry the
+// old name), so CREATE TRIGGER IF NOT EXISTS created none on the new table:
+// its writes were not logged, and the renamed table's were taken for its.
+// Opening it must fail.
+func TestReviewSQLiteRenamedTable(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	old, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	db := sqliteDirect(t, path)
+	sqliteExec(t, db, `ALTER TABLE items RENAME TO items_old`)
+	sqliteExec(t, db, `CREATE TABLE items (k TEXT PRIMARY KEY, v BLOB NOT NULL)`)
+	st, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
+	if err != nil {
+		t.Logf("refused: %v", err)
+		return
+	}
+	defer st.Close()
+	s := newService(t, Config{Store: st, PollInterval: sqlitePoll})
+	sqliteExec(t, db, `INSERT INTO items VALUES ('new-row', 'x')`)
+	time.Sleep(10 * sqlitePoll)
+	if !s.MayContain("new-row") {
+		t.Error("a row inserted into the table that took the renamed table's name is present but rejected")
+	}
+}
