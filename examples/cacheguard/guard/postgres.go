@@ -506,6 +506,20 @@ func (p *Postgres) Conn(ctx context.Context) (Conn, error) {
 
 func (c *pgConn) Release() { c.c.Release() }
 
+// Entry identifies the entry seq; see Conn. The time is in microseconds since
+// the epoch, whatever the session's time zone.
+func (c *pgConn) Entry(ctx context.Context, seq int64) (string, error) {
+	var id string
+	err := c.c.QueryRow(ctx, `SELECT concat_ws(' ', tbl, op, (extract(epoch FROM at) * 1000000)::bigint, k) FROM cacheguard.changes WHERE seq = $1`, seq).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("cacheguard: postgres change %d: %w", seq, err)
+	}
+	return id, nil
+}
+
 // ScanKeys reads all keys in one REPEATABLE READ snapshot and returns the
 // highest change-log seq visible in it: by the log's commit order, the scan
 // holds exactly the effect of the entries up to that seq.

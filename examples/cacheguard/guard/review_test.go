@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -232,5 +233,76 @@ func TestReviewSQLiteRenamedTable(t *testing.T) {
 	time.Sleep(10 * sqlitePoll)
 	if !s.MayContain("new-row") {
 		t.Error("a row inserted into the table that took the renamed table's name is present but rejected")
+	}
+}
+
+// TestReviewSnapshotAfterRestore: the database is restored from a backup
+// older than the snapshot and written to before the instance restarts. The
+// log reaches beyond the snapshot's position again, but its seqs up to the
+// position now name new entries, which the instance loading the snapshot
+// would skip: present rows rejected for good. The snapshot must be refused.
+func TestReviewSnapshotAfterRestore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.db")
+	snap := filepath.Join(dir, "snap")
+	st, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Seed(ctx, "p", 10); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	backup, err := os.ReadFile(path) // closed: the WAL is checkpointed
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err = OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(ctx, Config{Store: st, Snapshot: snap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if code, _, _ := do(a.Handler(), "PUT", fmt.Sprintf("before-restore%d", i), "x"); code != 201 {
+			t.Fatalf("PUT: %d", code)
+		}
+	}
+	if err := a.WriteSnapshot(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	st.Close()
+	os.Remove(path + "-wal")
+	os.Remove(path + "-shm")
+	if err := os.WriteFile(path, backup, 0o644); err != nil { // the restore
+		t.Fatal(err)
+	}
+	db := sqliteDirect(t, path)
+	for i := range 5 {
+		sqliteExec(t, db, `INSERT INTO `+DefaultSQLiteTable+` VALUES (?, 'x')`, fmt.Sprintf("after-restore%d", i))
+	}
+	st2, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	c, err := New(ctx, Config{Store: st2, Snapshot: snap})
+	if errors.Is(err, ErrSnapshotMismatch) {
+		t.Logf("refused: %v", err)
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 5 {
+		k := fmt.Sprintf("after-restore%d", i)
+		if code, _, src := do(c.Handler(), "GET", k, ""); code != 200 {
+			t.Errorf("GET %s (present): %d from %s; want 200", k, code, src)
+		}
 	}
 }

@@ -25,9 +25,12 @@ import (
 const snapshotMagic = "cacheguard snapshot v2\n"
 
 type snapshotHeader struct {
-	GuardID   string    `json:"guard_id"`
-	Table     string    `json:"table"`
-	Seq       int64     `json:"seq"`
+	GuardID string `json:"guard_id"`
+	Table   string `json:"table"`
+	Seq     int64  `json:"seq"`
+	// Entry identifies the change-log entry at Seq (Conn.Entry); "" when
+	// Seq is 0. Files without it are loaded unchecked.
+	Entry     string    `json:"entry,omitempty"`
 	Keys      int       `json:"keys"`
 	WrittenAt time.Time `json:"written_at"`
 }
@@ -74,6 +77,25 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 	}
 	if lo > h.Seq+1 {
 		return false, fmt.Errorf("%w: %s is at change %d but the log starts at %d: the changes in between are gone", ErrSnapshotMismatch, s.cfg.Snapshot, h.Seq, lo)
+	}
+	// The log may reach beyond the position and still not be the one the
+	// snapshot was taken of: restored from a backup older than the
+	// snapshot, then written to, it numbers new entries with the seqs of
+	// lost ones, which the snapshot would skip. The entry at the position
+	// must be the one the snapshot saw.
+	if h.Seq > 0 && h.Entry != "" {
+		c, err := s.store.Conn(ctx)
+		if err != nil {
+			return false, err
+		}
+		id, err := c.Entry(ctx, h.Seq)
+		c.Release()
+		if err != nil {
+			return false, err
+		}
+		if id != h.Entry {
+			return false, fmt.Errorf("%w: %s is at change %d, which the log no longer holds as it was (restored from an older backup, then written to?)", ErrSnapshotMismatch, s.cfg.Snapshot, h.Seq)
+		}
 	}
 	f := new(cuckoo.Filter)
 	if _, err := f.ReadFrom(br); err != nil {
@@ -125,7 +147,16 @@ func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 		return errors.New("cacheguard: the filter is degraded (full); not writing a snapshot of it")
 	}
 	f := s.filter()
-	h, err := json.Marshal(snapshotHeader{GuardID: s.store.GuardID(), Table: s.store.Table(), Seq: s.applied.Load(), Keys: f.Len(), WrittenAt: time.Now().UTC()})
+	seq := s.applied.Load()
+	var entry string
+	if seq > 0 {
+		// "" if the entry is gone (a scan's position may be another
+		// table's entry, which its Reset deleted): loaded unchecked.
+		if entry, err = lg.Entry(ctx, seq); err != nil {
+			return err
+		}
+	}
+	h, err := json.Marshal(snapshotHeader{GuardID: s.store.GuardID(), Table: s.store.Table(), Seq: seq, Entry: entry, Keys: f.Len(), WrittenAt: time.Now().UTC()})
 	if err != nil {
 		return err
 	}

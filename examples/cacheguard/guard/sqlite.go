@@ -440,6 +440,19 @@ func (s *SQLite) Conn(ctx context.Context) (Conn, error) {
 
 func (c *sqliteConn) Release() { c.c.Close() }
 
+// Entry identifies the entry seq; see Conn.
+func (c *sqliteConn) Entry(ctx context.Context, seq int64) (string, error) {
+	var id string
+	err := c.c.QueryRowContext(ctx, `SELECT tbl || ' ' || op || ' ' || at || ' ' || k FROM cacheguard_changes WHERE seq = ?`, seq).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("cacheguard: sqlite change %d: %w", seq, err)
+	}
+	return id, nil
+}
+
 // ScanKeys reads all keys in one transaction, with the highest log seq of
 // that snapshot; see Conn. The immediate lock that _txlock takes for every
 // BeginTx keeps writers out for the length of the scan.

@@ -97,6 +97,12 @@ type Conn interface {
 	// returns the change-log seq the snapshot corresponds to: the scan
 	// holds exactly the effect of the log's entries up to it.
 	ScanKeys(ctx context.Context, fn func(total int64, keys []string) error) (seq int64, err error)
+	// Entry returns a text that identifies the change-log entry seq (of
+	// any table: its table, operation, key and time), "" if there is
+	// none. A snapshot carries its position's: after a restore from a
+	// backup and new writes, the seqs up to the position may name other
+	// entries.
+	Entry(ctx context.Context, seq int64) (string, error)
 	// Release gives the connection back.
 	Release()
 }
