@@ -36,7 +36,7 @@ func ExampleFilter_LookupBatch() {
 }
 
 // Len, Cap and LoadFactor describe how full the filter is; Cap is the
-// number of slots, capacity/0.95 rounded up to whole four-slot buckets.
+// number of slots, capacity/0.97 rounded up to whole five-slot buckets.
 func ExampleFilter_Len() {
 	f, err := cuckoo.New(1000)
 	if err != nil {

@@ -163,19 +163,21 @@ type Filter struct {
 	gate    snapshotGate  // keeps relocations out of snapshots
 }
 
-// New returns a filter that can hold capacity keys. Its table has
-// Cap() = capacity/0.95 slots rounded up to whole four-slot buckets: one
-// 64-bit word per bucket, about 16.8 bits per key whatever the fingerprint
-// size (at f=8 the spare bits widen the migration counter instead). In the
-// five-slot layout that WithFalsePositiveRate chooses for rates of 0.237%
-// and more, Cap() = capacity/0.97 slots in five-slot buckets: 13.2 bits
-// per key. On top
+// New returns a filter that can hold capacity keys. By default its table
+// has five 12-bit fingerprint slots per 64-bit bucket word and Cap() =
+// capacity/0.97 slots rounded up to whole buckets: 13.2 bits per key, a
+// false-positive rate of 0.237% when it holds capacity keys. In the
+// four-slot layouts (WithSlotsPerBucket(4), WithFingerprintBits(8 or 15),
+// or WithFalsePositiveRate below 0.237%) Cap() = capacity/0.95 slots
+// rounded up to whole four-slot buckets: about 16.8 bits per key whatever
+// the fingerprint size (at f=8 the spare bits widen the migration counter
+// instead). On top
 // of the table a filter has a fixed part: its struct (about 400 bytes) and
 // cache-line-padded shards of its counters, two per P (GOMAXPROCS) up to 64
 // but at most one per 16 buckets, plus in Locked mode its lock stripes (up
 // to 64 per P, at most one per 8 buckets). A 100-key filter measured 0.8 KB
 // in all (LockFree) and 1.9 KB (Locked); a 1M-key filter on 16 Ps carries
-// 5.3 KB (LockFree) and 154 KB (Locked) beside its 2 MiB table.
+// 5.3 KB (LockFree) and 154 KB (Locked) beside its 1.6 MiB table.
 //
 // New returns an error if capacity is not positive or above MaxCapacity,
 // or if an option has a value outside its range.
@@ -440,7 +442,8 @@ func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
 // Lookup reports whether key may be in the filter. It never reports false
 // for a key that was inserted and not deleted (see the package doc for the
 // precise statement), and reports true for a key that was never inserted
-// with probability about 8·α/2^f.
+// with probability about 2·b·α/2^f (b slots per bucket of f-bit
+// fingerprints at load α: 0.237% for New(n) holding n keys).
 func (f *Filter) Lookup(key []byte) bool {
 	if f.m == 0 {
 		return false

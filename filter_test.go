@@ -334,7 +334,7 @@ func TestCap(t *testing.T) {
 	for _, mode := range modes {
 		for _, capacity := range capacities {
 			t.Run(fmt.Sprintf("mode=%v/capacity=%d", mode, capacity), func(t *testing.T) {
-				f := cuckoo.NewTestFilter(t, capacity, mode, 12, 0)
+				f := cuckoo.NewTestFilter(t, capacity, mode, 12, 0) // four 12-bit slots (LayoutOptions)
 				got := f.Cap()
 				if want := wantCap(capacity); got != want {
 					t.Errorf("Cap(): got %d; want %d", got, want)

@@ -30,10 +30,11 @@ func expectedFalsePositiveRate(bits, slots int, load float64) float64 {
 // the load New sizes it for is at most p. For p of at least 0.237% that is
 // five 12-bit fingerprints per 64-bit bucket word, sized for 97% load
 // (13.2 bits per key, 2·5·0.97/4095 = 0.237%; such tables took 98.5% or
-// more before their first ErrFull); down to 0.186%, four 12-bit
-// fingerprints sized for 95% load (16.8 bits per key, the default layout);
-// down to 0.0232%, four 15-bit ones (16.8 bits per key). New returns an error for a smaller p, for p
-// outside (0, 1), and when WithFingerprintBits is given too.
+// more before their first ErrFull; the layout of New without options);
+// down to 0.186%, four 12-bit fingerprints sized for 95% load (16.8 bits
+// per key); down to 0.0232%, four 15-bit ones (16.8 bits per key). New
+// returns an error for a smaller p, for p outside (0, 1), and when
+// WithFingerprintBits or WithSlotsPerBucket is given too.
 // FingerprintBits, SlotsPerBucket and Stats report the layout chosen.
 //
 // Five-slot buckets hold at most 10 copies of one key (its two buckets),

@@ -60,7 +60,7 @@ func TestQueryCounts(t *testing.T) {
 	if len(lines) != 10000 {
 		t.Fatalf("absent keys: %d lines; want 10000", len(lines))
 	}
-	// About 0.19% false positives at 95% load and f=12: a few dozen at most.
+	// About 0.24% false positives at 97% load with five 12-bit slots: a few dozen at most.
 	if !strings.HasPrefix(stderr, "10000 keys: ") || positives > 60 {
 		t.Fatalf("absent keys: %s with %d true", stderr, positives)
 	}
