@@ -25,8 +25,9 @@ type Stats struct {
 	// filter is empty.
 	BitsPerKey float64
 	// FalsePositiveRate is the expected false-positive rate of Lookup at
-	// the current load: 8·LoadFactor/(2^f-1), the expected number of the
-	// eight slots of an absent key's two buckets that hold its fingerprint.
+	// the current load: 2·b·LoadFactor/(2^f-1) for b slots per bucket, the
+	// expected number of the 2·b slots of an absent key's two buckets that
+	// hold its fingerprint.
 	FalsePositiveRate float64
 
 	// Relocations counts fingerprints moved from one of their buckets to

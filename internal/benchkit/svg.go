@@ -46,7 +46,7 @@ var WorkloadHelp = map[Workload]string{
 	Fill:      "inserts into an empty structure up to n keys (95% of a cuckoo filter's slots)",
 	LookupPos: "lookups of inserted keys",
 	LookupNeg: "lookups of keys never inserted",
-	Mixed:     "90% lookups, 5% deletes, 5% re-inserts at 90% load",
+	Mixed:     "90% lookups, 5% deletes, 5% re-inserts, 95% of n keys in",
 }
 
 // svgStyle is how one series is drawn.
