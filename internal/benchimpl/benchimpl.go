@@ -52,8 +52,9 @@ func options(layout int) []cuckoo.Option {
 
 // CuckooName returns the row name of a filter mode and layout:
 // "lockfree-f12" (New's default layout for 12 bits), "locked-4x12" (four
-// 12-bit slots). No name is a part of another, so that selecting rows by
-// a part of their name (bench/compare.Select) picks the layout asked for.
+// 12-bit slots). No layout's name is a part of another layout's, so that
+// selecting rows by a part of their name (bench/compare.Select) picks the
+// layout asked for (and its "-batch" row).
 func CuckooName(mode cuckoo.Mode, layout int) string {
 	if layout>>8 == 0 {
 		return fmt.Sprintf("%v-f%d", mode, layout)
