@@ -26,12 +26,13 @@ type Config struct {
 	// Capacity is the number of keys the filter is sized for; 0 sizes it
 	// at twice the table's rows, at least MinCapacity.
 	Capacity int
-	// FingerprintBits is 8, 12 or 15; 0 means 12, or the size that
-	// FalsePositiveRate chooses.
+	// FingerprintBits is 8, 12 or 15 (cuckoo.WithFingerprintBits: five
+	// 12-bit slots per bucket, four of 8 or 15 bits); 0 means 12, or the
+	// layout that FalsePositiveRate chooses.
 	FingerprintBits int
-	// FalsePositiveRate, if not 0, chooses the fingerprint size: the
-	// smallest whose false-positive rate at the filter's capacity is at
-	// most this (cuckoo.WithFalsePositiveRate). Give it or
+	// FalsePositiveRate, if not 0, chooses the bucket layout: the one
+	// with the least memory whose false-positive rate at the filter's
+	// capacity is at most this (cuckoo.WithFalsePositiveRate). Give it or
 	// FingerprintBits, not both.
 	FalsePositiveRate float64
 	// Snapshot, if not empty, is a snapshot file: when it exists the
@@ -203,7 +204,13 @@ func (s *Service) scan(ctx context.Context, c Conn) (*cuckoo.Filter, int64, erro
 			capa = int(max(2*total, MinCapacity))
 		}
 		var err error
-		if f, err = cuckoo.New(capa, cuckoo.WithFingerprintBits(s.cfg.FingerprintBits)); err != nil {
+		layout := cuckoo.WithFingerprintBits(s.cfg.FingerprintBits)
+		if s.cfg.FalsePositiveRate != 0 {
+			// The rate chooses the slots per bucket too (four 12-bit
+			// slots for rates from 0.186% to 0.237%).
+			layout = cuckoo.WithFalsePositiveRate(s.cfg.FalsePositiveRate)
+		}
+		if f, err = cuckoo.New(capa, layout); err != nil {
 			return fmt.Errorf("cacheguard: filter: %w", err)
 		}
 		return nil

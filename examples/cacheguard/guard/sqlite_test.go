@@ -155,15 +155,15 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	for _, tc := range []struct {
-		p    float64
-		bits int
-	}{{0.03, 12}, {0.001, 15}} {
+		p           float64
+		bits, slots int
+	}{{0.03, 12, 5}, {0.002, 12, 4}, {0.001, 15, 4}} {
 		s, err := New(context.Background(), Config{Store: newSQLite(t, 0), FalsePositiveRate: tc.p})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.Stats().FingerprintBits; got != tc.bits {
-			t.Errorf("false-positive rate %v: %d-bit fingerprints; want %d", tc.p, got, tc.bits)
+		if st := s.Stats(); st.FingerprintBits != tc.bits || st.SlotsPerBucket != tc.slots {
+			t.Errorf("false-positive rate %v: %d-bit fingerprints, %d per bucket; want %d, %d", tc.p, st.FingerprintBits, st.SlotsPerBucket, tc.bits, tc.slots)
 		}
 		s.Close()
 	}
