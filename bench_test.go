@@ -101,13 +101,14 @@ func reportLockStats(b *testing.B, f *cuckoo.Filter) {
 	b.ReportMetric(float64(st.Fallbacks)/n, "tx-fallbacks/op")
 }
 
-// benchInsert fills the filter from empty to 95%, starting over with Reset
+// benchInsert fills the filter from empty to n keys (97% of Cap() with
+// five slots, 95% with four), starting over with Reset
 // whenever it gets there. Goroutines claim keys in blocks, so that the
 // shared key counter is not a cache line passed between cores on every
 // insert.
 func benchInsert(b *testing.B, mode cuckoo.Mode, bits, n int) {
 	f := benchFilter(b, mode, bits, n, 0)
-	target := uint64(n) // n keys = 95% of Cap()
+	target := uint64(n) // n keys: the load New sized the table for
 	var next atomic.Uint64
 	runParallel(b, func(pb *testing.PB) {
 		var k [8]byte
@@ -162,7 +163,8 @@ func claim(pb *testing.PB, next *atomic.Uint64, max uint64) (first, m uint64) {
 }
 
 // benchLookup looks up inserted keys (salt 0) or never-inserted keys (salt
-// negativeBit) in a filter at 95% load.
+// negativeBit) in a filter holding the n keys it was made for (97% load
+// with five slots, 95% with four).
 func benchLookup(b *testing.B, mode cuckoo.Mode, bits, n int, salt uint64) {
 	runLookup(b, benchFilter(b, mode, bits, n, n), n, salt)
 }
@@ -190,7 +192,8 @@ func runLookup(b *testing.B, f interface{ Lookup(key []byte) bool }, n int, salt
 	return hits.Load()
 }
 
-// benchMixed runs 90% lookups, 5% inserts and 5% deletes at 90% load: each
+// benchMixed runs 90% lookups, 5% inserts and 5% deletes with 90/95 of
+// the n keys in (92% load with five slots, 90% with four): each
 // goroutine deletes keys of its own and inserts them back.
 func benchMixed(b *testing.B, mode cuckoo.Mode, bits, n int) {
 	fill := n * 90 / 95

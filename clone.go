@@ -2,9 +2,9 @@ package cuckoo
 
 import "sync/atomic"
 
-// Clone returns a copy of f: a new filter with f's mode, fingerprint size,
-// seed and capacity, holding the fingerprints f held at one instant. It
-// may run while other goroutines use f, with the guarantee of a snapshot
+// Clone returns a copy of f: a new filter with f's mode, layout
+// (fingerprint size, slots per bucket), seed and capacity, holding the
+// fingerprints f held at one instant. It may run while other goroutines use f, with the guarantee of a snapshot
 // (WriteTo): every key inserted before Clone began and not deleted until
 // it returned is in the copy, and inserts and deletes that overlap it may
 // or may not be. Relocations wait while the table is copied (at memory

@@ -32,8 +32,8 @@
 // relocation little room, can fill earlier (New(16) took 14 keys with one
 // seed, New(1768) at f=8 took 1753).
 //
-// Duplicates: inserting a key k times stores k copies (at most 8 fit, 10
-// with five-slot buckets: the slots of its two buckets); each Delete
+// Duplicates: inserting a key k times stores k copies (at most 10 fit, 8
+// with four-slot buckets: the slots of its two buckets); each Delete
 // removes one. Deleting a key that was never inserted can remove the
 // fingerprint of a different key that collides with it, creating a false
 // negative for that key: only delete keys you inserted. If a Lookup overlaps both an Insert of a new copy and the

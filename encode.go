@@ -90,14 +90,15 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 //
 // How: WriteTo first encodes the whole filter into memory, as MarshalBinary
 // does, and only then hands the bytes to w, so it needs memory for one copy
-// of the table (8 bytes per bucket, Cap()*2 bytes) while it runs. While the
+// of the table (8 bytes per bucket: Cap()·8/SlotsPerBucket() bytes) while it
+// runs. While the
 // table is being copied, relocations wait (a relocation could otherwise
 // move a fingerprint from a bucket not yet copied into one already copied,
 // and the snapshot would miss it): an insert that needs to relocate
 // fingerprints waits, yielding the processor, for as long as copying the
 // table takes at memory speed, never for w. (The whole of MarshalBinary,
-// copy and checksum, took 1.4 ms for the 2.1 MB table of a 1M-key filter:
-// BenchmarkEncode, BENCHMARKS.md.) Inserts into free slots,
+// copy and checksum, took 1.4 ms for the 2.1 MB table of a 1M-key filter
+// of four-slot buckets: BenchmarkEncode, BENCHMARKS.md.) Inserts into free slots,
 // deletes and lookups never wait. w may use the filter, Insert included.
 //
 // Errors from w are returned wrapped, with the prefix "cuckoo: ".
@@ -430,7 +431,7 @@ func fillWords(words []atomic.Uint64, p []byte, l layout, first uint64, s tableS
 // item count that disagrees with the table.
 func checkTable(h header, s tableScan, count uint64) error {
 	if s.bad {
-		return errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for four %d-bit slots", s.index, s.word, h.lay.f)
+		return errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", s.index, s.word, h.lay.b, h.lay.f)
 	}
 	if count != s.slots {
 		return errCorrupt("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, s.slots)

@@ -13,7 +13,7 @@ import "errors"
 //	ErrFormat     not an encoded filter, or one this package cannot read:
 //	              wrong magic, unknown version or hash algorithm, a layout
 //	              (fingerprint bits, slots per bucket, reserved bytes, bucket
-//	              count) that version 1 does not allow, or bytes after the
+//	              count) that no version allows, or bytes after the
 //	              filter given to UnmarshalBinary
 //	ErrCorrupt    the data is a filter of a known format but was damaged:
 //	              checksum mismatch, a bucket with bits outside its slots, or

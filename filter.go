@@ -48,8 +48,8 @@ const (
 	// DefaultFingerprintBits is the fingerprint size New uses unless told
 	// otherwise.
 	DefaultFingerprintBits = 12
-	// targetLoad is the load factor the table is sized for: Cap() is
-	// capacity/0.95 rounded up to whole buckets.
+	// targetLoad is the load factor a table of four-slot buckets is sized
+	// for: Cap() is capacity/0.95 rounded up to whole buckets.
 	targetLoadNum, targetLoadDen = 19, 20
 	// targetLoad5 is the load factor a table of five-slot buckets is
 	// sized for: 97%. Such tables took 98.5-98.9% before their first
@@ -59,8 +59,10 @@ const (
 	// bits for the index arithmetic and the path search.
 	maxBuckets = 1 << 31
 	// MaxCapacity is the largest capacity New accepts: 8,160,437,862 keys
-	// (2^31 buckets of four slots at 95% load, a 16 GiB table). It exceeds
-	// the int range of 32-bit platforms.
+	// (2^31 buckets of four slots at 95% load, a 16 GiB table, the bound
+	// of the four-slot layouts; New's five-slot default holds it in about
+	// 1.68·10^9 buckets, a 12.5 GiB table). It exceeds the int range of
+	// 32-bit platforms.
 	MaxCapacity = maxBuckets * slotsPerBucket * targetLoadNum / targetLoadDen
 )
 
@@ -126,9 +128,9 @@ func defaultSlots(bits int) int {
 // fixed filter supports.
 func validFingerprintBits(bits int) bool { return bits == 8 || bits == 12 || bits == 15 }
 
-// WithSeed sets the hash seed. Filters with the same seed, size and
-// fingerprint bits place every key in the same buckets with the same
-// fingerprint. Without WithSeed, New draws a random seed for each filter (see
+// WithSeed sets the hash seed. Filters with the same seed, bucket count
+// and layout (fingerprint bits, slots per bucket) place every key in the
+// same buckets with the same fingerprint. Without WithSeed, New draws a random seed for each filter (see
 // randomSeed), so that nobody who does not know it can choose keys that all
 // land in one pair of buckets. Use WithSeed for reproducible placement only
 // where keys cannot come from an adversary; WithSeed(0) places keys as
@@ -301,10 +303,10 @@ func (f *Filter) Mode() Mode { return f.mode }
 // FingerprintBits returns the fingerprint size in bits (0 for a zero Filter).
 func (f *Filter) FingerprintBits() int { return int(f.lay.f) }
 
-// SlotsPerBucket returns the fingerprints a bucket holds: 4, or 5 in the
-// layout WithFalsePositiveRate chooses for rates of 0.237% and more (0 for
-// a zero Filter). A key's two buckets hold at most twice this many copies
-// of it.
+// SlotsPerBucket returns the fingerprints a bucket holds: 5 in New's
+// default layout (12-bit fingerprints), 4 with WithSlotsPerBucket(4) or
+// 8- or 15-bit fingerprints (0 for a zero Filter). A key's two buckets
+// hold at most twice this many copies of it.
 func (f *Filter) SlotsPerBucket() int { return int(f.lay.b) }
 
 // Seed returns the hash seed: the one given to WithSeed, the random one New
@@ -404,7 +406,8 @@ func (f *Filter) Insert(key []byte) error {
 		return ErrZeroFilter
 	}
 	// hash, written out as in Lookup: the call cost 14 of the 499
-	// instructions of an insert in a fill to 95% (cachegrind).
+	// instructions of an insert in a fill to 95% of four-slot buckets
+	// (cachegrind).
 	h := xxhash.Sum64(key)
 	if f.seed != 0 {
 		h = f.keyed(h)

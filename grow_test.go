@@ -960,9 +960,10 @@ func FuzzGrowingUnmarshalBinary(f *testing.F) {
 
 // TestGrowingMemoryPerKey grows a filter from 1,000 keys to 2,000,000 and
 // checks, every 20,000 keys from 1,000 times the start on, that its
-// tables take at most 1.5 times the bits per key of a fixed filter sized
-// for the same keys (New(n): 95% load), the bound. Both store 64
-// bits per bucket of four slots, so the ratio is one of slots per key.
+// tables take at most 1.5 times the bits per key of a four-slot fixed
+// filter sized for the same keys (WithSlotsPerBucket(4): 95% load). Both
+// store 64 bits per bucket of four slots, so the ratio is one of slots per
+// key.
 // One table that doubles fails this just after each doubling (2x); the
 // sixteen shards of different sizes keep it near 1.41x. Under the race
 // detector, from 100 keys to 200,000.

@@ -58,8 +58,12 @@ func TestWithFalsePositiveRateChoice(t *testing.T) {
 	if _, err := cuckoo.NewGrowing(1000, cuckoo.WithFalsePositiveRate(0.01)); err == nil {
 		t.Error("NewGrowing accepted WithFalsePositiveRate")
 	}
-	if _, err := cuckoo.NewGrowing(1000, cuckoo.WithSlotsPerBucket(4)); err == nil {
-		t.Error("NewGrowing accepted WithSlotsPerBucket")
+	// NewGrowing refuses New's layout options whatever their values, and
+	// says so before judging the values.
+	for _, opt := range []cuckoo.Option{cuckoo.WithSlotsPerBucket(4), cuckoo.WithSlotsPerBucket(9), cuckoo.WithFalsePositiveRate(2)} {
+		if _, err := cuckoo.NewGrowing(1000, opt); err == nil || !strings.Contains(err.Error(), "is for New") {
+			t.Errorf("NewGrowing with a layout option: error %v; want one saying it is for New", err)
+		}
 	}
 }
 

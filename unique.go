@@ -40,8 +40,8 @@ func (f *Filter) InsertUnique(key []byte) (inserted bool, err error) {
 // and never counts a copy twice or counts a copy that is not there because
 // other goroutines relocate fingerprints: with no Insert or Delete of the
 // key overlapping it, it is exact. It also counts copies of other keys
-// that share the fingerprint and buckets (false positives, at most 8 in
-// all).
+// that share the fingerprint and buckets (false positives; at most
+// 2·SlotsPerBucket() copies in all, 10 by default).
 func (f *Filter) Count(key []byte) int {
 	if f.m == 0 {
 		return 0

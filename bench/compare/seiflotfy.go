@@ -9,7 +9,7 @@ import (
 // seiflotfy/cuckoofilter: 8-bit fingerprints (hash%255+1), four-slot
 // buckets, metro hash, up to 500 random kicks. NewFilter rounds the slot
 // count up to a power of two, so it is asked for n/0.95 slots like this
-// filter and ends up with 2^ceil(log2(n/0.95)) slots: for n = 2^k that is
+// filter's four-slot layouts and ends up with 2^ceil(log2(n/0.95)) slots: for n = 2^k that is
 // twice the slots, 16 bits per key at about 48% load.
 
 func seiflotfyImpls() []Impl {

@@ -14,7 +14,7 @@ import (
 
 func init() {
 	commands["build"] = command{
-		synopsis: "-o FILE [-bits N | -fpr P] [-capacity N] [-seed N] [-keep-duplicates] [-progress] [INPUT]",
+		synopsis: "-o FILE [-bits N] [-slots 4|5] | [-fpr P] [-capacity N] [-seed N] [-keep-duplicates] [-progress] [INPUT]",
 		summary:  "build a filter file from keys, one per line",
 		details: keysHelp + " Each distinct key is stored once (-keep-duplicates stores every line). " +
 			"Without -capacity the filter is a growing one (cuckoo.Growing), which needs no key count: " +
@@ -217,6 +217,9 @@ func buildSummary(name string, f filter, keys, dups int64, dedup bool, size int6
 		fmt.Fprintf(&b, " (%s skipped)", count(dups, "duplicate line", "duplicate lines"))
 	}
 	fmt.Fprintf(&b, ", %d-bit fingerprints, ", f.FingerprintBits())
+	if ff, ok := f.(*cuckoo.Filter); ok {
+		fmt.Fprintf(&b, "%d per bucket, ", ff.SlotsPerBucket())
+	}
 	g, growing := f.(*cuckoo.Growing)
 	if growing {
 		fmt.Fprintf(&b, "%s in ", count(f.Len(), "entry", "entries"))

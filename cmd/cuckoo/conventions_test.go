@@ -266,7 +266,7 @@ func TestCountsInWords(t *testing.T) {
 		t.Errorf("build of one key: status %d, stdout %q; want it to start with %q", status, stdout, want)
 	}
 	status, stdout, _ = runCmd(t, "k\nk\nl\n", "build", "-capacity", "10", "-o", out)
-	if want := out + ": 2 keys (1 duplicate line skipped), 12-bit fingerprints, 15 slots"; status != 0 || !strings.HasPrefix(stdout, want) {
+	if want := out + ": 2 keys (1 duplicate line skipped), 12-bit fingerprints, 5 per bucket, 15 slots"; status != 0 || !strings.HasPrefix(stdout, want) {
 		t.Errorf("build of two keys: status %d, stdout %q; want it to start with %q", status, stdout, want)
 	}
 	status, _, stderr := runCmd(t, "k\n", "query", out)
@@ -322,7 +322,7 @@ func TestBuildSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = buildSummary("f.cuckoo", f, 1, 0, false, 1)
-	want = fmt.Sprintf("f.cuckoo: 1 key, 12-bit fingerprints, %d slots (load %.1f%%), 1 byte", f.Cap(), 100*f.LoadFactor())
+	want = fmt.Sprintf("f.cuckoo: 1 key, 12-bit fingerprints, %d per bucket, %d slots (load %.1f%%), 1 byte", f.SlotsPerBucket(), f.Cap(), 100*f.LoadFactor())
 	if got != want {
 		t.Fatalf("buildSummary:\n%s\nwant\n%s", got, want)
 	}

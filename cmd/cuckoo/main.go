@@ -4,7 +4,7 @@
 // Usage:
 //
 //	cuckoo bench [-sizes LIST] [-goroutines LIST] [-modes LIST] [-bits LIST] [-duration D] [-svg FILE]
-//	cuckoo build -o FILE [-bits N] [-capacity N] [-seed N] [-keep-duplicates] [-progress] [INPUT]
+//	cuckoo build -o FILE [-bits N] [-slots 4|5] | [-fpr P] [-capacity N] [-seed N] [-keep-duplicates] [-progress] [INPUT]
 //	cuckoo query FILE [INPUT]
 //	cuckoo info FILE
 //

@@ -75,7 +75,8 @@ type Workload string
 // The workloads, in the order they run and print.
 const (
 	// Fill inserts keys 0..n-1 into an empty structure sized for n keys
-	// (n keys are 95% of a cuckoo filter's slots), each goroutine its own
+	// (97% of a five-slot cuckoo filter's slots, 95% of a four-slot
+	// one's), each goroutine its own
 	// contiguous slice. For static structures it times the build.
 	Fill Workload = "fill"
 	// LookupPos looks up inserted keys.
@@ -93,8 +94,9 @@ const (
 // Workloads lists every workload in run order.
 var Workloads = []Workload{Fill, LookupPos, LookupNeg, Mixed}
 
-// MixedFill returns the number of keys held during the mixed workload: 90%
-// of the slots of a cuckoo filter sized for n keys at 95% load.
+// MixedFill returns the number of keys held during the mixed workload:
+// 18/19 of n, 90% of the slots of a four-slot cuckoo filter sized for n
+// keys (95% load), 92% of a five-slot one's (97%).
 func MixedFill(n int) int { return int(int64(n) * 18 / 19) }
 
 // Supports reports whether impl runs workload w with g goroutines, and if

@@ -43,7 +43,7 @@ var svgMarkers = []string{"circle", "square", "triangle", "diamond", "triangle-d
 
 // WorkloadHelp says what each workload measures, for legends and help.
 var WorkloadHelp = map[Workload]string{
-	Fill:      "inserts into an empty structure up to n keys (95% of a cuckoo filter's slots)",
+	Fill:      "inserts into an empty structure up to n keys (97% of a five-slot cuckoo filter's slots, 95% of a four-slot one's)",
 	LookupPos: "lookups of inserted keys",
 	LookupNeg: "lookups of keys never inserted",
 	Mixed:     "90% lookups, 5% deletes, 5% re-inserts, 95% of n keys in",
