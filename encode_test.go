@@ -760,3 +760,19 @@ func BenchmarkEncode(b *testing.B) {
 		}
 	})
 }
+
+// TestEncodeSlotOutOfRangeNamesLayout checks that a five-slot encoding with
+// a bit above its five 12-bit slots is refused with a message naming that
+// layout.
+func TestEncodeSlotOutOfRangeNamesLayout(t *testing.T) {
+	data := encReseal(func(d []byte) []byte {
+		binary.LittleEndian.PutUint64(d[formatHeaderSize:], 1<<60)
+		return d
+	}(encValid(t, Bits12x5)))
+	var g Filter
+	err := g.UnmarshalBinary(data)
+	want := "cuckoo: bucket 0 holds 0x1000000000000000: a value out of range for 5 12-bit slots"
+	if err == nil || err.Error() != want || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("UnmarshalBinary: %v; want %q (ErrCorrupt)", err, want)
+	}
+}
