@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -185,5 +186,14 @@ func TestSQLiteNotOwned(t *testing.T) {
 	}
 	if _, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items; drop table items"}); err == nil {
 		t.Fatal("a table name with SQL in it: no error")
+	}
+	// A table whose k is not unique on its own is refused at open, with
+	// the reason, instead of failing every PUT.
+	sqliteExec(t, db, `CREATE TABLE loose (k TEXT, v BLOB NOT NULL)`)
+	sqliteExec(t, db, `CREATE TABLE pair (k TEXT, v BLOB NOT NULL, UNIQUE (k, v))`)
+	for _, tbl := range []string{"loose", "pair"} {
+		if _, err := OpenSQLite(ctx, path, SQLiteOptions{Table: tbl}); err == nil || !strings.Contains(err.Error(), "no unique index") {
+			t.Errorf("table %s without a unique k: error %v; want one naming the missing unique index", tbl, err)
+		}
 	}
 }

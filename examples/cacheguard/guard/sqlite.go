@@ -132,6 +132,19 @@ func (s *SQLite) register(ctx context.Context) error {
 	if cols != 2 {
 		return fmt.Errorf("table %s: want the columns k TEXT (unique) and v BLOB", s.table)
 	}
+	// k must be unique on its own (PRIMARY KEY or UNIQUE, not partial):
+	// a PUT's upsert needs the conflict target, and the change log counts
+	// one row per key.
+	var unique int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_index_list(?1) AS il
+		WHERE il."unique" = 1 AND il.partial = 0
+		AND (SELECT count(*) FROM pragma_index_info(il.name)) = 1
+		AND (SELECT name FROM pragma_index_info(il.name)) = 'k'`, s.table).Scan(&unique); err != nil {
+		return err
+	}
+	if unique == 0 {
+		return fmt.Errorf("table %s: column k has no unique index of its own (want k TEXT PRIMARY KEY or UNIQUE)", s.table)
+	}
 	// The registration is this table's only while all of cacheguard's
 	// triggers are on it: a table dropped and created again under the
 	// name, by anyone, has none (they went with the old one), and one
