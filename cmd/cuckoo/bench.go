@@ -94,7 +94,7 @@ func parseBits(s string) ([]int, error) {
 	for _, f := range benchkit.SplitList(s) {
 		v, ok := benchimpl.ParseLayout(f)
 		if !ok {
-			return nil, fmt.Errorf("bad fingerprint size %q (want 8, 12, 4x12 or 15)", f)
+			return nil, fmt.Errorf("bad fingerprint size %q (want 8, 12, 5x12, 4x12 or 15)", f)
 		}
 		if !slices.Contains(out, v) {
 			out = append(out, v)
@@ -152,7 +152,7 @@ func runBench(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	sizes := fs.String("sizes", defaultSizes, "comma-separated key counts: "+benchkit.SizeHelp+", e.g. 1M,32M")
 	gs := fs.String("goroutines", defaultGoroutines, "comma-separated goroutine counts")
 	modes := fs.String("modes", "lockfree,locked", "filter modes: lockfree, locked")
-	fbits := fs.String("bits", "12,8", "fingerprint sizes: 8, 12 (five per bucket), 4x12 (four 12-bit per bucket), 15")
+	fbits := fs.String("bits", "12,8", "fingerprint sizes: 8, 12 or 5x12 (five per bucket), 4x12 (four 12-bit per bucket), 15")
 	impls := fs.String("impls", strings.Join(allKinds, ","), "implementations: cuckoo (Insert/Lookup/Delete), batch (fills through InsertBatch, lookups through LookupBatch), map (map under sync.RWMutex), probe (memory probe), or all")
 	wls := fs.String("workloads", benchkit.JoinWorkloads(benchkit.Workloads), "workloads")
 	dur := fs.Duration("duration", defaultDuration, "time per cell")

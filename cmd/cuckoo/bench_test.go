@@ -414,6 +414,9 @@ func TestBenchParse(t *testing.T) {
 	if b, err := parseBits("8,4x12,15,12"); err != nil || !slices.Equal(b, []int{12, 15, benchimpl.F12x4, 8}) {
 		t.Errorf("parseBits: %v, %v; want 12 first", b, err)
 	}
+	if b, err := parseBits("5x12,12"); err != nil || !slices.Equal(b, []int{12}) {
+		t.Errorf("parseBits(5x12,12) = %v, %v; want [12] (5x12 is 12)", b, err)
+	}
 	if m, err := parseModes("locked,lockfree,locked"); err != nil || !slices.Equal(m, []cuckoo.Mode{cuckoo.Locked, cuckoo.LockFree}) {
 		t.Errorf("parseModes: %v, %v", m, err)
 	}

@@ -31,8 +31,12 @@ func LayoutName(layout int) string {
 	return fmt.Sprintf("%dx%d", layout>>8, layout&0xff)
 }
 
-// ParseLayout parses "8", "12", "15" or "4x12".
+// ParseLayout parses "8", "12", "15" or "4x12"; "5x12" is 12 (New's
+// default layout for 12 bits).
 func ParseLayout(s string) (int, bool) {
+	if s == "5x12" {
+		return 12, true
+	}
 	for _, l := range []int{8, 12, 15, F12x4} {
 		if LayoutName(l) == s {
 			return l, true
