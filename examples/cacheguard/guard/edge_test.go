@@ -10,16 +10,17 @@ import (
 	"time"
 )
 
-// Tests written by an adversarial review of the trigger-based change log:
-// each one is an interleaving or a setup that broke a promise of the README
-// before its fix.
+// Setups at the edges of the README's promises: a guarded table replaced
+// or renamed under its name, inheritance and partitions, snapshots around
+// a TRUNCATE or a restore from backup, one Store serving two Services in
+// turn. Each would break a promise if the code did not refuse or handle it.
 
-// TestReviewSQLiteRecreatedTable: cacheguard created the table "items" (the
+// TestSQLiteRecreatedTableNotOwned: cacheguard created the table "items" (the
 // marker says so); the user then dropped it and created a table of their own
 // under the same name, with rows. Reset must refuse it, through a handle
 // opened before the swap and through one opened after: the marker belonged
 // to the dropped table.
-func TestReviewSQLiteRecreatedTable(t *testing.T) {
+func TestSQLiteRecreatedTableNotOwned(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "t.db")
 	old, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
@@ -57,14 +58,14 @@ func TestReviewSQLiteRecreatedTable(t *testing.T) {
 	}
 }
 
-// TestReviewPostgresRecreatedTable: the same with PostgreSQL. OpenPostgres
-// registers the new table under its new oid (ef84d5a), but a handle opened
-// before the swap checked the old oid's marker and truncated the table the
-// name resolves to now: the user's.
-func TestReviewPostgresRecreatedTable(t *testing.T) {
+// TestPostgresRecreatedTableNotOwned: the same with PostgreSQL. OpenPostgres
+// registers the new table under its new oid; a handle opened before the
+// swap must not go by the old oid's marker and truncate the table the name
+// resolves to now, the user's.
+func TestPostgresRecreatedTableNotOwned(t *testing.T) {
 	ctx := context.Background()
 	db := pgDirect(t)
-	const tbl = "cacheguard_test_user.review_recreated"
+	const tbl = "cacheguard_test_user.edge_recreated"
 	sqlExec(t, db, `CREATE SCHEMA IF NOT EXISTS cacheguard_test_user`)
 	sqlExec(t, db, `DROP TABLE IF EXISTS `+tbl)
 	old, err := OpenPostgres(ctx, os.Getenv(DSNEnv), PGOptions{Table: tbl}) // creates it: owned
@@ -101,11 +102,11 @@ func TestReviewPostgresRecreatedTable(t *testing.T) {
 	}
 }
 
-// TestReviewSnapshotAfterTruncate: a snapshot written after the 'R' of a
+// TestSnapshotAfterTruncateRebuilds: a snapshot written after the 'R' of a
 // TRUNCATE was applied but before the rebuild ran holds the truncated rows'
 // copies at a position past the 'R': an instance loading it never rebuilds,
 // and keeps them (and their share of the capacity) for good.
-func TestReviewSnapshotAfterTruncate(t *testing.T) {
+func TestSnapshotAfterTruncateRebuilds(t *testing.T) {
 	ctx := context.Background()
 	p := pgReset(t, 500)
 	path := filepath.Join(t.TempDir(), "snap")
@@ -125,24 +126,24 @@ func TestReviewSnapshotAfterTruncate(t *testing.T) {
 	})
 }
 
-// TestReviewPostgresInheritance: rows written into an inheritance child or a
+// TestPostgresInheritanceRefused: rows written into an inheritance child or a
 // partition of the guarded table are read by the service's SELECTs on the
 // parent, but the parent's statement triggers do not fire for them: the
 // filter would reject present rows for good. Such tables must be refused.
-func TestReviewPostgresInheritance(t *testing.T) {
+func TestPostgresInheritanceRefused(t *testing.T) {
 	ctx := context.Background()
 	db := pgDirect(t)
 	sqlExec(t, db, `CREATE SCHEMA IF NOT EXISTS cacheguard_test_user`)
 	for _, tc := range []struct{ name, setup, child string }{
-		{"inherited", `CREATE TABLE cacheguard_test_user.review_parent (k text PRIMARY KEY, v bytea NOT NULL);
-			CREATE TABLE cacheguard_test_user.review_child (PRIMARY KEY (k)) INHERITS (cacheguard_test_user.review_parent)`, "cacheguard_test_user.review_child"},
-		{"partitioned", `CREATE TABLE cacheguard_test_user.review_parent (k text PRIMARY KEY, v bytea NOT NULL) PARTITION BY HASH (k);
-			CREATE TABLE cacheguard_test_user.review_child PARTITION OF cacheguard_test_user.review_parent FOR VALUES WITH (MODULUS 1, REMAINDER 0)`, "cacheguard_test_user.review_child"},
+		{"inherited", `CREATE TABLE cacheguard_test_user.edge_parent (k text PRIMARY KEY, v bytea NOT NULL);
+			CREATE TABLE cacheguard_test_user.edge_child (PRIMARY KEY (k)) INHERITS (cacheguard_test_user.edge_parent)`, "cacheguard_test_user.edge_child"},
+		{"partitioned", `CREATE TABLE cacheguard_test_user.edge_parent (k text PRIMARY KEY, v bytea NOT NULL) PARTITION BY HASH (k);
+			CREATE TABLE cacheguard_test_user.edge_child PARTITION OF cacheguard_test_user.edge_parent FOR VALUES WITH (MODULUS 1, REMAINDER 0)`, "cacheguard_test_user.edge_child"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.review_parent CASCADE`)
+			sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.edge_parent CASCADE`)
 			sqlExec(t, db, tc.setup)
-			for _, guarded := range []string{"cacheguard_test_user.review_parent", tc.child} {
+			for _, guarded := range []string{"cacheguard_test_user.edge_parent", tc.child} {
 				p, err := OpenPostgres(ctx, os.Getenv(DSNEnv), PGOptions{Table: guarded})
 				if err != nil {
 					t.Logf("%s refused: %v", guarded, err)
@@ -152,7 +153,7 @@ func TestReviewPostgresInheritance(t *testing.T) {
 				key := "through-the-other-" + guarded
 				target := tc.child
 				if guarded == tc.child {
-					target = "cacheguard_test_user.review_parent"
+					target = "cacheguard_test_user.edge_parent"
 				}
 				sqlExec(t, db, `INSERT INTO `+target+` VALUES ($1, 'x')`, key)
 				if guarded == tc.child && tc.name == "inherited" {
@@ -176,15 +177,15 @@ func TestReviewPostgresInheritance(t *testing.T) {
 			}
 		})
 	}
-	sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.review_parent CASCADE`)
+	sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.edge_parent CASCADE`)
 }
 
-// TestReviewSameStoreTwice: a Service closed and a new one started on the
-// same Store (a reload inside one process) with the snapshot the first one
-// wrote. The first one's PUTs after the snapshot carry the Store's origin,
-// which the second one takes for its own and skips: it rejects rows that are
-// present.
-func TestReviewSameStoreTwice(t *testing.T) {
+// TestSameStoreTwice: a Service closed and a new one started on the same
+// Store (a reload inside one process) with the snapshot the first one
+// wrote. Each Service has an origin of its own, so the second one applies
+// the first one's PUTs after the snapshot instead of taking them for its
+// own and skipping them (which would reject present rows).
+func TestSameStoreTwice(t *testing.T) {
 	ctx := context.Background()
 	st := newSQLite(t, 10)
 	snap := filepath.Join(t.TempDir(), "snap")
@@ -205,13 +206,13 @@ func TestReviewSameStoreTwice(t *testing.T) {
 	}
 }
 
-// TestReviewSQLiteRenamedTable: cacheguard's table was renamed and another
+// TestSQLiteRenamedTableRefused: cacheguard's table was renamed and another
 // table created under the old name. SQLite moves the triggers with the
 // renamed table (names and bodies unchanged: their entries still carry the
-// old name), so CREATE TRIGGER IF NOT EXISTS created none on the new table:
-// its writes were not logged, and the renamed table's were taken for its.
-// Opening it must fail.
-func TestReviewSQLiteRenamedTable(t *testing.T) {
+// old name), so CREATE TRIGGER IF NOT EXISTS would create none on the new
+// table: its writes would not be logged, and the renamed table's would be
+// taken for its. Opening it must fail.
+func TestSQLiteRenamedTableRefused(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "t.db")
 	old, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
@@ -236,12 +237,12 @@ func TestReviewSQLiteRenamedTable(t *testing.T) {
 	}
 }
 
-// TestReviewSnapshotAfterRestore: the database is restored from a backup
+// TestSnapshotAfterRestoreRefused: the database is restored from a backup
 // older than the snapshot and written to before the instance restarts. The
 // log reaches beyond the snapshot's position again, but its seqs up to the
 // position now name new entries, which the instance loading the snapshot
 // would skip: present rows rejected for good. The snapshot must be refused.
-func TestReviewSnapshotAfterRestore(t *testing.T) {
+func TestSnapshotAfterRestoreRefused(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "t.db")
