@@ -111,7 +111,7 @@ func TestBuildCapacityStaysFixed(t *testing.T) {
 		t.Fatalf("query: status %d, stderr %q", status, stderr)
 	}
 	status, stdout, _ := runCmd(t, "", "info", out)
-	if status != exitOK || !strings.Contains(stdout, "format:               fixed\n") || strings.Contains(stdout, "nodes:") {
+	if status != exitOK || !strings.Contains(stdout, "format:               fixed, version 2\n") || strings.Contains(stdout, "nodes:") {
 		t.Fatalf("info: status %d, output:\n%s", status, stdout)
 	}
 }

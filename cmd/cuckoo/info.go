@@ -66,7 +66,14 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "doublings:\t%d (over the %d shards; the first tables held %s at 95%% load)\n", g.Doublings(), g.Shards(), count(g.BaseCapacity(), "key", "keys"))
 		fmt.Fprintf(tw, "slots:\t%d (%d buckets of 4 slots)\n", slots, slots/4)
 	} else {
-		fmt.Fprintf(tw, "format:\tfixed\n")
+		// FORMAT.md: version 1 for four slots of 8 or 12 bits, 2 for
+		// the other layouts (New's five-slot default included), which
+		// readers before 2026-11-24 reject.
+		version := 2
+		if per == 4 && (bits == 8 || bits == 12) {
+			version = 1
+		}
+		fmt.Fprintf(tw, "format:\tfixed, version %d\n", version)
 		fmt.Fprintf(tw, "buckets:\t%d (%d slots each, %d slots)\n", slots/per, per, slots)
 	}
 	fmt.Fprintf(tw, "seed:\t%d\n", f.Seed())

@@ -20,7 +20,7 @@ func TestInfo(t *testing.T) {
 	for _, want := range []string{
 		"(1704 bytes)",
 		"fingerprint bits:     12\n",
-		"format:               fixed\n",
+		"format:               fixed, version 2\n",
 		"buckets:              207 (5 slots each, 1035 slots)\n",
 		"seed:                 42\n",
 		"items:                500\n",
@@ -38,7 +38,8 @@ func TestInfoEmptyAndBits8(t *testing.T) {
 	filter := buildFilter(t, "", "-bits", "8", "-capacity", "10")
 	status, stdout, _ := runCmd(t, "", "info", filter)
 	if status != exitOK || !strings.Contains(stdout, "bits per key:         - (empty)\n") ||
-		!strings.Contains(stdout, "false-positive rate:  0% (8·α/2^8)\n") || !strings.Contains(stdout, "fingerprint bits:     8\n") {
+		!strings.Contains(stdout, "false-positive rate:  0% (8·α/2^8)\n") || !strings.Contains(stdout, "fingerprint bits:     8\n") ||
+		!strings.Contains(stdout, "format:               fixed, version 1\n") {
 		t.Fatalf("status %d, output:\n%s", status, stdout)
 	}
 }
