@@ -25,7 +25,7 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return status
 	}
 	path := arg(pos, 0)
-	f, size, err := loadFilter(path, stdin)
+	f, file, err := loadFilter(path, stdin)
 	if err != nil {
 		return fail(stderr, "info", err)
 	}
@@ -59,21 +59,17 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		name = "standard input"
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "file:\t%s (%s)\n", name, count(size, "byte", "bytes"))
+	fmt.Fprintf(tw, "file:\t%s (%s)\n", name, count(file.size, "byte", "bytes"))
 	fmt.Fprintf(tw, "fingerprint bits:\t%d\n", bits)
 	if growing {
 		fmt.Fprintf(tw, "format:\tgrowing (%d shards, each a table that doubles in place)\n", g.Shards())
 		fmt.Fprintf(tw, "doublings:\t%d (over the %d shards; the first tables held %s at 95%% load)\n", g.Doublings(), g.Shards(), count(g.BaseCapacity(), "key", "keys"))
 		fmt.Fprintf(tw, "slots:\t%d (%d buckets of 4 slots)\n", slots, slots/4)
 	} else {
-		// FORMAT.md: version 1 for four slots of 8 or 12 bits, 2 for
-		// the other layouts (New's five-slot default included), which
-		// readers before 2026-11-24 reject.
-		version := 2
-		if per == 4 && (bits == 8 || bits == 12) {
-			version = 1
-		}
-		fmt.Fprintf(tw, "format:\tfixed, version %d\n", version)
+		// Version 2 (the layouts of FORMAT.md other than four slots of
+		// 8 or 12 bits, New's default included) is what readers before
+		// 2026-11-24 reject.
+		fmt.Fprintf(tw, "format:\tfixed, version %d\n", file.version)
 		fmt.Fprintf(tw, "buckets:\t%d (%d slots each, %d slots)\n", slots/per, per, slots)
 	}
 	fmt.Fprintf(tw, "seed:\t%d\n", f.Seed())
