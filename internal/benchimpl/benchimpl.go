@@ -28,7 +28,7 @@ func LayoutName(layout int) string {
 	if layout>>8 == 0 {
 		return fmt.Sprint(layout)
 	}
-	return fmt.Sprintf("%dx%d", layout>>8, layout&0xff)
+	return fmt.Sprintf("%dx%d", layout>>8, LayoutBits(layout))
 }
 
 // ParseLayout parses "8", "12", "15" or "4x12"; "5x12" is 12 (New's
@@ -47,7 +47,7 @@ func ParseLayout(s string) (int, bool) {
 
 // options returns New's options for a layout value.
 func options(layout int) []cuckoo.Option {
-	opts := []cuckoo.Option{cuckoo.WithFingerprintBits(layout & 0xff)}
+	opts := []cuckoo.Option{cuckoo.WithFingerprintBits(LayoutBits(layout))}
 	if layout>>8 != 0 {
 		opts = append(opts, cuckoo.WithSlotsPerBucket(layout>>8))
 	}
@@ -72,13 +72,18 @@ func CuckooName(mode cuckoo.Mode, layout int) string {
 // LookupBatch.
 func Cuckoo(prefix string, mode cuckoo.Mode, layout int, batch bool) benchkit.Impl {
 	name := prefix + CuckooName(mode, layout)
-	bits, slots, load := layout&0xff, layout>>8, "95%"
-	if slots == 0 && bits == 12 || slots == 5 {
-		slots, load = 5, "97%"
-	} else if slots == 0 {
-		slots = 4
+	// The layout New makes of these options, from a one-key filter (New
+	// decides the slots a fingerprint size gets).
+	var desc string
+	if f, err := cuckoo.New(1, options(layout)...); err != nil {
+		desc = fmt.Sprintf("this filter, %v mode, layout %s: %v", mode, LayoutName(layout), err)
+	} else {
+		load := "95%" // New sizes four-slot tables for 95% load, five-slot ones for 97%
+		if f.SlotsPerBucket() == 5 {
+			load = "97%"
+		}
+		desc = fmt.Sprintf("this filter, %v mode, %d-bit fingerprints, %d-slot buckets in one uint64, sized for %s load", mode, f.FingerprintBits(), f.SlotsPerBucket(), load)
 	}
-	desc := fmt.Sprintf("this filter, %v mode, %d-bit fingerprints, %d-slot buckets in one uint64, sized for %s load", mode, bits, slots, load)
 	if batch {
 		name += "-batch"
 		desc += fmt.Sprintf("; fills through InsertBatch, lookups through LookupBatch, %d keys a call", benchkit.BatchLen)
