@@ -520,15 +520,16 @@ func TestCountUnderRelocation(t *testing.T) {
 // TestDuplicateCopiesBounded inserts each of 300 keys 12 times into an
 // empty filter (Reset between keys, so that no other key's copies fill one
 // of its buckets): a key's two buckets hold at most 2b copies (b slots per
-// bucket; b for the rare key whose two buckets are one), so each key keeps
-// exactly that many, its other inserts return ErrFull, and Len counts only
-// the copies stored.
+// bucket; b for the rare key whose two buckets are one; in the packed
+// layout one fewer per odd bucket when the fingerprint is 64 or more, which
+// that bucket's top slot cannot take), so each key keeps exactly that many,
+// its other inserts return ErrFull, and Len counts only the copies stored.
 func TestDuplicateCopiesBounded(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
-		for _, bits := range []int{8, 12, 15, Bits12x5} {
+		for _, bits := range []int{8, bits8OneWord, 12, 15, Bits12x5} {
 			f := NewTestFilter(t, 10_000, mode, bits, 3)
-			b := f.SlotsPerBucket()
 			const keys, inserts = 300, 12
+			restricted := 0 // keys with fewer than 2b slots (packed layout)
 			fulls, wantFulls := 0, 0
 			for k := range keys {
 				key := fmt.Appendf(nil, "dup %d", k)
@@ -540,20 +541,24 @@ func TestDuplicateCopiesBounded(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				want := 2 * b
-				if b1, _, b2 := f.hash(key); b1 == b2 {
-					want = b
+				b1, fp, b2 := f.hash(key)
+				want := maxCopies(f, b1, b2, fp)
+				if b1 != b2 && want < 2*f.SlotsPerBucket() {
+					restricted++
 				}
 				if n := f.Count(key); n != want {
-					t.Fatalf("%v, layout %#x: key %d has %d copies; want %d", mode, bits, k, n, want)
+					t.Fatalf("%v, layout %s: key %d has %d copies; want %d", mode, layoutName(bits), k, n, want)
 				}
 				wantFulls += inserts - want
 				if f.Len() != want {
-					t.Fatalf("%v, layout %#x: key %d: Len %d; want %d", mode, bits, k, f.Len(), want)
+					t.Fatalf("%v, layout %s: key %d: Len %d; want %d", mode, layoutName(bits), k, f.Len(), want)
 				}
 			}
 			if fulls != wantFulls {
-				t.Errorf("%v, layout %#x: %d ErrFull; want %d", mode, bits, fulls, wantFulls)
+				t.Errorf("%v, layout %s: %d ErrFull; want %d", mode, layoutName(bits), fulls, wantFulls)
+			}
+			if f.lay.packed && restricted == 0 {
+				t.Errorf("%v, packed layout: no key had an odd bucket and a fingerprint of 64 or more: the restricted top slot went untested", mode)
 			}
 		}
 	}

@@ -73,6 +73,12 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) (n int) {
 		clear(found[:n])
 		return n
 	}
+	if f.lay.packed {
+		for i, k := range keys[:n] {
+			found[i] = f.Lookup(k)
+		}
+		return n
+	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
 		keys := keys[base:min(base+batchGroup, n)]
@@ -124,6 +130,14 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 			return 0, nil
 		}
 		return 0, ErrZeroFilter
+	}
+	if f.lay.packed {
+		for i, k := range keys {
+			if err := f.Insert(k); err != nil {
+				return i, err
+			}
+		}
+		return len(keys), nil
 	}
 	var g group
 	for base := 0; base < len(keys); base += batchGroup {

@@ -41,6 +41,10 @@ type layout struct {
 	hi       uint64 // 1 in the highest bit of every slot
 	ctrShift uint   // bf
 	ctrMask  uint64 // counter mask after shifting down: (1<<(62-b*f))-1
+	// packed marks the packed layout (packed.go): two buckets of four
+	// 8-bit slots per word, the fields above describing the word's eight
+	// slots.
+	packed bool
 }
 
 // newLayout returns the layout of b slots of f bits. (f, b) must be one of

@@ -15,13 +15,13 @@ func (f *Filter) Clone() *Filter {
 	if f.m == 0 {
 		return c
 	}
-	words := make([]atomic.Uint64, f.m)
+	words := make([]atomic.Uint64, len(f.t.words))
 	n := f.copyTable(words)
 	c.adopt(words, f.lay, f.seed, f.hashAlg(), f.mode, int64(n))
 	return c
 }
 
-// copyTable copies f's fingerprints into words (len f.m), without the
+// copyTable copies f's fingerprints into words (as many as f has), without the
 // runtime state of the words (migration counters, K-CAS references,
 // resolved to their logical values), and returns how many it copied. It
 // holds the snapshot gate, as appendTable does.

@@ -11,33 +11,51 @@
 // key's fingerprint stays in the filter for the whole call (see
 // "Duplicates" below for the one corner this excludes).
 //
-// False positives happen at a rate of about 2·b·α/2^f for b slots per
+// False positives happen at a rate of about 2·b·α/(2^f-1) for b slots per
 // bucket, fingerprint size f and load factor α: Lookup may report true for
 // a key that was never inserted. New(n) gives five 12-bit fingerprints per
 // 64-bit bucket word, sized for 97% load: 13.2 bits per key and 0.237% at
 // capacity. WithFalsePositiveRate chooses the bucket layout from the rate
-// a filter may have when it holds its capacity: that layout for rates of
-// 0.237% and more, four 12-bit fingerprints (16.8 bits per key, 0.186% at
-// 95% load) down to 0.186%, four 15-bit ones (16.8 bits per key, 0.023%)
-// below. WithFingerprintBits and WithSlotsPerBucket name a layout
-// directly; four 8-bit fingerprints (2.9%) take the memory of four 12-bit
-// ones.
+// a filter may have when it holds its capacity: the packed layout of 8-bit
+// fingerprints (8.8 bits per key, 2.89% at 92% load) for rates of 2.89%
+// and more, New's default for 0.237% and more, four 12-bit fingerprints
+// (16.8 bits per key, 0.186% at 95% load) down to 0.186%, four 15-bit ones
+// (16.8 bits per key, 0.023%) below. WithFingerprintBits and
+// WithSlotsPerBucket name a layout directly.
+//
+// The packed layout, WithFingerprintBits(8), puts two buckets of four 8-bit
+// slots in one 64-bit word. The word's top slot (slot 3 of each odd bucket)
+// takes only fingerprints 1 to 63, so the word's two high bits stay free
+// for the K-CAS tags; a query matches every slot with probability 1/255 all
+// the same, so this costs placement freedom, not precision. The word has
+// no migration counter: relocations are counted in striped 64-bit version
+// words outside the table (a power of two from 1 to 16,384 of them, one per
+// 128 to 255 table words: 8 KiB at 1M keys), each bumped in the same K-CAS
+// as the move in LockFree mode and, in Locked mode, between the move's store
+// of the destination and its store of the source. They never wrap, so this
+// layout needs no epoch; a lookup reads its first bucket's version, both
+// words and the version again, and equal versions prove absence (packed.go,
+// packed_locked.go).
 //
 // Insert returns ErrFull when it finds no room; the filter is then unchanged
 // apart from fingerprints it relocated between their two buckets: nothing is
 // lost. New(n) sizes the table for n keys at 97% load with five-slot
-// buckets, 95% with four. In the tests, filters for 2,000 keys or more always took at
-// least n keys before the first ErrFull (typically 96-97.5% of Cap() with
-// four slots, 98.5-98.9% with five); smaller ones, whose few buckets leave
-// relocation little room, can fill earlier (New(16) took 14 keys with one
-// seed, New(1768) at f=8 took 1753).
+// buckets, 95% with four, 92% in the packed layout. In the tests, filters
+// for 2,000 keys or more always took at least n keys before the first
+// ErrFull (typically 96-97.5% of Cap() with four slots, 98.5-98.9% with
+// five; packed tables 95.4-95.9% at 2,000 keys, 93.37-93.98% at 1M, 93.30%
+// at 32M); smaller ones, whose few buckets leave relocation little room, can
+// fill earlier (New(16) took 14 keys with one seed).
 //
 // Duplicates: inserting a key k times stores k copies (at most 10 fit, 8
-// with four-slot buckets: the slots of its two buckets); each Delete
-// removes one. Deleting a key that was never inserted can remove the
-// fingerprint of a different key that collides with it, creating a false
-// negative for that key: only delete keys you inserted. If a Lookup overlaps both an Insert of a new copy and the
-// Delete of the last older copy of the same fingerprint, it may miss.
+// with four-slot buckets: the slots of its two buckets; in the packed
+// layout 8, or 6 or 7 when the fingerprint is 64 or more and a bucket is
+// odd, whose top slot cannot take it); each Delete removes one. Deleting a
+// key that was never inserted can remove the fingerprint of a different key
+// that collides with it, creating a false negative for that key: only
+// delete keys you inserted. If a Lookup overlaps both an Insert of a new
+// copy and the Delete of the last older copy of the same fingerprint, it
+// may miss.
 //
 // # Quick tour
 //
@@ -120,7 +138,8 @@
 //
 // The table is an array of 64-bit words, one per bucket of five (or four)
 // fingerprint slots, with a per-bucket migration counter in the spare bits
-// (bucket.go).
+// (bucket.go), or in the packed layout two buckets of four 8-bit slots per
+// word, with the counters in version words beside the table (packed.go).
 // A key hashes (xxhash) to a fingerprint and a bucket; its other bucket is
 // derived from the fingerprint, so fingerprints can be relocated without the
 // key. Insert puts the fingerprint into an empty slot with one CAS; when both
@@ -131,7 +150,7 @@
 // misses reads its buckets again and uses the migration counters to tell a
 // miss from a fingerprint in flight (twophase.go). LookupBatch and
 // InsertBatch do the same for many keys with their cache misses overlapped
-// (batch.go).
+// (batch.go); in the packed layout they are loops of Lookup and Insert.
 //
 // # Persistence
 //

@@ -16,16 +16,18 @@ import (
 //
 //	offset    size  field
 //	0         8     magic "CUCKOOFL"
-//	8         2     format version (1; 2 for 15-bit fingerprints or five slots)
+//	8         2     format version (1; 2 for 15-bit fingerprints or five slots; 3 for the packed layout)
 //	10        1     fingerprint bits f (8, 12 or 15)
 //	11        1     slots per bucket b (4, or 5 with f = 12)
 //	12        1     hash algorithm id (1: xxhash64 + fmix64 seeding, 2: xxhash64 + multiply seeding, see keyed)
 //	13        3     reserved, zero
-//	16        8     bucket count m (1 to 2^31)
+//	16        8     bucket count m (1 to 2^31; version 3: even, 2 to 2^32)
 //	24        8     seed
-//	32        8·m   the buckets: slot s in bits [s·f, (s+1)·f), all other bits zero
-//	32+8m     8     item count: the number of non-empty slots in the table
-//	40+8m     8     xxhash64 (seed 0) of bytes [0, 40+8m)
+//	32        8·w   the words: w = m one-bucket words, slot s in bits [s·f, (s+1)·f),
+//	                all other bits zero; version 3: w = m/2 words of two buckets,
+//	                bucket b in word b/2 at bits [32·(b mod 2), +32), bits 62-63 zero
+//	32+8w     8     item count: the number of non-empty slots in the table
+//	40+8w     8     xxhash64 (seed 0) of bytes [0, 40+8w)
 //
 // All integers are little-endian. The item count follows the table, rather
 // than sitting in the header, because a snapshot of a live filter learns it
@@ -47,7 +49,10 @@ const (
 	// have (15-bit fingerprints, five slots per bucket), so that such a
 	// reader names the version instead of calling the parameters
 	// impossible. Both versions have the same fields.
-	formatVersion2    = 2
+	formatVersion2 = 2
+	// formatVersion3 is written for the packed layout (packed.go): its
+	// words hold two buckets each, which no earlier reader knows.
+	formatVersion3    = 3
 	formatHashXXFmix  = 1 // xxhash64 of the key; for a non-zero seed, xored with the seed and passed through fmix64 (FORMAT.md)
 	formatHashXXMul   = 2 // xxhash64 of the key; for a non-zero seed, xored with the seed and multiplied by fmix64(seed)|1 (FORMAT.md)
 	formatHeaderSize  = 32
@@ -63,8 +68,8 @@ const (
 	decodeInitialWords = 8 << 10
 )
 
-// encodedSize returns the length of the encoding of a table of m buckets.
-func encodedSize(m uint64) uint64 { return formatHeaderSize + 8*m + formatTrailerSize }
+// encodedSize returns the length of the encoding of a table of n words.
+func encodedSize(n uint64) uint64 { return formatHeaderSize + 8*n + formatTrailerSize }
 
 // MarshalBinary returns the encoding of the filter described in FORMAT.md. It
 // may run while other goroutines use the filter, with the guarantees of
@@ -138,10 +143,10 @@ const writeChunk = 1 << 20
 // header is written before the snapshot begins: the parameters it holds
 // never change while the filter is in use.
 func (f *Filter) encode() []byte {
-	p := make([]byte, 0, encodedSize(f.m))
+	p := make([]byte, 0, encodedSize(uint64(len(f.t.words))))
 	p = append(p, formatMagic...)
 	p = binary.LittleEndian.AppendUint16(p, formatVersionOf(f.lay))
-	p = append(p, byte(f.lay.f), byte(f.lay.b), f.hashAlg(), 0, 0, 0)
+	p = append(p, byte(f.lay.f), byte(f.SlotsPerBucket()), f.hashAlg(), 0, 0, 0)
 	p = binary.LittleEndian.AppendUint64(p, f.m)
 	p = binary.LittleEndian.AppendUint64(p, f.seed)
 	p, count := f.appendTable(p)
@@ -160,8 +165,8 @@ func (f *Filter) appendTable(p []byte) ([]byte, uint64) {
 	l := &f.lay
 	var count uint64
 	n := len(p)
-	p = p[:n+8*int(f.m)]
-	for i := uint64(0); i < f.m; i++ {
+	p = p[:n+8*len(f.t.words)]
+	for i := range uint64(len(f.t.words)) {
 		// A plain word is read directly; load resolves a K-CAS reference
 		// to the word's logical value. Counters and tags are runtime
 		// state: they are cleared.
@@ -193,7 +198,7 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	want := encodedSize(h.m)
+	want := encodedSize(h.words)
 	if uint64(len(data)) < want {
 		return errTruncated(uint64(len(data)), want)
 	}
@@ -205,8 +210,8 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 	if sum := xxhash.Sum64(body); sum != stored {
 		return errChecksum(stored, sum)
 	}
-	words := make([]atomic.Uint64, h.m)
-	table := data[formatHeaderSize : formatHeaderSize+8*h.m]
+	words := make([]atomic.Uint64, h.words)
+	table := data[formatHeaderSize : formatHeaderSize+8*h.words]
 	scan := fillWords(words, table, h.lay, 0, tableScan{})
 	n := binary.LittleEndian.Uint64(data[want-16:])
 	if err := checkTable(h, scan, n); err != nil {
@@ -262,7 +267,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 			return n, rerr
 		}
 	}
-	want := encodedSize(h.m)
+	want := encodedSize(h.words)
 	truncated := func(err error) error {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return errTruncated(uint64(n), want)
@@ -273,19 +278,19 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	var d xxhash.Digest
 	d.Reset()
 	d.Write(hdr[:])
-	buf := make([]byte, min(encodeChunk, 8*h.m))
+	buf := make([]byte, min(encodeChunk, 8*h.words))
 	// The table grows with the data: never more than decodeInitialWords
-	// or the buckets already read ahead of them, unless r is known to hold
+	// or the words already read ahead of them, unless r is known to hold
 	// the whole table in memory (inMemoryLen).
-	initial := min(h.m, decodeInitialWords)
-	if k := inMemoryLen(r); k >= 0 && uint64(k) >= 8*h.m {
-		initial = h.m
+	initial := min(h.words, decodeInitialWords)
+	if k := inMemoryLen(r); k >= 0 && uint64(k) >= 8*h.words {
+		initial = h.words
 	}
 	words := make([]atomic.Uint64, initial)
 	var scan tableScan
-	for filled := uint64(0); filled < h.m; {
+	for filled := uint64(0); filled < h.words; {
 		if filled == uint64(len(words)) {
-			grown := make([]atomic.Uint64, min(h.m, 2*filled))
+			grown := make([]atomic.Uint64, min(h.words, 2*filled))
 			copy(grown, words) // not yet shared: plain copies are fine
 			words = grown
 		}
@@ -334,10 +339,11 @@ func inMemoryLen(r io.Reader) int {
 }
 
 type header struct {
-	lay  layout
-	m    uint64
-	seed uint64
-	hash uint8 // hash algorithm id
+	lay   layout
+	m     uint64 // buckets
+	words uint64 // words of the table: m, or m/2 in the packed layout
+	seed  uint64
+	hash  uint8 // hash algorithm id
 }
 
 // parseHeader validates the header at the start of data, which may be
@@ -356,8 +362,8 @@ func parseHeader(data []byte) (header, error) {
 		return h, errTruncated(uint64(len(data)), 0)
 	}
 	v := binary.LittleEndian.Uint16(data[8:])
-	if v != formatVersion && v != formatVersion2 {
-		return h, errFormat("cuckoo: unknown format version %d (this package reads versions %d and %d)", v, formatVersion, formatVersion2)
+	if v != formatVersion && v != formatVersion2 && v != formatVersion3 {
+		return h, errFormat("cuckoo: unknown format version %d (this package reads versions %d to %d)", v, formatVersion, formatVersion3)
 	}
 	if len(data) < formatHeaderSize {
 		return h, errTruncated(uint64(len(data)), 0)
@@ -369,7 +375,10 @@ func parseHeader(data []byte) (header, error) {
 	if !validLayout(uint(bits), uint(slots)) {
 		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket with %d-bit fingerprints (want 4, or 5 with 12-bit)", slots, bits)
 	}
-	if want := formatVersionOf(newLayout(uint(bits), uint(slots))); v != want {
+	if v == formatVersion3 && (bits != 8 || slots != packedSlots) {
+		return h, errFormat("cuckoo: impossible parameters: format version 3 (the packed layout) with %d-bit fingerprints and %d slots per bucket (want 8 and 4)", bits, slots)
+	}
+	if want := formatVersionOf(newLayout(uint(bits), uint(slots))); v != formatVersion3 && v != want {
 		return h, errFormat("cuckoo: impossible parameters: format version %d with %d-bit fingerprints and %d slots per bucket (written as version %d)", v, bits, slots, want)
 	}
 	if hash != formatHashXXFmix && hash != formatHashXXMul {
@@ -380,7 +389,13 @@ func parseHeader(data []byte) (header, error) {
 		return h, errFormat("cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
 	}
 	h.m = binary.LittleEndian.Uint64(data[16:])
-	if h.m == 0 || h.m > maxBuckets {
+	h.words = h.m
+	if v == formatVersion3 {
+		if h.m == 0 || h.m%2 != 0 || h.m > 2*maxBuckets {
+			return h, errFormat("cuckoo: impossible parameters: bucket count %d (want an even number from 2 to %d)", h.m, uint64(2*maxBuckets))
+		}
+		h.words = h.m / 2
+	} else if h.m == 0 || h.m > maxBuckets {
 		return h, errFormat("cuckoo: impossible parameters: bucket count %d (want 1 to %d)", h.m, uint64(maxBuckets))
 	}
 	h.seed = binary.LittleEndian.Uint64(data[24:])
@@ -390,12 +405,18 @@ func parseHeader(data []byte) (header, error) {
 		return h, errFormat("cuckoo: impossible parameters: hash algorithm %d with seed 0 (written as algorithm %d)", formatHashXXMul, formatHashXXFmix)
 	}
 	h.lay = newLayout(uint(bits), uint(slots))
+	if v == formatVersion3 {
+		h.lay = packedLayout()
+	}
 	return h, nil
 }
 
 // formatVersionOf returns the version written for layout l: 1 for four
 // slots of 8 or 12 bits, 2 for the others.
 func formatVersionOf(l layout) uint16 {
+	if l.packed {
+		return formatVersion3
+	}
 	if l.b == slotsPerBucket && (l.f == 8 || l.f == 12) {
 		return formatVersion
 	}
@@ -431,6 +452,9 @@ func fillWords(words []atomic.Uint64, p []byte, l layout, first uint64, s tableS
 // item count that disagrees with the table.
 func checkTable(h header, s tableScan, count uint64) error {
 	if s.bad {
+		if h.lay.packed {
+			return errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", s.index, s.word)
+		}
 		return errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", s.index, s.word, h.lay.b, h.lay.f)
 	}
 	if count != s.slots {

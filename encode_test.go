@@ -66,7 +66,7 @@ func encCheckKeys(tb testing.TB, g *Filter, prefix string, n int) {
 
 // encWords returns the table's slot bits (counters and tags cleared).
 func encWords(f *Filter) []uint64 {
-	out := make([]uint64, f.m)
+	out := make([]uint64, len(f.t.words))
 	for i := range out {
 		out[i] = f.t.load(uint64(i)) & f.lay.fpMask
 	}
@@ -81,7 +81,7 @@ func encRoundTrip(t *testing.T, via string, f, g *Filter) {
 		if err != nil {
 			t.Fatalf("MarshalBinary: %v", err)
 		}
-		if got, want := uint64(len(data)), encodedSize(f.m); got != want {
+		if got, want := uint64(len(data)), encodedSize(uint64(len(f.t.words))); got != want {
 			t.Fatalf("len(MarshalBinary()) = %d; want %d", got, want)
 		}
 		if err := g.UnmarshalBinary(data); err != nil {
@@ -93,8 +93,8 @@ func encRoundTrip(t *testing.T, via string, f, g *Filter) {
 		if err != nil {
 			t.Fatalf("WriteTo: %v", err)
 		}
-		if n != int64(buf.Len()) || uint64(n) != encodedSize(f.m) {
-			t.Fatalf("WriteTo = %d with %d bytes written; want %d", n, buf.Len(), encodedSize(f.m))
+		if want := encodedSize(uint64(len(f.t.words))); n != int64(buf.Len()) || uint64(n) != want {
+			t.Fatalf("WriteTo = %d with %d bytes written; want %d", n, buf.Len(), want)
 		}
 		buf.WriteString("trailing bytes are not read")
 		total := buf.Len()
@@ -110,13 +110,17 @@ func encRoundTrip(t *testing.T, via string, f, g *Filter) {
 	}
 }
 
+// TestEncodeRoundTrip encodes empty and full filters of every layout, the
+// one-word 8-bit layout that version-1 files hold included, and decodes
+// them into a zero Filter and into an existing one: same layout, table,
+// keys and answers.
 func TestEncodeRoundTrip(t *testing.T) {
 	const capacity = 20000
 	for _, mode := range encModes {
-		for _, fbits := range []int{8, 12, 15, Bits12x5} {
+		for _, fbits := range []int{8, bits8OneWord, 12, 15, Bits12x5} {
 			for _, fill := range []string{"empty", "full"} {
 				for _, via := range []string{"marshal", "stream"} {
-					name := fmt.Sprintf("mode=%v/bits=%d/fill=%s/via=%s", mode, fbits, fill, via)
+					name := fmt.Sprintf("mode=%v/bits=%s/fill=%s/via=%s", mode, layoutName(fbits), fill, via)
 					t.Run(name, func(t *testing.T) {
 						f := NewTestFilter(t, capacity, mode, fbits, 0x5eed+uint64(fbits))
 						n := 0
@@ -142,6 +146,10 @@ func TestEncodeRoundTrip(t *testing.T) {
 							if g.FingerprintBits() != LayoutBits(fbits) || g.SlotsPerBucket() != LayoutSlots(fbits) || g.Seed() != f.Seed() || g.Cap() != f.Cap() {
 								t.Fatalf("bits, slots, seed, cap = %d, %d, %d, %d; want %d, %d, %d, %d",
 									g.FingerprintBits(), g.SlotsPerBucket(), g.Seed(), g.Cap(), LayoutBits(fbits), LayoutSlots(fbits), f.Seed(), f.Cap())
+							}
+							if g.lay != f.lay || g.m != f.m || len(g.t.words) != len(f.t.words) {
+								t.Fatalf("decoded layout %+v, %d buckets in %d words; want %+v, %d in %d",
+									g.lay, g.m, len(g.t.words), f.lay, f.m, len(f.t.words))
 							}
 							if g.Len() != n || f.Len() != n {
 								t.Fatalf("Len() = %d (original %d); want %d", g.Len(), f.Len(), n)
@@ -266,7 +274,7 @@ func (w *encFailWriter) Write(p []byte) (int, error) {
 func TestEncodeWriteErrors(t *testing.T) {
 	f := NewTestFilter(t, 20000, LockFree, 12, 0)
 	encFill(t, f, "key-", 20000)
-	size := int(encodedSize(f.m))
+	size := int(encodedSize(uint64(len(f.t.words))))
 	for _, short := range []bool{false, true} {
 		for _, limit := range []int{0, 10, encodeChunk, encodeChunk + 3, size - 1} {
 			t.Run(fmt.Sprintf("short=%v/limit=%d", short, limit), func(t *testing.T) {
@@ -395,6 +403,11 @@ func encBadInputs(tb testing.TB) []struct {
 	edit := func(fn func(d []byte) []byte) []byte {
 		return fn(bytes.Clone(valid))
 	}
+	packed := encValid(tb, 8) // version 3: m buckets in m/2 words
+	editPacked := func(fn func(d []byte) []byte) []byte {
+		return fn(bytes.Clone(packed))
+	}
+	packedM := binary.LittleEndian.Uint64(packed[16:])
 	put64 := func(off int, v uint64) func(d []byte) []byte {
 		return func(d []byte) []byte {
 			binary.LittleEndian.PutUint64(d[off:], v)
@@ -429,7 +442,16 @@ func encBadInputs(tb testing.TB) []struct {
 		{"short wrong magic", "cuckoo: wrong magic", []byte("CUCK0")},
 		{"version 0", "cuckoo: unknown format version 0", edit(set(8, 0))},
 		{"version 2 with a version 1 layout", "cuckoo: impossible parameters: format version 2 with 12-bit fingerprints and 4 slots per bucket (written as version 1)", edit(set(8, 2))},
-		{"version 3", "cuckoo: unknown format version 3", edit(set(8, 3))},
+		{"version 4", "cuckoo: unknown format version 4 (this package reads versions 1 to 3)", edit(set(8, 4))},
+		{"version 3 with a version 1 layout", "cuckoo: impossible parameters: format version 3 (the packed layout) with 12-bit fingerprints and 4 slots per bucket (want 8 and 4)", edit(set(8, 3))},
+		{"version 1 with the packed layout", "cuckoo: truncated data", editPacked(set(8, 1))}, // m one-bucket words: twice the table there is
+		{"packed odd buckets", fmt.Sprintf("cuckoo: impossible parameters: bucket count %d (want an even number from 2 to", packedM-1), editPacked(put64(16, packedM-1))},
+		{"packed buckets 0", "cuckoo: impossible parameters: bucket count 0 (want an even number", editPacked(put64(16, 0))},
+		{"packed buckets 2^32+2", "cuckoo: impossible parameters: bucket count 4294967298 (want an even number from 2 to 4294967296)", editPacked(put64(16, 1<<32+2))},
+		{"packed buckets +2", "cuckoo: truncated data", editPacked(put64(16, packedM+2))},
+		{"packed tag bit 62", "cuckoo: word 1 holds 0x4000000000000000: bits 62-63 must be zero in the packed layout", editPacked(put64(table+8, 1<<62))},
+		{"packed tag bit 63", "cuckoo: word 0 holds 0x8000000000000000: bits 62-63 must be zero in the packed layout", editPacked(put64(table, 1<<63))},
+		{"packed count high", "cuckoo: item count mismatch: the trailer says 51, the table holds 50", editPacked(put64(len(packed)-16, 51))},
 		{"5 slots of 8 bits", "cuckoo: impossible parameters: 5 slots per bucket with 8-bit fingerprints", edit(func(d []byte) []byte { d[10] = 8; return set(11, 5)(d) })},
 		{"5 slots in version 1", "cuckoo: impossible parameters: format version 1 with 12-bit fingerprints and 5 slots per bucket (written as version 2)", edit(set(11, 5))},
 		{"version 257", "cuckoo: unknown format version 257", edit(set(9, 1))},
@@ -562,13 +584,14 @@ func TestEncodeWriteToMemory(t *testing.T) {
 	var n int64
 	var err error
 	got := encAlloc(func() { n, err = f.WriteTo(io.Discard) })
-	if err != nil || uint64(n) != encodedSize(f.m) {
-		t.Fatalf("WriteTo = %d, %v; want %d, nil", n, err, encodedSize(f.m))
+	words := uint64(len(f.t.words))
+	if err != nil || uint64(n) != encodedSize(words) {
+		t.Fatalf("WriteTo = %d, %v; want %d, nil", n, err, encodedSize(words))
 	}
-	if limit := encodedSize(f.m) + 64<<10; got > limit {
-		t.Fatalf("WriteTo of a %d MiB table allocated %d bytes; want at most one copy, %d", 8*f.m>>20, got, limit)
+	if limit := encodedSize(words) + 64<<10; got > limit {
+		t.Fatalf("WriteTo of a %d MiB table allocated %d bytes; want at most one copy, %d", 8*words>>20, got, limit)
 	}
-	t.Logf("table %d MiB: WriteTo allocated %d bytes", 8*f.m>>20, got)
+	t.Logf("table %d MiB: WriteTo allocated %d bytes", 8*words>>20, got)
 }
 
 const (

@@ -16,9 +16,12 @@ func TestDecodeErrorClasses(t *testing.T) {
 		"empty": ErrTruncated, "magic only": ErrTruncated, "header cut": ErrTruncated,
 		"header only": ErrTruncated, "table cut": ErrTruncated, "trailer cut": ErrTruncated,
 		"buckets 2^31 in 100 bytes": ErrTruncated, "buckets +1": ErrTruncated,
+		"version 1 with the packed layout": ErrTruncated, "packed buckets +2": ErrTruncated,
 
 		"wrong magic": ErrFormat, "text": ErrFormat, "short wrong magic": ErrFormat,
-		"version 0": ErrFormat, "version 2 with a version 1 layout": ErrFormat, "version 3": ErrFormat, "version 257": ErrFormat,
+		"version 0": ErrFormat, "version 2 with a version 1 layout": ErrFormat, "version 4": ErrFormat, "version 257": ErrFormat,
+		"version 3 with a version 1 layout": ErrFormat, "packed odd buckets": ErrFormat,
+		"packed buckets 0": ErrFormat, "packed buckets 2^32+2": ErrFormat,
 		"5 slots of 8 bits": ErrFormat, "5 slots in version 1": ErrFormat,
 		"bits 16": ErrFormat, "bits 0": ErrFormat, "slots 8": ErrFormat,
 		"hash 0": ErrFormat, "hash 3": ErrFormat, "hash 2 seed 0": ErrFormat, "reserved": ErrFormat,
@@ -28,6 +31,7 @@ func TestDecodeErrorClasses(t *testing.T) {
 		"checksum": ErrCorrupt, "table bit flip": ErrCorrupt, "seed changed": ErrCorrupt,
 		"slot out of range": ErrCorrupt, "tag bits": ErrCorrupt, "count high": ErrCorrupt,
 		"count low": ErrCorrupt, "count huge": ErrCorrupt,
+		"packed tag bit 62": ErrCorrupt, "packed tag bit 63": ErrCorrupt, "packed count high": ErrCorrupt,
 		// One bucket fewer than stored: ReadFrom finds the checksum
 		// inside the stored trailer (damaged); UnmarshalBinary sees 8
 		// bytes after the filter first (see below).

@@ -235,9 +235,10 @@ func ExampleFilter_Reset() {
 
 // The layout sets the false-positive rate and the memory: five 12-bit
 // fingerprints per 64-bit bucket word (the default, 13.2 bits per key at
-// 97% load), or four 8-, 12- or 15-bit ones (16.8 bits per key at 95%
+// 97% load), four 12- or 15-bit ones (16.8 bits per key at 95% load), or
+// four 8-bit ones in buckets packed two to a word (8.7 bits per key at 92%
 // load). The rates below are measured over a million keys that were never
-// inserted; memory is the table's, one 64-bit word per bucket.
+// inserted; memory is the table's, its 64-bit words (Stats.BitsPerKey).
 func ExampleWithFingerprintBits() {
 	const n, probes = 100_000, 1_000_000
 	for _, l := range []struct{ bits, slots int }{{8, 4}, {12, 5}, {12, 4}, {15, 4}} {
@@ -258,12 +259,13 @@ func ExampleWithFingerprintBits() {
 				positives++
 			}
 		}
-		tableBytes := f.Cap() / f.SlotsPerBucket() * 8
+		st := f.Stats()
+		tableBytes := int(st.BitsPerKey*float64(st.Len)/8 + 0.5)
 		fmt.Printf("%dx%d bits: %d KiB, %.1f bits/key, load %.1f%%, %.3f%% false positives\n",
 			f.SlotsPerBucket(), f.FingerprintBits(), tableBytes>>10, 8*float64(tableBytes)/n, 100*f.LoadFactor(), 100*float64(positives)/probes)
 	}
 	// Output:
-	// 4x8 bits: 205 KiB, 16.8 bits/key, load 95.0%, 2.907% false positives
+	// 4x8 bits: 106 KiB, 8.7 bits/key, load 92.0%, 2.835% false positives
 	// 5x12 bits: 161 KiB, 13.2 bits/key, load 97.0%, 0.239% false positives
 	// 4x12 bits: 205 KiB, 16.8 bits/key, load 95.0%, 0.184% false positives
 	// 4x15 bits: 205 KiB, 16.8 bits/key, load 95.0%, 0.025% false positives
@@ -312,22 +314,29 @@ func ExampleFilter_Insert_copies() {
 }
 
 // WithFalsePositiveRate chooses the bucket layout from the rate the filter
-// may have when it holds its capacity: five 12-bit fingerprints per bucket
-// (13.2 bits per key) for rates of 0.237% and more, four 12-bit ones down
-// to 0.186%, four 15-bit ones down to 0.0232%.
+// may have when it holds its capacity: four 8-bit fingerprints per bucket,
+// two buckets per word (8.7 bits per key), for rates of 2.89% and more,
+// five 12-bit ones per bucket (13.2 bits per key) down to 0.237%, four
+// 12-bit ones down to 0.186%, four 15-bit ones down to 0.0232%.
 func ExampleWithFalsePositiveRate() {
+	const capacity = 100_000
 	for _, p := range []float64{0.03, 0.0025, 0.002, 0.00025} {
-		f, err := cuckoo.New(1_000_000, cuckoo.WithFalsePositiveRate(p))
+		f, err := cuckoo.New(capacity, cuckoo.WithFalsePositiveRate(p))
 		if err != nil {
 			log.Fatal(err)
 		}
+		for i := range capacity {
+			if err := f.Insert(fmt.Appendf(nil, "key %d", i)); err != nil {
+				log.Fatal(err)
+			}
+		}
 		fmt.Printf("p=%v: %d-bit fingerprints, %d per bucket, %.1f bits per key at capacity\n",
-			p, f.FingerprintBits(), f.SlotsPerBucket(), float64(64*f.Cap()/f.SlotsPerBucket())/1_000_000)
+			p, f.FingerprintBits(), f.SlotsPerBucket(), f.Stats().BitsPerKey)
 	}
 	_, err := cuckoo.New(1000, cuckoo.WithFalsePositiveRate(0.0001))
 	fmt.Println(err)
 	// Output:
-	// p=0.03: 12-bit fingerprints, 5 per bucket, 13.2 bits per key at capacity
+	// p=0.03: 8-bit fingerprints, 4 per bucket, 8.7 bits per key at capacity
 	// p=0.0025: 12-bit fingerprints, 5 per bucket, 13.2 bits per key at capacity
 	// p=0.002: 12-bit fingerprints, 4 per bucket, 16.8 bits per key at capacity
 	// p=0.00025: 15-bit fingerprints, 4 per bucket, 16.8 bits per key at capacity

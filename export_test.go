@@ -11,9 +11,14 @@ import (
 // exist only while testing.
 
 // NewTestFilter returns New(capacity) with the given mode, fingerprint size
-// and seed, failing the test if New fails.
+// and seed, failing the test if New fails. For bits8OneWord (internal tests
+// only) it returns the one-bucket-per-word 8-bit layout New no longer
+// builds (layouts_test.go).
 func NewTestFilter(tb testing.TB, capacity int, mode Mode, bits int, seed uint64) *Filter {
 	tb.Helper()
+	if bits == bits8OneWord {
+		return newOneWord8Filter(capacity, mode, seed)
+	}
 	f, err := New(capacity, append(LayoutOptions(bits), WithMode(mode), WithSeed(seed))...)
 	if err != nil {
 		tb.Fatalf("New(%d, mode=%v, bits=%d, seed=%d): got error %q; want nil", capacity, mode, bits, seed, err)
@@ -32,10 +37,32 @@ func LayoutBits(bits int) int { return bits & 0xff }
 
 // LayoutSlots returns the slots per bucket of a test layout value.
 func LayoutSlots(bits int) int {
-	if bits>>8 == 0 {
+	if bits>>8&0xff == 0 {
 		return slotsPerBucket
 	}
-	return bits >> 8
+	return bits >> 8 & 0xff
+}
+
+// LayoutLoad returns the load factor New sizes a table of the test layout
+// bits for: 0.92 for 8-bit fingerprints (the packed layout, packed.go),
+// 0.97 for five slots per bucket, 0.95 for the others.
+func LayoutLoad(bits int) float64 {
+	switch {
+	case bits == 8:
+		return 0.92
+	case LayoutSlots(bits) == 5:
+		return 0.97
+	}
+	return 0.95
+}
+
+// MaxCopies returns the most copies of key its two buckets hold: twice
+// SlotsPerBucket, or SlotsPerBucket for a key whose two buckets are one,
+// less one for each odd bucket of the packed layout when the key's
+// fingerprint cannot take that bucket's restricted top slot (maxCopies).
+func (f *Filter) MaxCopies(key []byte) int {
+	b1, fp, b2 := f.hash(key)
+	return maxCopies(f, b1, b2, fp)
 }
 
 // LayoutOptions returns the options that make New use the test layout

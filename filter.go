@@ -85,18 +85,24 @@ type config struct {
 type Option func(*config)
 
 // WithFingerprintBits sets the fingerprint size: 8, 12 (the default) or 15
-// bits. Every size uses one 64-bit word per bucket. 12-bit fingerprints
-// come five to a bucket unless WithSlotsPerBucket(4) says otherwise (13.2
-// bits per key at 97% load, 0.237% false positives); 8- and 15-bit ones
-// four to a bucket (16.8 bits per key at 95% load, 2.9% and 0.023%). The
-// false-positive rate at load α is about 2·b·α/2^bits for b slots per
-// bucket. The size and the slots choose how the word's 62 bits left by the
-// K-CAS tags are split between fingerprints and the migration counter: 30
-// counter bits at 8, 14 at four 12-bit slots, 2 at 15 and at five 12-bit
-// slots. A narrower counter wraps more often, and each wrap adds one to the
-// table's epoch, which an absent lookup that overlaps it must read again
-// (twophase.go, "Counter wraps"): with 2-bit counters about every other
-// relocation does, which slows lookups that run during a fill but not
+// bits, each with its own layout and precision class. 12-bit fingerprints
+// come five to a 64-bit bucket word unless WithSlotsPerBucket(4) says
+// otherwise (13.2 bits per key at 97% load, 0.237% false positives); 15-bit
+// ones four to a word (16.8 bits per key at 95% load, 0.023%). 8-bit ones
+// use the packed layout: two buckets of four slots share one 64-bit word,
+// with no migration counter in it (8.8 bits per key at 92% load, 2.9%): the
+// relocations are counted in a few striped version words beside the table,
+// and the word's top slot takes only fingerprints 1 to 63, which leaves its
+// two high bits to the K-CAS and lowers the load a table reaches (packed
+// tables took 93.3% or more before their first ErrFull; New sizes them for
+// 92%). The false-positive rate at load α is about 2·b·α/(2^bits-1) for b
+// slots per bucket. In the one-bucket-per-word layouts the word's 62 bits
+// left by the K-CAS tags are split between fingerprints and the migration
+// counter: 14 counter bits at four 12-bit slots, 2 at 15 and at five
+// 12-bit slots. A narrower counter wraps more often, and each wrap adds one
+// to the table's epoch, which an absent lookup that overlaps it must read
+// again (twophase.go, "Counter wraps"): with 2-bit counters about every
+// other relocation does, which slows lookups that run during a fill but not
 // lookups of a table nobody is filling. New rejects other sizes.
 // WithFalsePositiveRate chooses the layout from a rate instead.
 func WithFingerprintBits(bits int) Option {
@@ -158,22 +164,28 @@ type Filter struct {
 	mul     uint64 // the seed's multiplier (hash algorithm 2)
 	fmix    bool   // hash algorithm 1: keyed through mix64 (filters decoded from it)
 	mode    Mode
-	locks   *stripedLocks // Locked mode only; guards the buckets' stripes
-	count   shardedCount  // fingerprints stored (the shards, written often, are off this line)
-	stats   statCounters  // rare events, for Stats
-	_       [64]byte      // keeps the fields above, read by every operation, off the gate's written line
-	gate    snapshotGate  // keeps relocations out of snapshots
+	// inline is true for LockFree mode in the one-bucket-per-word
+	// layouts, whose Lookup runs inline; Locked mode and the packed
+	// layout take their own paths.
+	inline bool
+	locks  *stripedLocks // Locked mode only; guards the buckets' stripes
+	count  shardedCount  // fingerprints stored (the shards, written often, are off this line)
+	stats  statCounters  // rare events, for Stats
+	_      [64]byte      // keeps the fields above, read by every operation, off the gate's written line
+	gate   snapshotGate  // keeps relocations out of snapshots
 }
 
 // New returns a filter that can hold capacity keys. By default its table
 // has five 12-bit fingerprint slots per 64-bit bucket word and Cap() =
 // capacity/0.97 slots rounded up to whole buckets: 13.2 bits per key, a
 // false-positive rate of 0.237% when it holds capacity keys. In the
-// four-slot layouts (WithSlotsPerBucket(4), WithFingerprintBits(8 or 15),
-// or WithFalsePositiveRate below 0.237%) Cap() = capacity/0.95 slots
-// rounded up to whole four-slot buckets: about 16.8 bits per key whatever
-// the fingerprint size (at f=8 the spare bits widen the migration counter
-// instead). On top
+// four-slot layouts (WithSlotsPerBucket(4), WithFingerprintBits(15), or
+// WithFalsePositiveRate below 0.237%) Cap() = capacity/0.95 slots
+// rounded up to whole four-slot buckets: about 16.8 bits per key. In the
+// packed layout (WithFingerprintBits(8), or WithFalsePositiveRate of 2.89%
+// or more) Cap() = capacity/0.92 slots rounded up to whole words of eight:
+// about 8.7 bits per key, plus its version words (a power of two from 1 to
+// 16,384, one per 128 to 255 table words: 8 KiB at 1M keys). On top
 // of the table a filter has a fixed part: its struct (about 400 bytes) and
 // cache-line-padded shards of its counters, two per P (GOMAXPROCS) up to 64
 // but at most one per 16 buckets, plus in Locked mode its lock stripes (up
@@ -192,6 +204,10 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 		return nil, fmt.Errorf("cuckoo: WithMaxCapacity applies to NewGrowing; a Filter's capacity is fixed")
 	}
 	f := &Filter{}
+	if c.bits == 8 {
+		f.init(packedWordsFor(capacity), packedLayout(), c.seed, c.mode)
+		return f, nil
+	}
 	f.init(bucketsForSlots(capacity, c.slots), newLayout(uint(c.bits), uint(c.slots)), c.seed, c.mode)
 	return f, nil
 }
@@ -263,10 +279,17 @@ func targetLoad(b int) (num, den uint64) {
 	return targetLoadNum, targetLoadDen
 }
 
-// init sets up an empty table of m buckets with layout lay. m must be in
+// packedWordsFor returns the words of a packed table (two buckets each)
+// sized for capacity keys at packedLoad.
+func packedWordsFor(capacity int) uint64 {
+	slots := (uint64(capacity)*packedLoadDen + packedLoadNum - 1) / packedLoadNum
+	return (slots + 2*packedSlots - 1) / (2 * packedSlots)
+}
+
+// init sets up an empty table of n words with layout lay. n must be in
 // [1, maxBuckets].
-func (f *Filter) init(m uint64, lay layout, seed uint64, mode Mode) {
-	f.adopt(make([]atomic.Uint64, m), lay, seed, formatHashXXMul, mode, 0)
+func (f *Filter) init(n uint64, lay layout, seed uint64, mode Mode) {
+	f.adopt(make([]atomic.Uint64, n), lay, seed, formatHashXXMul, mode, 0)
 }
 
 // adopt makes words (len in [1, maxBuckets], plain bucket words only) the
@@ -286,10 +309,16 @@ func (f *Filter) adopt(words []atomic.Uint64, lay layout, seed uint64, alg uint8
 func (f *Filter) adoptWith(words []atomic.Uint64, lay layout, seed uint64, alg uint8, mode Mode, n int64, locks *stripedLocks, sb uint) {
 	f.t.words = words
 	f.m = uint64(len(words))
+	f.t.vers = nil
+	if lay.packed {
+		f.m *= 2
+		f.t.vers = newVersions(uint64(len(words)))
+	}
 	f.lay = lay
 	f.fpRange = 1<<lay.f - 1
 	f.setSeed(seed, alg)
 	f.mode = mode
+	f.inline = mode == LockFree && !lay.packed
 	f.locks = locks
 	f.count.init(sb)
 	f.count.add(n)
@@ -307,7 +336,12 @@ func (f *Filter) FingerprintBits() int { return int(f.lay.f) }
 // default layout (12-bit fingerprints), 4 with WithSlotsPerBucket(4) or
 // 8- or 15-bit fingerprints (0 for a zero Filter). A key's two buckets
 // hold at most twice this many copies of it.
-func (f *Filter) SlotsPerBucket() int { return int(f.lay.b) }
+func (f *Filter) SlotsPerBucket() int {
+	if f.lay.packed {
+		return packedSlots
+	}
+	return int(f.lay.b)
+}
 
 // Seed returns the hash seed: the one given to WithSeed, the random one New
 // drew, or the one stored in the encoding the filter was loaded from.
@@ -413,6 +447,9 @@ func (f *Filter) Insert(key []byte) error {
 		h = f.keyed(h)
 	}
 	b1, fp, b2 := place(h, f.m, f.fpRange)
+	if f.lay.packed {
+		return f.pkInsert(b1, b2, fp)
+	}
 	if !f.insert(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load()) {
 		return ErrFull
 	}
@@ -459,8 +496,8 @@ func (f *Filter) Lookup(key []byte) bool {
 		h = f.keyed(h)
 	}
 	b1, fp, b2 := place(h, f.m, f.fpRange)
-	if f.mode == Locked {
-		return f.lookupLocked(b1, b2, fp)
+	if !f.inline {
+		return f.lookupOther(b1, b2, fp)
 	}
 	// Phase 1 of the two-phase search (twophase.go), inlined: most lookups
 	// end here. The epoch is read first; its load does not wait for the
@@ -501,7 +538,13 @@ func (f *Filter) Delete(key []byte) bool {
 // work once the key is hashed.
 func (f *Filter) deleteFp(b1, b2, fp uint64) bool {
 	var ok bool
-	if f.mode == Locked {
+	if f.lay.packed {
+		if f.mode == Locked {
+			ok = f.pkDeleteLocked(b1, b2, fp)
+		} else {
+			ok = f.pkRemove(b1, b2, fp)
+		}
+	} else if f.mode == Locked {
 		ok = f.deleteLocked(b1, b2, fp)
 	} else {
 		ok = f.remove(b1, b2, fp)
@@ -522,11 +565,11 @@ func (f *Filter) Len() int {
 	if n < 0 {
 		return 0
 	}
-	return int(min(uint64(n), f.m*uint64(f.lay.b)))
+	return int(min(uint64(n), uint64(f.Cap())))
 }
 
 // Cap returns the number of fingerprint slots.
-func (f *Filter) Cap() int { return int(f.m * uint64(f.lay.b)) }
+func (f *Filter) Cap() int { return len(f.t.words) * int(f.lay.b) }
 
 // LoadFactor returns Len()/Cap(), or 0 for a zero Filter. Since Len is
 // clamped, it is always in [0, 1].

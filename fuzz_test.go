@@ -98,12 +98,15 @@ func FuzzReadFrom(f *testing.F) {
 	})
 }
 
-// encFuzzSeeds returns the seeds added in code: small valid encodings. More
-// seeds (these and malformed inputs) are in testdata/fuzz.
+// encFuzzSeeds returns the seeds added in code: small valid encodings of
+// every layout (8 is the packed layout, version 3; bits8OneWord the
+// one-word 8-bit layout of version 1). More seeds (these and malformed
+// inputs) are in testdata/fuzz.
 func encFuzzSeeds(tb testing.TB) [][]byte {
 	var seeds [][]byte
 	for _, c := range []struct{ capacity, keys, bits int }{
 		{1, 0, 8}, {1, 3, 12}, {20, 15, 8}, {20, 15, 12}, {40, 0, 12}, {20, 15, 15}, {20, 15, Bits12x5},
+		{20, 15, bits8OneWord},
 	} {
 		g := NewTestFilter(tb, c.capacity, LockFree, c.bits, uint64(c.capacity))
 		encFill(tb, g, "s-", c.keys)

@@ -207,16 +207,28 @@ type kcasTable struct {
 	// every call and it changes rarely, so it has a line of its own.
 	epoch atomic.Uint64
 	_     [56]byte
+	// vers are the version words of a packed table (packed.go), named
+	// by K-CAS indices versionBase and up; nil in the other layouts.
+	vers []atomic.Uint64
 }
 
 // epochWord is the index by which a K-CAS names the epoch word. It is above
 // every bucket index, so the epoch is installed last.
 const epochWord = 1 << 32
 
-// word returns the word with index i: a word of the table or the epoch.
+// versionBase is the K-CAS index of the first version word: version v is
+// versionBase+v, above every bucket word, so versions are installed after
+// the bucket words of a move.
+const versionBase = epochWord + 1
+
+// word returns the word with index i: a word of the table, the epoch, or a
+// version word.
 func (t *kcasTable) word(i uint64) *atomic.Uint64 {
-	if i == epochWord {
-		return &t.epoch
+	if i >= epochWord {
+		if i == epochWord {
+			return &t.epoch
+		}
+		return &t.vers[i-versionBase]
 	}
 	return &t.words[i]
 }

@@ -89,6 +89,9 @@ func (f *Filter) InsertHash(h uint64) error {
 		return ErrZeroFilter
 	}
 	b1, fp, b2 := f.placeHash(h)
+	if f.lay.packed {
+		return f.pkInsert(b1, b2, fp)
+	}
 	if !f.insert(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load()) {
 		return ErrFull
 	}
@@ -102,6 +105,9 @@ func (f *Filter) LookupHash(h uint64) bool {
 		return false
 	}
 	b1, fp, b2 := f.placeHash(h)
+	if f.lay.packed {
+		return f.lookupOther(b1, b2, fp)
+	}
 	return f.contains(b1, b2, fp)
 }
 
@@ -178,6 +184,12 @@ func (f *Filter) LookupBatchHash(hs []uint64, found []bool) (n int) {
 		clear(found[:n])
 		return n
 	}
+	if f.lay.packed {
+		for i, h := range hs[:n] {
+			found[i] = f.LookupHash(h)
+		}
+		return n
+	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
 		hs := hs[base:min(base+batchGroup, n)]
@@ -198,6 +210,14 @@ func (f *Filter) InsertBatchHash(hs []uint64) (n int, err error) {
 			return 0, nil
 		}
 		return 0, ErrZeroFilter
+	}
+	if f.lay.packed {
+		for i, h := range hs {
+			if err := f.InsertHash(h); err != nil {
+				return i, err
+			}
+		}
+		return len(hs), nil
 	}
 	var g group
 	for base := 0; base < len(hs); base += batchGroup {

@@ -21,10 +21,14 @@ import (
 // test fails when the two stores of moveLocked are swapped: checked by
 // swapping them, when 30 of 30 subtests failed without -race and 20 of 20
 // with it (2-core AMD EPYC VM); with -short (200000 moves) 18 of 20.
+//
+// moveLocked and lookupLocked are the one-bucket-per-word layouts' code, so
+// 8-bit fingerprints run in that layout (bits8OneWord); the packed layout's
+// Locked moves (pkMoveLocked) are tested in packed_test.go.
 func TestLockedMoveDestinationFirst(t *testing.T) {
 	withRTM(t, false)
-	for _, bits := range []int{8, 12, 15, Bits12x5} {
-		t.Run(fmt.Sprintf("bits=%d", bits), func(t *testing.T) {
+	for _, bits := range []int{bits8OneWord, 12, 15, Bits12x5} {
+		t.Run(fmt.Sprintf("bits=%s", layoutName(bits)), func(t *testing.T) {
 			f := NewTestFilter(t, 1000, Locked, bits, 1)
 			b1 := uint64(10)
 			fp := uint64(1)

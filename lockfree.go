@@ -102,7 +102,7 @@ func (f *Filter) resetLockFree() {
 	f.gate.beginSnapshot()
 	defer f.gate.endSnapshot()
 	l := &f.lay
-	for b := uint64(0); b < f.m; b++ {
+	for b := range uint64(len(f.t.words)) {
 		for {
 			w := f.t.words[b].Load()
 			if w&tagMask != 0 {

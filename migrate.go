@@ -231,6 +231,12 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 	if src == dst {
 		return false
 	}
+	if f.lay.packed {
+		if f.mode == Locked {
+			return f.pkMoveLocked(src, s, fp, dst)
+		}
+		return f.pkMove(src, s, fp, dst, my)
+	}
 	if f.mode == Locked {
 		return f.moveLocked(src, s, fp, dst)
 	}

@@ -175,10 +175,15 @@ func fillTo(f *Filter, prefix string, lf float64) {
 // checks the short queue's fallback: whenever the 128-node queue overflows
 // without a path, discover must answer what the full queue answers, and
 // some pairs (paths of 4 or 5 moves) must need it.
+//
+// discover, makeRoom and the counters they add to are the one-bucket-per-
+// word layouts' code, so 8-bit fingerprints run in that layout
+// (bits8OneWord); the packed layout's search (pkMakeRoom, packed_migrate.go)
+// is left to packed_test.go.
 func TestDiscoverAndMakeRoom(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
-		for _, bits := range []int{8, 12, 15, Bits12x5} {
-			t.Run(fmt.Sprintf("mode=%v/bits=%d", mode, bits), func(t *testing.T) {
+		for _, bits := range []int{bits8OneWord, 12, 15, Bits12x5} {
+			t.Run(fmt.Sprintf("mode=%v/bits=%s", mode, layoutName(bits)), func(t *testing.T) {
 				f := fullFilter(t, mode, bits, 4000, 0.955)
 				l := &f.lay
 				rng := rand.New(rand.NewPCG(uint64(bits), 3))

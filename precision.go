@@ -7,12 +7,11 @@ import (
 
 // precisionLayouts are the bucket layouts WithFalsePositiveRate chooses
 // from, smallest memory per slot first, then the least precise first among
-// equal memory (it leaves the widest migration counter): five 12-bit slots
-// per 64-bit word (12.8 bits per slot), then four slots of 12 or 15 bits
-// (16 bits per slot). Four 8-bit slots take the memory of four 12-bit ones
-// with a less precise filter than five 12-bit slots, so no rate chooses
-// them; WithFingerprintBits(8) still does.
-var precisionLayouts = [...]struct{ bits, slots int }{{12, 5}, {12, 4}, {15, 4}}
+// equal memory (it leaves the widest migration counter): the packed layout
+// of 8-bit slots (8 bits per slot, packed.go), five 12-bit slots per
+// 64-bit word (12.8 bits per slot), then four slots of 12 or 15 bits (16
+// bits per slot).
+var precisionLayouts = [...]struct{ bits, slots int }{{8, 4}, {12, 5}, {12, 4}, {15, 4}}
 
 // expectedFalsePositiveRate returns the false-positive rate of a filter
 // with bits-bit fingerprints in buckets of slots slots at load factor load:
@@ -27,8 +26,11 @@ func expectedFalsePositiveRate(bits, slots int, load float64) float64 {
 // WithFalsePositiveRate makes New choose the bucket layout from the
 // false-positive rate p the filter may have when it holds the capacity
 // given to New: the layout with the least memory whose expected rate at
-// the load New sizes it for is at most p. For p of at least 0.237% that is
-// five 12-bit fingerprints per 64-bit bucket word, sized for 97% load
+// the load New sizes it for is at most p. For p of at least 2.89% that is
+// the packed layout: two buckets of four 8-bit fingerprints per 64-bit
+// word, sized for 92% load (8.8 bits per key, 2·4·0.92/255 = 2.89%; see
+// WithFingerprintBits). Down to 0.237% it is five 12-bit fingerprints per
+// 64-bit bucket word, sized for 97% load
 // (13.2 bits per key, 2·5·0.97/4095 = 0.237%; such tables took 98.5% or
 // more before their first ErrFull; the layout of New without options);
 // down to 0.186%, four 12-bit fingerprints sized for 95% load (16.8 bits
@@ -67,5 +69,8 @@ func layoutFor(p float64) (bits, slots int, err error) {
 // at the load New sizes it for.
 func layoutFalsePositiveRate(bits, slots int) float64 {
 	num, den := targetLoad(slots)
+	if bits == 8 {
+		num, den = packedLoadNum, packedLoadDen
+	}
 	return expectedFalsePositiveRate(bits, slots, float64(num)/float64(den))
 }

@@ -11,7 +11,9 @@ import (
 )
 
 // TestWithFalsePositiveRateChoice checks the size New chooses for a rate:
-// the smallest whose expected rate at 95% load is at most p, and errors
+// the smallest whose expected rate at the load New sizes it for (92% for
+// the packed layout of 8-bit fingerprints: 2·4·0.92/255 = 2.886%; 97% for
+// five 12-bit slots, 95% for four) is at most p, and errors
 // for rates no size gives, rates outside (0, 1), and for the option given
 // with WithFingerprintBits.
 func TestWithFalsePositiveRateChoice(t *testing.T) {
@@ -19,7 +21,8 @@ func TestWithFalsePositiveRateChoice(t *testing.T) {
 		p           float64
 		bits, slots int
 	}{
-		{0.5, 12, 5}, {0.05, 12, 5}, {0.01, 12, 5}, {0.0025, 12, 5}, {0.00237, 12, 5},
+		{0.5, 8, 4}, {0.05, 8, 4}, {0.0289, 8, 4}, {0.0288, 12, 5},
+		{0.01, 12, 5}, {0.0025, 12, 5}, {0.00237, 12, 5},
 		{0.00236, 12, 4}, {0.002, 12, 4}, {0.00186, 12, 4}, {0.00185, 15, 4},
 		{0.001, 15, 4}, {0.00025, 15, 4}, {0.000232, 15, 4},
 	} {
@@ -78,7 +81,7 @@ func TestFalsePositiveRateClasses(t *testing.T) {
 		n, probes = 50_000, 500_000
 	}
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		for _, p := range []float64{0.0025, 0.002, 0.00025} {
+		for _, p := range []float64{0.03, 0.0025, 0.002, 0.00025} {
 			t.Run(fmt.Sprintf("mode=%v/p=%v", mode, p), func(t *testing.T) {
 				f, err := cuckoo.New(n, cuckoo.WithFalsePositiveRate(p), cuckoo.WithMode(mode), cuckoo.WithSeed(11))
 				if err != nil {
@@ -146,7 +149,13 @@ func TestDefaultLayout(t *testing.T) {
 			if tc.slots == 5 {
 				load = 0.97
 			}
-			if want := int(math.Ceil(1_000_000 / load / float64(tc.slots))); f.Cap()/tc.slots != want {
+			want := int(math.Ceil(1_000_000 / load / float64(tc.slots)))
+			if tc.bits == 8 {
+				// The packed layout: sized for 92% load, in whole words
+				// of two buckets (1,086,957 slots in 135,870 words).
+				want = 2 * (((1_000_000*100+91)/92 + 7) / 8)
+			}
+			if f.Cap()/tc.slots != want {
 				t.Errorf("%s, %v: %d buckets; want %d", tc.name, mode, f.Cap()/tc.slots, want)
 			}
 		}

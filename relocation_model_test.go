@@ -81,6 +81,10 @@ type mproto struct {
 	threshold uint64
 	bits      int  // fingerprint size of the filter (0: 12)
 	wrap      bool // both counters start at their maximum, so a bucket's first move wraps it
+	// The packed layout (packed_model_test.go): sameVersion puts both
+	// buckets under one version word; lateVersion breaks the search on
+	// purpose, reading the version after the first bucket.
+	sameVersion, lateVersion bool
 }
 
 // mctx is a process's handle on the run.
@@ -104,6 +108,9 @@ type mrun struct {
 }
 
 func (r *mrun) maskOf(i uint64) uint8 {
+	if r.f.lay.packed {
+		return r.pkMaskOf(i)
+	}
 	switch i {
 	case r.b1:
 		return mB1
@@ -382,6 +389,9 @@ func explore(f *Filter, b1, b2, fp uint64, proto *mproto, cfg mconfig) (runs int
 		procs = append(procs, func(c *mctx) {
 			for _, kind := range sc {
 				c.op(kind, func() int {
+					if f.lay.packed {
+						return c.pkOp(kind)
+					}
 					switch kind {
 					case "insert":
 						return b2i(c.insert())
@@ -405,6 +415,9 @@ func explore(f *Filter, b1, b2, fp uint64, proto *mproto, cfg mconfig) (runs int
 	var frames []mframe
 	for {
 		// Reset the pair and start every process up to its first action.
+		if l.packed {
+			pkResetPair(f, b1, b2, fp, cfg.in1, cfg.in2)
+		}
 		w1, w2 := uint64(0), uint64(0)
 		if proto.wrap {
 			w1, w2 = l.ctrMask<<l.ctrShift, l.ctrMask<<l.ctrShift
@@ -415,8 +428,10 @@ func explore(f *Filter, b1, b2, fp uint64, proto *mproto, cfg mconfig) (runs int
 		for i := 0; i < cfg.in2; i++ {
 			w2, _ = l.put(w2, fp)
 		}
-		f.t.words[b1].Store(w1)
-		f.t.words[b2].Store(w2)
+		if !l.packed {
+			f.t.words[b1].Store(w1)
+			f.t.words[b2].Store(w2)
+		}
 		f.t.epoch.Store(0)
 		r := &mrun{f: f, b1: b1, b2: b2, fp: fp, proto: proto, acts: make([]maction, n)}
 		nexts := make([]func() (struct{}, bool), n)
@@ -528,11 +543,20 @@ func checkRun(f *Filter, r *mrun, c0 int) string {
 			muts = append(muts, o)
 		}
 	}
-	w1, w2 := f.t.words[r.b1].Load(), f.t.words[r.b2].Load()
-	if (w1|w2)&tagMask != 0 {
-		return fmt.Sprintf("a K-CAS reference is left in the pair: %#x %#x", w1, w2)
+	var got int
+	if l.packed {
+		var msg string
+		if got, msg = pkPairCopies(f, r.b1, r.b2, r.fp); msg != "" {
+			return msg
+		}
+	} else {
+		w1, w2 := f.t.words[r.b1].Load(), f.t.words[r.b2].Load()
+		if (w1|w2)&tagMask != 0 {
+			return fmt.Sprintf("a K-CAS reference is left in the pair: %#x %#x", w1, w2)
+		}
+		got = l.matches(w1, r.fp) + l.matches(w2, r.fp)
 	}
-	if got := l.matches(w1, r.fp) + l.matches(w2, r.fp); got != final {
+	if got != final {
 		return fmt.Sprintf("the pair holds %d copies at the end; the operations' answers leave %d", got, final)
 	}
 	if !linearizable(muts, make([]bool, len(muts)), c0) {
@@ -695,6 +719,10 @@ func TestRelocationModel(t *testing.T) {
 		{mproto{name: "kcas-move", move: moveKCAS, threshold: 2}, true},
 		{mproto{name: "kcas-move/bits=15/wrapping", move: moveKCAS, threshold: 2, bits: 15, wrap: true}, true},
 		{mproto{name: "kcas-move/bits=12/slots=5/wrapping", move: moveKCAS, threshold: 2, bits: Bits12x5, wrap: true}, true},
+		{mproto{name: "packed/kcas-move", move: pkModelMove, bits: 8}, true},
+		{mproto{name: "packed/kcas-move/one-version", move: pkModelMove, bits: 8, sameVersion: true}, true},
+		{mproto{name: "packed/kcas-move/no-versions", move: pkModelMoveNoVersions, bits: 8}, false},
+		{mproto{name: "packed/search-reads-version-late", move: pkModelMove, bits: 8, lateVersion: true}, false},
 		{mproto{name: "two-cas-move", move: moveTwoStep, threshold: 2}, false},
 		{mproto{name: "kcas-move/threshold-3", move: moveKCAS, threshold: 3}, false},
 	}
@@ -705,6 +733,9 @@ func TestRelocationModel(t *testing.T) {
 				bits = 12
 			}
 			f, b1, b2, fp := modelPair(t, bits)
+			if pc.proto.bits == 8 {
+				f, b1, b2, fp = pkModelPair(t, pc.proto.sameVersion)
+			}
 			total, caught := 0, 0
 			for _, cfg := range modelConfigs() {
 				runs, failure := explore(f, b1, b2, fp, &pc.proto, cfg)

@@ -20,12 +20,12 @@ import (
 func physicalCount(t *testing.T, f *Filter) int {
 	t.Helper()
 	n := 0
-	for b := uint64(0); b < f.m; b++ {
-		w := f.t.words[b].Load()
+	for i := range f.t.words {
+		w := f.t.words[i].Load()
 		if w&tagMask != 0 {
-			t.Fatalf("bucket %d holds a K-CAS reference %#x at quiescence", b, w)
+			t.Fatalf("word %d holds a K-CAS reference %#x at quiescence", i, w)
 		}
-		n += f.lay.occupied(w)
+		n += f.lay.occupied(w) // the packed layout's lay sees a word's eight slots
 	}
 	return n
 }
@@ -50,9 +50,8 @@ func relocate(f *Filter, stop <-chan struct{}, pick func(i int) uint64) {
 		default:
 		}
 		b := pick(i)
-		w := f.t.load(b)
-		for s := 0; s < int(f.lay.b); s++ {
-			if fp := f.lay.slot(w, s); fp != 0 {
+		for s, fp := range bucketFps(f, b) {
+			if fp != 0 {
 				m := f.gate.enterMove()
 				f.testMove(b, s, fp, f.alt(b, fp))
 				f.gate.exitMove(m)

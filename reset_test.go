@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,29 +15,30 @@ import (
 // any lower-half fingerprint is a key inserted before the Reset that
 // survived it, which the Reset doc rules out. Without the snapshot gate
 // around LockFree mode's sweep, relocations overlapping it carried hundreds
-// of old fingerprints from unswept buckets into swept ones.
+// of old fingerprints from unswept buckets into swept ones. It runs on New's
+// default layout and on the packed layout of 8-bit fingerprints, whose
+// relocations (pkMakeRoom) pass the same gate.
 func TestResetRemovesEveryOldFingerprint(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
-		t.Run(mode.String(), func(t *testing.T) {
-			// The bigger the table, the longer the sweep and the more
-			// relocations overlap it: at 400,000 keys on two cores every
-			// run of the unguarded sweep left thousands of survivors.
-			rounds, capacity := 4, 400000
-			if testing.Short() || raceEnabled {
-				rounds, capacity = 2, 100000
-			}
-			for r := 0; r < rounds; r++ {
-				testResetDuringInserts(t, mode, capacity, r)
-			}
-		})
+		for _, bits := range []int{Bits12x5, 8} {
+			t.Run(fmt.Sprintf("%v/bits=%d", mode, bits), func(t *testing.T) {
+				// The bigger the table, the longer the sweep and the more
+				// relocations overlap it: at 400,000 keys on two cores every
+				// run of the unguarded sweep left thousands of survivors.
+				rounds, capacity := 4, 400000
+				if testing.Short() || raceEnabled {
+					rounds, capacity = 2, 100000
+				}
+				for r := 0; r < rounds; r++ {
+					testResetDuringInserts(t, mode, bits, capacity, r)
+				}
+			})
+		}
 	}
 }
 
-func testResetDuringInserts(t *testing.T, mode Mode, capacity, round int) {
-	f, err := New(capacity, WithMode(mode), WithSeed(uint64(round)+1))
-	if err != nil {
-		t.Fatal(err)
-	}
+func testResetDuringInserts(t *testing.T, mode Mode, bits, capacity, round int) {
+	f := NewTestFilter(t, capacity, mode, bits, uint64(round)+1)
 	half := f.fpRange / 2
 	key := func(i uint64) []byte {
 		var k [8]byte
@@ -95,9 +97,8 @@ func testResetDuringInserts(t *testing.T, mode Mode, capacity, round int) {
 
 	survivors := 0
 	for b := uint64(0); b < f.m; b++ {
-		w := f.t.load(b)
-		for s := 0; s < int(f.lay.b); s++ {
-			if fp := f.lay.slot(w, s); fp != 0 && fp <= half {
+		for _, fp := range bucketFps(f, b) {
+			if fp != 0 && fp <= half {
 				survivors++
 			}
 		}

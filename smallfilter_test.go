@@ -34,7 +34,7 @@ func TestSmallFiltersAreCheap(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&after)
 			per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(n)
-			table := int64(fs[0].m) * 8
+			table := int64(len(fs[0].t.words)) * 8
 			t.Logf("%v: %d filters of 100 keys: %d bytes each (table %d, Filter struct %d)", mode, n, per, table, unsafe.Sizeof(Filter{}))
 			// 2 KiB each: 200 MB for 100,000 filters.
 			if per > 2048 {

@@ -176,7 +176,7 @@ func encSnapshotStress(t *testing.T, mode Mode, fbits, churners int) {
 	bothFull := func(key []byte) bool {
 		b1, fp, _ := f.hash(key)
 		b2 := f.alt(b1, fp)
-		return f.lay.emptySlot(f.t.load(b1)) < 0 && f.lay.emptySlot(f.t.load(b2)) < 0
+		return !hasRoom(f, b1, fp) && !hasRoom(f, b2, fp)
 	}
 
 	var (

@@ -20,7 +20,8 @@ type Stats struct {
 	Len, Cap int
 	// LoadFactor is Len/Cap (0 for a zero Filter).
 	LoadFactor float64
-	// BitsPerKey is the table's size in bits (64 per bucket)
+	// BitsPerKey is the table's size in bits (64 per word: one bucket,
+	// or two in the packed layout of 8-bit fingerprints)
 	// divided by Len: the memory each stored key costs. It is 0 while the
 	// filter is empty.
 	BitsPerKey float64
@@ -66,7 +67,7 @@ func (f *Filter) Stats() Stats {
 	s := Stats{
 		Mode:            f.mode,
 		FingerprintBits: int(f.lay.f),
-		SlotsPerBucket:  int(f.lay.b),
+		SlotsPerBucket:  f.SlotsPerBucket(),
 		Len:             f.Len(),
 		Cap:             f.Cap(),
 		Relocations:     f.stats.sum(statRelocations),
@@ -78,10 +79,10 @@ func (f *Filter) Stats() Stats {
 	}
 	if s.Cap > 0 {
 		s.LoadFactor = float64(s.Len) / float64(s.Cap)
-		s.FalsePositiveRate = 2 * float64(f.lay.b) * s.LoadFactor / float64(f.fpRange)
+		s.FalsePositiveRate = 2 * float64(f.SlotsPerBucket()) * s.LoadFactor / float64(f.fpRange)
 	}
 	if s.Len > 0 {
-		s.BitsPerKey = float64(64*f.m) / float64(s.Len)
+		s.BitsPerKey = float64(64*len(f.t.words)) / float64(s.Len)
 	}
 	return s
 }

@@ -91,7 +91,9 @@ func TestStatsFullAndDerived(t *testing.T) {
 			if st.LoadFactor != alpha || st.Len != f.Len() {
 				t.Errorf("LoadFactor, Len = %v, %d; want %v, %d", st.LoadFactor, st.Len, alpha, f.Len())
 			}
-			if want := 64 * float64(st.Cap/st.SlotsPerBucket) / float64(st.Len); math.Abs(st.BitsPerKey-want) > 1e-9 {
+			// 64 bits per table word: a word is one bucket, or two in
+			// the packed layout.
+			if want := 64 * float64(len(f.t.words)) / float64(st.Len); math.Abs(st.BitsPerKey-want) > 1e-9 {
 				t.Errorf("BitsPerKey = %v; want %v", st.BitsPerKey, want)
 			}
 			if want := 2 * float64(LayoutSlots(bits)) * alpha / float64(int(1)<<LayoutBits(bits)-1); math.Abs(st.FalsePositiveRate-want) > 1e-12 {

@@ -20,7 +20,10 @@ func tpWord(l *layout, ctr uint64, fps ...uint64) uint64 {
 }
 
 // tpBuckets returns a LockFree filter and a fingerprint fp whose two buckets
-// b1 != b2 are distinct, all empty.
+// b1 != b2 are distinct, all empty. The two-phase search and the migration
+// counters it reads are the one-bucket-per-word layouts' (the packed layout
+// searches with version words, tested in packed_test.go), so bits is one of
+// those layouts: bits8OneWord for 8-bit fingerprints.
 func tpBuckets(t *testing.T, bits int) (f *Filter, b1, b2, fp uint64) {
 	t.Helper()
 	f = NewTestFilter(t, 1000, LockFree, bits, 1)
@@ -46,8 +49,8 @@ func tpBuckets(t *testing.T, bits int) (f *Filter, b1, b2, fp uint64) {
 // instead of the fourth read; no look for fp in the re-read b1; a key with
 // one bucket not answered from its single read.
 func TestPhase2Decision(t *testing.T) {
-	for _, bits := range []int{8, 12, 15, Bits12x5} {
-		t.Run(fmt.Sprintf("bits=%d", bits), func(t *testing.T) {
+	for _, bits := range []int{bits8OneWord, 12, 15, Bits12x5} {
+		t.Run(fmt.Sprintf("bits=%s", layoutName(bits)), func(t *testing.T) {
 			f, b1, b2, fp := tpBuckets(t, bits)
 			other := fp + 1 // another fingerprint in every word, so no word is empty
 			l := &f.lay
@@ -140,9 +143,9 @@ func TestTwoPhaseInterleavings(t *testing.T) {
 		{name: "absent, 2 relocations through each bucket in (t1,t2)", before: "xx", want: want2{done: true}},
 		{name: "absent, 2 relocations through b1 only", after: "x1", want: want2{done: true}},
 	}
-	for _, bits := range []int{8, 12, 15, Bits12x5} {
+	for _, bits := range []int{bits8OneWord, 12, 15, Bits12x5} {
 		for _, r := range rows {
-			t.Run(fmt.Sprintf("bits=%d/%s", bits, r.name), func(t *testing.T) {
+			t.Run(fmt.Sprintf("bits=%s/%s", layoutName(bits), r.name), func(t *testing.T) {
 				f, b1, b2, fp := tpBuckets(t, bits)
 				l := &f.lay
 				bucket := map[byte]uint64{'1': b1, '2': b2}

@@ -55,9 +55,14 @@ func (f *Filter) Count(key []byte) int {
 func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 	for {
 		var present, added bool
-		if f.mode == Locked {
+		switch {
+		case f.lay.packed && f.mode == Locked:
+			present, added = f.pkAddUniqueLocked(b1, b2, fp)
+		case f.lay.packed:
+			present, added = f.pkAddUnique(b1, b2, fp)
+		case f.mode == Locked:
 			present, added = f.addUniqueLocked(b1, b2, fp)
-		} else {
+		default:
 			present, added = f.addUniqueLockFree(b1, b2, fp)
 		}
 		if present {
@@ -67,7 +72,13 @@ func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 			f.count.add(1)
 			return true, nil
 		}
-		if !f.makeRoom(b1, b2) {
+		var room bool
+		if f.lay.packed {
+			room = f.pkMakeRoom(b1, b2, fp)
+		} else {
+			room = f.makeRoom(b1, b2)
+		}
+		if !room {
 			f.stats.add(statFull, 1)
 			return false, ErrFull
 		}
@@ -211,6 +222,12 @@ func (l *layout) matches(w, fp uint64) int {
 // before t1 and the source store after t3, or b1 is the source and both
 // stores fall after t2) and count it twice.
 func (f *Filter) countCopies(b1, b2, fp uint64) int {
+	if f.lay.packed {
+		if f.mode == Locked {
+			return f.pkCountLocked(b1, b2, fp)
+		}
+		return f.pkCount(b1, b2, fp)
+	}
 	l := &f.lay
 	if f.mode == Locked {
 		g := f.locks.lockBuckets(b1, b2)

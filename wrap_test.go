@@ -18,12 +18,15 @@ import (
 //
 // At f=8 the counter has 30 bits; the test shortens it to 14 (the layout's
 // mask is the only place the width is read), which keeps 3*2^c moves
-// cheap and exercises the same code.
+// cheap and exercises the same code. Counters in the bucket words and the
+// epoch exist only in the one-bucket-per-word layouts, so f=8 is that
+// layout (bits8OneWord); the packed layout counts moves in 64-bit version
+// words that never wrap (packed.go, tested in packed_test.go).
 func TestLookupSurvivesCounterWrap(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
-		for _, fb := range []int{8, 12, 15, Bits12x5} {
+		for _, fb := range []int{bits8OneWord, 12, 15, Bits12x5} {
 			for _, cycles := range []int{1, 2, 3} {
-				t.Run(fmt.Sprintf("mode=%v/bits=%d/cycles=%d", mode, fb, cycles), func(t *testing.T) {
+				t.Run(fmt.Sprintf("mode=%v/bits=%s/cycles=%d", mode, layoutName(fb), cycles), func(t *testing.T) {
 					testLookupAcrossWraps(t, mode, fb, cycles)
 				})
 			}
@@ -32,11 +35,8 @@ func TestLookupSurvivesCounterWrap(t *testing.T) {
 }
 
 func testLookupAcrossWraps(t *testing.T, mode Mode, fb, cycles int) {
-	f, err := New(1000, append(LayoutOptions(fb), WithMode(mode), WithSeed(7))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fb == 8 {
+	f := NewTestFilter(t, 1000, mode, fb, 7)
+	if fb == bits8OneWord {
 		f.lay.ctrMask = 1<<14 - 1
 	}
 	l := &f.lay

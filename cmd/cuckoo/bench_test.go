@@ -148,10 +148,14 @@ func TestBenchEndToEnd(t *testing.T) {
 				t.Errorf("row %v: allocs/op %q, want 0.00", c, r.allocs)
 			}
 			// One 64-bit word per bucket: five 12-bit slots sized for
-			// 97% load, four slots of other sizes for 95%.
+			// 97% load, four 15-bit slots for 95%; 8-bit ones packed.
 			wantBits, full := "16.8", 95.0
 			if strings.Contains(r.impl, "-f12") {
 				wantBits, full = "13.2", 97.0
+			}
+			if strings.Contains(r.impl, "-f8") {
+				// Two four-slot buckets per word, sized for 92%.
+				wantBits, full = "8.7", 92.0
 			}
 			if r.bits != wantBits {
 				t.Errorf("row %v: bits/key %q, want %s (64-bit buckets at %v%% load)", c, r.bits, wantBits, full)

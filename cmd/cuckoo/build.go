@@ -32,9 +32,9 @@ const progressMinKeys = 1_000_000
 func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("build", stderr)
 	out := fs.String("o", "", "write the filter to `FILE` (required; \"-\" writes it to standard output)")
-	bits := fs.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint size in bits: 12 (five per bucket: 13.2 bits per key, 0.24% false positives when full), 8 or 15 (four per bucket: 16.8 bits per key, 2.9% or 0.023%)")
+	bits := fs.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint size in bits: 12 (five per bucket: 13.2 bits per key, 0.24% false positives when full), 15 (four per bucket: 16.8 bits per key, 0.023%) or 8 (two four-slot buckets per word: 8.7 bits per key, 2.9%)")
 	slots := fs.Int("slots", 0, "fingerprints per bucket: 5 (12-bit only; the default for 12) or 4 (16.8 bits per key; 0.19% false positives with 12 bits)")
-	fpr := fs.Float64("fpr", 0, "choose the bucket layout from the false-positive rate `P` allowed at the -capacity (0.01 for 1%): five 12-bit fingerprints per bucket (13.2 bits per key) for P >= 0.00237, four 12-bit ones (16.8 bits per key) down to 0.00186, four 15-bit ones down to 0.000232")
+	fpr := fs.Float64("fpr", 0, "choose the bucket layout from the false-positive rate `P` allowed at the -capacity (0.01 for 1%): 8-bit fingerprints in the packed layout (8.7 bits per key) for P >= 0.0289, five 12-bit fingerprints per bucket (13.2 bits per key) down to 0.00237, four 12-bit ones (16.8 bits per key) down to 0.00186, four 15-bit ones down to 0.000232")
 	capacity := fs.Int("capacity", 0, "build a fixed filter that holds `N` keys, N > 0 (omit -capacity for a growing filter, which needs no key count)")
 	seed := fs.Uint64("seed", 0, "hash seed (default: a random one; give one for reproducible files)")
 	showProgress := fs.Bool("progress", false, "show progress on standard error (default: when standard error is a terminal, from the 1,000,000th key on)")
@@ -132,7 +132,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, "build", err)
 		}
-		if err := checkMemory(*capacity, small.SlotsPerBucket()); err != nil {
+		if err := checkMemory(*capacity, small.FingerprintBits(), small.SlotsPerBucket()); err != nil {
 			return fail(stderr, "build", err)
 		}
 	}

@@ -61,7 +61,7 @@ func TestBuild(t *testing.T) {
 		{"stdin/dash", keys, []string{"-"}, 12, 0},
 		{"stdin/capacity", keys, []string{"-capacity", "20000"}, 12, 20620},
 		{"stdin/capacity/slots 4", keys, []string{"-capacity", "20000", "-slots", "4"}, 12, 21056},
-		{"file/capacity/bits=8", "", []string{"-capacity", "8000", "-bits", "8", input}, 8, 8424},
+		{"file/capacity/bits=8", "", []string{"-capacity", "8000", "-bits", "8", input}, 8, 8696},
 		{"flags after input", "", []string{input, "-bits", "12", "-seed", "9"}, 12, 0},
 		{"crlf and blank lines", strings.ReplaceAll(keys, "\n", "\r\n\n"), nil, 12, 0},
 	} {
@@ -261,7 +261,8 @@ func TestBuildPrecision(t *testing.T) {
 		bits, slots int
 	}{
 		{[]string{"-bits", "15"}, 15, 4},
-		{[]string{"-fpr", "0.03"}, 12, 5},
+		{[]string{"-fpr", "0.03"}, 8, 4},
+		{[]string{"-fpr", "0.028"}, 12, 5},
 		{[]string{"-fpr", "0.0025"}, 12, 5},
 		{[]string{"-fpr", "0.002"}, 12, 4},
 		{[]string{"-fpr", "0.00025"}, 15, 4},

@@ -173,13 +173,13 @@ func TestBuildMemoryCheck(t *testing.T) {
 	if status, _, stderr := runCmd(t, "k\n", "build", "-capacity", "10000000", "-o", out); status != exitOK {
 		t.Fatalf("no meminfo: status %d, %s", status, stderr)
 	}
-	for _, slots := range []int{5, 4} {
-		f, err := cuckoo.New(10000000, cuckoo.WithSlotsPerBucket(slots))
+	for _, lay := range []struct{ bits, slots, perWord int }{{12, 5, 5}, {12, 4, 4}, {15, 4, 4}, {8, 4, 8}} {
+		f, err := cuckoo.New(10000000, cuckoo.WithFingerprintBits(lay.bits), cuckoo.WithSlotsPerBucket(lay.slots))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := uint64(f.Cap()/slots) * 8; got != tableBytes(10000000, slots) {
-			t.Fatalf("tableBytes(10M, %d) = %d; the filter has %d bytes of table", slots, tableBytes(10000000, slots), got)
+		if got, want := uint64(f.Cap()/lay.perWord)*8, tableBytes(10000000, lay.bits, lay.slots); got != want {
+			t.Fatalf("tableBytes(10M, %d, %d) = %d; the filter has %d bytes of table", lay.bits, lay.slots, want, got)
 		}
 	}
 }

@@ -34,14 +34,21 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	load := f.LoadFactor()
 	// Each bucket (of four slots, or five in a fixed filter's five-slot
 	// layout) is one 64-bit word in memory, in either format (a growing
-	// filter's slots are those of all its shards).
+	// filter's slots are those of all its shards), except in the packed
+	// layout (format version 3), whose words hold two four-slot buckets.
 	per := 4
 	if ff, ok := f.(*cuckoo.Filter); ok {
 		per = ff.SlotsPerBucket()
 	}
+	_, isGrowing := f.(*cuckoo.Growing)
+	packed := !isGrowing && file.version == 3 // a growing filter's format has its own versions
+	perWord := per
+	if packed {
+		perWord = 2 * per
+	}
 	bitsPerItem := "- (empty)"
 	if items > 0 {
-		bitsPerItem = fmt.Sprintf("%.2f", 64/float64(per)*float64(slots)/float64(items))
+		bitsPerItem = fmt.Sprintf("%.2f", 64/float64(perWord)*float64(slots)/float64(items))
 	}
 	// A lookup compares the key's fingerprint with the 2b slots of its two
 	// buckets; each occupied slot matches with probability 1/(2^f-1).
@@ -70,7 +77,11 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// 8 or 12 bits, New's default included) is what readers before
 		// 2026-11-24 reject.
 		fmt.Fprintf(tw, "format:\tfixed, version %d\n", file.version)
-		fmt.Fprintf(tw, "buckets:\t%d (%d slots each, %d slots)\n", slots/per, per, slots)
+		if packed {
+			fmt.Fprintf(tw, "buckets:\t%d (%d slots each, two per 64-bit word, %d slots)\n", slots/per, per, slots)
+		} else {
+			fmt.Fprintf(tw, "buckets:\t%d (%d slots each, %d slots)\n", slots/per, per, slots)
+		}
 	}
 	fmt.Fprintf(tw, "seed:\t%d\n", f.Seed())
 	if growing {

@@ -39,7 +39,8 @@ func TestInfoEmptyAndBits8(t *testing.T) {
 	status, stdout, _ := runCmd(t, "", "info", filter)
 	if status != exitOK || !strings.Contains(stdout, "bits per key:         - (empty)\n") ||
 		!strings.Contains(stdout, "false-positive rate:  0% (8·α/2^8)\n") || !strings.Contains(stdout, "fingerprint bits:     8\n") ||
-		!strings.Contains(stdout, "format:               fixed, version 1\n") {
+		!strings.Contains(stdout, "format:               fixed, version 3\n") ||
+		!strings.Contains(stdout, "buckets:              4 (4 slots each, two per 64-bit word, 16 slots)\n") {
 		t.Fatalf("status %d, output:\n%s", status, stdout)
 	}
 }

@@ -15,29 +15,33 @@ import (
 var memInfoPath = "/proc/meminfo"
 
 // tableBytes returns the size of the table of a filter for capacity keys
-// in buckets of b slots: one 8-byte word per bucket, for capacity/0.97
-// slots in five-slot buckets and capacity/0.95 in four-slot ones (what
-// cuckoo.New sizes).
-func tableBytes(capacity, b int) uint64 {
-	num, den := uint64(19), uint64(20)
-	if b == 5 {
+// with bits-bit fingerprints in buckets of b slots (what cuckoo.New sizes):
+// one 8-byte word per bucket, for capacity/0.97 slots in five-slot buckets
+// and capacity/0.95 in four-slot ones; with 8-bit fingerprints (the packed
+// layout) one word per eight slots, for capacity/0.92 slots.
+func tableBytes(capacity, bits, b int) uint64 {
+	num, den, perWord := uint64(19), uint64(20), uint64(b)
+	switch {
+	case bits == 8:
+		num, den, perWord = 92, 100, 8
+	case b == 5:
 		num, den = 97, 100
 	}
 	slots := (uint64(capacity)*den + num - 1) / num
-	return 8 * ((slots + uint64(b) - 1) / uint64(b))
+	return 8 * ((slots + perWord - 1) / perWord)
 }
 
 // checkMemory returns an error if the table of a filter for capacity keys
-// in buckets of slotsPerBucket slots
-// would not fit in the memory available now, so that build says so instead
+// with bits-bit fingerprints in buckets of slotsPerBucket slots would not
+// fit in the memory available now, so that build says so instead
 // of dying in the Go runtime with "out of memory" or being killed by the
 // operating system. Where the available memory cannot be learned (no
 // /proc/meminfo) it accepts.
-func checkMemory(capacity, slotsPerBucket int) error {
+func checkMemory(capacity, bits, slotsPerBucket int) error {
 	if capacity <= 0 || uint64(capacity) > cuckoo.MaxCapacity {
 		return nil // New rejects it without allocating
 	}
-	need := tableBytes(capacity, slotsPerBucket)
+	need := tableBytes(capacity, bits, slotsPerBucket)
 	avail, ok := memAvailable()
 	if !ok || need <= avail {
 		return nil

@@ -78,11 +78,16 @@ func Cuckoo(prefix string, mode cuckoo.Mode, layout int, batch bool) benchkit.Im
 	if f, err := cuckoo.New(1, options(layout)...); err != nil {
 		desc = fmt.Sprintf("this filter, %v mode, layout %s: %v", mode, LayoutName(layout), err)
 	} else {
-		load := "95%" // New sizes four-slot tables for 95% load, five-slot ones for 97%
-		if f.SlotsPerBucket() == 5 {
-			load = "97%"
+		// New sizes four-slot tables for 95% load, five-slot ones for
+		// 97%, packed ones (8-bit fingerprints) for 92%.
+		switch {
+		case f.FingerprintBits() == 8:
+			desc = fmt.Sprintf("this filter, %v mode, 8-bit fingerprints, two %d-slot buckets in one uint64, sized for 92%% load", mode, f.SlotsPerBucket())
+		case f.SlotsPerBucket() == 5:
+			desc = fmt.Sprintf("this filter, %v mode, %d-bit fingerprints, %d-slot buckets in one uint64, sized for 97%% load", mode, f.FingerprintBits(), f.SlotsPerBucket())
+		default:
+			desc = fmt.Sprintf("this filter, %v mode, %d-bit fingerprints, %d-slot buckets in one uint64, sized for 95%% load", mode, f.FingerprintBits(), f.SlotsPerBucket())
 		}
-		desc = fmt.Sprintf("this filter, %v mode, %d-bit fingerprints, %d-slot buckets in one uint64, sized for %s load", mode, f.FingerprintBits(), f.SlotsPerBucket(), load)
 	}
 	if batch {
 		name += "-batch"
@@ -106,8 +111,15 @@ func Cuckoo(prefix string, mode cuckoo.Mode, layout int, batch bool) benchkit.Im
 type Filter struct{ *cuckoo.Filter }
 
 // TableBytes returns one uint64 word per bucket (the counter takes the
-// bits the fingerprints leave).
-func (f Filter) TableBytes() int64 { return int64(f.Cap()/f.SlotsPerBucket()) * 8 }
+// bits the fingerprints leave), or per two buckets in the packed layout
+// that New gives 8-bit fingerprints.
+func (f Filter) TableBytes() int64 {
+	perWord := f.SlotsPerBucket()
+	if f.FingerprintBits() == 8 {
+		perWord *= 2
+	}
+	return int64(f.Cap()/perWord) * 8
+}
 
 // Buckets returns the number of buckets cuckoo.New(n) allocates: n/0.97
 // slots rounded up to whole five-slot buckets (checked against Cap in the

@@ -162,13 +162,14 @@ func run(w io.Writer, n, np int) error {
 		return nil
 	}
 	lookupCuckoo := func(f *cuckoo.Filter, b []byte) bool { return f.Lookup(b) }
-	// The layouts: four slots of 8, 12 and 15 bits and five 12-bit slots
-	// (New's default).
+	// The layouts: the packed 8-bit layout (two four-slot buckets per
+	// word, the low class), four slots of 12 and 15 bits and five 12-bit
+	// slots (New's default).
 	layouts := []struct {
 		name string
 		opt  cuckoo.Option
 	}{
-		{"8-bit x 4", cuckoo.WithFingerprintBits(8)},
+		{"8-bit packed", cuckoo.WithFingerprintBits(8)},
 		{"12-bit x 4", cuckoo.WithSlotsPerBucket(4)},
 		{"12-bit x 5", cuckoo.WithSlotsPerBucket(5)},
 		{"15-bit x 4", cuckoo.WithFingerprintBits(15)},

@@ -1,0 +1,468 @@
+package cuckoo
+
+import (
+	"math/bits"
+	"sync/atomic"
+)
+
+// The packed layout: the low-precision class (8-bit fingerprints, about
+// 2.9% false positives in under 9 bits per key).
+//
+// Two buckets of four 8-bit slots share one 64-bit word: bucket b lives in
+// word b>>1, in its low half when b is even and its high half when b is
+// odd, slot s at bits [32·(b&1) + 8s, 32·(b&1) + 8s + 8):
+//
+//	bit 63 62 61 .. 56  55 .. 48  47 .. 40  39 .. 32  31 .. 0
+//	   [slot 3 of b|1 ][slot 2  ][slot 1  ][slot 0  ][bucket b&^1]
+//
+// The word has no room for a migration counter and none for the K-CAS
+// tags, so the top slot of every word (slot 3 of each odd bucket) takes
+// only fingerprints 1 to 63: its two high bits, the word's tag bits, are
+// then clear in every plain word, and the K-CAS (kcas.go) runs over these
+// words unchanged. For a query the restriction costs no precision: every
+// slot holds one fingerprint value and matches a random query with
+// probability 1/255 (a query fingerprint of 64 or more cannot match the
+// top slot, one below 64 matches it with probability 1/63, and a quarter
+// of queries are below 64). It costs placement freedom: three quarters of
+// the fingerprints see three slots in an odd bucket, which is why this
+// layout is sized for a lower load than the others (packedLoad).
+//
+// The migration counters live outside the table, in striped version words
+// (kcasTable.vers): bucket b counts in version (b>>1) & vmask. Every
+// relocation adds one to the versions of both its buckets in the same
+// atomic step that moves the fingerprint (LockFree: one K-CAS over the one
+// or two bucket words and the one or two version words; Locked: under the
+// locks, between its two stores, packed_locked.go). The versions are 64
+// bits wide and never wrap, so this layout needs no epoch. Inserting into
+// an empty slot and deleting change one word with one CAS and leave the
+// versions alone, as in the other layouts.
+//
+// Search (LockFree), claim-and-proof. A search for fp in b1, b2 reads
+// version v = V(b1) at t0, then the word of b1 at t1 and the word of b2 at
+// t2 (t0 < t1 < t2, all logical reads, kcasTable.load), and V(b1) again at
+// t3 > t2. It answers "present" as soon as a read shows fp in its bucket.
+// Otherwise it answers "absent" when the two version reads are equal, or
+// when b1 and b2 share a word (then the one read at t1 shows both buckets
+// at one instant), and starts over otherwise.
+//
+// Claim: if a copy of fp is in b1 or b2 during all of [t0, t3] and the
+// search answers, it answers "present". Proof: moves are atomic (the
+// K-CAS changes both bucket words and both versions at its decision
+// point, twophase.go "Moves are atomic"), so the copy is in exactly one of
+// the two buckets at every instant. If neither read showed it, it was in
+// b2 at t1 (not in b1) and not in b2 at t2, so a move took it from b2 to
+// b1 at some instant in (t1, t2); that move added one to V(b1) at that
+// instant, and V only grows, so the reads at t0 and t3 differ and the
+// search does not answer. When b1 and b2 share a word, the read at t1 is
+// an atomic read of both buckets and shows the copy. □
+//
+// The other operations rely on the same facts as in twophase.go:
+//   - Insert and Delete CAS one word against a value they read; the CAS
+//     takes effect only if the word still holds that value, so the copy
+//     it adds or takes is logically present (or the slot empty) at that
+//     instant. A move in between changes the word, unless other moves
+//     restore it bit for bit; then the value the CAS compares is the
+//     logical value at its instant, which is all the argument needs.
+//   - InsertUnique compares both words in one K-CAS (one CAS when they are
+//     one word), so "fp in neither bucket" holds at the instant it adds
+//     fp.
+//   - Count reads V(b1), both buckets and V(b1) again, and accepts when the
+//     versions are equal: every move of a copy of fp for this pair goes
+//     through b1, so none moved between the reads.
+//   - Snapshots and Reset exclude moves with the snapshot gate.
+
+const (
+	pkLo       = 0x01010101         // 1 in the lowest bit of every slot of a bucket
+	pkHi       = 0x80808080         // 1 in the highest bit of every slot of a bucket
+	pkLo2      = 0x0101010101010101 // pkLo in both halves
+	pkHi2      = 0x8080808080808080
+	pkHalfMask = 0xffffffff
+	pkTopSlot  = 0x80000000 // the high bit of slot 3 of a bucket
+	// pkTopLimit bounds the fingerprints slot 3 of an odd bucket takes:
+	// 1 to pkTopLimit-1, so the word's two tag bits stay clear.
+	pkTopLimit = 64
+	// pkWordMask is the bits a plain packed word may have set.
+	pkWordMask = ^tagMask
+	// packedSlots is the slots of a packed bucket.
+	packedSlots = 4
+	// pkWordsPerVersion is how many words at least share one version
+	// word (fewer than twice as many), so the versions cost at most
+	// 64/(pkWordsPerVersion·8·α) bits per key (0.07 at 92% load);
+	// maxVersions bounds them at 128 KiB.
+	pkWordsPerVersion = 128
+	maxVersions       = 1 << 14
+	// packedLoad is the load a packed table is sized for: 92%. Packed
+	// tables took 93.3% or more before their first ErrFull (three seeds
+	// each at 2,000 to 1M keys, one at 4M and 32M; TestPackedFirstFailure).
+	packedLoadNum, packedLoadDen = 92, 100
+)
+
+// packedLayout is the layout value of a packed table. Seen as one word it
+// is eight 8-bit lanes (b = 8, so occupied, encode and reset count and
+// clear whole words); f.pk selects the packed code paths.
+func packedLayout() layout {
+	l := newLayout(8, 8)
+	l.fpMask = pkWordMask
+	l.ctrMask = 0
+	l.packed = true
+	return l
+}
+
+// pkShift returns the position of bucket b's half in its word.
+func pkShift(b uint64) uint64 { return (b & 1) << 5 }
+
+// pkHalf returns bucket b's 32 bits from its word w.
+func pkHalf(w, b uint64) uint64 { return w >> pkShift(b) & pkHalfMask }
+
+// pkOccupiedLanes returns the high bit of every non-empty slot of the
+// 32-bit bucket x, exactly: adding 0x7f to a slot's low seven bits
+// carries into its high bit when they are not all zero, and never out of
+// the slot.
+func pkOccupiedLanes(x uint64) uint64 {
+	return ((x &^ pkHi) + (pkHi - pkLo) | x) & pkHi
+}
+
+// pkFree returns the high bit of every empty slot of bucket b (its 32 bits
+// x) that may take fp: all empty slots, except slot 3 of an odd bucket for
+// fp >= pkTopLimit.
+func pkFree(x, b, fp uint64) uint64 {
+	free := pkHi &^ pkOccupiedLanes(x)
+	if b&1 != 0 && fp >= pkTopLimit {
+		free &^= pkTopSlot
+	}
+	return free
+}
+
+// pkMatches returns the high bit of every slot of bucket x holding fp
+// (exactly; fp non-zero).
+func pkMatches(x, fp uint64) uint64 {
+	return pkHi &^ pkOccupiedLanes(x^fp*pkLo)
+}
+
+// pkHas reports whether bucket x holds fp (fp non-zero).
+func pkHas(x, fp uint64) bool {
+	y := x ^ fp*pkLo
+	return (y-pkLo)&^y&pkHi != 0
+}
+
+// pkHasEither reports whether bucket b1 of word w1 or bucket b2 of word w2
+// holds fp, testing both buckets with one SWAR test over a word that holds
+// b1's 32 bits below b2's. A borrow out of b1's top slot reaches b2's
+// bottom slot only when b1's top slot matched, so the answer is exact.
+func pkHasEither(w1, w2, b1, b2, fp uint64) bool {
+	y := (pkHalf(w1, b1) | pkHalf(w2, b2)<<32) ^ fp*pkLo2
+	return (y-pkLo2)&^y&pkHi2 != 0
+}
+
+// pkUnit turns a mask of slot high bits into a word with 1 in the lowest
+// bit of the lowest marked slot (0 for 0).
+func pkUnit(z uint64) uint64 { return (z & -z) >> 7 }
+
+// pkPut returns word w with fp in a slot of bucket b that fr (pkFree's
+// result, non-zero) marks. A fingerprint below pkTopLimit goes into the
+// restricted top slot of an odd bucket when that slot is free, since no
+// other fingerprint can use it; any other goes into the lowest free slot.
+// Filling the top slots first took the first ErrFull from about 90-93% load
+// to 95% (TestPackedFirstFailure).
+func pkPut(w, b, fp, fr uint64) uint64 {
+	u := pkUnit(fr)
+	if b&1 != 0 && fp < pkTopLimit && fr&pkTopSlot != 0 {
+		u = pkTopSlot >> 7
+	}
+	return w | fp*u<<pkShift(b)
+}
+
+// pkSecond reports whether an insert of fp should go to b2 (free slots
+// fr2) rather than b1 (fr1): the bucket with more free slots that may take
+// fp, b1 on a tie, except that a fingerprint below pkTopLimit goes first to
+// a free restricted top slot (see pkPut).
+func pkSecond(b1, b2, fr1, fr2, fp uint64) bool {
+	s1, s2 := bits.OnesCount64(fr1), bits.OnesCount64(fr2)
+	if fp < pkTopLimit {
+		if b1&1 != 0 && fr1&pkTopSlot != 0 {
+			s1 += packedSlots
+		}
+		if b2&1 != 0 && fr2&pkTopSlot != 0 {
+			s2 += packedSlots
+		}
+	}
+	return s2 > s1
+}
+
+// pkSlotOf returns the slot index of the lowest marked slot of z (z != 0).
+func pkSlotOf(z uint64) int { return bits.TrailingZeros64(z) >> 3 }
+
+// versionsFor returns the number of version words for a packed table of n
+// words: the largest power of two that gives each at least
+// pkWordsPerVersion words, 1 to maxVersions.
+func versionsFor(n uint64) uint64 {
+	v := uint64(1)
+	for v < maxVersions && 2*v*pkWordsPerVersion <= n {
+		v <<= 1
+	}
+	return v
+}
+
+// newVersions returns the version words of a packed table of n words.
+func newVersions(n uint64) []atomic.Uint64 {
+	return make([]atomic.Uint64, versionsFor(n))
+}
+
+// verIdx returns the K-CAS index of the version word of bucket b.
+func (t *kcasTable) verIdx(b uint64) uint64 {
+	return versionBase + (b>>1)&uint64(len(t.vers)-1)
+}
+
+// verOf returns the version word of bucket b.
+func (t *kcasTable) verOf(b uint64) *atomic.Uint64 {
+	return &t.vers[(b>>1)&uint64(len(t.vers)-1)]
+}
+
+// plainWord returns the logical value of word i, helping a K-CAS it finds
+// there first (writers' reads, which then CAS the value they return).
+func (f *Filter) plainWord(i uint64) uint64 {
+	for {
+		w := f.t.words[i].Load()
+		if w&tagMask == 0 {
+			return w
+		}
+		f.helpWord(w)
+	}
+}
+
+// pkLookup is Lookup for a packed LockFree table: the search above, with
+// the common answers taken from plain reads.
+func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
+	ver := f.t.verOf(b1)
+	v := ver.Load()
+	words := f.t.words
+	w1, w2 := words[b1>>1].Load(), words[b2>>1].Load()
+	if (v|w1|w2)&tagMask == 0 {
+		if pkHasEither(w1, w2, b1, b2, fp) {
+			return true
+		}
+		if b1>>1 == b2>>1 || ver.Load() == v {
+			return false
+		}
+	}
+	_, ok := f.pkFind(b1, b2, fp)
+	return ok
+}
+
+// pkFind runs the search above and returns the bucket where a read saw fp.
+func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
+	t := &f.t
+	vi := t.verIdx(b1)
+	for {
+		v := t.load(vi)
+		w1 := t.load(b1 >> 1)
+		if pkHas(pkHalf(w1, b1), fp) {
+			return b1, true
+		}
+		if b1>>1 == b2>>1 {
+			if pkHas(pkHalf(w1, b2), fp) {
+				return b2, true
+			}
+			return 0, false
+		}
+		if pkHas(pkHalf(t.load(b2>>1), b2), fp) {
+			return b2, true
+		}
+		if t.load(vi) == v {
+			return 0, false
+		}
+		f.stats.add(statLookupRetries, 1)
+	}
+}
+
+// pkAdd puts fp into whichever of b1 and b2 has more slots that may take
+// it (b1 on a tie) with one CAS and reports whether it did; false means
+// neither has such a slot.
+func (f *Filter) pkAdd(b1, b2, fp uint64) bool {
+	for {
+		w1 := f.plainWord(b1 >> 1)
+		w2 := w1
+		if b2>>1 != b1>>1 {
+			w2 = f.plainWord(b2 >> 1)
+		}
+		fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
+		b, w, fr := b1, w1, fr1
+		if pkSecond(b1, b2, fr1, fr2, fp) {
+			b, w, fr = b2, w2, fr2
+		}
+		if fr == 0 {
+			return false
+		}
+		if f.t.cas(b>>1, w, pkPut(w, b, fp, fr)) {
+			return true
+		}
+	}
+}
+
+// pkRemove deletes one copy of fp from b1 or b2: the search finds a bucket
+// holding it, then one CAS clears the slot; if the fingerprint left that
+// bucket first, the search runs again.
+func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
+	for {
+		b, ok := f.pkFind(b1, b2, fp)
+		if !ok {
+			return false
+		}
+		for {
+			w := f.plainWord(b >> 1)
+			z := pkMatches(pkHalf(w, b), fp)
+			if z == 0 {
+				break // moved or deleted meanwhile: search again
+			}
+			if f.t.cas(b>>1, w, w&^(0xff*pkUnit(z)<<pkShift(b))) {
+				return true
+			}
+		}
+	}
+}
+
+// pkAddUnique is addUniqueLockFree for the packed layout: fp goes into the
+// bucket with more room for it only if neither bucket holds it, in one
+// K-CAS that compares both words (one CAS when b1 and b2 share a word).
+// The claim and proof of addUniqueLockFree (unique.go) carry over word for
+// word: at the decision point both words hold exactly what was read.
+func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present, added bool) {
+	for {
+		w1 := f.plainWord(b1 >> 1)
+		w2 := w1
+		same := b2>>1 == b1>>1
+		if !same {
+			w2 = f.plainWord(b2 >> 1)
+		}
+		if pkHasEither(w1, w2, b1, b2, fp) {
+			return true, false
+		}
+		fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
+		b, fr := b1, fr1
+		if pkSecond(b1, b2, fr1, fr2, fp) {
+			b, fr = b2, fr2
+		}
+		if fr == 0 {
+			return false, false
+		}
+		put := pkPut(0, b, fp, fr)
+		if same {
+			if f.t.cas(b1>>1, w1, w1|put) {
+				return false, true
+			}
+			continue
+		}
+		n1, n2 := w1, w2
+		if b == b1 {
+			n1 |= put
+		} else {
+			n2 |= put
+		}
+		var op kcasOp
+		op.add(b1>>1, w1, n1)
+		op.add(b2>>1, w2, n2)
+		if f.t.kcas(&op) {
+			return false, true
+		}
+		f.stats.add(statKCASRetries, 1)
+	}
+}
+
+// pkCount is countCopies for a packed LockFree table (see the list at the
+// top of this file).
+func (f *Filter) pkCount(b1, b2, fp uint64) int {
+	t := &f.t
+	vi := t.verIdx(b1)
+	for {
+		v := t.load(vi)
+		w1 := t.load(b1 >> 1)
+		n := bits.OnesCount64(pkMatches(pkHalf(w1, b1), fp))
+		if b1 == b2 {
+			return n
+		}
+		if b1>>1 == b2>>1 {
+			return n + bits.OnesCount64(pkMatches(pkHalf(w1, b2), fp))
+		}
+		n += bits.OnesCount64(pkMatches(pkHalf(t.load(b2>>1), b2), fp))
+		if t.load(vi) == v {
+			return n
+		}
+		f.stats.add(statLookupRetries, 1)
+	}
+}
+
+// pkMove is move for a packed LockFree table: fp from slot s of bucket src
+// to a slot of dst that may take it, both versions bumped, in one K-CAS.
+func (f *Filter) pkMove(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
+	t := &f.t
+	for {
+		ws := t.load(src >> 1)
+		sh := pkShift(src) + uint64(s)*8
+		if ws>>sh&0xff != fp {
+			return false
+		}
+		var op kcasOp
+		if src>>1 == dst>>1 {
+			w := ws &^ (0xff << sh)
+			fr := pkFree(pkHalf(w, dst), dst, fp)
+			if fr == 0 {
+				return false
+			}
+			op.add(src>>1, ws, pkPut(w, dst, fp, fr))
+		} else {
+			wd := t.load(dst >> 1)
+			fr := pkFree(pkHalf(wd, dst), dst, fp)
+			if fr == 0 {
+				return false
+			}
+			op.add(src>>1, ws, ws&^(0xff<<sh))
+			op.add(dst>>1, wd, pkPut(wd, dst, fp, fr))
+		}
+		vs, vd := t.verIdx(src), t.verIdx(dst)
+		v := t.load(vs)
+		op.add(vs, v, v+1)
+		if vd != vs {
+			v := t.load(vd)
+			op.add(vd, v, v+1)
+		}
+		if *my == nil {
+			*my = leaseDesc()
+		}
+		if t.kcasWith(&op, (*my).slot) {
+			return true
+		}
+		f.stats.add(statKCASRetries, 1)
+	}
+}
+
+// pkInsert is Insert for a packed table once the key is placed.
+func (f *Filter) pkInsert(b1, b2, fp uint64) error {
+	for {
+		var ok bool
+		if f.mode == Locked {
+			ok = f.pkAddLocked(b1, b2, fp)
+		} else {
+			ok = f.pkAdd(b1, b2, fp)
+		}
+		if ok {
+			f.count.add(1)
+			return nil
+		}
+		if !f.pkMakeRoom(b1, b2, fp) {
+			f.stats.add(statFull, 1)
+			return ErrFull
+		}
+	}
+}
+
+// lookupOther is Lookup once the key is placed, for the filters whose
+// search is not inlined in Lookup: Locked mode and the packed layout.
+func (f *Filter) lookupOther(b1, b2, fp uint64) bool {
+	if f.lay.packed {
+		if f.mode == Locked {
+			return f.pkLookupLocked(b1, b2, fp)
+		}
+		return f.pkLookup(b1, b2, fp)
+	}
+	return f.lookupLocked(b1, b2, fp)
+}

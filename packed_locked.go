@@ -1,0 +1,166 @@
+package cuckoo
+
+import "math/bits"
+
+// Locked mode over the packed layout (packed.go): every change to a word
+// holds the stripe lock of that word (the stripes are those of the words,
+// b>>1), and lookups read without locks, as in locked.go.
+//
+// A relocation step stores the destination word (fingerprint added), then
+// adds one to the versions of both buckets, then stores the source word
+// (fingerprint removed), all under both words' locks; when both buckets
+// share a word, one store moves the fingerprint and the versions follow.
+//
+// Claim: an unlocked lookup that reads V(b1) at t0, b1's word at t1, b2's
+// word at t2 and V(b1) again at t3 and sees neither fp nor a change of
+// V(b1) may answer "absent" for every copy of fp present throughout
+// [t0, t3]. Proof: a copy is in at least one of its buckets at every
+// instant (the destination is stored before the source is cleared). Not
+// in b1 at t1, so in b2 at t1; not in b2 at t2, so a step moving it from
+// b2 to b1 stored b2 (the source) at some ts in (t1, t2). That step stored
+// b1 (the destination) at td < ts; td > t1, for had b1 held the copy from
+// td on, the read at t1 would have shown it, and no other step could take
+// it out of b1 before ts, since this one holds b1's lock until after ts.
+// The step's version add falls between td and ts, inside (t0, t3), so the
+// two reads of V(b1) differ. When b1 and b2 share a word the lookup
+// decides from one read of it. □
+//
+// InsertUnique, Count and Delete hold both words' locks, so their reads
+// and writes are one instant.
+
+// pkLockedWords locks the stripes of the words of b1 and b2.
+func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
+	return f.locks.lockBuckets(b1>>1, b2>>1)
+}
+
+// pkAddLocked puts fp into whichever of b1 and b2 has more slots that may
+// take it (b1 on a tie), under both words' locks.
+func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
+	g := f.pkLockedWords(b1, b2)
+	ok := f.pkAddHeld(b1, b2, fp)
+	f.locks.unlockBuckets(g)
+	return ok
+}
+
+// pkAddHeld is pkAddLocked's work, with the locks held.
+func (f *Filter) pkAddHeld(b1, b2, fp uint64) bool {
+	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
+	fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
+	b, w, fr := b1, w1, fr1
+	if pkSecond(b1, b2, fr1, fr2, fp) {
+		b, w, fr = b2, w2, fr2
+	}
+	if fr == 0 {
+		return false
+	}
+	f.t.words[b>>1].Store(pkPut(w, b, fp, fr))
+	return true
+}
+
+// pkLookupLocked is the unlocked lookup of the claim above, falling back to
+// both words' locks when V(b1) moved.
+func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
+	ver := f.t.verOf(b1)
+	v := ver.Load()
+	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
+	if pkHasEither(w1, w2, b1, b2, fp) {
+		return true
+	}
+	if b1>>1 == b2>>1 {
+		return pkHas(pkHalf(w1, b2), fp)
+	}
+	if ver.Load() == v {
+		return false
+	}
+	f.stats.add(statLookupRetries, 1)
+	g := f.pkLockedWords(b1, b2)
+	w1, w2 = f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
+	f.locks.unlockBuckets(g)
+	return pkHasEither(w1, w2, b1, b2, fp)
+}
+
+// pkDeleteLocked removes one copy of fp from b1 (else b2) under both words'
+// locks.
+func (f *Filter) pkDeleteLocked(b1, b2, fp uint64) bool {
+	g := f.pkLockedWords(b1, b2)
+	ok := f.pkDeleteHeld(b1, fp) || f.pkDeleteHeld(b2, fp)
+	f.locks.unlockBuckets(g)
+	return ok
+}
+
+func (f *Filter) pkDeleteHeld(b, fp uint64) bool {
+	w := f.t.words[b>>1].Load()
+	z := pkMatches(pkHalf(w, b), fp)
+	if z == 0 {
+		return false
+	}
+	f.t.words[b>>1].Store(w &^ (0xff * pkUnit(z) << pkShift(b)))
+	return true
+}
+
+// pkAddUniqueLocked is addUniqueLocked for the packed layout.
+func (f *Filter) pkAddUniqueLocked(b1, b2, fp uint64) (present, added bool) {
+	g := f.pkLockedWords(b1, b2)
+	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
+	if pkHasEither(w1, w2, b1, b2, fp) {
+		present = true
+	} else {
+		added = f.pkAddHeld(b1, b2, fp)
+	}
+	f.locks.unlockBuckets(g)
+	return present, added
+}
+
+// pkCountLocked is countCopies for the packed layout in Locked mode: both
+// buckets read under both words' locks.
+func (f *Filter) pkCountLocked(b1, b2, fp uint64) int {
+	g := f.pkLockedWords(b1, b2)
+	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
+	f.locks.unlockBuckets(g)
+	n := bits.OnesCount64(pkMatches(pkHalf(w1, b1), fp))
+	if b2 != b1 {
+		n += bits.OnesCount64(pkMatches(pkHalf(w2, b2), fp))
+	}
+	return n
+}
+
+// pkMoveLocked is one relocation step of the claim above: fp from slot s of
+// src to a slot of dst that may take it.
+func (f *Filter) pkMoveLocked(src uint64, s int, fp uint64, dst uint64) bool {
+	g := f.pkLockedWords(src, dst)
+	defer f.locks.unlockBuckets(g)
+	ws := f.t.words[src>>1].Load()
+	sh := pkShift(src) + uint64(s)*8
+	if ws>>sh&0xff != fp {
+		return false
+	}
+	if src>>1 == dst>>1 {
+		w := ws &^ (0xff << sh)
+		fr := pkFree(pkHalf(w, dst), dst, fp)
+		if fr == 0 {
+			return false
+		}
+		f.t.words[src>>1].Store(pkPut(w, dst, fp, fr))
+		f.pkBumpVersions(src, dst)
+		return true
+	}
+	wd := f.t.words[dst>>1].Load()
+	fr := pkFree(pkHalf(wd, dst), dst, fp)
+	if fr == 0 {
+		return false
+	}
+	f.t.words[dst>>1].Store(pkPut(wd, dst, fp, fr))
+	f.pkBumpVersions(src, dst)
+	f.t.words[src>>1].Store(ws &^ (0xff << sh))
+	return true
+}
+
+// pkBumpVersions adds one to the versions of buckets a and b (once when
+// they share one).
+func (f *Filter) pkBumpVersions(a, b uint64) {
+	va, vb := f.t.verOf(a), f.t.verOf(b)
+	va.Add(1)
+	if vb != va {
+		vb.Add(1)
+	}
+}

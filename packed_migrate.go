@@ -1,0 +1,154 @@
+package cuckoo
+
+// Making room in a packed table (packed.go), as makeRoom does in the other
+// layouts (migrate.go): a breadth-first search over the buckets finds a
+// shortest path to a slot that may take the fingerprint moving into it,
+// and migrate applies the moves backwards, each one atomic (pkMove,
+// pkMoveLocked). The only difference is the restricted top slot: a node
+// remembers the fingerprint that would move into it, and a path never
+// frees slot 3 of an odd bucket for a fingerprint of 64 or more, nor ends
+// in it.
+
+const (
+	// pkMaxPathLen is the most fingerprints one insert relocates in a
+	// packed table.
+	pkMaxPathLen = 6
+	// pkQueueLen bounds the nodes of a search: both roots and four
+	// children per node down to depth pkMaxPathLen-1.
+	pkQueueLen = 2 * (1<<(2*pkMaxPathLen) - 1) / 3
+)
+
+// pkMigrate is migrate (migrate.go) for a path of up to pkMaxPathLen
+// moves.
+func (f *Filter) pkMigrate(buckets *[pkMaxPathLen + 1]uint64, slots *[pkMaxPathLen]int, fps *[pkMaxPathLen]uint64, depth int) bool {
+	if depth == 0 {
+		return true
+	}
+	defer f.gate.exitMove(f.gate.enterMove())
+	var my *descLease
+	ok := true
+	for k := depth - 1; k >= 0; k-- {
+		if !f.move(buckets[k], slots[k], fps[k], buckets[k+1], &my) {
+			ok = false
+			break
+		}
+		f.stats.add(statRelocations, 1)
+	}
+	if my != nil {
+		my.release()
+	}
+	return ok
+}
+
+// pkNode is a search node: bucket<<32 | incoming fingerprint<<20 |
+// depth<<16 | path, the path coded as in migrate.go.
+func pkNode(b, fp uint64, depth int, path uint64) uint64 {
+	return b<<32 | fp<<20 | uint64(depth)<<16 | path
+}
+
+// pkMakeRoom frees a slot of b1 or b2 that may take fp, by relocating
+// fingerprints. It returns false only if the search finds no path.
+func (f *Filter) pkMakeRoom(b1, b2, fp uint64) bool {
+	var buckets [pkMaxPathLen + 1]uint64
+	var slots [pkMaxPathLen]int
+	var fps [pkMaxPathLen]uint64
+	for {
+		path, depth, ok := f.pkDiscover(b1, b2, fp)
+		if !ok {
+			return false
+		}
+		buckets[0] = b1
+		if path&1 != 0 {
+			buckets[0] = b2
+		}
+		for k := 0; k < depth; k++ {
+			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
+			x := f.t.load(buckets[k]>>1) >> (pkShift(buckets[k]) + uint64(s)*8) & 0xff
+			if x == 0 {
+				depth = k // the slot emptied meanwhile: a shorter path
+				break
+			}
+			slots[k], fps[k] = s, x
+			buckets[k+1] = f.alt(buckets[k], x)
+		}
+		if f.pkMigrate(&buckets, &slots, &fps, depth) {
+			return true
+		}
+	}
+}
+
+// pkDiscover is discover for the packed layout.
+func (f *Filter) pkDiscover(b1, b2, fp uint64) (path uint64, depth int, ok bool) {
+	var q [bfsShortQueue]uint64
+	path, depth, ok, truncated := f.pkSearch(q[:], b1, b2, fp)
+	if ok || !truncated {
+		return path, depth, ok
+	}
+	return f.pkDiscoverDeep(b1, b2, fp)
+}
+
+//go:noinline
+func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok bool) {
+	var q [pkQueueLen]uint64
+	path, depth, ok, _ = f.pkSearch(q[:], b1, b2, fp)
+	return path, depth, ok
+}
+
+// pkSearch is search (migrate.go) for the packed layout, fp being the
+// fingerprint to insert.
+func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int, ok, truncated bool) {
+	t := &f.t
+	n := 0
+	for i, b := range [2]uint64{b1, b2} {
+		if i == 1 && b2 == b1 {
+			break
+		}
+		if pkFree(pkHalf(t.load(b>>1), b), b, fp) != 0 {
+			return uint64(i), 0, true, false
+		}
+		q[n] = pkNode(b, fp, 0, uint64(i))
+		n++
+	}
+	for h := 0; h < n; h++ {
+		x := q[h]
+		b, in, d, p := x>>32, x>>20&0xff, int(x>>16&0xf), x&0xffff
+		hb := pkHalf(t.load(b>>1), b)
+		if pkFree(hb, b, in) != 0 {
+			return p, d, true, false // room since it was tested
+		}
+		var cb, cw, cf [packedSlots]uint64
+		for s := range packedSlots {
+			cf[s] = hb >> (8 * s) & 0xff
+			cb[s] = f.alt(b, cf[s])
+		}
+		for s := range packedSlots {
+			cw[s] = t.words[cb[s]>>1].Load()
+		}
+		for s := range packedSlots {
+			if cb[s] == b || cf[s] == 0 {
+				continue // cannot move, or an empty slot in may not take
+			}
+			if s == packedSlots-1 && b&1 != 0 && in >= pkTopLimit {
+				continue // freeing this slot does not make room for in
+			}
+			cp := p | uint64(s)<<(1+bfsSlotBits*d)
+			wc := cw[s]
+			if wc&tagMask != 0 {
+				wc = t.load(cb[s] >> 1)
+			}
+			if pkFree(pkHalf(wc, cb[s]), cb[s], cf[s]) != 0 {
+				return cp, d + 1, true, false
+			}
+			if d+1 == pkMaxPathLen {
+				continue
+			}
+			if n == len(q) {
+				truncated = true
+				continue
+			}
+			q[n] = pkNode(cb[s], cf[s], d+1, cp)
+			n++
+		}
+	}
+	return 0, 0, false, truncated
+}

@@ -1,0 +1,251 @@
+package cuckoo
+
+import (
+	"fmt"
+	"math/bits"
+	"testing"
+)
+
+// The packed layout's protocol (packed.go) in the model checker of
+// relocation_model_test.go: the same explorer, configurations and
+// linearizability check, with the operations taking the packed code's
+// steps one atomic action at a time. The pair's two buckets lie in two
+// different words; their version words are two, or one (sameVersion).
+// Both version words share one action mask, which only makes the explorer
+// treat more actions as dependent (more interleavings, none fewer).
+
+// pkModelPair returns a LockFree packed filter, a fingerprint of 64 or more
+// (so that the odd bucket's restricted slot is in play) and its two
+// buckets, b1 odd, in different words, under one version word or two.
+func pkModelPair(t *testing.T, sameVersion bool) (f *Filter, b1, b2, fp uint64) {
+	t.Helper()
+	f = NewTestFilter(t, 4000, LockFree, 8, 1)
+	if len(f.t.vers) < 2 {
+		t.Fatalf("%d version words; the model needs two", len(f.t.vers))
+	}
+	for b1 = 5; b1 < f.m; b1 += 2 {
+		for fp = pkTopLimit; fp <= 255; fp++ {
+			b2 = f.alt(b1, fp)
+			if b1>>1 == b2>>1 {
+				continue
+			}
+			if (f.t.verIdx(b1) == f.t.verIdx(b2)) == sameVersion {
+				return f, b1, b2, fp
+			}
+		}
+	}
+	t.Fatal("no pair found")
+	return
+}
+
+func (r *mrun) pkMaskOf(i uint64) uint8 {
+	switch {
+	case i == r.b1>>1:
+		return mB1
+	case i == r.b2>>1:
+		return mB2
+	case i >= versionBase:
+		return mEpoch
+	}
+	panic(fmt.Sprintf("model: word %d outside the pair", i))
+}
+
+// pkResetPair empties the pair's words and versions and puts in1 copies of
+// fp into b1 and in2 into b2.
+func pkResetPair(f *Filter, b1, b2, fp uint64, in1, in2 int) {
+	f.t.words[b1>>1].Store(0)
+	f.t.words[b2>>1].Store(0)
+	for i := range f.t.vers {
+		f.t.vers[i].Store(0)
+	}
+	for b, n := range map[uint64]int{b1: in1, b2: in2} {
+		for range n {
+			w := f.t.words[b>>1].Load()
+			f.t.words[b>>1].Store(pkPut(w, b, fp, pkFree(pkHalf(w, b), b, fp)))
+		}
+	}
+}
+
+// pkPairCopies returns the copies of fp in the pair at the end of a run,
+// or what is wrong with the words.
+func pkPairCopies(f *Filter, b1, b2, fp uint64) (int, string) {
+	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
+	if (w1|w2)&tagMask != 0 {
+		return 0, fmt.Sprintf("a K-CAS reference is left in the pair: %#x %#x", w1, w2)
+	}
+	for i := range f.t.vers {
+		if v := f.t.vers[i].Load(); v&tagMask != 0 {
+			return 0, fmt.Sprintf("a K-CAS reference is left in version word %d: %#x", i, v)
+		}
+	}
+	if w1>>56 >= pkTopLimit || w2>>56 >= pkTopLimit {
+		return 0, fmt.Sprintf("a fingerprint of %d or more in a restricted slot: %#x %#x", pkTopLimit, w1, w2)
+	}
+	n := bits.OnesCount64(pkMatches(pkHalf(w1, b1), fp)) + bits.OnesCount64(pkMatches(pkHalf(w2, b2), fp))
+	return n, ""
+}
+
+// pkOp runs one operation of a script.
+func (c *mctx) pkOp(kind string) int {
+	switch kind {
+	case "insert":
+		return b2i(c.pkInsert())
+	case "delete":
+		return b2i(c.pkRemove())
+	case "unique":
+		return b2i(c.pkInsertUnique())
+	case "count":
+		return c.pkCount()
+	case "lookup":
+		_, ok := c.pkFind()
+		return b2i(ok)
+	}
+	panic("model: unknown operation " + kind)
+}
+
+// pkFind is Filter.pkFind (Lookup's fast path is its first round). With
+// lateVersion it reads the version after b1's word: broken on purpose.
+func (c *mctx) pkFind() (uint64, bool) {
+	r := c.r
+	b1, b2, fp := r.b1, r.b2, r.fp
+	vi := r.f.t.verIdx(b1)
+	for {
+		var v, w1 uint64
+		if r.proto.lateVersion {
+			w1 = c.load(b1 >> 1)
+			v = c.load(vi)
+		} else {
+			v = c.load(vi)
+			w1 = c.load(b1 >> 1)
+		}
+		if pkHas(pkHalf(w1, b1), fp) {
+			return b1, true
+		}
+		if pkHas(pkHalf(c.load(b2>>1), b2), fp) {
+			return b2, true
+		}
+		if c.load(vi) == v {
+			return 0, false
+		}
+	}
+}
+
+// pkRemove is Filter.pkRemove.
+func (c *mctx) pkRemove() bool {
+	r := c.r
+	for {
+		b, ok := c.pkFind()
+		if !ok {
+			return false
+		}
+		for {
+			w := c.load(b >> 1)
+			z := pkMatches(pkHalf(w, b), r.fp)
+			if z == 0 {
+				break
+			}
+			if c.cas(b>>1, w, w&^(0xff*pkUnit(z)<<pkShift(b))) {
+				return true
+			}
+		}
+	}
+}
+
+// pkInsert is Filter.pkAdd; the model keeps room in the pair.
+func (c *mctx) pkInsert() bool {
+	r := c.r
+	b1, b2, fp := r.b1, r.b2, r.fp
+	for {
+		w1, w2 := c.load(b1>>1), c.load(b2>>1)
+		fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
+		b, w, fr := b1, w1, fr1
+		if pkSecond(b1, b2, fr1, fr2, fp) {
+			b, w, fr = b2, w2, fr2
+		}
+		if fr == 0 {
+			panic("model: the pair is full")
+		}
+		if c.cas(b>>1, w, pkPut(w, b, fp, fr)) {
+			return true
+		}
+	}
+}
+
+// pkInsertUnique is Filter.pkAddUnique.
+func (c *mctx) pkInsertUnique() bool {
+	r := c.r
+	b1, b2, fp := r.b1, r.b2, r.fp
+	for {
+		w1, w2 := c.load(b1>>1), c.load(b2>>1)
+		if pkHasEither(w1, w2, b1, b2, fp) {
+			return false
+		}
+		fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
+		b, fr := b1, fr1
+		if pkSecond(b1, b2, fr1, fr2, fp) {
+			b, fr = b2, fr2
+		}
+		if fr == 0 {
+			panic("model: the pair is full")
+		}
+		n1, n2 := w1, w2
+		if b == b1 {
+			n1 = pkPut(w1, b, fp, fr)
+		} else {
+			n2 = pkPut(w2, b, fp, fr)
+		}
+		var op kcasOp
+		op.add(b1>>1, w1, n1)
+		op.add(b2>>1, w2, n2)
+		c.step(maction{write: true, mask: mB1 | mB2})
+		if r.f.t.kcas(&op) {
+			return true
+		}
+	}
+}
+
+// pkCount is Filter.pkCount.
+func (c *mctx) pkCount() int {
+	r := c.r
+	b1, b2, fp := r.b1, r.b2, r.fp
+	vi := r.f.t.verIdx(b1)
+	for {
+		v := c.load(vi)
+		n := bits.OnesCount64(pkMatches(pkHalf(c.load(b1>>1), b1), fp))
+		n += bits.OnesCount64(pkMatches(pkHalf(c.load(b2>>1), b2), fp))
+		if c.load(vi) == v {
+			return n
+		}
+	}
+}
+
+// pkModelMove is one relocation of a copy of fp: Filter.pkMove, one K-CAS
+// and so one action.
+func pkModelMove(c *mctx, src, dst uint64) {
+	r := c.r
+	c.step(maction{write: true, mask: mB1 | mB2 | mEpoch})
+	if z := pkMatches(pkHalf(r.f.t.load(src>>1), src), r.fp); z != 0 {
+		r.f.testMove(src, pkSlotOf(z), r.fp, dst)
+	}
+}
+
+// pkModelMoveNoVersions is pkMove without the versions in its K-CAS:
+// broken on purpose, a search can then miss a copy that moves b2 -> b1
+// between its reads and back.
+func pkModelMoveNoVersions(c *mctx, src, dst uint64) {
+	r := c.r
+	t := &r.f.t
+	c.step(maction{write: true, mask: mB1 | mB2})
+	ws, wd := t.load(src>>1), t.load(dst>>1)
+	z := pkMatches(pkHalf(ws, src), r.fp)
+	fr := pkFree(pkHalf(wd, dst), dst, r.fp)
+	if z == 0 || fr == 0 {
+		return
+	}
+	var op kcasOp
+	op.add(src>>1, ws, ws&^(0xff*pkUnit(z)<<pkShift(src)))
+	op.add(dst>>1, wd, pkPut(wd, dst, r.fp, fr))
+	if !t.kcas(&op) {
+		panic("model: a move's K-CAS failed with nothing running beside it")
+	}
+}

@@ -1,0 +1,221 @@
+package cuckoo
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+)
+
+// pkNaiveSlots returns the four slots of bucket b of word w.
+func pkNaiveSlots(w, b uint64) [4]uint64 {
+	var s [4]uint64
+	for i := range s {
+		s[i] = w >> (32*(b&1) + 8*uint64(i)) & 0xff
+	}
+	return s
+}
+
+// TestPackedBucketOps checks the packed layout's SWAR helpers against a
+// slot-by-slot reading of random words (with many empty and equal slots):
+// membership of one bucket and of two at once, exact matches and free
+// slots, and that pkPut never puts a fingerprint of 64 or more into the
+// restricted top slot, so a plain word never has a tag bit set.
+func TestPackedBucketOps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	slot := func() uint64 {
+		switch rng.IntN(4) {
+		case 0:
+			return 0
+		case 1:
+			return 7
+		}
+		return rng.Uint64N(256)
+	}
+	word := func() uint64 {
+		var w uint64
+		for i := range 8 {
+			x := slot()
+			if i == 7 {
+				x &= pkTopLimit - 1
+			}
+			w |= x << (8 * i)
+		}
+		return w
+	}
+	for range 200_000 {
+		w1, w2 := word(), word()
+		b1, b2 := rng.Uint64N(1000), rng.Uint64N(1000)
+		fp := 1 + rng.Uint64N(255)
+		if rng.IntN(4) == 0 {
+			fp = 7
+		}
+		s1, s2 := pkNaiveSlots(w1, b1), pkNaiveSlots(w2, b2)
+		in1, in2, n1, free1 := false, false, 0, 0
+		for i, x := range s1 {
+			if x == fp {
+				in1 = true
+				n1++
+			}
+			if x == 0 && !(b1&1 != 0 && i == 3 && fp >= pkTopLimit) {
+				free1++
+			}
+			in2 = in2 || s2[i] == fp
+		}
+		if got := pkHas(pkHalf(w1, b1), fp); got != in1 {
+			t.Fatalf("pkHas(%#x, bucket %d, %d) = %v; want %v", w1, b1, fp, got, in1)
+		}
+		if got := pkHasEither(w1, w2, b1, b2, fp); got != (in1 || in2) {
+			t.Fatalf("pkHasEither(%#x, %#x, %d, %d, %d) = %v; want %v", w1, w2, b1, b2, fp, got, in1 || in2)
+		}
+		if got := bits.OnesCount64(pkMatches(pkHalf(w1, b1), fp)); got != n1 {
+			t.Fatalf("pkMatches(%#x, bucket %d, %d) counts %d; want %d", w1, b1, fp, got, n1)
+		}
+		fr := pkFree(pkHalf(w1, b1), b1, fp)
+		if got := bits.OnesCount64(fr); got != free1 {
+			t.Fatalf("pkFree(%#x, bucket %d, %d) counts %d; want %d", w1, b1, fp, got, free1)
+		}
+		if fr == 0 {
+			continue
+		}
+		nw := pkPut(w1, b1, fp, fr)
+		if nw&tagMask != 0 {
+			t.Fatalf("pkPut(%#x, bucket %d, %d) = %#x: a tag bit set", w1, b1, fp, nw)
+		}
+		if got := bits.OnesCount64(pkMatches(pkHalf(nw, b1), fp)); got != n1+1 || nw&^w1 == 0 || (nw^w1)>>pkShift(b1)&^pkHalfMask != 0 {
+			t.Fatalf("pkPut(%#x, bucket %d, %d) = %#x: not one more copy in that bucket alone", w1, b1, fp, nw)
+		}
+	}
+}
+
+// TestPackedFirstFailure fills packed tables (both modes, 2,000 to 1M
+// keys, three seeds) until the first ErrFull and checks the load reached
+// against the 92% New sizes the layout for, and the false-positive rate
+// against 2·4·α/255 at that load.
+func TestPackedFirstFailure(t *testing.T) {
+	sizes := []int{2000, 10_000, 100_000, 1 << 20}
+	if testing.Short() {
+		sizes = sizes[:3]
+	}
+	for _, mode := range []Mode{LockFree, Locked} {
+		for _, n := range sizes {
+			for seed := uint64(1); seed <= 3; seed++ {
+				f := NewTestFilter(t, n, mode, 8, seed)
+				var k [8]byte
+				i := 0
+				for ; ; i++ {
+					binary.LittleEndian.PutUint64(k[:], uint64(i))
+					if f.Insert(k[:]) != nil {
+						break
+					}
+				}
+				load := float64(i) / float64(f.Cap())
+				if i < n || load < float64(packedLoadNum)/packedLoadDen {
+					t.Errorf("%v n=%d seed=%d: first ErrFull after %d keys, %.4f load; New promises %d keys, %d%%", mode, n, seed, i, load, n, packedLoadNum)
+				}
+				if f.Len() != i {
+					t.Errorf("Len %d after %d inserts", f.Len(), i)
+				}
+				const probes = 200_000
+				fps := 0
+				for j := range probes {
+					binary.LittleEndian.PutUint64(k[:], uint64(j)|1<<40)
+					if f.Lookup(k[:]) {
+						fps++
+					}
+				}
+				rate, want := float64(fps)/probes, 8*load/255
+				if rate < 0.8*want || rate > 1.2*want {
+					t.Errorf("%v n=%d: false-positive rate %.3f%%; want about %.3f%%", mode, n, 100*rate, 100*want)
+				}
+				t.Logf("%v n=%d seed=%d: first ErrFull at %.4f load, false positives %.3f%%", mode, n, seed, load, 100*rate)
+			}
+		}
+	}
+}
+
+// TestPackedLockedMoveOrder enumerates every interleaving of Locked mode's
+// unlocked lookup (read V(b1), b1's word, b2's word, V(b1)) with two
+// relocation steps of the one copy of fp, b2 -> b1 and then b1 -> b2 (the
+// lookup holds no lock, the two steps are ordered by their locks), each
+// step as the stores of pkMoveLocked: destination, versions, source. A
+// lookup that answers "absent" without the locks while the copy is present
+// throughout is a failure. It also checks that the enumeration catches the
+// two wrong orders: versions before the destination store, and versions
+// after the source store.
+func TestPackedLockedMoveOrder(t *testing.T) {
+	const (
+		stDst = iota
+		stVer
+		stSrc
+	)
+	orders := []struct {
+		name  string
+		steps [3]int
+		ok    bool
+	}{
+		{"dst,versions,src (pkMoveLocked)", [3]int{stDst, stVer, stSrc}, true},
+		{"versions,dst,src", [3]int{stVer, stDst, stSrc}, false},
+		{"dst,src,versions", [3]int{stDst, stSrc, stVer}, false},
+	}
+	for _, o := range orders {
+		misses := 0
+		// The lookup's 4 reads among the moves' 6 writes: choose the
+		// positions of the reads among 10 actions.
+		for mask := 0; mask < 1<<10; mask++ {
+			if bits.OnesCount(uint(mask)) != 4 {
+				continue
+			}
+			// State: the copy in b2; in[0] = b1 holds it, in[1] = b2.
+			in := [2]bool{false, true}
+			ver := uint64(0)
+			moves := [2][2]int{{1, 0}, {0, 1}} // src, dst
+			mv, st := 0, 0
+			var reads []uint64
+			for a := range 10 {
+				if mask&(1<<a) != 0 {
+					switch len(reads) {
+					case 0, 3:
+						reads = append(reads, ver)
+					case 1:
+						reads = append(reads, b2u(in[0]))
+					case 2:
+						reads = append(reads, b2u(in[1]))
+					}
+					continue
+				}
+				src, dst := moves[mv][0], moves[mv][1]
+				switch o.steps[st] {
+				case stDst:
+					in[dst] = true
+				case stVer:
+					ver++
+				case stSrc:
+					in[src] = false
+				}
+				if !in[0] && !in[1] {
+					t.Fatalf("%s: the copy left both buckets", o.name)
+				}
+				if st++; st == 3 {
+					mv, st = mv+1, 0
+				}
+			}
+			if reads[1] == 0 && reads[2] == 0 && reads[0] == reads[3] {
+				misses++
+			}
+		}
+		switch {
+		case o.ok && misses > 0:
+			t.Errorf("%s: %d interleavings answer absent without the locks while the copy is present", o.name, misses)
+		case !o.ok && misses == 0:
+			t.Errorf("%s: a wrong order passed every interleaving: the enumeration cannot fail", o.name)
+		}
+	}
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
