@@ -74,8 +74,14 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) (n int) {
 		return n
 	}
 	if f.lay.packed {
-		for i, k := range keys[:n] {
-			found[i] = f.Lookup(k)
+		var g pkGroup
+		for base := 0; base < n; base += batchGroup {
+			keys := keys[base:min(base+batchGroup, n)]
+			for j, k := range keys {
+				g.b1[j] = xxhash.Sum64(k)
+			}
+			f.pkReadGroup(&g, len(keys))
+			f.pkLookupGroup(&g, found[base:base+len(keys)])
 		}
 		return n
 	}

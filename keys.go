@@ -185,8 +185,12 @@ func (f *Filter) LookupBatchHash(hs []uint64, found []bool) (n int) {
 		return n
 	}
 	if f.lay.packed {
-		for i, h := range hs[:n] {
-			found[i] = f.LookupHash(h)
+		var g pkGroup
+		for base := 0; base < n; base += batchGroup {
+			hs := hs[base:min(base+batchGroup, n)]
+			copy(g.b1[:], hs)
+			f.pkReadGroup(&g, len(hs))
+			f.pkLookupGroup(&g, found[base:base+len(hs)])
 		}
 		return n
 	}

@@ -466,3 +466,60 @@ func (f *Filter) lookupOther(b1, b2, fp uint64) bool {
 	}
 	return f.lookupLocked(b1, b2, fp)
 }
+
+// pkGroup holds one group of placed keys of a packed batch lookup, with the
+// version of each key's b1 and first reads of both of its words.
+type pkGroup struct {
+	b1, b2, fp, v, w1, w2 [batchGroup]uint64
+}
+
+// pkReadGroup places the first n raw key hashes held in g.b1 and reads,
+// for every key, V(b1) and then the words of b1 and b2: all versions
+// first, then all words, so that each key's version read comes before its
+// word reads (the order the search needs) and the cache misses of the
+// group overlap.
+func (f *Filter) pkReadGroup(g *pkGroup, n int) {
+	h := g.b1[:n]
+	if f.seed != 0 {
+		for j := range h {
+			h[j] = f.keyed(h[j])
+		}
+	}
+	m, fpRange := f.m, f.fpRange
+	for j := range h {
+		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
+	}
+	for j := range n {
+		g.v[j] = f.t.verOf(g.b1[j]).Load()
+	}
+	words := f.t.words
+	for j := range n {
+		g.w1[j] = words[g.b1[j]>>1].Load()
+		g.w2[j] = words[g.b2[j]>>1].Load()
+	}
+}
+
+// pkLookupGroup answers the first len(found) keys of a group read by
+// pkReadGroup, as pkLookup (LockFree) and pkLookupLocked decide: present
+// when a read shows the fingerprint, absent when the version of b1 did not
+// move (or both buckets share a word), else the full search of the mode.
+func (f *Filter) pkLookupGroup(g *pkGroup, found []bool) {
+	for j := range found {
+		b1, b2, fp, w1, w2 := g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]
+		if (g.v[j]|w1|w2)&tagMask == 0 {
+			if pkHasEither(w1, w2, b1, b2, fp) {
+				found[j] = true
+				continue
+			}
+			if b1>>1 == b2>>1 {
+				found[j] = pkHas(pkHalf(w1, b2), fp)
+				continue
+			}
+			if f.t.verOf(b1).Load() == g.v[j] {
+				found[j] = false
+				continue
+			}
+		}
+		found[j] = f.lookupOther(b1, b2, fp)
+	}
+}
