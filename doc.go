@@ -30,9 +30,10 @@
 // the same, so this costs placement freedom, not precision. The word has
 // no migration counter: relocations are counted in striped 64-bit version
 // words outside the table (a power of two from 1 to 16,384 of them, one per
-// 128 to 255 table words: 8 KiB at 1M keys), each bumped in the same K-CAS
-// as the move in LockFree mode and, in Locked mode, between the move's store
-// of the destination and its store of the source. They never wrap, so this
+// 128 to 255 table words within those bounds: 8 KiB at 1M keys), each
+// bumped in the same K-CAS as the move in LockFree mode and, in Locked
+// mode, between the move's store of the destination and its store of the
+// source. They never wrap, so this
 // layout needs no epoch; a lookup reads its first bucket's version, both
 // words and the version again, and equal versions prove absence (packed.go,
 // packed_locked.go).

@@ -86,9 +86,11 @@ const (
 	// packedSlots is the slots of a packed bucket.
 	packedSlots = 4
 	// pkWordsPerVersion is how many words at least share one version
-	// word (fewer than twice as many), so the versions cost at most
-	// 64/(pkWordsPerVersion·8·α) bits per key (0.07 at 92% load);
-	// maxVersions bounds them at 128 KiB.
+	// word (fewer than twice as many) in tables of 2·pkWordsPerVersion
+	// words up to maxVersions·pkWordsPerVersion (2^21); smaller tables
+	// have one version word, larger ones maxVersions (128 KiB). The
+	// versions cost at most 64/(pkWordsPerVersion·8·α) bits per key
+	// (0.07 at 92% load) once a table has two of them.
 	pkWordsPerVersion = 128
 	maxVersions       = 1 << 14
 	// packedLoad is the load a packed table is sized for: 92%. Packed
@@ -241,7 +243,14 @@ func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 		if pkHasEither(w1, w2, b1, b2, fp) {
 			return true
 		}
-		if b1>>1 == b2>>1 || ver.Load() == v {
+		if b1>>1 == b2>>1 {
+			// One word: w1 alone is the one read of both buckets
+			// that the search decides from. (w2 is a second read of
+			// it: a move between the two reads can take fp from b2's
+			// half of w1 to b1's half of w2, which neither test sees.)
+			return pkHas(pkHalf(w1, b2), fp)
+		}
+		if ver.Load() == v {
 			return false
 		}
 	}

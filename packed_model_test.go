@@ -10,26 +10,28 @@ import (
 // relocation_model_test.go: the same explorer, configurations and
 // linearizability check, with the operations taking the packed code's
 // steps one atomic action at a time. The pair's two buckets lie in two
-// different words; their version words are two, or one (sameVersion).
+// different words, their version words two or one (sameVersion), or both
+// buckets lie in one word (sameWord).
 // Both version words share one action mask, which only makes the explorer
 // treat more actions as dependent (more interleavings, none fewer).
 
 // pkModelPair returns a LockFree packed filter, a fingerprint of 64 or more
 // (so that the odd bucket's restricted slot is in play) and its two
-// buckets, b1 odd, in different words, under one version word or two.
-func pkModelPair(t *testing.T, sameVersion bool) (f *Filter, b1, b2, fp uint64) {
+// buckets, one of them odd: in different words under one version word or
+// two, or (sameWord) the two halves of one word.
+func pkModelPair(t *testing.T, sameVersion, sameWord bool) (f *Filter, b1, b2, fp uint64) {
 	t.Helper()
 	f = NewTestFilter(t, 4000, LockFree, 8, 1)
 	if len(f.t.vers) < 2 {
 		t.Fatalf("%d version words; the model needs two", len(f.t.vers))
 	}
-	for b1 = 5; b1 < f.m; b1 += 2 {
+	for b1 = 5; b1 < f.m; b1++ {
 		for fp = pkTopLimit; fp <= 255; fp++ {
 			b2 = f.alt(b1, fp)
-			if b1>>1 == b2>>1 {
+			if b1 == b2 || (b1>>1 == b2>>1) != sameWord {
 				continue
 			}
-			if (f.t.verIdx(b1) == f.t.verIdx(b2)) == sameVersion {
+			if sameWord || (f.t.verIdx(b1) == f.t.verIdx(b2)) == sameVersion {
 				return f, b1, b2, fp
 			}
 		}
@@ -97,14 +99,41 @@ func (c *mctx) pkOp(kind string) int {
 	case "count":
 		return c.pkCount()
 	case "lookup":
-		_, ok := c.pkFind()
-		return b2i(ok)
+		return b2i(c.pkLookup())
 	}
 	panic("model: unknown operation " + kind)
 }
 
-// pkFind is Filter.pkFind (Lookup's fast path is its first round). With
-// lateVersion it reads the version after b1's word: broken on purpose.
+// pkLookup is Filter.pkLookup: one round of plain reads that decides
+// most lookups, then pkFind. With lookupTwoReads it decides a one-word
+// pair from its two reads of that word: broken on purpose (a move between
+// them hides the copy from both).
+func (c *mctx) pkLookup() bool {
+	r := c.r
+	b1, b2, fp := r.b1, r.b2, r.fp
+	vi := r.f.t.verIdx(b1)
+	v := c.load(vi)
+	w1 := c.load(b1 >> 1)
+	w2 := c.load(b2 >> 1)
+	if pkHasEither(w1, w2, b1, b2, fp) {
+		return true
+	}
+	if b1>>1 == b2>>1 {
+		if r.proto.lookupTwoReads {
+			return false
+		}
+		return pkHas(pkHalf(w1, b2), fp)
+	}
+	if c.load(vi) == v {
+		return false
+	}
+	_, ok := c.pkFind()
+	return ok
+}
+
+// pkFind is Filter.pkFind, the search of Delete and of Lookup after its
+// first round. With lateVersion it reads the version after b1's word:
+// broken on purpose.
 func (c *mctx) pkFind() (uint64, bool) {
 	r := c.r
 	b1, b2, fp := r.b1, r.b2, r.fp
@@ -120,6 +149,12 @@ func (c *mctx) pkFind() (uint64, bool) {
 		}
 		if pkHas(pkHalf(w1, b1), fp) {
 			return b1, true
+		}
+		if b1>>1 == b2>>1 {
+			if pkHas(pkHalf(w1, b2), fp) {
+				return b2, true
+			}
+			return 0, false
 		}
 		if pkHas(pkHalf(c.load(b2>>1), b2), fp) {
 			return b2, true
@@ -151,12 +186,23 @@ func (c *mctx) pkRemove() bool {
 	}
 }
 
+// loadPair reads the words of b1 and b2 as the writers do: one read when
+// they are one word.
+func (c *mctx) loadPair() (w1, w2 uint64) {
+	r := c.r
+	w1 = c.load(r.b1 >> 1)
+	if r.b2>>1 == r.b1>>1 {
+		return w1, w1
+	}
+	return w1, c.load(r.b2 >> 1)
+}
+
 // pkInsert is Filter.pkAdd; the model keeps room in the pair.
 func (c *mctx) pkInsert() bool {
 	r := c.r
 	b1, b2, fp := r.b1, r.b2, r.fp
 	for {
-		w1, w2 := c.load(b1>>1), c.load(b2>>1)
+		w1, w2 := c.loadPair()
 		fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
 		b, w, fr := b1, w1, fr1
 		if pkSecond(b1, b2, fr1, fr2, fp) {
@@ -176,7 +222,7 @@ func (c *mctx) pkInsertUnique() bool {
 	r := c.r
 	b1, b2, fp := r.b1, r.b2, r.fp
 	for {
-		w1, w2 := c.load(b1>>1), c.load(b2>>1)
+		w1, w2 := c.loadPair()
 		if pkHasEither(w1, w2, b1, b2, fp) {
 			return false
 		}
@@ -187,6 +233,12 @@ func (c *mctx) pkInsertUnique() bool {
 		}
 		if fr == 0 {
 			panic("model: the pair is full")
+		}
+		if b1>>1 == b2>>1 {
+			if c.cas(b1>>1, w1, pkPut(w1, b, fp, fr)) {
+				return true
+			}
+			continue
 		}
 		n1, n2 := w1, w2
 		if b == b1 {
@@ -211,7 +263,11 @@ func (c *mctx) pkCount() int {
 	vi := r.f.t.verIdx(b1)
 	for {
 		v := c.load(vi)
-		n := bits.OnesCount64(pkMatches(pkHalf(c.load(b1>>1), b1), fp))
+		w1 := c.load(b1 >> 1)
+		n := bits.OnesCount64(pkMatches(pkHalf(w1, b1), fp))
+		if b1>>1 == b2>>1 {
+			return n + bits.OnesCount64(pkMatches(pkHalf(w1, b2), fp))
+		}
 		n += bits.OnesCount64(pkMatches(pkHalf(c.load(b2>>1), b2), fp))
 		if c.load(vi) == v {
 			return n

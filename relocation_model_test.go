@@ -82,9 +82,10 @@ type mproto struct {
 	bits      int  // fingerprint size of the filter (0: 12)
 	wrap      bool // both counters start at their maximum, so a bucket's first move wraps it
 	// The packed layout (packed_model_test.go): sameVersion puts both
-	// buckets under one version word; lateVersion breaks the search on
-	// purpose, reading the version after the first bucket.
-	sameVersion, lateVersion bool
+	// buckets under one version word, sameWord in one word; lateVersion
+	// breaks the search on purpose, reading the version after the first
+	// bucket, and lookupTwoReads Lookup's one-word case.
+	sameVersion, sameWord, lateVersion, lookupTwoReads bool
 }
 
 // mctx is a process's handle on the run.
@@ -721,6 +722,8 @@ func TestRelocationModel(t *testing.T) {
 		{mproto{name: "kcas-move/bits=12/slots=5/wrapping", move: moveKCAS, threshold: 2, bits: Bits12x5, wrap: true}, true},
 		{mproto{name: "packed/kcas-move", move: pkModelMove, bits: 8}, true},
 		{mproto{name: "packed/kcas-move/one-version", move: pkModelMove, bits: 8, sameVersion: true}, true},
+		{mproto{name: "packed/kcas-move/one-word", move: pkModelMove, bits: 8, sameWord: true}, true},
+		{mproto{name: "packed/one-word/lookup-from-two-reads", move: pkModelMove, bits: 8, sameWord: true, lookupTwoReads: true}, false},
 		{mproto{name: "packed/kcas-move/no-versions", move: pkModelMoveNoVersions, bits: 8}, false},
 		{mproto{name: "packed/search-reads-version-late", move: pkModelMove, bits: 8, lateVersion: true}, false},
 		{mproto{name: "two-cas-move", move: moveTwoStep, threshold: 2}, false},
@@ -734,7 +737,7 @@ func TestRelocationModel(t *testing.T) {
 			}
 			f, b1, b2, fp := modelPair(t, bits)
 			if pc.proto.bits == 8 {
-				f, b1, b2, fp = pkModelPair(t, pc.proto.sameVersion)
+				f, b1, b2, fp = pkModelPair(t, pc.proto.sameVersion, pc.proto.sameWord)
 			}
 			total, caught := 0, 0
 			for _, cfg := range modelConfigs() {
