@@ -95,7 +95,8 @@ const (
 	maxVersions       = 1 << 14
 	// packedLoad is the load a packed table is sized for: 92%. Packed
 	// tables took 93.3% or more before their first ErrFull (three seeds
-	// each at 2,000 to 1M keys, one at 4M and 32M; TestPackedFirstFailure).
+	// each at 2,000 to 2^20 keys, TestPackedFirstFailure; one at 4M and
+	// 32M keys).
 	packedLoadNum, packedLoadDen = 92, 100
 )
 
