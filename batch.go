@@ -138,9 +138,15 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 		return 0, ErrZeroFilter
 	}
 	if f.lay.packed {
-		for i, k := range keys {
-			if err := f.Insert(k); err != nil {
-				return i, err
+		var g pkGroup
+		for base := 0; base < len(keys); base += batchGroup {
+			keys := keys[base:min(base+batchGroup, len(keys))]
+			for j, k := range keys {
+				g.b1[j] = xxhash.Sum64(k)
+			}
+			f.pkReadGroup(&g, len(keys))
+			if j, ok := f.pkInsertGroup(&g, len(keys)); !ok {
+				return base + j, ErrFull
 			}
 		}
 		return len(keys), nil

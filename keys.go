@@ -216,9 +216,13 @@ func (f *Filter) InsertBatchHash(hs []uint64) (n int, err error) {
 		return 0, ErrZeroFilter
 	}
 	if f.lay.packed {
-		for i, h := range hs {
-			if err := f.InsertHash(h); err != nil {
-				return i, err
+		var g pkGroup
+		for base := 0; base < len(hs); base += batchGroup {
+			hs := hs[base:min(base+batchGroup, len(hs))]
+			copy(g.b1[:], hs)
+			f.pkReadGroup(&g, len(hs))
+			if j, ok := f.pkInsertGroup(&g, len(hs)); !ok {
+				return base + j, ErrFull
 			}
 		}
 		return len(hs), nil

@@ -129,11 +129,21 @@ func pkOccupiedLanes(x uint64) uint64 {
 // x) that may take fp: all empty slots, except slot 3 of an odd bucket for
 // fp >= pkTopLimit.
 func pkFree(x, b, fp uint64) uint64 {
-	free := pkHi &^ pkOccupiedLanes(x)
-	if b&1 != 0 && fp >= pkTopLimit {
-		free &^= pkTopSlot
-	}
-	return free
+	return pkHi &^ pkOccupiedLanes(x) &^ pkBarred(b, fp)
+}
+
+// pkBarred returns pkTopSlot when fp may not take slot 3 of bucket b (b
+// odd, fp >= pkTopLimit), else 0, without a branch: (fp+192)>>8 is 1
+// exactly when fp is 64 to 255.
+func pkBarred(b, fp uint64) uint64 {
+	return pkTopSlot * (b & 1 & ((fp + 256 - pkTopLimit) >> 8))
+}
+
+// pkTopFirst returns pkTopSlot when fr (pkFree's result for fp in bucket
+// b) has the restricted top slot free and fp may take it (b odd, fp below
+// pkTopLimit), else 0.
+func pkTopFirst(fr, b, fp uint64) uint64 {
+	return fr & pkTopSlot * (b & 1 &^ ((fp + 256 - pkTopLimit) >> 8))
 }
 
 // pkMatches returns the high bit of every slot of bucket x holding fp
@@ -168,11 +178,11 @@ func pkUnit(z uint64) uint64 { return (z & -z) >> 7 }
 // Filling the top slots first took the first ErrFull from about 90-93% load
 // to 95% (TestPackedFirstFailure).
 func pkPut(w, b, fp, fr uint64) uint64 {
-	u := pkUnit(fr)
-	if b&1 != 0 && fp < pkTopLimit && fr&pkTopSlot != 0 {
-		u = pkTopSlot >> 7
+	z := fr & -fr
+	if t := pkTopFirst(fr, b, fp); t != 0 {
+		z = t
 	}
-	return w | fp*u<<pkShift(b)
+	return w | fp*(z>>7)<<pkShift(b)
 }
 
 // pkSecond reports whether an insert of fp should go to b2 (free slots
@@ -180,15 +190,10 @@ func pkPut(w, b, fp, fr uint64) uint64 {
 // fp, b1 on a tie, except that a fingerprint below pkTopLimit goes first to
 // a free restricted top slot (see pkPut).
 func pkSecond(b1, b2, fr1, fr2, fp uint64) bool {
-	s1, s2 := bits.OnesCount64(fr1), bits.OnesCount64(fr2)
-	if fp < pkTopLimit {
-		if b1&1 != 0 && fr1&pkTopSlot != 0 {
-			s1 += packedSlots
-		}
-		if b2&1 != 0 && fr2&pkTopSlot != 0 {
-			s2 += packedSlots
-		}
-	}
+	// A free top slot that fp may take counts as four more slots: its
+	// bit moves up to bit 34 (pkTopSlot << 3 is 2^34), above any count.
+	s1 := uint64(bits.OnesCount64(fr1)) | pkTopFirst(fr1, b1, fp)<<3
+	s2 := uint64(bits.OnesCount64(fr2)) | pkTopFirst(fr2, b2, fp)<<3
 	return s2 > s1
 }
 
@@ -286,27 +291,46 @@ func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
 }
 
 // pkAdd puts fp into whichever of b1 and b2 has more slots that may take
-// it (b1 on a tie) with one CAS and reports whether it did; false means
-// neither has such a slot.
-func (f *Filter) pkAdd(b1, b2, fp uint64) bool {
+// it (b1 on a tie, pkSecond) with one CAS and reports whether it did;
+// false means neither has such a slot. w1 and w2 are the caller's reads of
+// the words of b1 and b2 (one read, w1 == w2, when they are one word); a
+// stale read only fails the CAS, and the choice is made again from fresh
+// reads.
+func (f *Filter) pkAdd(b1, b2, fp, w1, w2 uint64) bool {
+	words := f.t.words
 	for {
-		w1 := f.plainWord(b1 >> 1)
-		w2 := w1
-		if b2>>1 != b1>>1 {
-			w2 = f.plainWord(b2 >> 1)
+		if (w1|w2)&tagMask == 0 {
+			fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
+			b, w, fr := b1, w1, fr1
+			if pkSecond(b1, b2, fr1, fr2, fp) {
+				b, w, fr = b2, w2, fr2
+			}
+			if fr == 0 {
+				return false
+			}
+			if words[b>>1].CompareAndSwap(w, pkPut(w, b, fp, fr)) {
+				return true
+			}
+		} else {
+			if w1&tagMask != 0 {
+				f.helpWord(w1)
+			}
+			if w2&tagMask != 0 && w2 != w1 {
+				f.helpWord(w2)
+			}
 		}
-		fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
-		b, w, fr := b1, w1, fr1
-		if pkSecond(b1, b2, fr1, fr2, fp) {
-			b, w, fr = b2, w2, fr2
-		}
-		if fr == 0 {
-			return false
-		}
-		if f.t.cas(b>>1, w, pkPut(w, b, fp, fr)) {
-			return true
-		}
+		w1, w2 = f.pkReadPair(b1, b2)
 	}
+}
+
+// pkReadPair reads the words of b1 and b2: one read when they are one
+// word.
+func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
+	w1 = f.t.words[b1>>1].Load()
+	if b2>>1 == b1>>1 {
+		return w1, w1
+	}
+	return w1, f.t.words[b2>>1].Load()
 }
 
 // pkRemove deletes one copy of fp from b1 or b2: the search finds a bucket
@@ -447,21 +471,34 @@ func (f *Filter) pkMove(src uint64, s int, fp uint64, dst uint64, my **descLease
 
 // pkInsert is Insert for a packed table once the key is placed.
 func (f *Filter) pkInsert(b1, b2, fp uint64) error {
+	w1, w2 := f.pkReadPair(b1, b2)
+	if !f.pkInsertRead(b1, b2, fp, w1, w2) {
+		return ErrFull
+	}
+	f.count.add(1)
+	return nil
+}
+
+// pkInsertRead stores fp in b1 or b2, relocating fingerprints when neither
+// has a slot that may take it, and reports whether it did; it does not
+// count it. w1 and w2 are recent reads of the words (pkReadPair), which
+// LockFree mode tries first.
+func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 	for {
 		var ok bool
 		if f.mode == Locked {
 			ok = f.pkAddLocked(b1, b2, fp)
 		} else {
-			ok = f.pkAdd(b1, b2, fp)
+			ok = f.pkAdd(b1, b2, fp, w1, w2)
 		}
 		if ok {
-			f.count.add(1)
-			return nil
+			return true
 		}
 		if !f.pkMakeRoom(b1, b2, fp) {
 			f.stats.add(statFull, 1)
-			return ErrFull
+			return false
 		}
+		w1, w2 = f.pkReadPair(b1, b2)
 	}
 }
 
@@ -507,6 +544,27 @@ func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 		g.w1[j] = words[g.b1[j]>>1].Load()
 		g.w2[j] = words[g.b2[j]>>1].Load()
 	}
+}
+
+// pkInsertGroup inserts the first k keys of a group read by pkReadGroup in
+// order, as a loop of Inserts would place them, and counts them once for
+// the group. It returns how many it inserted and false if the next one did
+// not fit. A key's first attempt uses the group's reads of its words (one
+// read when its buckets share a word; later keys of the group may have
+// changed them, which only fails that attempt's CAS).
+func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
+	for j := range k {
+		w2 := g.w2[j]
+		if g.b1[j]>>1 == g.b2[j]>>1 {
+			w2 = g.w1[j]
+		}
+		if !f.pkInsertRead(g.b1[j], g.b2[j], g.fp[j], g.w1[j], w2) {
+			f.count.add(int64(j))
+			return j, false
+		}
+	}
+	f.count.add(int64(k))
+	return k, true
 }
 
 // pkLookupGroup answers the first len(found) keys of a group read by

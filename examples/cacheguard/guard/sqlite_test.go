@@ -157,7 +157,7 @@ func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		p           float64
 		bits, slots int
-	}{{0.03, 12, 5}, {0.002, 12, 4}, {0.001, 15, 4}} {
+	}{{0.03, 8, 4}, {0.02, 12, 5}, {0.002, 12, 4}, {0.001, 15, 4}} {
 		s, err := New(context.Background(), Config{Store: newSQLite(t, 0), FalsePositiveRate: tc.p})
 		if err != nil {
 			t.Fatal(err)
