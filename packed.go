@@ -93,6 +93,9 @@ const (
 	// (0.07 at 92% load) once a table has two of them.
 	pkWordsPerVersion = 128
 	maxVersions       = 1 << 14
+	// minVersions and pkMinWordsPerVersion set the versions of small
+	// tables (versionsFor).
+	minVersions, pkMinWordsPerVersion = 64, 8
 	// packedLoad is the load a packed table is sized for: 92%. Packed
 	// tables took 93.3% or more before their first ErrFull (three seeds
 	// each at 2,000 to 2^20 keys, TestPackedFirstFailure; one at 4M and
@@ -202,10 +205,17 @@ func pkSlotOf(z uint64) int { return bits.TrailingZeros64(z) >> 3 }
 
 // versionsFor returns the number of version words for a packed table of n
 // words: the largest power of two that gives each at least
-// pkWordsPerVersion words, 1 to maxVersions.
+// pkWordsPerVersion words, 1 to maxVersions; but at least the largest
+// power of two up to minVersions that gives each pkMinWordsPerVersion
+// words. A lookup or Count starts over when any move in its first
+// bucket's stripe falls between its two version reads, so a small table
+// with two or four stripes would make every reader retry while anything
+// relocates (a 2,048-key table with 16 goroutines relocating ran its
+// concurrent tests ten times slower than the other layouts); 64 versions
+// cost 512 bytes, at most 1/8 of the table.
 func versionsFor(n uint64) uint64 {
 	v := uint64(1)
-	for v < maxVersions && 2*v*pkWordsPerVersion <= n {
+	for v < maxVersions && (2*v*pkWordsPerVersion <= n || v < minVersions && 2*v*pkMinWordsPerVersion <= n) {
 		v <<= 1
 	}
 	return v
