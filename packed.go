@@ -86,11 +86,10 @@ const (
 	// packedSlots is the slots of a packed bucket.
 	packedSlots = 4
 	// pkWordsPerVersion is how many words at least share one version
-	// word (fewer than twice as many) in tables of 2·pkWordsPerVersion
-	// words up to maxVersions·pkWordsPerVersion (2^21); smaller tables
-	// have one version word, larger ones maxVersions (128 KiB). The
-	// versions cost at most 64/(pkWordsPerVersion·8·α) bits per key
-	// (0.07 at 92% load) once a table has two of them.
+	// word (fewer than twice as many) in tables of 2^13 to 2^21 words;
+	// smaller tables have up to minVersions (versionsFor), larger ones
+	// maxVersions (128 KiB). From 2^13 words on the versions cost at
+	// most 64/(pkWordsPerVersion·8·α) bits per key (0.07 at 92% load).
 	pkWordsPerVersion = 128
 	maxVersions       = 1 << 14
 	// minVersions and pkMinWordsPerVersion set the versions of small
