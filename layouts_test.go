@@ -46,11 +46,13 @@ func wordOf(f *Filter, b uint64) uint64 {
 }
 
 // bucketFps returns the fingerprints in bucket b's slots, 0 for an empty
-// slot, from the logical value of its word (kcasTable.load).
-func bucketFps(f *Filter, b uint64) []uint64 {
+// slot (and for the array's entries past SlotsPerBucket), from the logical
+// value of its word (kcasTable.load). It returns an array, not a slice:
+// the relocators of the stress tests call it without pause, and an
+// allocation per call made their race runs several times slower.
+func bucketFps(f *Filter, b uint64) (fps [maxSlots]uint64) {
 	w := f.t.load(wordOf(f, b))
-	fps := make([]uint64, f.SlotsPerBucket())
-	for s := range fps {
+	for s := range f.SlotsPerBucket() {
 		if f.lay.packed {
 			fps[s] = pkHalf(w, b) >> (8 * s) & 0xff
 		} else {
