@@ -731,6 +731,10 @@ func TestRelocationModel(t *testing.T) {
 	}
 	for _, pc := range protos {
 		t.Run(pc.proto.name, func(t *testing.T) {
+			// Each protocol explores its own filter, one coroutine at a
+			// time: protocols run side by side, on as many cores as
+			// there are.
+			t.Parallel()
 			bits := pc.proto.bits
 			if bits == 0 {
 				bits = 12
