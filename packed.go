@@ -28,7 +28,8 @@ import (
 // layout is sized for a lower load than the others (packedLoad).
 //
 // The migration counters live outside the table, in striped version words
-// (kcasTable.vers): bucket b counts in version (b>>1) & vmask. Every
+// (kcasTable.vers, a power of two of them): bucket b counts in version
+// (b>>1) mod len(vers), shared by every len(vers)-th word. Every
 // relocation adds one to the versions of both its buckets in the same
 // atomic step that moves the fingerprint (LockFree: one K-CAS over the one
 // or two bucket words and the one or two version words; Locked: under the
@@ -55,6 +56,13 @@ import (
 // instant, and V only grows, so the reads at t0 and t3 differ and the
 // search does not answer. When b1 and b2 share a word, the read at t1 is
 // an atomic read of both buckets and shows the copy. □
+//
+// pkFind is this search. Lookup (pkLookup) runs its first round from plain
+// loads and answers from them when none holds a K-CAS reference, deciding
+// a one-word pair from its first read of the word only (a second read of
+// the same word is a later instant, and a move between the two could hide
+// the copy from both); anything else goes to pkFind. LookupBatch does the
+// same for a group of keys (pkReadGroup, pkLookupGroup).
 //
 // The other operations rely on the same facts as in twophase.go:
 //   - Insert and Delete CAS one word against a value they read; the CAS
@@ -85,15 +93,15 @@ const (
 	pkWordMask = ^tagMask
 	// packedSlots is the slots of a packed bucket.
 	packedSlots = 4
-	// pkWordsPerVersion is how many words at least share one version
-	// word (fewer than twice as many) in tables of 2^13 to 2^21 words;
-	// smaller tables have up to minVersions (versionsFor), larger ones
-	// maxVersions (128 KiB). From 2^13 words on the versions cost at
-	// most 64/(pkWordsPerVersion·8·α) bits per key (0.07 at 92% load).
-	pkWordsPerVersion = 128
-	maxVersions       = 1 << 14
-	// minVersions and pkMinWordsPerVersion set the versions of small
-	// tables (versionsFor).
+	// Version words (versionsFor): a power of two, minVersions (64) for
+	// tables of 512 to 16,383 words, one per pkMinWordsPerVersion to
+	// 2·pkMinWordsPerVersion-1 words in smaller tables, and one per
+	// pkWordsPerVersion to 2·pkWordsPerVersion-1 words in larger ones,
+	// at most maxVersions (128 KiB, from 2^22 words on). From 16,384
+	// words on they cost at most 64/(pkWordsPerVersion·8·α) bits per key
+	// (0.07 at 92% load).
+	pkWordsPerVersion                 = 128
+	maxVersions                       = 1 << 14
 	minVersions, pkMinWordsPerVersion = 64, 8
 	// packedLoad is the load a packed table is sized for: 92%. Packed
 	// tables took 93.3% or more before their first ErrFull (three seeds
@@ -104,7 +112,7 @@ const (
 
 // packedLayout is the layout value of a packed table. Seen as one word it
 // is eight 8-bit lanes (b = 8, so occupied, encode and reset count and
-// clear whole words); f.pk selects the packed code paths.
+// clear whole words); lay.packed selects the packed code paths.
 func packedLayout() layout {
 	l := newLayout(8, 8)
 	l.fpMask = pkWordMask

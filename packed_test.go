@@ -306,3 +306,30 @@ func TestPackedOneWordLookupUnderMoves(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionsFor checks the version-word counts New documents: a power
+// of two; 64 for tables of 512 to 16,383 words; one per 8 to 15 words
+// below, one per 128 to 255 words above, at most 16,384.
+func TestVersionsFor(t *testing.T) {
+	for _, n := range []uint64{1, 7, 15, 16, 100, 511, 512, 1000, 16383, 16384, 135_870, 1 << 21, 1<<22 - 1, 1 << 22, 1 << 31} {
+		v := versionsFor(n)
+		per := n / v
+		var ok bool
+		switch {
+		case v&(v-1) != 0:
+		case n < 16:
+			ok = v == 1
+		case n < 512:
+			ok = per >= 8 && per < 16
+		case n < 16384:
+			ok = v == 64
+		case n < 1<<22:
+			ok = per >= 128 && per < 256
+		default:
+			ok = v == 1<<14
+		}
+		if !ok {
+			t.Errorf("versionsFor(%d) = %d (%d words each)", n, v, per)
+		}
+	}
+}
