@@ -183,7 +183,7 @@ retry:
 			slots[k], fps[k] = s, fp
 			buckets[k+1] = f.alt(buckets[k], fp)
 		}
-		if !f.migrate(&buckets, &slots, &fps, depth) {
+		if !f.migrate(buckets[:], slots[:], fps[:], depth) {
 			continue retry
 		}
 		return true
@@ -195,7 +195,10 @@ retry:
 // applied. The whole path runs under one entry of the snapshot gate and one
 // descriptor lease: a relocation touches the gate's and the lease cache's
 // lines once per path, not once per move.
-func (f *Filter) migrate(buckets *[maxPathLen + 1]uint64, slots *[maxPathLen]int, fps *[maxPathLen]uint64, depth int) bool {
+//
+// buckets holds depth+1 buckets, slots and fps depth entries (the packed
+// layout's paths are longer, pkMaxPathLen).
+func (f *Filter) migrate(buckets []uint64, slots []int, fps []uint64, depth int) bool {
 	if depth == 0 {
 		return true
 	}

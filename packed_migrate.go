@@ -18,28 +18,6 @@ const (
 	pkQueueLen = 2 * (1<<(2*pkMaxPathLen) - 1) / 3
 )
 
-// pkMigrate is migrate (migrate.go) for a path of up to pkMaxPathLen
-// moves.
-func (f *Filter) pkMigrate(buckets *[pkMaxPathLen + 1]uint64, slots *[pkMaxPathLen]int, fps *[pkMaxPathLen]uint64, depth int) bool {
-	if depth == 0 {
-		return true
-	}
-	defer f.gate.exitMove(f.gate.enterMove())
-	var my *descLease
-	ok := true
-	for k := depth - 1; k >= 0; k-- {
-		if !f.move(buckets[k], slots[k], fps[k], buckets[k+1], &my) {
-			ok = false
-			break
-		}
-		f.stats.add(statRelocations, 1)
-	}
-	if my != nil {
-		my.release()
-	}
-	return ok
-}
-
 // pkNode is a search node: bucket<<32 | incoming fingerprint<<20 |
 // depth<<16 | path, the path coded as in migrate.go.
 func pkNode(b, fp uint64, depth int, path uint64) uint64 {
@@ -71,7 +49,7 @@ func (f *Filter) pkMakeRoom(b1, b2, fp uint64) bool {
 			slots[k], fps[k] = s, x
 			buckets[k+1] = f.alt(buckets[k], x)
 		}
-		if f.pkMigrate(&buckets, &slots, &fps, depth) {
+		if f.migrate(buckets[:], slots[:], fps[:], depth) {
 			return true
 		}
 	}
