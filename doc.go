@@ -152,8 +152,7 @@
 // misses reads its buckets again and uses the migration counters to tell a
 // miss from a fingerprint in flight (twophase.go). LookupBatch and
 // InsertBatch do the same for many keys with their cache misses overlapped
-// (batch.go, packed.go); in the packed layout InsertBatch is a loop of
-// Insert.
+// (batch.go, packed.go).
 //
 // # Persistence
 //
