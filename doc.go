@@ -30,8 +30,9 @@
 // the same, so this costs placement freedom, not precision. The word has
 // no migration counter: relocations are counted in striped 64-bit version
 // words outside the table (a power of two: 64 for tables of 512 to 16,383
-// words, one per 8 to 15 words in smaller ones, one per 128 to 255 words
-// in larger ones, 8 KiB at 1M keys, at most 16,384), each
+// words, one per 8 to 15 words in smaller ones (one in all below 16
+// words), one per 128 to 255 words in larger ones, 8 KiB at 1M keys, at
+// most 16,384), each
 // bumped in the same K-CAS as the move in LockFree mode and, in Locked
 // mode, between the move's store of the destination and its store of the
 // source. They never wrap, so this

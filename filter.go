@@ -185,9 +185,9 @@ type Filter struct {
 // packed layout (WithFingerprintBits(8), or WithFalsePositiveRate of 2.89%
 // or more) Cap() = capacity/0.92 slots rounded up to whole words of eight:
 // about 8.7 bits per key, plus its version words (a power of two: 64 for
-// tables of 512 to 16,383 words, one per 8 to 15 words in smaller ones,
-// one per 128 to 255 words in larger ones, 8 KiB at 1M keys, at most
-// 16,384). On top
+// tables of 512 to 16,383 words, one per 8 to 15 words in smaller ones
+// (one in all below 16 words), one per 128 to 255 words in larger ones,
+// 8 KiB at 1M keys, at most 16,384). On top
 // of the table a filter has a fixed part: its struct (about 400 bytes) and
 // cache-line-padded shards of its counters, two per P (GOMAXPROCS) up to 64
 // but at most one per 16 buckets, plus in Locked mode its lock stripes (up

@@ -144,7 +144,7 @@ func pkFree(x, b, fp uint64) uint64 {
 
 // pkBarred returns pkTopSlot when fp may not take slot 3 of bucket b (b
 // odd, fp >= pkTopLimit), else 0, without a branch: (fp+192)>>8 is 1
-// exactly when fp is 64 to 255.
+// exactly when fp is 64 to 255, and fingerprints are 1 to 255 (place).
 func pkBarred(b, fp uint64) uint64 {
 	return pkTopSlot * (b & 1 & ((fp + 256 - pkTopLimit) >> 8))
 }
@@ -310,9 +310,11 @@ func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
 // pkAdd puts fp into whichever of b1 and b2 has more slots that may take
 // it (b1 on a tie, pkSecond) with one CAS and reports whether it did;
 // false means neither has such a slot. w1 and w2 are the caller's reads of
-// the words of b1 and b2 (one read, w1 == w2, when they are one word); a
-// stale read only fails the CAS, and the choice is made again from fresh
-// reads.
+// the words of b1 and b2 (one read, w1 == w2, when they are one word). A
+// stale read of the chosen word fails the CAS, and the choice is made again
+// from fresh reads; a stale read of the other word can only have changed
+// which bucket was chosen, never what is written: the new word is always
+// built from the value the CAS compares.
 func (f *Filter) pkAdd(b1, b2, fp, w1, w2 uint64) bool {
 	words := f.t.words
 	for {

@@ -333,3 +333,94 @@ func TestVersionsFor(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedPlacementRule checks pkFree, pkSecond and pkPut, which choose
+// without branches, against the placement rule written out slot by slot:
+// the bucket with more free slots that may take fp wins, b1 on a tie, but
+// a free top slot of an odd bucket wins outright for a fingerprint below
+// 64; the fingerprint then goes into that top slot, or else into the
+// lowest free slot it may take (never slot 3 of an odd bucket for 64 or
+// more). Every fingerprint, both parities of both buckets, random words
+// with every pattern of free slots, and one-word pairs.
+func TestPackedPlacementRule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	may := func(b uint64, s int, fp uint64) bool { return !(b&1 != 0 && s == 3 && fp >= pkTopLimit) }
+	// want returns the bucket and slot the rule chooses, or ok=false.
+	want := func(w1, w2, b1, b2, fp uint64) (b uint64, slot int, ok bool) {
+		type choice struct {
+			n     int
+			top   bool
+			first int
+		}
+		pick := func(w, b uint64) choice {
+			c := choice{first: -1}
+			for s, x := range pkNaiveSlots(w, b) {
+				if x == 0 && may(b, s, fp) {
+					c.n++
+					if c.first < 0 {
+						c.first = s
+					}
+				}
+			}
+			c.top = b&1 != 0 && fp < pkTopLimit && pkNaiveSlots(w, b)[3] == 0
+			return c
+		}
+		c1, c2 := pick(w1, b1), pick(w2, b2)
+		b, c := b1, c1
+		if c2.top && !c1.top || c2.top == c1.top && c2.n > c1.n {
+			b, c = b2, c2
+		}
+		switch {
+		case c.n == 0:
+			return 0, 0, false
+		case c.top:
+			return b, 3, true
+		}
+		return b, c.first, true
+	}
+	word := func(free uint64) uint64 { // free: bit i set = slot i of the word empty
+		var w uint64
+		for i := range 8 {
+			if free&(1<<i) == 0 {
+				x := 1 + rng.Uint64N(255)
+				if i == 7 {
+					x = 1 + rng.Uint64N(pkTopLimit-1)
+				}
+				w |= x << (8 * i)
+			}
+		}
+		return w
+	}
+	checked := 0
+	for pattern := range uint64(1 << 16) {
+		w1, w2 := word(pattern&0xff), word(pattern>>8)
+		for _, bb := range [][2]uint64{{10, 21}, {11, 20}, {12, 22}, {13, 23}, {14, 15}, {15, 14}, {16, 16}} {
+			b1, b2 := bb[0], bb[1]
+			w2 := w2
+			if b1>>1 == b2>>1 {
+				w2 = w1 // one word, one read
+			}
+			for fp := uint64(1); fp <= 255; fp += 1 + rng.Uint64N(8) {
+				fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
+				b, w, fr := b1, w1, fr1
+				if pkSecond(b1, b2, fr1, fr2, fp) {
+					b, w, fr = b2, w2, fr2
+				}
+				wb, ws, wok := want(w1, w2, b1, b2, fp)
+				if (fr != 0) != wok {
+					t.Fatalf("words %#x, %#x, buckets %d, %d, fp %d: room %v; want %v", w1, w2, b1, b2, fp, fr != 0, wok)
+				}
+				if !wok {
+					continue
+				}
+				nw := pkPut(w, b, fp, fr)
+				exp := w | fp<<(pkShift(wb)+8*uint64(ws))
+				if b != wb || nw != exp || nw&tagMask != 0 {
+					t.Fatalf("words %#x, %#x, buckets %d, %d, fp %d: bucket %d, word %#x; want bucket %d, slot %d (%#x)", w1, w2, b1, b2, fp, b, nw, wb, ws, exp)
+				}
+				checked++
+			}
+		}
+	}
+	t.Logf("%d placements checked", checked)
+}
