@@ -473,7 +473,7 @@ func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
 		if added {
 			return true
 		}
-		if !f.makeRoom(b1, b2) {
+		if !f.makeRoom(b1, b2, fp) {
 			f.stats.add(statFull, 1)
 			return false
 		}

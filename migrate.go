@@ -150,18 +150,28 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 	return 0, 0, false, truncated
 }
 
-// makeRoom frees a slot in b1 or b2 by relocating fingerprints. It returns
-// false only if discovery finds no path: the filter is full around these
-// buckets. A true result does not reserve the slot; the caller retries its
-// insert, and a concurrent insert may take the slot first.
-func (f *Filter) makeRoom(b1, b2 uint64) bool {
-	var buckets [maxPathLen + 1]uint64
-	var slots [maxPathLen]int
-	var fps [maxPathLen]uint64
-	l := &f.lay
+// makeRoom frees a slot in b1 or b2 that may take fp by relocating
+// fingerprints (in the one-bucket-per-word layouts any free slot takes
+// any fingerprint; in the packed layout, packed_migrate.go, slot 3 of an
+// odd bucket takes only fingerprints below 64). It returns false only if
+// discovery finds no path: the filter is full around these buckets. A
+// true result does not reserve the slot; the caller retries its insert,
+// and a concurrent insert may take the slot first.
+func (f *Filter) makeRoom(b1, b2, fp uint64) bool {
+	// Sized for the longest path of any layout (the packed layout's).
+	var buckets [pkMaxPathLen + 1]uint64
+	var slots [pkMaxPathLen]int
+	var fps [pkMaxPathLen]uint64
 retry:
 	for {
-		path, depth, ok := f.discover(b1, b2)
+		var path uint64
+		var depth int
+		var ok bool
+		if f.lay.packed {
+			path, depth, ok = f.pkDiscover(b1, b2, fp)
+		} else {
+			path, depth, ok = f.discover(b1, b2)
+		}
 		if !ok {
 			return false
 		}
@@ -174,7 +184,7 @@ retry:
 		}
 		for k := 0; k < depth; k++ {
 			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
-			fp := l.slot(f.t.load(buckets[k]), s)
+			fp := f.slotAt(buckets[k], s)
 			if fp == 0 {
 				// The slot emptied meanwhile: a shorter path.
 				depth = k
@@ -190,14 +200,22 @@ retry:
 	}
 }
 
+// slotAt returns the fingerprint in slot s of bucket b, from the logical
+// value of its word (0 when empty), in either kind of layout.
+func (f *Filter) slotAt(b uint64, s int) uint64 {
+	if f.lay.packed {
+		return f.t.load(b>>1) >> (pkShift(b) + uint64(s)*8) & 0xff
+	}
+	return f.lay.slot(f.t.load(b), s)
+}
+
 // migrate applies the moves of a replayed path backwards, from the free slot
 // at its end to the candidate bucket, and reports whether all of them
 // applied. The whole path runs under one entry of the snapshot gate and one
 // descriptor lease: a relocation touches the gate's and the lease cache's
 // lines once per path, not once per move.
 //
-// buckets holds depth+1 buckets, slots and fps depth entries (the packed
-// layout's paths are longer, pkMaxPathLen).
+// buckets holds depth+1 buckets, slots and fps depth entries.
 func (f *Filter) migrate(buckets []uint64, slots []int, fps []uint64, depth int) bool {
 	if depth == 0 {
 		return true

@@ -176,10 +176,10 @@ func fillTo(f *Filter, prefix string, lf float64) {
 // without a path, discover must answer what the full queue answers, and
 // some pairs (paths of 4 or 5 moves) must need it.
 //
-// discover, makeRoom and the counters they add to are the one-bucket-per-
-// word layouts' code, so 8-bit fingerprints run in that layout
-// (bits8OneWord); the packed layout's search (pkMakeRoom, packed_migrate.go)
-// is left to packed_test.go.
+// discover and the counters the moves add to are the one-bucket-per-word
+// layouts' code, so 8-bit fingerprints run in that layout (bits8OneWord);
+// the packed layout's search (pkDiscover, packed_migrate.go) is left to
+// packed_test.go.
 func TestDiscoverAndMakeRoom(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, bits := range []int{bits8OneWord, 12, 15, Bits12x5} {
@@ -243,7 +243,7 @@ func TestDiscoverAndMakeRoom(t *testing.T) {
 					}
 					before, sum := fpCensus(f, bs)
 					n := f.Len()
-					if !f.makeRoom(b1, b2) {
+					if !f.makeRoom(b1, b2, 1) { // any fingerprint fits any free slot here
 						t.Fatalf("makeRoom(%d, %d) = false after discover found a path", b1, b2)
 					}
 					if l.emptySlot(f.t.load(b1)) < 0 && l.emptySlot(f.t.load(b2)) < 0 {
@@ -314,7 +314,7 @@ func TestMakeRoomRediscoversStalePath(t *testing.T) {
 		g := f.locks.lockBuckets(dst, dst)
 		tail := st.tail.Load()
 		result := make(chan bool, 1)
-		go func() { result <- f.makeRoom(b1, b2) }()
+		go func() { result <- f.makeRoom(b1, b2, 1) }()
 		deadline := time.Now().Add(time.Minute)
 		for st.tail.Load() == tail {
 			if time.Now().After(deadline) {

@@ -513,7 +513,7 @@ func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 		if ok {
 			return true
 		}
-		if !f.pkMakeRoom(b1, b2, fp) {
+		if !f.makeRoom(b1, b2, fp) {
 			f.stats.add(statFull, 1)
 			return false
 		}

@@ -1,7 +1,7 @@
 package cuckoo
 
-// Making room in a packed table (packed.go), as makeRoom does in the other
-// layouts (migrate.go): a breadth-first search over the buckets finds a
+// Making room in a packed table (packed.go): makeRoom (migrate.go) with
+// this file's search: a breadth-first search over the buckets finds a
 // shortest path to a slot that may take the fingerprint moving into it,
 // and migrate applies the moves backwards, each one atomic (pkMove,
 // pkMoveLocked). The only difference is the restricted top slot: a node
@@ -22,37 +22,6 @@ const (
 // depth<<16 | path, the path coded as in migrate.go.
 func pkNode(b, fp uint64, depth int, path uint64) uint64 {
 	return b<<32 | fp<<20 | uint64(depth)<<16 | path
-}
-
-// pkMakeRoom frees a slot of b1 or b2 that may take fp, by relocating
-// fingerprints. It returns false only if the search finds no path.
-func (f *Filter) pkMakeRoom(b1, b2, fp uint64) bool {
-	var buckets [pkMaxPathLen + 1]uint64
-	var slots [pkMaxPathLen]int
-	var fps [pkMaxPathLen]uint64
-	for {
-		path, depth, ok := f.pkDiscover(b1, b2, fp)
-		if !ok {
-			return false
-		}
-		buckets[0] = b1
-		if path&1 != 0 {
-			buckets[0] = b2
-		}
-		for k := 0; k < depth; k++ {
-			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
-			x := f.t.load(buckets[k]>>1) >> (pkShift(buckets[k]) + uint64(s)*8) & 0xff
-			if x == 0 {
-				depth = k // the slot emptied meanwhile: a shorter path
-				break
-			}
-			slots[k], fps[k] = s, x
-			buckets[k+1] = f.alt(buckets[k], x)
-		}
-		if f.migrate(buckets[:], slots[:], fps[:], depth) {
-			return true
-		}
-	}
 }
 
 // pkDiscover is discover for the packed layout.

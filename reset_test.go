@@ -17,7 +17,7 @@ import (
 // around LockFree mode's sweep, relocations overlapping it carried hundreds
 // of old fingerprints from unswept buckets into swept ones. It runs on New's
 // default layout and on the packed layout of 8-bit fingerprints, whose
-// relocations (pkMakeRoom) pass the same gate.
+// relocations (makeRoom with pkDiscover) pass the same gate.
 func TestResetRemovesEveryOldFingerprint(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, bits := range []int{Bits12x5, 8} {

@@ -72,13 +72,7 @@ func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 			f.count.add(1)
 			return true, nil
 		}
-		var room bool
-		if f.lay.packed {
-			room = f.pkMakeRoom(b1, b2, fp)
-		} else {
-			room = f.makeRoom(b1, b2)
-		}
-		if !room {
+		if !f.makeRoom(b1, b2, fp) {
 			f.stats.add(statFull, 1)
 			return false, ErrFull
 		}
