@@ -39,19 +39,21 @@ func TestSQLiteRecreatedTableNotOwned(t *testing.T) {
 		}
 		return n
 	}
-	if err := old.Reset(ctx); !errors.Is(err, ErrNotOwned) {
-		t.Errorf("Reset through the handle opened before the table was recreated: %v; want ErrNotOwned", err)
-	}
-	if n := rows(); n != 2 {
-		t.Fatalf("the user's table after Reset through the old handle: %d rows; want 2", n)
-	}
+	checkResetRefused(t, old, rows)
 	st, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if err := st.Reset(ctx); !errors.Is(err, ErrNotOwned) {
-		t.Errorf("Reset through a handle opened after the table was recreated: %v; want ErrNotOwned", err)
+	checkResetRefused(t, st, rows)
+}
+
+// checkResetRefused checks that Reset through s refuses the user's table
+// with ErrNotOwned and leaves its two rows (rows counts them).
+func checkResetRefused(t *testing.T, s interface{ Reset(context.Context) error }, rows func() int) {
+	t.Helper()
+	if err := s.Reset(context.Background()); !errors.Is(err, ErrNotOwned) {
+		t.Errorf("Reset of a table recreated by its user: %v; want ErrNotOwned", err)
 	}
 	if n := rows(); n != 2 {
 		t.Fatalf("the user's table after Reset: %d rows; want 2", n)
@@ -83,23 +85,13 @@ func TestPostgresRecreatedTableNotOwned(t *testing.T) {
 		}
 		return n
 	}
-	if err := old.Reset(ctx); !errors.Is(err, ErrNotOwned) {
-		t.Errorf("Reset through the handle opened before the table was recreated: %v; want ErrNotOwned", err)
-	}
-	if n := rows(); n != 2 {
-		t.Fatalf("the user's table after Reset through the old handle: %d rows; want 2", n)
-	}
+	checkResetRefused(t, old, rows)
 	p, err := OpenPostgres(ctx, os.Getenv(DSNEnv), PGOptions{Table: tbl})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if err := p.Reset(ctx); !errors.Is(err, ErrNotOwned) {
-		t.Errorf("Reset through a handle opened after the table was recreated: %v; want ErrNotOwned", err)
-	}
-	if n := rows(); n != 2 {
-		t.Fatalf("the user's table after Reset: %d rows; want 2", n)
-	}
+	checkResetRefused(t, p, rows)
 }
 
 // TestSnapshotAfterTruncateRebuilds: a snapshot written after the 'R' of a
