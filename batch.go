@@ -24,18 +24,21 @@ type group struct {
 // (1M keys, 2 goroutines, bench/cmd/compare -workloads lookup-batch;
 // BENCHMARKS.md, "Figures behind code comments").
 func (f *Filter) hashAndRead(g *group, keys [][]byte) {
-	for j, k := range keys {
-		g.b1[j] = xxhash.Sum64(k)
-	}
+	hashKeys(g.b1[:], keys)
 	f.placeAndRead(g, len(keys))
 }
 
-// placeAndRead keys the first n raw key hashes held in g.b1 with the seed,
-// places them, and reads both buckets of every key: the part of
-// hashAndRead that LookupBatchHash and InsertBatchHash, whose keys come
-// hashed, share with it.
-func (f *Filter) placeAndRead(g *group, n int) {
-	h := g.b1[:n] // the raw hashes, until place replaces them
+// hashKeys stores the raw hash of keys[j] in h[j] (len(h) >= len(keys)):
+// the loop with nothing but the xxhash call that every batch starts with.
+func hashKeys(h []uint64, keys [][]byte) {
+	for j, k := range keys {
+		h[j] = xxhash.Sum64(k)
+	}
+}
+
+// keyHashes keys the raw hashes h with the filter's seed, in place, one
+// loop per hash algorithm (a seed of 0 leaves them as they are).
+func (f *Filter) keyHashes(h []uint64) {
 	if seed := f.seed; seed != 0 {
 		if f.fmix {
 			for j := range h {
@@ -48,6 +51,15 @@ func (f *Filter) placeAndRead(g *group, n int) {
 			}
 		}
 	}
+}
+
+// placeAndRead keys the first n raw key hashes held in g.b1 with the seed,
+// places them, and reads both buckets of every key: the part of
+// hashAndRead that LookupBatchHash and InsertBatchHash, whose keys come
+// hashed, share with it.
+func (f *Filter) placeAndRead(g *group, n int) {
+	h := g.b1[:n] // the raw hashes, until place replaces them
+	f.keyHashes(h)
 	m, fpRange := f.m, f.fpRange
 	for j := range h {
 		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
@@ -77,9 +89,7 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) (n int) {
 		var g pkGroup
 		for base := 0; base < n; base += batchGroup {
 			keys := keys[base:min(base+batchGroup, n)]
-			for j, k := range keys {
-				g.b1[j] = xxhash.Sum64(k)
-			}
+			hashKeys(g.b1[:], keys)
 			f.pkReadGroup(&g, len(keys))
 			f.pkLookupGroup(&g, found[base:base+len(keys)])
 		}
@@ -141,9 +151,7 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 		var g pkGroup
 		for base := 0; base < len(keys); base += batchGroup {
 			keys := keys[base:min(base+batchGroup, len(keys))]
-			for j, k := range keys {
-				g.b1[j] = xxhash.Sum64(k)
-			}
+			hashKeys(g.b1[:], keys)
 			f.pkReadGroup(&g, len(keys))
 			if j, ok := f.pkInsertGroup(&g, len(keys)); !ok {
 				return base + j, ErrFull

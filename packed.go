@@ -546,11 +546,7 @@ type pkGroup struct {
 // group overlap.
 func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 	h := g.b1[:n]
-	if f.seed != 0 {
-		for j := range h {
-			h[j] = f.keyed(h[j])
-		}
-	}
+	f.keyHashes(h)
 	m, fpRange := f.m, f.fpRange
 	for j := range h {
 		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
