@@ -74,8 +74,9 @@ func ExampleGrowing_BaseCapacity() {
 // WithMaxCapacity bounds the growth: the shards double only while they
 // hold at most 50,000 keys at 95% load together, so the slots stay below
 // 50,000/0.95. Past that an insert that finds no room returns ErrFull
-// (here after more than two thirds of 50,000 keys), and nothing stored is
-// lost.
+// (here after about two thirds of 50,000 keys: 0.64 to 0.74 of it in
+// 3,000 runs with random seeds, so the example checks for more than half),
+// and nothing stored is lost.
 func ExampleWithMaxCapacity() {
 	g, err := cuckoo.NewGrowing(1000, cuckoo.WithMaxCapacity(50_000))
 	if err != nil {
@@ -87,7 +88,7 @@ func ExampleWithMaxCapacity() {
 			break
 		}
 	}
-	fmt.Println(g.Cap() <= 50_000*100/95, n > 50_000*2/3, g.Len() == n, allFound(g, n))
+	fmt.Println(g.Cap() <= 50_000*100/95, n > 50_000/2, g.Len() == n, allFound(g, n))
 	// Output: true true true true
 }
 
