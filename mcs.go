@@ -4,6 +4,9 @@ import (
 	"math/bits"
 	"runtime"
 	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
 )
 
 // This file implements the locks of Locked mode: Mellor-Crummey and Scott's
@@ -63,6 +66,16 @@ const (
 	// because Intel's spatial prefetcher pulls lines in pairs and some
 	// arm64 cores have 128-byte lines (Listing 1.1 pads to 128 as well).
 	mcsLine = 128
+
+	// stripeLine is the size of a lock stripe: one cache line of the
+	// architecture (64 bytes on amd64, 128 on arm64), as x/sys/cpu pads.
+	// Stripes are many (64 per processor), so their padding is most of
+	// Locked mode's memory; one line per stripe is what keeps two stripes
+	// from sharing a line, and an RTM transaction, which tracks its reads
+	// by 64-byte line, is aborted only by writes to its own stripes' lines,
+	// not by the spatial prefetcher's neighbour. Nobody spins on a stripe:
+	// waiters spin on their own nodes (mcsLine).
+	stripeLine = unsafe.Sizeof(cpu.CacheLinePad{})
 
 	// mcsSpinIters and mcsYieldIters tune how a goroutine waits for a lock.
 	//
@@ -183,7 +196,7 @@ type mcsNode struct {
 type lockStripe struct {
 	tail atomic.Uint32 // index+1 of the last queued node, mcsSelf = the holder without waiters, 0 = free
 	next atomic.Uint32 // the holder's successor (index+1), 0 = none yet; see the K42 note above
-	_    [mcsLine - 8]byte
+	_    [stripeLine - 8]byte
 }
 
 // mcsShard is one share of the statistics counters, on its own cache
@@ -252,7 +265,8 @@ type lockGuardAll struct {
 // guard no bucket. At most procs goroutines run critical sections at once,
 // each holding two random stripes, so with 64 stripes per processor a
 // section finds one of its stripes taken only a few percent of the time;
-// more stripes would mostly cost memory (128 bytes each, at most 512 KiB)
+// more stripes would mostly cost memory (stripeLine bytes each: 64 on
+// amd64, at most 256 KiB)
 // and cache misses. A power of two makes the bucket-to-stripe map a mask.
 func lockStripeCount(nBuckets, procs int) int {
 	n := mcsPow2(mcsStripesPerProc * max(procs, 1))

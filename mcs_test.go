@@ -507,7 +507,7 @@ func TestMCSPadding(t *testing.T) {
 		got, want uintptr
 	}{
 		{"mcsNode", unsafe.Sizeof(mcsNode{}), mcsLine},
-		{"lockStripe", unsafe.Sizeof(lockStripe{}), mcsLine},
+		{"lockStripe", unsafe.Sizeof(lockStripe{}), stripeLine},
 		{"mcsShard", unsafe.Sizeof(mcsShard{}), mcsLine},
 		{"poolHead", unsafe.Sizeof(poolHead{}), poolLine},
 	} {

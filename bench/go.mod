@@ -15,4 +15,5 @@ require (
 require (
 	github.com/bits-and-blooms/bitset v1.24.2 // indirect
 	github.com/dgryski/go-metro v0.0.0-20200812162917-85c65e2d0165 // indirect
+	golang.org/x/sys v0.40.0 // indirect
 )
