@@ -519,6 +519,20 @@ func TestMCSPadding(t *testing.T) {
 	}
 }
 
+// TestStripesAligned checks that the stripe array starts on a cache line
+// for every stripe count, so that each stripe has a line of its own (the
+// padding alone would not give that from a misaligned start: two stripes
+// would share every line). The allocator rounds each count's array to a
+// power-of-two size class aligned to its size, or to whole pages.
+func TestStripesAligned(t *testing.T) {
+	for buckets := 8; buckets <= 1<<22; buckets *= 2 {
+		s := newStripedLocks(buckets)
+		if a := uintptr(unsafe.Pointer(&s.stripes[0])); a%stripeLine != 0 {
+			t.Errorf("%d buckets (%d stripes): stripes start at %#x, not on a %d-byte line", buckets, len(s.stripes), a, stripeLine)
+		}
+	}
+}
+
 // BenchmarkStripedLocks measures a lock/unlock of two random buckets'
 // stripes, with GOMAXPROCS goroutines and with 64 per processor.
 func BenchmarkStripedLocks(b *testing.B) {
