@@ -272,7 +272,7 @@ func lockStripeCount(nBuckets, procs int) int {
 	n := mcsPow2(mcsStripesPerProc * max(procs, 1))
 	n = min(max(n, mcsMinStripes), mcsMaxStripes)
 	// At most one stripe per 8 buckets: a 100-key filter (27 buckets)
-	// carries 2 padded stripes, not 32 (4 KiB), which is what makes
+	// carries 2 padded stripes, not 64 (4 KiB on amd64), which is what makes
 	// thousands of small Locked filters affordable (TestSmallFiltersAreCheap).
 	for n > 1 && n*8 > nBuckets {
 		n /= 2
