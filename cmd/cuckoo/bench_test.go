@@ -338,7 +338,8 @@ func TestBenchUsageErrors(t *testing.T) {
 }
 
 // TestBenchFill checks the fill workload on its own: n keys in a filter
-// made by New(n) are 97% of its slots, with no failed insert.
+// made by New(n), with no failed insert, are about 97% of its slots once
+// the table is large enough for its 35 spare slots not to matter.
 func TestBenchFill(t *testing.T) {
 	for _, n := range []int{1, 19, 1000, 10 << 10} {
 		for _, g := range []int{1, 7} {
@@ -356,7 +357,7 @@ func TestBenchFill(t *testing.T) {
 				if r.Ops != int64(n) || r.InsertFailed != 0 || cf.Len() != n {
 					t.Errorf("n=%d g=%d batch=%v: %d ops, %d failed, Len %d; want %d inserts", n, g, batch, r.Ops, r.InsertFailed, cf.Len(), n)
 				}
-				if l := cf.LoadFactor(); n >= 1000 && (l < 0.96 || l > 0.975) {
+				if l := cf.LoadFactor(); n >= 10000 && (l < 0.96 || l > 0.975) {
 					t.Errorf("n=%d g=%d: load %.4f after the fill, want 0.97", n, g, l)
 				}
 			}

@@ -59,9 +59,9 @@ func TestBuild(t *testing.T) {
 		{"file/count", "", []string{input}, 12, 0},
 		{"stdin/buffer", keys, nil, 12, 0},
 		{"stdin/dash", keys, []string{"-"}, 12, 0},
-		{"stdin/capacity", keys, []string{"-capacity", "20000"}, 12, 20620},
-		{"stdin/capacity/slots 4", keys, []string{"-capacity", "20000", "-slots", "4"}, 12, 21056},
-		{"file/capacity/bits=8", "", []string{"-capacity", "8000", "-bits", "8", input}, 8, 8696},
+		{"stdin/capacity", keys, []string{"-capacity", "20000"}, 12, 20655},
+		{"stdin/capacity/slots 4", keys, []string{"-capacity", "20000", "-slots", "4"}, 12, 21088},
+		{"file/capacity/bits=8", "", []string{"-capacity", "8000", "-bits", "8", input}, 8, 8744},
 		{"flags after input", "", []string{input, "-bits", "12", "-seed", "9"}, 12, 0},
 		{"crlf and blank lines", strings.ReplaceAll(keys, "\n", "\r\n\n"), nil, 12, 0},
 	} {

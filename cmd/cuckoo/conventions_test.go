@@ -266,7 +266,7 @@ func TestCountsInWords(t *testing.T) {
 		t.Errorf("build of one key: status %d, stdout %q; want it to start with %q", status, stdout, want)
 	}
 	status, stdout, _ = runCmd(t, "k\nk\nl\n", "build", "-capacity", "10", "-o", out)
-	if want := out + ": 2 keys (1 duplicate line skipped), 12-bit fingerprints, 5 per bucket, 15 slots"; status != 0 || !strings.HasPrefix(stdout, want) {
+	if want := out + ": 2 keys (1 duplicate line skipped), 12-bit fingerprints, 5 per bucket, 50 slots"; status != 0 || !strings.HasPrefix(stdout, want) {
 		t.Errorf("build of two keys: status %d, stdout %q; want it to start with %q", status, stdout, want)
 	}
 	status, _, stderr := runCmd(t, "k\n", "query", out)

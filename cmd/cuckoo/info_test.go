@@ -15,18 +15,18 @@ func TestInfo(t *testing.T) {
 	if status != exitOK || stderr != "" {
 		t.Fatalf("status %d, stderr %q", status, stderr)
 	}
-	// 207 buckets, 1035 slots, 500 items: load 0.4831, 64·207/500 = 26.50
-	// bits per key, 10·0.4831/4096 = 0.1179%.
+	// 214 buckets (207 and 7 spare), 1070 slots, 500 items: load 0.4673,
+	// 64·214/500 = 27.39 bits per key, 10·0.4673/4096 = 0.1141%.
 	for _, want := range []string{
-		"(1704 bytes)",
+		"(1760 bytes)",
 		"fingerprint bits:     12\n",
 		"format:               fixed, version 2\n",
-		"buckets:              207 (5 slots each, 1035 slots)\n",
+		"buckets:              214 (5 slots each, 1070 slots)\n",
 		"seed:                 42\n",
 		"items:                500\n",
-		"load factor:          0.4831\n",
-		"bits per key:         26.50\n",
-		"false-positive rate:  0.1179% (10·α/2^12)\n",
+		"load factor:          0.4673\n",
+		"bits per key:         27.39\n",
+		"false-positive rate:  0.1141% (10·α/2^12)\n",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("info output lacks %q:\n%s", want, stdout)
@@ -40,7 +40,7 @@ func TestInfoEmptyAndBits8(t *testing.T) {
 	if status != exitOK || !strings.Contains(stdout, "bits per key:         - (empty)\n") ||
 		!strings.Contains(stdout, "false-positive rate:  0% (8·α/2^8)\n") || !strings.Contains(stdout, "fingerprint bits:     8\n") ||
 		!strings.Contains(stdout, "format:               fixed, version 3\n") ||
-		!strings.Contains(stdout, "buckets:              4 (4 slots each, two per 64-bit word, 16 slots)\n") {
+		!strings.Contains(stdout, "buckets:              16 (4 slots each, two per 64-bit word, 64 slots)\n") {
 		t.Fatalf("status %d, output:\n%s", status, stdout)
 	}
 }

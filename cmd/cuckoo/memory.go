@@ -18,17 +18,18 @@ var memInfoPath = "/proc/meminfo"
 // with bits-bit fingerprints in buckets of b slots (what cuckoo.New sizes):
 // one 8-byte word per bucket, for capacity/0.97 slots in five-slot buckets
 // and capacity/0.95 in four-slot ones; with 8-bit fingerprints (the packed
-// layout) one word per eight slots, for capacity/0.92 slots.
+// layout) one word per eight slots, for capacity/0.92 slots; plus the
+// spare slots New adds in whole words (32, or 48 in the packed layout).
 func tableBytes(capacity, bits, b int) uint64 {
-	num, den, perWord := uint64(19), uint64(20), uint64(b)
+	num, den, perWord, spare := uint64(19), uint64(20), uint64(b), uint64(32)
 	switch {
 	case bits == 8:
-		num, den, perWord = 92, 100, 8
+		num, den, perWord, spare = 92, 100, 8, 48
 	case b == 5:
 		num, den = 97, 100
 	}
 	slots := (uint64(capacity)*den + num - 1) / num
-	return 8 * ((slots + perWord - 1) / perWord)
+	return 8 * ((slots+perWord-1)/perWord + (spare+perWord-1)/perWord)
 }
 
 // checkMemory returns an error if the table of a filter for capacity keys

@@ -122,11 +122,11 @@ func (f Filter) TableBytes() int64 {
 }
 
 // Buckets returns the number of buckets cuckoo.New(n) allocates: n/0.97
-// slots rounded up to whole five-slot buckets (checked against Cap in the
-// tests).
+// slots rounded up to whole five-slot buckets, plus 7 spare buckets
+// (checked against Cap in the cuckoo command's tests).
 func Buckets(n int) int {
 	slots := (n*100 + 96) / 97
-	return (slots + 4) / 5
+	return (slots+4)/5 + 7
 }
 
 // Probe returns the memory probe sized to the filter's bucket count.
