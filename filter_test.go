@@ -386,23 +386,16 @@ func fillUntilFull(t testing.TB, f *cuckoo.Filter, ns uint64) [][]byte {
 }
 
 // TestLoadFactorAtFirstErrFull checks that a filter made by New(capacity)
-// takes at least capacity keys, and reaches the load factor it is sized
-// for (0.95, 0.97 with five-slot buckets, 0.92 in the packed layout of
-// 8-bit fingerprints), before its first ErrFull, over several seeds (two in
-// race builds: nothing here is concurrent).
-//
-// The table holds capacities for which this was verified over seeds 0-49
-// before asserting it. It does not hold for every capacity: among capacities
-// 1-3000 and seeds 0-9, 80 pairs at f=8 and 100 at f=12 fill up before
-// capacity keys, for example New(16) at f=12, seed 3 (14 keys, load 0.70),
-// New(505) at f=12, seed 5 (503 keys, load 0.9455) and New(1768) at f=8,
-// seeds 0 and 3 (1753 and 1757 keys, load 0.9405 and 0.9426; both before the
-// packed layout). Capacities 1-3 make one bucket and always hold 4 keys; in
-// the packed layout they make one word of two buckets, where a key whose
-// two buckets are one (half the fingerprints, with two buckets) or an odd
-// bucket's restricted top slot can stop the fill early: over seeds 0-49
-// these held 6 to 8 keys, so they are held to 0.75. Packed tables of 1000
-// to 100000 keys reached 0.9316 or more over seeds 0-49.
+// takes at least capacity keys before its first ErrFull, over several seeds
+// (two in race builds: nothing here is concurrent), and that tables for
+// 1,000 keys or more reach the load factor they are sized for (0.95, 0.97
+// with five-slot buckets, 0.92 in the packed layout of 8-bit fingerprints)
+// first. Tables for 1 to 3 keys are New's spare slots (32 or more) and
+// little else: they hold their capacity many times over, but what share of
+// their few buckets they fill before a key finds no room varies widely
+// (below the target for 11-19% of seeds), so only the capacity is asserted
+// for them. Both held for every capacity here over seeds 0-49.
+// TestSmallCapacityHolds covers small capacities over many seeds.
 func TestLoadFactorAtFirstErrFull(t *testing.T) {
 	t.Parallel()
 	capacities := []int{1, 2, 3, 1000, 1001, 4096, 12345, 100000}
@@ -421,11 +414,7 @@ func TestLoadFactorAtFirstErrFull(t *testing.T) {
 						if n < capacity {
 							t.Errorf("seed=%d: keys inserted before the first ErrFull: got %d; want at least capacity %d", seed, n, capacity)
 						}
-						target := cuckoo.LayoutLoad(bits)
-						if bits == 8 && f.Cap() == 8 {
-							target = 0.75 // one packed word: see above
-						}
-						if lf < target {
+						if target := cuckoo.LayoutLoad(bits); capacity >= 1000 && lf < target {
 							t.Errorf("seed=%d: LoadFactor() at the first ErrFull: got %.4f (%d of %d); want >= %.2f", seed, lf, n, f.Cap(), target)
 						}
 						if want := float64(n) / float64(f.Cap()); lf != want {

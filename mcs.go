@@ -68,14 +68,16 @@ const (
 	mcsLine = 128
 
 	// stripeLine is the size of a lock stripe: one cache line of the
-	// architecture (64 bytes on amd64, 128 on arm64), as x/sys/cpu pads.
+	// architecture as x/sys/cpu pads (64 bytes on amd64, 128 on arm64),
+	// kept within [64, mcsLine] (x/sys/cpu pads 0 bytes on wasm and 256
+	// on s390x).
 	// Stripes are many (64 per processor), so their padding is most of
 	// Locked mode's memory; one line per stripe is what keeps two stripes
 	// from sharing a line, and an RTM transaction, which tracks its reads
 	// by 64-byte line, is aborted only by writes to its own stripes' lines,
 	// not by the spatial prefetcher's neighbour. Nobody spins on a stripe:
 	// waiters spin on their own nodes (mcsLine).
-	stripeLine = unsafe.Sizeof(cpu.CacheLinePad{})
+	stripeLine = min(max(unsafe.Sizeof(cpu.CacheLinePad{}), 64), mcsLine)
 
 	// mcsSpinIters and mcsYieldIters tune how a goroutine waits for a lock.
 	//
@@ -266,12 +268,12 @@ type lockGuardAll struct {
 // each holding two random stripes, so with 64 stripes per processor a
 // section finds one of its stripes taken only a few percent of the time;
 // more stripes would mostly cost memory (stripeLine bytes each: 64 on
-// amd64, at most 256 KiB)
+// amd64, at most 256 KiB there, 512 KiB with 128-byte lines)
 // and cache misses. A power of two makes the bucket-to-stripe map a mask.
 func lockStripeCount(nBuckets, procs int) int {
 	n := mcsPow2(mcsStripesPerProc * max(procs, 1))
 	n = min(max(n, mcsMinStripes), mcsMaxStripes)
-	// At most one stripe per 8 buckets: a 100-key filter (27 buckets)
+	// At most one stripe per 8 buckets: a 100-key filter (28 buckets)
 	// carries 2 padded stripes, not 64 (4 KiB on amd64), which is what makes
 	// thousands of small Locked filters affordable (TestSmallFiltersAreCheap).
 	for n > 1 && n*8 > nBuckets {
