@@ -185,11 +185,11 @@ type Filter struct {
 // buckets: about 16.8 bits per key. In the packed layout
 // (WithFingerprintBits(8), or WithFalsePositiveRate of 2.89% or more)
 // Cap() = capacity/0.92 slots rounded up to whole words of eight, plus 6
-// spare words: about 8.7 bits per key, plus its version words (a power of two: 64 for
-// tables of 512 to 16,383 words, one per 8 to 15 words in smaller ones
-// (one in all below 16 words), one per 128 to 255 words in larger ones,
-// 8 KiB at 1M keys, at most 16,384). On top
-// of the table a filter has a fixed part: its struct (about 400 bytes) and
+// spare words: about 8.7 bits per key, plus its version words (a power of
+// two: 64 for tables of 512 to 16,383 words, one per 8 to 15 words in
+// smaller ones (one in all below 16 words), one per 128 to 255 words in
+// larger ones, 8 KiB at 1M keys, at most 16,384). On top of the table a
+// filter has a fixed part: its struct (about 400 bytes) and
 // cache-line-padded shards of its counters, two per P (GOMAXPROCS) up to 64
 // but at most one per 16 buckets, plus in Locked mode its lock stripes (up
 // to 64 per P, at most one per 8 buckets). A 100-key filter measured 0.9 KB
@@ -198,8 +198,7 @@ type Filter struct {
 // (Locked) beside its 1.6 MiB table.
 //
 // The spare slots (32 or more in every table below 8·10^9 keys, 48 in the
-// packed layout) are
-// for small tables, whose first ErrFull varies most: without them 0.6-1.6%
+// packed layout) are for small tables, whose first ErrFull varies most: without them 0.6-1.6%
 // of random seeds gave tables for 100 to 300 keys an ErrFull before
 // capacity keys, and up to 5% for 7 keys. With them, 4 of 7.2 million
 // tables did (100,000 random seeds per layout at each of 18 sizes from 1
