@@ -32,10 +32,10 @@
 // words outside the table (a power of two: 64 for tables of 512 to 16,383
 // words, one per 8 to 15 words in smaller ones (one in all below 16
 // words), one per 128 to 255 words in larger ones, 8 KiB at 1M keys, at
-// most 16,384), each
-// bumped in the same K-CAS as the move in LockFree mode and, in Locked
-// mode, between the move's store of the destination and its store of the
-// source. They never wrap, so this
+// most 16,384): a move adds one to its destination bucket's version, in
+// the same K-CAS as the move in LockFree mode and, in Locked mode, between
+// the move's store of the destination and its store of the source. They
+// never wrap, so this
 // layout needs no epoch; a lookup reads its first bucket's version, both
 // words and the version again, and equal versions prove absence (packed.go,
 // packed_locked.go).

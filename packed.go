@@ -30,10 +30,13 @@ import (
 // The migration counters live outside the table, in striped version words
 // (kcasTable.vers, a power of two of them): bucket b counts in version
 // (b>>1) mod len(vers), shared by every len(vers)-th word. Every
-// relocation adds one to the versions of both its buckets in the same
+// relocation adds one to the version of its destination bucket in the same
 // atomic step that moves the fingerprint (LockFree: one K-CAS over the one
-// or two bucket words and the one or two version words; Locked: under the
-// locks, between its two stores, packed_locked.go). The versions are 64
+// or two bucket words and that version word; Locked: under the locks,
+// between its two stores, packed_locked.go). The source's version is left
+// alone: a reader needs to learn of copies arriving in a bucket it has
+// already read, never of copies leaving one (below), and every move of a
+// copy of fp between b1 and b2 arrives in one of the two. The versions are 64
 // bits wide and never wrap, so this layout needs no epoch. Inserting into
 // an empty slot and deleting change one word with one CAS and leave the
 // versions alone, as in the other layouts.
@@ -48,14 +51,16 @@ import (
 //
 // Claim: if a copy of fp is in b1 or b2 during all of [t0, t3] and the
 // search answers, it answers "present". Proof: moves are atomic (the
-// K-CAS changes both bucket words and both versions at its decision
+// K-CAS changes both bucket words and the version at its decision
 // point, twophase.go "Moves are atomic"), so the copy is in exactly one of
 // the two buckets at every instant. If neither read showed it, it was in
 // b2 at t1 (not in b1) and not in b2 at t2, so a move took it from b2 to
 // b1 at some instant in (t1, t2); that move added one to V(b1) at that
 // instant, and V only grows, so the reads at t0 and t3 differ and the
-// search does not answer. When b1 and b2 share a word, the read at t1 is
-// an atomic read of both buckets and shows the copy. □
+// search does not answer. (The move's source, b2, needs no version: the
+// copy left b2 after t1, and the read at t1 was of b1.) When b1 and b2
+// share a word, the read at t1 is an atomic read of both buckets and shows
+// the copy. □
 //
 // pkFind is this search. Lookup (pkLookup) runs its first round from plain
 // loads and answers from them when none holds a K-CAS reference, deciding
@@ -74,9 +79,14 @@ import (
 //   - InsertUnique compares both words in one K-CAS (one CAS when they are
 //     one word), so "fp in neither bucket" holds at the instant it adds
 //     fp.
-//   - Count reads V(b1), both buckets and V(b1) again, and accepts when the
-//     versions are equal: every move of a copy of fp for this pair goes
-//     through b1, so none moved between the reads.
+//   - Count reads V(b1) and V(b2), both buckets, and both versions again,
+//     and accepts when each is unchanged. A copy of fp in b1 can only move
+//     to b2 (its alternate for fp) and one in b2 only to b1, and such a
+//     move adds one to its destination's version: with both unchanged no
+//     copy moved between the two bucket reads, so none was counted twice
+//     or missed. (Reading V(b1) alone misses a copy moving b1 -> b2
+//     between the reads, counted in both: the model checker's
+//     packed/count-reads-one-version catches it.)
 //   - Snapshots and Reset exclude moves with the snapshot gate.
 
 const (
@@ -425,9 +435,9 @@ func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present, added bool) {
 // top of this file).
 func (f *Filter) pkCount(b1, b2, fp uint64) int {
 	t := &f.t
-	vi := t.verIdx(b1)
+	vi, vj := t.verIdx(b1), t.verIdx(b2)
 	for {
-		v := t.load(vi)
+		v, u := t.load(vi), t.load(vj)
 		w1 := t.load(b1 >> 1)
 		n := bits.OnesCount64(pkMatches(pkHalf(w1, b1), fp))
 		if b1 == b2 {
@@ -437,7 +447,7 @@ func (f *Filter) pkCount(b1, b2, fp uint64) int {
 			return n + bits.OnesCount64(pkMatches(pkHalf(w1, b2), fp))
 		}
 		n += bits.OnesCount64(pkMatches(pkHalf(t.load(b2>>1), b2), fp))
-		if t.load(vi) == v {
+		if t.load(vi) == v && t.load(vj) == u {
 			return n
 		}
 		f.stats.add(statLookupRetries, 1)
@@ -445,7 +455,7 @@ func (f *Filter) pkCount(b1, b2, fp uint64) int {
 }
 
 // pkMove is move for a packed LockFree table: fp from slot s of bucket src
-// to a slot of dst that may take it, both versions bumped, in one K-CAS.
+// to a slot of dst that may take it, dst's version bumped, in one K-CAS.
 func (f *Filter) pkMove(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
 	t := &f.t
 	for {
@@ -471,13 +481,9 @@ func (f *Filter) pkMove(src uint64, s int, fp uint64, dst uint64, my **descLease
 			op.add(src>>1, ws, ws&^(0xff<<sh))
 			op.add(dst>>1, wd, pkPut(wd, dst, fp, fr))
 		}
-		vs, vd := t.verIdx(src), t.verIdx(dst)
-		v := t.load(vs)
-		op.add(vs, v, v+1)
-		if vd != vs {
-			v := t.load(vd)
-			op.add(vd, v, v+1)
-		}
+		vd := t.verIdx(dst)
+		v := t.load(vd)
+		op.add(vd, v, v+1)
 		if *my == nil {
 			*my = leaseDesc()
 		}

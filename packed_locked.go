@@ -7,9 +7,10 @@ import "math/bits"
 // b>>1), and lookups read without locks, as in locked.go.
 //
 // A relocation step stores the destination word (fingerprint added), then
-// adds one to the versions of both buckets, then stores the source word
-// (fingerprint removed), all under both words' locks; when both buckets
-// share a word, one store moves the fingerprint and the versions follow.
+// adds one to the destination bucket's version, then stores the source
+// word (fingerprint removed), all under both words' locks; when both
+// buckets share a word, one store moves the fingerprint and the version
+// follows.
 //
 // Claim: an unlocked lookup that reads V(b1) at t0, b1's word at t1, b2's
 // word at t2 and V(b1) again at t3 and sees neither fp nor a change of
@@ -21,8 +22,8 @@ import "math/bits"
 // b1 (the destination) at td < ts; td > t1, for had b1 held the copy from
 // td on, the read at t1 would have shown it, and no other step could take
 // it out of b1 before ts, since this one holds b1's lock until after ts.
-// The step's version add falls between td and ts, inside (t0, t3), so the
-// two reads of V(b1) differ. When b1 and b2 share a word the lookup
+// The step's version add, to V(b1) since b1 is its destination, falls
+// between td and ts, inside (t0, t3), so the two reads of V(b1) differ. When b1 and b2 share a word the lookup
 // decides from one read of it. □
 //
 // InsertUnique, Count and Delete hold both words' locks, so their reads
@@ -141,7 +142,7 @@ func (f *Filter) pkMoveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 			return false
 		}
 		f.t.words[src>>1].Store(pkPut(w, dst, fp, fr))
-		f.pkBumpVersions(src, dst)
+		f.t.verOf(dst).Add(1)
 		return true
 	}
 	wd := f.t.words[dst>>1].Load()
@@ -150,17 +151,7 @@ func (f *Filter) pkMoveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 		return false
 	}
 	f.t.words[dst>>1].Store(pkPut(wd, dst, fp, fr))
-	f.pkBumpVersions(src, dst)
+	f.t.verOf(dst).Add(1)
 	f.t.words[src>>1].Store(ws &^ (0xff << sh))
 	return true
-}
-
-// pkBumpVersions adds one to the versions of buckets a and b (once when
-// they share one).
-func (f *Filter) pkBumpVersions(a, b uint64) {
-	va, vb := f.t.verOf(a), f.t.verOf(b)
-	va.Add(1)
-	if vb != va {
-		vb.Add(1)
-	}
 }

@@ -256,20 +256,26 @@ func (c *mctx) pkInsertUnique() bool {
 	}
 }
 
-// pkCount is Filter.pkCount.
+// pkCount is Filter.pkCount. With countOneVersion it checks V(b1) only:
+// broken on purpose, since a move adds one to its destination's version
+// only, a copy moving b1 -> b2 between the bucket reads is counted twice.
 func (c *mctx) pkCount() int {
 	r := c.r
 	b1, b2, fp := r.b1, r.b2, r.fp
-	vi := r.f.t.verIdx(b1)
+	vi, vj := r.f.t.verIdx(b1), r.f.t.verIdx(b2)
 	for {
 		v := c.load(vi)
+		var u uint64
+		if !r.proto.countOneVersion {
+			u = c.load(vj)
+		}
 		w1 := c.load(b1 >> 1)
 		n := bits.OnesCount64(pkMatches(pkHalf(w1, b1), fp))
 		if b1>>1 == b2>>1 {
 			return n + bits.OnesCount64(pkMatches(pkHalf(w1, b2), fp))
 		}
 		n += bits.OnesCount64(pkMatches(pkHalf(c.load(b2>>1), b2), fp))
-		if c.load(vi) == v {
+		if c.load(vi) == v && (r.proto.countOneVersion || c.load(vj) == u) {
 			return n
 		}
 	}
@@ -282,6 +288,42 @@ func pkModelMove(c *mctx, src, dst uint64) {
 	c.step(maction{write: true, mask: mB1 | mB2 | mEpoch})
 	if z := pkMatches(pkHalf(r.f.t.load(src>>1), src), r.fp); z != 0 {
 		r.f.testMove(src, pkSlotOf(z), r.fp, dst)
+	}
+}
+
+// pkModelMoveSourceVersion is pkMove adding one to the source's version
+// instead of the destination's: broken on purpose, a search can then miss
+// a copy that moves b2 -> b1 between its bucket reads (V(b1) unchanged).
+func pkModelMoveSourceVersion(c *mctx, src, dst uint64) {
+	r := c.r
+	t := &r.f.t
+	c.step(maction{write: true, mask: mB1 | mB2 | mEpoch})
+	ws, wd := t.load(src>>1), t.load(dst>>1)
+	z := pkMatches(pkHalf(ws, src), r.fp)
+	if z == 0 {
+		return
+	}
+	var op kcasOp
+	if src>>1 == dst>>1 {
+		w := ws &^ (0xff * pkUnit(z) << pkShift(src))
+		fr := pkFree(pkHalf(w, dst), dst, r.fp)
+		if fr == 0 {
+			return
+		}
+		op.add(src>>1, ws, pkPut(w, dst, r.fp, fr))
+	} else {
+		fr := pkFree(pkHalf(wd, dst), dst, r.fp)
+		if fr == 0 {
+			return
+		}
+		op.add(src>>1, ws, ws&^(0xff*pkUnit(z)<<pkShift(src)))
+		op.add(dst>>1, wd, pkPut(wd, dst, r.fp, fr))
+	}
+	vs := t.verIdx(src)
+	v := t.load(vs)
+	op.add(vs, v, v+1)
+	if !t.kcas(&op) {
+		panic("model: a move's K-CAS failed with nothing running beside it")
 	}
 }
 

@@ -144,11 +144,12 @@ func TestPackedFirstFailure(t *testing.T) {
 // unlocked lookup (read V(b1), b1's word, b2's word, V(b1)) with two
 // relocation steps of the one copy of fp, b2 -> b1 and then b1 -> b2 (the
 // lookup holds no lock, the two steps are ordered by their locks), each
-// step as the stores of pkMoveLocked: destination, versions, source. A
-// lookup that answers "absent" without the locks while the copy is present
-// throughout is a failure. It also checks that the enumeration catches the
-// two wrong orders: versions before the destination store, and versions
-// after the source store.
+// step as the stores of pkMoveLocked: destination, the destination's
+// version, source (so only the step into b1 changes V(b1)). A lookup that
+// answers "absent" without the locks while the copy is present throughout
+// is a failure. It also checks that the enumeration catches the two wrong
+// orders, the version before the destination store and the version after
+// the source store, and a step that adds to its source's version instead.
 func TestPackedLockedMoveOrder(t *testing.T) {
 	const (
 		stDst = iota
@@ -156,13 +157,15 @@ func TestPackedLockedMoveOrder(t *testing.T) {
 		stSrc
 	)
 	orders := []struct {
-		name  string
-		steps [3]int
-		ok    bool
+		name   string
+		steps  [3]int
+		srcVer bool // the step adds to its source's version, not its destination's
+		ok     bool
 	}{
-		{"dst,versions,src (pkMoveLocked)", [3]int{stDst, stVer, stSrc}, true},
-		{"versions,dst,src", [3]int{stVer, stDst, stSrc}, false},
-		{"dst,src,versions", [3]int{stDst, stSrc, stVer}, false},
+		{"dst,version,src (pkMoveLocked)", [3]int{stDst, stVer, stSrc}, false, true},
+		{"version,dst,src", [3]int{stVer, stDst, stSrc}, false, false},
+		{"dst,src,version", [3]int{stDst, stSrc, stVer}, false, false},
+		{"dst,source's version,src", [3]int{stDst, stVer, stSrc}, true, false},
 	}
 	for _, o := range orders {
 		misses := 0
@@ -195,7 +198,11 @@ func TestPackedLockedMoveOrder(t *testing.T) {
 				case stDst:
 					in[dst] = true
 				case stVer:
-					ver++
+					// ver is V(b1), bucket 0: it changes when b1 is the
+					// bucket whose version the step adds to.
+					if (o.srcVer && src == 0) || (!o.srcVer && dst == 0) {
+						ver++
+					}
 				case stSrc:
 					in[src] = false
 				}

@@ -84,8 +84,9 @@ type mproto struct {
 	// The packed layout (packed_model_test.go): sameVersion puts both
 	// buckets under one version word, sameWord in one word; lateVersion
 	// breaks the search on purpose, reading the version after the first
-	// bucket, and lookupTwoReads Lookup's one-word case.
-	sameVersion, sameWord, lateVersion, lookupTwoReads bool
+	// bucket, lookupTwoReads Lookup's one-word case, and countOneVersion
+	// Count, checking the first bucket's version only.
+	sameVersion, sameWord, lateVersion, lookupTwoReads, countOneVersion bool
 }
 
 // mctx is a process's handle on the run.
@@ -725,6 +726,8 @@ func TestRelocationModel(t *testing.T) {
 		{mproto{name: "packed/kcas-move/one-word", move: pkModelMove, bits: 8, sameWord: true}, true},
 		{mproto{name: "packed/one-word/lookup-from-two-reads", move: pkModelMove, bits: 8, sameWord: true, lookupTwoReads: true}, false},
 		{mproto{name: "packed/kcas-move/no-versions", move: pkModelMoveNoVersions, bits: 8}, false},
+		{mproto{name: "packed/kcas-move/source-version", move: pkModelMoveSourceVersion, bits: 8}, false},
+		{mproto{name: "packed/count-reads-one-version", move: pkModelMove, bits: 8, countOneVersion: true}, false},
 		{mproto{name: "packed/search-reads-version-late", move: pkModelMove, bits: 8, lateVersion: true}, false},
 		{mproto{name: "two-cas-move", move: moveTwoStep, threshold: 2}, false},
 		{mproto{name: "kcas-move/threshold-3", move: moveKCAS, threshold: 3}, false},
