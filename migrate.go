@@ -17,7 +17,8 @@ package cuckoo
 // moves into, and so on, until a slot in the candidate bucket is free. Each
 // step is one atomic move of one fingerprint (a K-CAS of the two bucket words
 // in LockFree mode, the two stripes' locks in Locked mode) that also adds one
-// to both buckets' migration counters. Because every step only moves a
+// to both buckets' migration counters (in the packed layout, to the
+// destination bucket's version word, packed.go). Because every step only moves a
 // fingerprint from one of its buckets to the other, every fingerprint stays
 // findable at every instant, and a step that fails to validate (the
 // fingerprint is gone or the destination filled up meanwhile) leaves the
@@ -237,7 +238,8 @@ func (f *Filter) migrate(buckets []uint64, slots []int, fps []uint64, depth int)
 }
 
 // move relocates fp from slot s of bucket src to an empty slot of dst,
-// adding one to both migration counters, in one atomic step. It reports
+// adding one to both migration counters (the packed layout: to dst's
+// version), in one atomic step. It reports
 // false if the step no longer applies (fp left that slot, or dst has no
 // room). The caller holds the snapshot gate; in LockFree mode *my is the
 // caller's descriptor lease, or nil until a step needs one (move leases it

@@ -34,9 +34,10 @@ import (
 // atomic step that moves the fingerprint (LockFree: one K-CAS over the one
 // or two bucket words and that version word; Locked: under the locks,
 // between its two stores, packed_locked.go). The source's version is left
-// alone: a reader needs to learn of copies arriving in a bucket it has
-// already read, never of copies leaving one (below), and every move of a
-// copy of fp between b1 and b2 arrives in one of the two. The versions are 64
+// alone: the search needs to learn only of copies arriving in b1 after it
+// read b1 (below), and Count of copies arriving in either bucket (a copy
+// leaving b1 after Count read it arrives in b2); every move of a copy of
+// fp between b1 and b2 arrives in one of the two. The versions are 64
 // bits wide and never wrap, so this layout needs no epoch. Inserting into
 // an empty slot and deleting change one word with one CAS and leave the
 // versions alone, as in the other layouts.
@@ -51,7 +52,7 @@ import (
 //
 // Claim: if a copy of fp is in b1 or b2 during all of [t0, t3] and the
 // search answers, it answers "present". Proof: moves are atomic (the
-// K-CAS changes both bucket words and the version at its decision
+// K-CAS changes the bucket word or words and the version at its decision
 // point, twophase.go "Moves are atomic"), so the copy is in exactly one of
 // the two buckets at every instant. If neither read showed it, it was in
 // b2 at t1 (not in b1) and not in b2 at t2, so a move took it from b2 to

@@ -226,6 +226,52 @@ func TestPackedLockedMoveOrder(t *testing.T) {
 	}
 }
 
+// TestPackedMoveBumpsDestinationOnly moves one fingerprint b2 -> b1 and
+// back with the real move of each mode, for a pair whose buckets lie in
+// different words under different version words: each move must add one
+// to its destination's version and leave its source's alone (the claims of
+// packed.go and packed_locked.go rest on the first; Count, which checks
+// both, on the first too). The stress tests catch a LockFree move that
+// adds to the wrong version, but not a Locked one: its unlocked lookups
+// miss only in a narrow window.
+func TestPackedMoveBumpsDestinationOnly(t *testing.T) {
+	for _, mode := range []Mode{LockFree, Locked} {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := NewTestFilter(t, 4000, mode, 8, 1)
+			var b1, b2, fp uint64
+		find:
+			for b1 = 0; b1 < f.m; b1++ {
+				for fp = 1; fp <= 255; fp++ {
+					b2 = f.alt(b1, fp)
+					if b1>>1 != b2>>1 && f.t.verIdx(b1) != f.t.verIdx(b2) {
+						break find
+					}
+				}
+			}
+			if b1 == f.m {
+				t.Fatal("no pair in different words and version words")
+			}
+			f.t.words[b2>>1].Store(fp << pkShift(b2)) // the copy in slot 0 of b2
+			for i, step := range [][2]uint64{{b2, b1}, {b1, b2}} {
+				src, dst := step[0], step[1]
+				vs, vd := f.t.verOf(src).Load(), f.t.verOf(dst).Load()
+				if !f.testMove(src, 0, fp, dst) {
+					t.Fatalf("move %d (%d -> %d) did not apply", i, src, dst)
+				}
+				if got := f.t.verOf(dst).Load(); got != vd+1 {
+					t.Errorf("move %d: V(dst) %d -> %d; want one more", i, vd, got)
+				}
+				if got := f.t.verOf(src).Load(); got != vs {
+					t.Errorf("move %d: V(src) %d -> %d; want unchanged", i, vs, got)
+				}
+				if !pkHas(pkHalf(f.t.words[dst>>1].Load(), dst), fp) || pkHas(pkHalf(f.t.words[src>>1].Load(), src), fp) {
+					t.Fatalf("move %d: the fingerprint is not in dst alone", i)
+				}
+			}
+		})
+	}
+}
+
 func b2u(b bool) uint64 {
 	if b {
 		return 1
