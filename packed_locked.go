@@ -23,8 +23,8 @@ import "math/bits"
 // td on, the read at t1 would have shown it, and no other step could take
 // it out of b1 before ts, since this one holds b1's lock until after ts.
 // The step's version add, to V(b1) since b1 is its destination, falls
-// between td and ts, inside (t0, t3), so the two reads of V(b1) differ. When b1 and b2 share a word the lookup
-// decides from one read of it. □
+// between td and ts, inside (t0, t3), so the two reads of V(b1) differ.
+// When b1 and b2 share a word the lookup decides from one read of it. □
 //
 // InsertUnique, Count and Delete hold both words' locks, so their reads
 // and writes are one instant.
