@@ -15,13 +15,13 @@ import (
 // Both version words share one action mask, which only makes the explorer
 // treat more actions as dependent (more interleavings, none fewer).
 
-// pkModelPair returns a LockFree packed filter, a fingerprint of 64 or more
+// pkModelPair returns a packed filter in mode, a fingerprint of 64 or more
 // (so that the odd bucket's restricted slot is in play) and its two
 // buckets, one of them odd: in different words under one version word or
 // two, or (sameWord) the two halves of one word.
-func pkModelPair(t *testing.T, sameVersion, sameWord bool) (f *Filter, b1, b2, fp uint64) {
+func pkModelPair(t *testing.T, mode Mode, sameVersion, sameWord bool) (f *Filter, b1, b2, fp uint64) {
 	t.Helper()
-	f = NewTestFilter(t, 4000, LockFree, 8, 1)
+	f = NewTestFilter(t, 4000, mode, 8, 1)
 	if len(f.t.vers) < 2 {
 		t.Fatalf("%d version words; the model needs two", len(f.t.vers))
 	}

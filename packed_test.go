@@ -237,21 +237,8 @@ func TestPackedLockedMoveOrder(t *testing.T) {
 func TestPackedMoveBumpsDestinationOnly(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
 		t.Run(mode.String(), func(t *testing.T) {
-			f := NewTestFilter(t, 4000, mode, 8, 1)
-			var b1, b2, fp uint64
-		find:
-			for b1 = 0; b1 < f.m; b1++ {
-				for fp = 1; fp <= 255; fp++ {
-					b2 = f.alt(b1, fp)
-					if b1>>1 != b2>>1 && f.t.verIdx(b1) != f.t.verIdx(b2) {
-						break find
-					}
-				}
-			}
-			if b1 == f.m {
-				t.Fatal("no pair in different words and version words")
-			}
-			f.t.words[b2>>1].Store(fp << pkShift(b2)) // the copy in slot 0 of b2
+			f, b1, b2, fp := pkModelPair(t, mode, false, false) // different words and version words
+			f.t.words[b2>>1].Store(fp << pkShift(b2))           // the copy in slot 0 of b2
 			for i, step := range [][2]uint64{{b2, b1}, {b1, b2}} {
 				src, dst := step[0], step[1]
 				vs, vd := f.t.verOf(src).Load(), f.t.verOf(dst).Load()

@@ -744,7 +744,7 @@ func TestRelocationModel(t *testing.T) {
 			}
 			f, b1, b2, fp := modelPair(t, bits)
 			if pc.proto.bits == 8 {
-				f, b1, b2, fp = pkModelPair(t, pc.proto.sameVersion, pc.proto.sameWord)
+				f, b1, b2, fp = pkModelPair(t, LockFree, pc.proto.sameVersion, pc.proto.sameWord)
 			}
 			total, caught := 0, 0
 			for _, cfg := range modelConfigs() {
