@@ -47,8 +47,9 @@
 // for 2,000 keys or more always took at least n keys before the first
 // ErrFull (typically 96-97.5% of Cap() with four slots, 98.5-98.9% with
 // five; packed tables 95.3-96.7% at 2,000 keys, 93.59-94.21% at 1M, 93.30%
-// at 32M). Smaller ones, whose few buckets leave relocation little room,
-// get New's spare slots (32 or more): with them, 4 of 7.2 million tables
+// at 32M with fixed seeds; 92.92% the lowest of 80 random seeds at 1M).
+// Smaller ones, whose few buckets leave relocation little room, get New's
+// spare slots (32 or more): with them, 4 of 7.2 million tables
 // for 1 to 1,000 keys took fewer than n keys (100,000 random seeds per
 // layout at 18 sizes), against 0.6-1.6% of seeds at 100 to 300 keys
 // without them.

@@ -1,7 +1,9 @@
 package cuckoo
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"runtime"
 	"testing"
@@ -143,5 +145,43 @@ func TestStatsLockWaitCounted(t *testing.T) {
 	}
 	if got := f.Stats().Lock.Waits - before; got < 1 {
 		t.Errorf("Lock.Waits grew by %d; want at least 1", got)
+	}
+}
+
+// TestStatsCountersKeptAcrossLoad checks the Stats doc's promise that the
+// event counters count from New: UnmarshalBinary and ReadFrom replace the
+// table but keep the receiver's sums.
+func TestStatsCountersKeptAcrossLoad(t *testing.T) {
+	for _, mode := range []Mode{LockFree, Locked} {
+		for _, bits := range []int{8, 12, 15} {
+			f, err := New(2000, WithFingerprintBits(bits), WithMode(mode), WithSeed(3))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; ; i++ {
+				if f.InsertString(fmt.Sprint("k", i)) != nil {
+					break
+				}
+			}
+			before := f.Stats()
+			if before.Relocations == 0 || before.Full == 0 {
+				t.Fatalf("mode %v bits %d: fill counted %d relocations, %d full", mode, bits, before.Relocations, before.Full)
+			}
+			data, err := f.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.UnmarshalBinary(data); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.ReadFrom(bytes.NewReader(data)); err != nil {
+				t.Fatal(err)
+			}
+			after := f.Stats()
+			if after.Relocations != before.Relocations || after.Full != before.Full {
+				t.Errorf("mode %v bits %d: relocations %d -> %d, full %d -> %d after UnmarshalBinary and ReadFrom",
+					mode, bits, before.Relocations, after.Relocations, before.Full, after.Full)
+			}
+		}
 	}
 }
