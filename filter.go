@@ -9,7 +9,9 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// ErrFull is returned by Insert when no slot could be freed for the key. The
+// ErrFull is returned by Insert when no slot could be freed for the key, or
+// when concurrent writers took the room it made (or changed the paths it
+// found) 1,024 times in a row, which happens only near full load. The
 // filter keeps every fingerprint it held.
 var ErrFull = errors.New("cuckoo: filter is full")
 
@@ -514,7 +516,7 @@ func (f *Filter) Insert(key []byte) error {
 // and reports whether it did; it does not count it. w1 and w2 are recent
 // reads of b1 and b2 (LockFree mode tries them first).
 func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
-	for {
+	for round := 0; ; round++ {
 		var added bool
 		if f.mode == Locked {
 			added = f.addLocked(b1, b2, fp)
@@ -524,10 +526,11 @@ func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
 		if added {
 			return true
 		}
-		if !f.makeRoom(b1, b2, fp) {
+		if round == maxRoomRounds || !f.makeRoom(b1, b2, fp) {
 			f.stats.add(statFull, 1)
 			return false
 		}
+		roomMade(f, b1, b2)
 		w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
 	}
 }

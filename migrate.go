@@ -154,8 +154,9 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 // makeRoom frees a slot in b1 or b2 that may take fp by relocating
 // fingerprints (in the one-bucket-per-word layouts any free slot takes
 // any fingerprint; in the packed layout, packed_migrate.go, slot 3 of an
-// odd bucket takes only fingerprints below 64). It returns false only if
-// discovery finds no path: the filter is full around these buckets. A
+// odd bucket takes only fingerprints below 64). It returns false if
+// discovery finds no path (the filter is full around these buckets) or
+// if maxRoomRounds paths in a row went stale before their moves applied. A
 // true result does not reserve the slot; the caller retries its insert,
 // and a concurrent insert may take the slot first.
 func (f *Filter) makeRoom(b1, b2, fp uint64) bool {
@@ -164,7 +165,7 @@ func (f *Filter) makeRoom(b1, b2, fp uint64) bool {
 	var slots [pkMaxPathLen]int
 	var fps [pkMaxPathLen]uint64
 retry:
-	for {
+	for tries := 0; tries < maxRoomRounds; tries++ {
 		var path uint64
 		var depth int
 		var ok bool
@@ -194,11 +195,15 @@ retry:
 			slots[k], fps[k] = s, fp
 			buckets[k+1] = f.alt(buckets[k], fp)
 		}
+		if depth > 0 {
+			pathReplayed(f, buckets[0], slots[0], fps[0])
+		}
 		if !f.migrate(buckets[:], slots[:], fps[:], depth) {
 			continue retry
 		}
 		return true
 	}
+	return false // every path found went stale first: see maxRoomRounds
 }
 
 // slotAt returns the fingerprint in slot s of bucket b, from the logical
@@ -298,3 +303,27 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 		f.stats.add(statKCASRetries, 1)
 	}
 }
+
+// maxRoomRounds bounds the rounds of an insert that frees a slot with
+// makeRoom and then finds its buckets full again, and makeRoom's own
+// searches whose path went stale before its moves applied: each such round
+// means that concurrent writers (their inserts, or their relocations along
+// paths of their own) changed the table first. Near full, a few writers can keep
+// taking each other's slots without end: four writers churning a Locked
+// filter at 1.03 times its capacity on one P (GOMAXPROCS=1, no hardware
+// transactions) kept relocating for minutes with no insert returning. After
+// this many rounds the insert returns ErrFull, having changed nothing but
+// relocated fingerprints within their pairs. Below full load a round loses
+// its slot rarely, so the bound is far from any insert that can succeed.
+const maxRoomRounds = 1024
+
+// roomMade is called after makeRoom freed a slot for an insert, before
+// the insert tries its buckets again; tests replace it to take the slot,
+// as a concurrent writer would.
+var roomMade = func(f *Filter, b1, b2 uint64) {}
+
+// pathReplayed is called when makeRoom has replayed a path of at least one
+// move, before it applies the moves; b, s and fp are the first move's
+// bucket, slot and fingerprint. Tests replace it to change the path, as a
+// concurrent writer would.
+var pathReplayed = func(f *Filter, b uint64, s int, fp uint64) {}

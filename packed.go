@@ -511,7 +511,7 @@ func (f *Filter) pkInsert(b1, b2, fp uint64) error {
 // count it. w1 and w2 are recent reads of the words (pkReadPair), which
 // LockFree mode tries first.
 func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
-	for {
+	for round := 0; ; round++ {
 		var ok bool
 		if f.mode == Locked {
 			ok = f.pkAddLocked(b1, b2, fp)
@@ -521,10 +521,11 @@ func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 		if ok {
 			return true
 		}
-		if !f.makeRoom(b1, b2, fp) {
+		if round == maxRoomRounds || !f.makeRoom(b1, b2, fp) {
 			f.stats.add(statFull, 1)
 			return false
 		}
+		roomMade(f, b1, b2)
 		w1, w2 = f.pkReadPair(b1, b2)
 	}
 }

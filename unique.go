@@ -53,7 +53,7 @@ func (f *Filter) Count(key []byte) int {
 // insertUnique is InsertUnique for a key placed in b1, b2 with fingerprint
 // fp.
 func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
-	for {
+	for round := 0; ; round++ {
 		var present, added bool
 		switch {
 		case f.lay.packed && f.mode == Locked:
@@ -72,10 +72,11 @@ func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 			f.count.add(1)
 			return true, nil
 		}
-		if !f.makeRoom(b1, b2, fp) {
+		if round == maxRoomRounds || !f.makeRoom(b1, b2, fp) {
 			f.stats.add(statFull, 1)
 			return false, ErrFull
 		}
+		roomMade(f, b1, b2)
 	}
 }
 
