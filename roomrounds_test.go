@@ -18,20 +18,7 @@ func TestInsertGivesUpAfterRoomRounds(t *testing.T) {
 		for _, bits := range []int{8, 12, 15} {
 			for _, unique := range []bool{false, true} {
 				name := fmt.Sprintf("%v/bits=%d/unique=%v", mode, bits, unique)
-				f, err := New(2000, WithFingerprintBits(bits), WithMode(mode), WithSeed(11))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i := range f.Cap() * 9 / 10 {
-					if err := f.InsertString(fmt.Sprint("fill", i)); err != nil {
-						t.Fatal(err)
-					}
-				}
-				key := "absent"
-				for j := 0; f.LookupString(key); j++ {
-					key = fmt.Sprint("absent", j)
-				}
-				b1, fp, b2 := f.hash([]byte(key))
+				f, key, fp := nearFullWithKey(t, mode, bits)
 				rounds := 0
 				roomMade = func(f *Filter, b1, b2 uint64) {
 					rounds++
@@ -50,9 +37,7 @@ func TestInsertGivesUpAfterRoomRounds(t *testing.T) {
 						}
 					}
 				}
-				// The key's buckets full, so that its insert goes to makeRoom.
-				fillBucket(f, b1, 1, fp)
-				fillBucket(f, b2, 2, fp)
+				var err error
 				if unique {
 					_, err = f.InsertUniqueString(key)
 				} else {
@@ -111,22 +96,7 @@ func TestMakeRoomGivesUpOnStalePaths(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, bits := range []int{8, 12, 15} {
 			name := fmt.Sprintf("%v/bits=%d", mode, bits)
-			f, err := New(2000, WithFingerprintBits(bits), WithMode(mode), WithSeed(11))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range f.Cap() * 9 / 10 {
-				if err := f.InsertString(fmt.Sprint("fill", i)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			key := "absent"
-			for j := 0; f.LookupString(key); j++ {
-				key = fmt.Sprint("absent", j)
-			}
-			b1, fp, b2 := f.hash([]byte(key))
-			fillBucket(f, b1, 1, fp)
-			fillBucket(f, b2, 2, fp)
+			f, key, fp := nearFullWithKey(t, mode, bits)
 			paths := 0
 			pathReplayed = func(f *Filter, b uint64, s int, old uint64) {
 				paths++
@@ -146,7 +116,7 @@ func TestMakeRoomGivesUpOnStalePaths(t *testing.T) {
 				}
 				f.t.words[wordOf(f, b)].Store(w)
 			}
-			err = f.InsertString(key)
+			err := f.InsertString(key)
 			pathReplayed = func(*Filter, uint64, int, uint64) {}
 			if !errors.Is(err, ErrFull) {
 				t.Errorf("%s: insert returned %v after %d paths, want ErrFull", name, err, paths)
@@ -156,4 +126,28 @@ func TestMakeRoomGivesUpOnStalePaths(t *testing.T) {
 			}
 		}
 	}
+}
+
+// nearFullWithKey returns a filter for 2,000 keys filled to 90% of Cap, a
+// key it does not hold whose two buckets are full (so that its insert goes
+// to makeRoom), and the key's fingerprint.
+func nearFullWithKey(t *testing.T, mode Mode, bits int) (*Filter, string, uint64) {
+	t.Helper()
+	f, err := New(2000, WithFingerprintBits(bits), WithMode(mode), WithSeed(11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range f.Cap() * 9 / 10 {
+		if err := f.InsertString(fmt.Sprint("fill", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := "absent"
+	for j := 0; f.LookupString(key); j++ {
+		key = fmt.Sprint("absent", j)
+	}
+	b1, fp, b2 := f.hash([]byte(key))
+	fillBucket(f, b1, 1, fp)
+	fillBucket(f, b2, 2, fp)
+	return f, key, fp
 }
