@@ -308,13 +308,15 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 // makeRoom and then finds its buckets full again, and makeRoom's own
 // searches whose path went stale before its moves applied: each such round
 // means that concurrent writers (their inserts, or their relocations along
-// paths of their own) changed the table first. Near full, a few writers can keep
-// taking each other's slots without end: four writers churning a Locked
-// filter at 1.03 times its capacity on one P (GOMAXPROCS=1, no hardware
-// transactions) kept relocating for minutes with no insert returning. After
-// this many rounds the insert returns ErrFull, having changed nothing but
-// relocated fingerprints within their pairs. Below full load a round loses
-// its slot rarely, so the bound is far from any insert that can succeed.
+// paths of their own) changed the table first. Near full, a few writers
+// can keep undoing each other's room without end: four writers churning a
+// Locked filter at 1.03 times its capacity on one P (GOMAXPROCS=1, no
+// hardware transactions) kept relocating for minutes with no insert
+// returning. After this many rounds in a row the insert returns ErrFull,
+// having changed nothing but the places of fingerprints within their
+// pairs. A round is lost only to a concurrent change of the same buckets
+// or path, so an insert that is not contending near full load stops long
+// before the bound.
 const maxRoomRounds = 1024
 
 // roomMade is called after makeRoom freed a slot for an insert, before
