@@ -1,14 +1,20 @@
 package cuckoo
 
 import (
+	"encoding/binary"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math"
+	"math/big"
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestLicense checks that the module carries its BSD 3-Clause license.
@@ -118,4 +124,270 @@ func TestEveryExportedIdentifierHasAnExample(t *testing.T) {
 			t.Errorf("no %s", w)
 		}
 	}
+}
+
+// TestFormatBucketCounts evaluates the bucket-count formulas of FORMAT.md,
+// as written there, and checks them against the bucket count (bytes 16-23
+// of the header) of New(n)'s MarshalBinary for every n from 1 to 3,000 and
+// some larger ones, in each layout; and against newBuckets and
+// newPackedWords, what New sizes its tables with, up to MaxCapacity, where
+// the four-slot layouts reach maxBuckets.
+func TestFormatBucketCounts(t *testing.T) {
+	data, err := os.ReadFile("FORMAT.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxCap = int(min(MaxCapacity, math.MaxInt)) // MaxCapacity where int holds it
+	for _, lay := range []struct {
+		name, item string // item: how FORMAT.md's list item for the layout starts
+		opts       []Option
+		sized      func(n int) uint64 // New's bucket count, without allocating
+	}{
+		{"12x5", "Five 12-bit slots per bucket", nil, func(n int) uint64 { return newBuckets(n, 5) }},
+		{"12x4", "Four 12-bit or 15-bit slots per bucket", []Option{WithSlotsPerBucket(4)}, func(n int) uint64 { return newBuckets(n, 4) }},
+		{"15x4", "Four 12-bit or 15-bit slots per bucket", []Option{WithFingerprintBits(15)}, func(n int) uint64 { return newBuckets(n, 4) }},
+		{"8", "The packed layout", []Option{WithFingerprintBits(8)}, func(n int) uint64 { return 2 * newPackedWords(n) }},
+	} {
+		t.Run(lay.name, func(t *testing.T) {
+			formulas := formatFormulas(t, string(data), lay.item)
+			var ns []int
+			for n := 1; n <= 3000; n++ {
+				ns = append(ns, n)
+			}
+			ns = append(ns, 4095, 4096, 10_000, 12_345, 99_999, 100_000, 1<<20, 1_000_003)
+			for _, n := range ns {
+				f, err := New(n, append(lay.opts, WithSeed(1))...)
+				if err != nil {
+					t.Fatalf("New(%d): %v", n, err)
+				}
+				b, err := f.MarshalBinary()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := binary.LittleEndian.Uint64(b[16:24])
+				if want := evalFormulas(t, formulas, n); got != want {
+					t.Fatalf("New(%d) has %d buckets; FORMAT.md's %q gives %d", n, got, formulas, want)
+				}
+			}
+			// Too large to allocate: the formulas against New's sizing,
+			// which the filters above confirm.
+			ns = ns[:0]
+			for n := 1_000_000; n < maxCap; n = n*3 + 7 {
+				ns = append(ns, n)
+			}
+			for n := maxCap - 100; n <= maxCap; n++ {
+				ns = append(ns, n)
+			}
+			for _, n := range ns {
+				if got, want := lay.sized(n), evalFormulas(t, formulas, n); got != want {
+					t.Fatalf("New(%d) sizes %d buckets; FORMAT.md's %q gives %d", n, got, formulas, want)
+				}
+			}
+		})
+	}
+	// FORMAT.md's claim about the bound: only the 34 largest capacities
+	// reach 2^31 buckets of four slots.
+	if uint64(maxCap) != MaxCapacity {
+		t.Skipf("int has %d bits: capacities up to MaxCapacity unchecked", strconv.IntSize)
+	}
+	if got := newBuckets(maxCap-33, 4); got != maxBuckets {
+		t.Errorf("newBuckets(MaxCapacity-33, 4) = %d; want %d", got, uint64(maxBuckets))
+	}
+	if got := newBuckets(maxCap-34, 4); got >= maxBuckets {
+		t.Errorf("newBuckets(MaxCapacity-34, 4) = %d; want below %d", got, uint64(maxBuckets))
+	}
+}
+
+// formatFormulas returns the formulas (`x = expression`, in backquotes) of
+// the list item of FORMAT.md that starts with "- "+item, in order.
+func formatFormulas(t *testing.T, doc, item string) []string {
+	t.Helper()
+	i := strings.Index(doc, "\n- "+item)
+	if i < 0 {
+		t.Fatalf("FORMAT.md has no list item %q", item)
+	}
+	text := doc[i+1:]
+	if j := strings.Index(text[1:], "\n- "); j >= 0 {
+		text = text[:j+1]
+	}
+	if j := strings.Index(text, "\n\n"); j >= 0 {
+		text = text[:j]
+	}
+	var formulas []string
+	for _, m := range regexp.MustCompile("`([a-z] = [^`]+)`").FindAllStringSubmatch(strings.ReplaceAll(text, "\n  ", " "), -1) {
+		formulas = append(formulas, m[1])
+	}
+	if len(formulas) == 0 || !strings.HasPrefix(formulas[len(formulas)-1], "m = ") {
+		t.Fatalf("FORMAT.md's item %q: formulas %q; want some, the last for m", item, formulas)
+	}
+	return formulas
+}
+
+// evalFormulas evaluates formulas ("w = ceil(n·100/92) + 6", then "m =
+// 2·w", ...) in exact rational arithmetic for capacity n and returns the
+// last one's value, which must be a whole number. An expression may use
+// the variables defined before it, numbers, + - · / ^ (powers bind
+// tightest), parentheses, and ceil(x) and min(x, y).
+func evalFormulas(t *testing.T, formulas []string, n int) uint64 {
+	t.Helper()
+	vars := map[string]*big.Rat{"n": new(big.Rat).SetInt64(int64(n))}
+	var v *big.Rat
+	for _, f := range formulas {
+		name, expr, _ := strings.Cut(f, " = ")
+		p := &formulaParser{in: []rune(expr), vars: vars}
+		v = p.sum()
+		if p.err == nil && p.pos < len(p.in) {
+			p.err = fmt.Errorf("unexpected %q", string(p.in[p.pos:]))
+		}
+		if p.err != nil {
+			t.Fatalf("FORMAT.md's formula %q: %v", f, p.err)
+		}
+		vars[name] = v
+	}
+	if !v.IsInt() || v.Sign() < 0 || !v.Num().IsUint64() {
+		t.Fatalf("FORMAT.md's formulas %q give %v buckets for n = %d", formulas, v, n)
+	}
+	return v.Num().Uint64()
+}
+
+// formulaParser evaluates an expression of FORMAT.md by recursive descent.
+type formulaParser struct {
+	in   []rune
+	pos  int
+	vars map[string]*big.Rat
+	err  error
+}
+
+func (p *formulaParser) peek() rune {
+	for p.pos < len(p.in) && p.in[p.pos] == ' ' {
+		p.pos++
+	}
+	if p.pos == len(p.in) {
+		return 0
+	}
+	return p.in[p.pos]
+}
+
+func (p *formulaParser) expect(r rune) {
+	if p.peek() != r {
+		p.fail("want %q", r)
+		return
+	}
+	p.pos++
+}
+
+func (p *formulaParser) fail(format string, args ...any) *big.Rat {
+	if p.err == nil {
+		p.err = fmt.Errorf("at %q: %s", string(p.in[min(p.pos, len(p.in)):]), fmt.Sprintf(format, args...))
+	}
+	return new(big.Rat)
+}
+
+// sum: product (('+' | '-') product)*.
+func (p *formulaParser) sum() *big.Rat {
+	v := p.product()
+	for p.err == nil {
+		switch p.peek() {
+		case '+':
+			p.pos++
+			v = new(big.Rat).Add(v, p.product())
+		case '-', '−':
+			p.pos++
+			v = new(big.Rat).Sub(v, p.product())
+		default:
+			return v
+		}
+	}
+	return v
+}
+
+// product: power (('·' | '/') power)*.
+func (p *formulaParser) product() *big.Rat {
+	v := p.power()
+	for p.err == nil {
+		switch p.peek() {
+		case '·':
+			p.pos++
+			v = new(big.Rat).Mul(v, p.power())
+		case '/':
+			p.pos++
+			d := p.power()
+			if d.Sign() == 0 {
+				return p.fail("division by zero")
+			}
+			v = new(big.Rat).Quo(v, d)
+		default:
+			return v
+		}
+	}
+	return v
+}
+
+// power: atom ('^' atom)?, the exponent a small whole number.
+func (p *formulaParser) power() *big.Rat {
+	v := p.atom()
+	if p.err != nil || p.peek() != '^' {
+		return v
+	}
+	p.pos++
+	e := p.atom()
+	if !e.IsInt() || e.Sign() < 0 || e.Num().Cmp(big.NewInt(64)) > 0 {
+		return p.fail("exponent %v", e)
+	}
+	r := big.NewRat(1, 1)
+	for range e.Num().Int64() {
+		r.Mul(r, v)
+	}
+	return r
+}
+
+// atom: number | variable | ceil(sum) | min(sum, sum) | (sum).
+func (p *formulaParser) atom() *big.Rat {
+	r := p.peek()
+	start := p.pos
+	switch {
+	case r == '(':
+		p.pos++
+		v := p.sum()
+		p.expect(')')
+		return v
+	case unicode.IsDigit(r):
+		for p.pos < len(p.in) && unicode.IsDigit(p.in[p.pos]) {
+			p.pos++
+		}
+		v, _ := new(big.Rat).SetString(string(p.in[start:p.pos]))
+		return v
+	case unicode.IsLetter(r):
+		for p.pos < len(p.in) && unicode.IsLetter(p.in[p.pos]) {
+			p.pos++
+		}
+		name := string(p.in[start:p.pos])
+		switch name {
+		case "ceil":
+			p.expect('(')
+			x := p.sum()
+			p.expect(')')
+			q, m := new(big.Int).DivMod(x.Num(), x.Denom(), new(big.Int)) // floor for a positive denominator
+			if m.Sign() != 0 {
+				q.Add(q, big.NewInt(1))
+			}
+			return new(big.Rat).SetInt(q)
+		case "min":
+			p.expect('(')
+			x := p.sum()
+			p.expect(',')
+			y := p.sum()
+			p.expect(')')
+			if x.Cmp(y) <= 0 {
+				return x
+			}
+			return y
+		}
+		if v, ok := p.vars[name]; ok {
+			return v
+		}
+		p.pos = start
+		return p.fail("unknown name %q", name)
+	}
+	return p.fail("want a number, a name or (")
 }

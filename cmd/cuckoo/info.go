@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"text/tabwriter"
 
 	"github.com/seed25b00da8/cuckoo"
@@ -52,13 +51,13 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	// A lookup compares the key's fingerprint with the 2b slots of its two
 	// buckets; each occupied slot matches with probability 1/(2^f-1).
-	fpr := fmt.Sprintf("%.4g%% (%d·α/2^%d)", 100*float64(2*per)*load/math.Exp2(float64(bits)), 2*per, bits)
+	fpr := fmt.Sprintf("%.4g%% (%d·α/(2^%d-1))", 100*falsePositiveRate(f), 2*per, bits)
 	g, growing := f.(*cuckoo.Growing)
 	if growing {
 		// Entries compare 13 bits when fresh and one fewer per doubling
 		// they lived through: the rate comes from the entries stored.
 		fpr = fmt.Sprintf("%.4g%% (from the entries stored: 2^-k for each entry that compares k bits, over a key's two buckets)",
-			100*g.FalsePositiveRate())
+			100*falsePositiveRate(f))
 	}
 
 	name := path
@@ -101,4 +100,19 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "info", err)
 	}
 	return exitOK
+}
+
+// falsePositiveRate returns the expected false-positive rate info reports,
+// the library's own figure: Stats().FalsePositiveRate of a fixed filter,
+// 2·b·α/(2^f-1) (fingerprint 0 means empty, so a slot holds one of 2^f-1
+// values), and FalsePositiveRate() of a growing one, from the entries
+// stored.
+func falsePositiveRate(f filter) float64 {
+	switch f := f.(type) {
+	case *cuckoo.Filter:
+		return f.Stats().FalsePositiveRate
+	case *cuckoo.Growing:
+		return f.FalsePositiveRate()
+	}
+	return 0
 }
