@@ -25,16 +25,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/seed25b00da8/cuckoo"
 	"github.com/seed25b00da8/cuckoo/examples/cacheguard/guard"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return
-		}
+	err := run(ctx, os.Args[1:], os.Stderr, nil)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		// The one "cacheguard:" of the message: run's errors, guard's
+		// included, carry no prefix of their own.
 		fmt.Fprintln(os.Stderr, "cacheguard:", err)
 		os.Exit(1)
 	}
@@ -61,6 +62,19 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	// Every flag that can be checked without I/O is checked here, before
+	// any database is opened: a bad flag leaves the database untouched.
+	given := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if err := checkLayout(given["fpr"], *fpr, given["fpbits"], *bits); err != nil {
+		return err
+	}
+	if *capacity < 0 {
+		return fmt.Errorf("-capacity %d: must not be negative", *capacity)
+	}
+	if *noFilter && *snapshot != "" {
+		return errors.New("-snapshot needs the filter: not with -no-filter")
 	}
 	if *seed < 0 {
 		return fmt.Errorf("-seed %d: must not be negative", *seed)
@@ -128,6 +142,27 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 			return err
 		}
 		logger.Printf("snapshot written to %s (change %d)", *snapshot, svc.AppliedSeq())
+	}
+	return nil
+}
+
+// checkLayout checks -fpr and -fpbits as cuckoo.New checks
+// WithFalsePositiveRate and WithFingerprintBits. A flag counts as given when
+// it is on the command line, whatever its value: -fpr 0 is a rate no layout
+// gives (rejected, as WithFalsePositiveRate(0) is), not the default, which is
+// to give no -fpr at all.
+func checkLayout(fprGiven bool, fpr float64, bitsGiven bool, bits int) error {
+	switch {
+	case fprGiven && bitsGiven:
+		return errors.New("-fpr and -fpbits both given: give one (-fpr chooses the fingerprint bits)")
+	case fprGiven:
+		if _, err := cuckoo.New(1, cuckoo.WithFalsePositiveRate(fpr)); err != nil {
+			return fmt.Errorf("-fpr %v: %w", fpr, err)
+		}
+	case bitsGiven:
+		if _, err := cuckoo.New(1, cuckoo.WithFingerprintBits(bits)); err != nil {
+			return fmt.Errorf("-fpbits %d: %w", bits, err)
+		}
 	}
 	return nil
 }

@@ -142,20 +142,20 @@ func OpenPostgres(ctx context.Context, dsn string, opt PGOptions) (*Postgres, er
 		table = DefaultPostgresTable
 	}
 	if !tableName.MatchString(table) {
-		return nil, fmt.Errorf("cacheguard: table name %q: want name or schema.name (letters, digits, _)", table)
+		return nil, fmt.Errorf("table name %q: want name or schema.name (letters, digits, _)", table)
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("cacheguard: bad PostgreSQL DSN: %w", err)
+		return nil, fmt.Errorf("bad PostgreSQL DSN: %w", err)
 	}
 	cfg.MaxConns = 16
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("cacheguard: PostgreSQL: %w", err)
+		return nil, fmt.Errorf("PostgreSQL: %w", err)
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("cacheguard: PostgreSQL unreachable: %w", err)
+		return nil, fmt.Errorf("PostgreSQL unreachable: %w", err)
 	}
 	p := &Postgres{pool: pool, dsn: dsn, table: table}
 	// Two instances starting at once may race on CREATE ... IF NOT
@@ -170,7 +170,7 @@ func OpenPostgres(ctx context.Context, dsn string, opt PGOptions) (*Postgres, er
 		return p.register(ctx, tx)
 	}); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("cacheguard: PostgreSQL: %w", err)
+		return nil, fmt.Errorf("PostgreSQL: %w", err)
 	}
 	return p, nil
 }
@@ -288,7 +288,7 @@ func (p *Postgres) Get(ctx context.Context, key string) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("cacheguard: postgres get: %w", err)
+		return nil, false, fmt.Errorf("postgres get: %w", err)
 	}
 	return v, true, nil
 }
@@ -316,7 +316,7 @@ func commitOutcome(err error) Outcome {
 func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, lg LogReader) error) (bool, Outcome, error) {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
-		return false, NotCommitted, fmt.Errorf("cacheguard: postgres put: %w", err)
+		return false, NotCommitted, fmt.Errorf("postgres put: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) // no-op after Commit
 	// xmax = 0 holds for a row version this statement inserted, not for
@@ -342,18 +342,18 @@ func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin strin
 		err = cerr
 	}
 	if err != nil {
-		return false, NotCommitted, fmt.Errorf("cacheguard: postgres put: %w", err)
+		return false, NotCommitted, fmt.Errorf("postgres put: %w", err)
 	}
 	if isNew {
 		if seq == 0 {
-			return true, NotCommitted, fmt.Errorf("cacheguard: postgres put: no change-log entry for the new row: are the triggers on %s missing?", p.qname)
+			return true, NotCommitted, fmt.Errorf("postgres put: no change-log entry for the new row: are the triggers on %s missing?", p.qname)
 		}
 		if err := created(seq, &pgLog{q: tx, relid: p.relid}); err != nil {
 			return true, NotCommitted, err
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return isNew, commitOutcome(err), fmt.Errorf("cacheguard: postgres put: commit: %w", err)
+		return isNew, commitOutcome(err), fmt.Errorf("postgres put: commit: %w", err)
 	}
 	return isNew, NotCommitted, nil
 }
@@ -362,7 +362,7 @@ func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin strin
 func (p *Postgres) Delete(ctx context.Context, key string) (bool, error) {
 	tag, err := p.pool.Exec(ctx, `DELETE FROM `+p.qname+` WHERE k = $1`, key)
 	if err != nil {
-		return false, fmt.Errorf("cacheguard: postgres delete: %w", err)
+		return false, fmt.Errorf("postgres delete: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -374,11 +374,11 @@ func (p *Postgres) Existing(ctx context.Context, keys []string) ([]string, error
 		n := min(len(keys), 10000)
 		rows, err := p.pool.Query(ctx, `SELECT k FROM `+p.qname+` WHERE k = ANY($1)`, keys[:n])
 		if err != nil {
-			return nil, fmt.Errorf("cacheguard: postgres existing: %w", err)
+			return nil, fmt.Errorf("postgres existing: %w", err)
 		}
 		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return nil, fmt.Errorf("cacheguard: postgres existing: %w", err)
+			return nil, fmt.Errorf("postgres existing: %w", err)
 		}
 		out = append(out, got...)
 		keys = keys[n:]
@@ -394,7 +394,7 @@ func (p *Postgres) Seed(ctx context.Context, prefix string, n int) error {
 		SELECT $1 || lpad(i::text, 8, '0'), convert_to('v:' || $1 || lpad(i::text, 8, '0'), 'UTF8')
 		FROM generate_series(0, $2 - 1) AS i ON CONFLICT (k) DO NOTHING`, prefix, n)
 	if err != nil {
-		return fmt.Errorf("cacheguard: postgres seed: %w", err)
+		return fmt.Errorf("postgres seed: %w", err)
 	}
 	return nil
 }
@@ -441,7 +441,7 @@ func (p *Postgres) Reset(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("cacheguard: postgres reset: %w", err)
+		return fmt.Errorf("postgres reset: %w", err)
 	}
 	return nil
 }
@@ -451,7 +451,7 @@ func (p *Postgres) Reset(ctx context.Context) error {
 func (p *Postgres) LogBounds(ctx context.Context) (lo, hi int64, err error) {
 	err = p.pool.QueryRow(ctx, `SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM cacheguard.changes`).Scan(&lo, &hi)
 	if err != nil {
-		return 0, 0, fmt.Errorf("cacheguard: postgres log bounds: %w", err)
+		return 0, 0, fmt.Errorf("postgres log bounds: %w", err)
 	}
 	return lo, hi, nil
 }
@@ -468,14 +468,14 @@ type pgLog struct {
 func (r *pgLog) Changes(ctx context.Context, after, before int64, fn func(Change) error) error {
 	rows, err := r.q.Query(ctx, `SELECT seq, op, k, origin, at FROM cacheguard.changes WHERE tbl = $1 AND seq > $2 AND seq < $3 ORDER BY seq`, r.relid, after, before)
 	if err != nil {
-		return fmt.Errorf("cacheguard: postgres changes: %w", err)
+		return fmt.Errorf("postgres changes: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var c Change
 		var op string
 		if err := rows.Scan(&c.Seq, &op, &c.Key, &c.Origin, &c.At); err != nil {
-			return fmt.Errorf("cacheguard: postgres changes: %w", err)
+			return fmt.Errorf("postgres changes: %w", err)
 		}
 		c.Op = op[0]
 		if err := fn(c); err != nil {
@@ -483,7 +483,7 @@ func (r *pgLog) Changes(ctx context.Context, after, before int64, fn func(Change
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("cacheguard: postgres changes: %w", err)
+		return fmt.Errorf("postgres changes: %w", err)
 	}
 	return nil
 }
@@ -499,7 +499,7 @@ type pgConn struct {
 func (p *Postgres) Conn(ctx context.Context) (Conn, error) {
 	c, err := p.pool.Acquire(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("cacheguard: postgres: %w", err)
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return &pgConn{pgLog: pgLog{q: c, relid: p.relid}, c: c, table: p.qname}, nil
 }
@@ -515,7 +515,7 @@ func (c *pgConn) Entry(ctx context.Context, seq int64) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("cacheguard: postgres change %d: %w", seq, err)
+		return "", fmt.Errorf("postgres change %d: %w", seq, err)
 	}
 	return id, nil
 }
@@ -557,7 +557,7 @@ func (c *pgConn) ScanKeys(ctx context.Context, fn func(total int64, keys []strin
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("cacheguard: postgres scan: %w", err)
+		return 0, fmt.Errorf("postgres scan: %w", err)
 	}
 	return seq, nil
 }
@@ -586,18 +586,18 @@ func (p *Postgres) Listen(ctx context.Context, retry time.Duration, wake func(),
 func (p *Postgres) listenOnce(ctx context.Context, wake func()) error {
 	conn, err := pgx.Connect(ctx, p.dsn)
 	if err != nil {
-		return fmt.Errorf("cacheguard: listen: %w", err)
+		return fmt.Errorf("listen: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, `LISTEN `+NotifyChannel); err != nil {
-		return fmt.Errorf("cacheguard: listen: %w", err)
+		return fmt.Errorf("listen: %w", err)
 	}
 	wake()
 	mine := strconv.FormatUint(uint64(p.relid), 10)
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return fmt.Errorf("cacheguard: listen: %w", err)
+			return fmt.Errorf("listen: %w", err)
 		}
 		if strings.TrimSpace(n.Payload) == mine {
 			wake()

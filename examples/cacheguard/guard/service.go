@@ -59,7 +59,7 @@ const DefaultPollInterval = time.Second
 
 // ErrFilterFull is returned (503) by a PUT whose new key does not fit into
 // the filter: the row is not written, since it could not be guarded.
-var ErrFilterFull = errors.New("cacheguard: filter is full; restart with a larger -capacity")
+var ErrFilterFull = errors.New("filter is full; restart with a larger -capacity")
 
 // listener is a Store whose log sends notifications (PostgreSQL).
 type listener interface {
@@ -104,15 +104,15 @@ type Service struct {
 // log), applies the log since, and starts following it.
 func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Store == nil {
-		return nil, errors.New("cacheguard: no store")
+		return nil, errors.New("no store")
 	}
 	if cfg.FalsePositiveRate != 0 {
 		if cfg.FingerprintBits != 0 {
-			return nil, errors.New("cacheguard: a false-positive rate and fingerprint bits both given: give one")
+			return nil, errors.New("a false-positive rate and fingerprint bits both given: give one")
 		}
 		f, err := cuckoo.New(1, cuckoo.WithFalsePositiveRate(cfg.FalsePositiveRate))
 		if err != nil {
-			return nil, fmt.Errorf("cacheguard: %w", err)
+			return nil, fmt.Errorf("%w", err)
 		}
 		cfg.FingerprintBits = f.FingerprintBits()
 	}
@@ -126,7 +126,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		cfg.RequestTimeout = 5 * time.Second
 	}
 	if cfg.Capacity < 0 {
-		return nil, fmt.Errorf("cacheguard: negative capacity %d", cfg.Capacity)
+		return nil, fmt.Errorf("negative capacity %d", cfg.Capacity)
 	}
 	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), origin: randomID()}
 	s.source.Store("none")
@@ -134,11 +134,11 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		s.log = log.New(io.Discard, "", 0)
 	}
 	if err := cfg.Store.Ping(ctx); err != nil {
-		return nil, fmt.Errorf("cacheguard: database unreachable: %w", err)
+		return nil, fmt.Errorf("database unreachable: %w", err)
 	}
 	if cfg.NoFilter {
 		if cfg.Snapshot != "" {
-			return nil, errors.New("cacheguard: a snapshot needs the filter")
+			return nil, errors.New("a snapshot needs the filter")
 		}
 		return s, nil
 	}
@@ -211,7 +211,7 @@ func (s *Service) scan(ctx context.Context, c Conn) (*cuckoo.Filter, int64, erro
 			layout = cuckoo.WithFalsePositiveRate(s.cfg.FalsePositiveRate)
 		}
 		if f, err = cuckoo.New(capa, layout); err != nil {
-			return fmt.Errorf("cacheguard: filter: %w", err)
+			return fmt.Errorf("filter: %w", err)
 		}
 		return nil
 	}
@@ -226,7 +226,7 @@ func (s *Service) scan(ctx context.Context, c Conn) (*cuckoo.Filter, int64, erro
 			keys = append(keys, []byte(k))
 		}
 		if _, err := f.InsertBatch(keys); err != nil {
-			return fmt.Errorf("cacheguard: filter of capacity %d cannot hold the table's %d keys: %w", f.Cap(), total, err)
+			return fmt.Errorf("filter of capacity %d cannot hold the table's %d keys: %w", f.Cap(), total, err)
 		}
 		n += int64(len(batch))
 		if now := time.Now(); now.Sub(lastReport) >= time.Second {
@@ -447,7 +447,7 @@ func (s *Service) rebuildLocked(ctx context.Context, c Conn) error {
 	}
 	if seq < s.applied.Load() {
 		s.needsRebuild.Store(true)
-		return fmt.Errorf("cacheguard: rebuild: the scan is at change %d, before the applied %d", seq, s.applied.Load())
+		return fmt.Errorf("rebuild: the scan is at change %d, before the applied %d", seq, s.applied.Load())
 	}
 	s.filt.Store(f)
 	s.applied.Store(seq)

@@ -37,7 +37,7 @@ type snapshotHeader struct {
 
 // ErrSnapshotMismatch is wrapped by the errors for a snapshot that does not
 // belong to the database.
-var ErrSnapshotMismatch = errors.New("cacheguard: snapshot does not match the database")
+var ErrSnapshotMismatch = errors.New("snapshot does not match the database")
 
 // loadSnapshot loads cfg.Snapshot if it names an existing file and reports
 // whether it did.
@@ -51,18 +51,18 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("cacheguard: snapshot: %w", err)
+		return false, fmt.Errorf("snapshot: %w", err)
 	}
 	defer file.Close()
 	br := bufio.NewReaderSize(file, 4096)
 	magic := make([]byte, len(snapshotMagic))
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != snapshotMagic {
-		return false, fmt.Errorf("cacheguard: %s is not a cacheguard snapshot", s.cfg.Snapshot)
+		return false, fmt.Errorf("%s is not a cacheguard snapshot", s.cfg.Snapshot)
 	}
 	line, err := br.ReadSlice('\n')
 	var h snapshotHeader
 	if err != nil || json.Unmarshal(line, &h) != nil {
-		return false, fmt.Errorf("cacheguard: %s: bad snapshot header", s.cfg.Snapshot)
+		return false, fmt.Errorf("%s: bad snapshot header", s.cfg.Snapshot)
 	}
 	if id := s.store.GuardID(); h.GuardID != id || h.Table != s.store.Table() {
 		return false, fmt.Errorf("%w: %s was written for table %s (guard id %q), this is %s (%q): another database, or the table was reset",
@@ -99,13 +99,13 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 	}
 	f := new(cuckoo.Filter)
 	if _, err := f.ReadFrom(br); err != nil {
-		return false, fmt.Errorf("cacheguard: %s: %w", s.cfg.Snapshot, err)
+		return false, fmt.Errorf("%s: %w", s.cfg.Snapshot, err)
 	}
 	if _, err := br.ReadByte(); err != io.EOF {
-		return false, fmt.Errorf("cacheguard: %s: data after the filter", s.cfg.Snapshot)
+		return false, fmt.Errorf("%s: data after the filter", s.cfg.Snapshot)
 	}
 	if f.Len() != h.Keys {
-		return false, fmt.Errorf("cacheguard: %s: header says %d keys, filter holds %d", s.cfg.Snapshot, h.Keys, f.Len())
+		return false, fmt.Errorf("%s: header says %d keys, filter holds %d", s.cfg.Snapshot, h.Keys, f.Len())
 	}
 	s.filt.Store(f)
 	s.applied.Store(h.Seq)
@@ -121,7 +121,7 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 // seq: no creation in flight, none of this instance's creations beyond it.
 func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 	if s.filter() == nil {
-		return errors.New("cacheguard: snapshots need the filter")
+		return errors.New("snapshots need the filter")
 	}
 	lg, err := s.store.Conn(ctx) // before the locks: see catchUp and rebuild
 	if err != nil {
@@ -144,7 +144,7 @@ func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 		}
 	}
 	if s.degraded.Load() {
-		return errors.New("cacheguard: the filter is degraded (full); not writing a snapshot of it")
+		return errors.New("the filter is degraded (full); not writing a snapshot of it")
 	}
 	f := s.filter()
 	seq := s.applied.Load()
@@ -162,7 +162,7 @@ func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".cacheguard-snapshot-*")
 	if err != nil {
-		return fmt.Errorf("cacheguard: snapshot: %w", err)
+		return fmt.Errorf("snapshot: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
 	bw := bufio.NewWriterSize(tmp, 1<<16)
@@ -171,21 +171,21 @@ func (s *Service) WriteSnapshot(ctx context.Context, path string) error {
 	bw.WriteByte('\n')
 	if _, err := f.WriteTo(bw); err != nil {
 		tmp.Close()
-		return fmt.Errorf("cacheguard: snapshot: %w", err)
+		return fmt.Errorf("snapshot: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("cacheguard: snapshot: %w", err)
+		return fmt.Errorf("snapshot: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("cacheguard: snapshot: %w", err)
+		return fmt.Errorf("snapshot: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("cacheguard: snapshot: %w", err)
+		return fmt.Errorf("snapshot: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("cacheguard: snapshot: %w", err)
+		return fmt.Errorf("snapshot: %w", err)
 	}
 	return nil
 }

@@ -79,14 +79,14 @@ type SQLiteOptions struct {
 // installs the triggers.
 func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, error) {
 	if path == "" {
-		return nil, errors.New("cacheguard: empty SQLite path")
+		return nil, errors.New("empty SQLite path")
 	}
 	table := opt.Table
 	if table == "" {
 		table = DefaultSQLiteTable
 	}
 	if !tableName.MatchString(table) || strings.Contains(table, ".") {
-		return nil, fmt.Errorf("cacheguard: SQLite table name %q: want letters, digits and _", table)
+		return nil, fmt.Errorf("SQLite table name %q: want letters, digits and _", table)
 	}
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -95,13 +95,13 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
-		return nil, fmt.Errorf("cacheguard: open SQLite %s: %w", path, err)
+		return nil, fmt.Errorf("open SQLite %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
 	s := &SQLite{db: db, table: table}
 	if err := s.register(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("cacheguard: SQLite %s: %w", path, err)
+		return nil, fmt.Errorf("SQLite %s: %w", path, err)
 	}
 	return s, nil
 }
@@ -223,7 +223,7 @@ func (s *SQLite) Get(ctx context.Context, key string) ([]byte, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("cacheguard: sqlite get: %w", err)
+		return nil, false, fmt.Errorf("sqlite get: %w", err)
 	}
 	return v, true, nil
 }
@@ -237,16 +237,16 @@ var failBeforeCommit func(key string) error
 func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, lg LogReader) error) (bool, Outcome, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return false, NotCommitted, fmt.Errorf("cacheguard: sqlite put: begin: %w", err)
+		return false, NotCommitted, fmt.Errorf("sqlite put: begin: %w", err)
 	}
 	defer tx.Rollback() // no-op after Commit
 	res, err := tx.ExecContext(ctx, `INSERT INTO `+s.table+` (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING`, key, val)
 	if err != nil {
-		return false, NotCommitted, fmt.Errorf("cacheguard: sqlite put: %w", err)
+		return false, NotCommitted, fmt.Errorf("sqlite put: %w", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, NotCommitted, fmt.Errorf("cacheguard: sqlite put: %w", err)
+		return false, NotCommitted, fmt.Errorf("sqlite put: %w", err)
 	}
 	isNew := n == 1
 	if isNew {
@@ -255,10 +255,10 @@ func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string,
 			WHERE seq = (SELECT max(seq) FROM cacheguard_changes) AND tbl = ? AND op = 'I' AND k = ? RETURNING seq`,
 			origin, s.table, key).Scan(&seq)
 		if errors.Is(err, sql.ErrNoRows) {
-			return true, NotCommitted, fmt.Errorf("cacheguard: sqlite put: no change-log entry for the new row: are the triggers on %s missing?", s.table)
+			return true, NotCommitted, fmt.Errorf("sqlite put: no change-log entry for the new row: are the triggers on %s missing?", s.table)
 		}
 		if err != nil {
-			return true, NotCommitted, fmt.Errorf("cacheguard: sqlite put: %w", err)
+			return true, NotCommitted, fmt.Errorf("sqlite put: %w", err)
 		}
 		if err := created(seq, &sqliteLog{q: tx, table: s.table}); err != nil {
 			return true, NotCommitted, err
@@ -269,13 +269,13 @@ func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string,
 			}
 		}
 	} else if _, err := tx.ExecContext(ctx, `UPDATE `+s.table+` SET v = ? WHERE k = ?`, val, key); err != nil {
-		return false, NotCommitted, fmt.Errorf("cacheguard: sqlite put: %w", err)
+		return false, NotCommitted, fmt.Errorf("sqlite put: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		// An embedded database has no lost answers: a failed COMMIT
 		// left the transaction uncommitted, and the deferred Rollback
 		// ends it.
-		return isNew, NotCommitted, fmt.Errorf("cacheguard: sqlite put: commit: %w", err)
+		return isNew, NotCommitted, fmt.Errorf("sqlite put: commit: %w", err)
 	}
 	return isNew, NotCommitted, nil
 }
@@ -284,11 +284,11 @@ func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string,
 func (s *SQLite) Delete(ctx context.Context, key string) (bool, error) {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM `+s.table+` WHERE k = ?`, key)
 	if err != nil {
-		return false, fmt.Errorf("cacheguard: sqlite delete: %w", err)
+		return false, fmt.Errorf("sqlite delete: %w", err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("cacheguard: sqlite delete: %w", err)
+		return false, fmt.Errorf("sqlite delete: %w", err)
 	}
 	return n == 1, nil
 }
@@ -304,20 +304,20 @@ func (s *SQLite) Existing(ctx context.Context, keys []string) ([]string, error) 
 		}
 		rows, err := s.db.QueryContext(ctx, `SELECT k FROM `+s.table+` WHERE k IN (?`+strings.Repeat(",?", n-1)+`)`, args...)
 		if err != nil {
-			return nil, fmt.Errorf("cacheguard: sqlite existing: %w", err)
+			return nil, fmt.Errorf("sqlite existing: %w", err)
 		}
 		for rows.Next() {
 			var k string
 			if err := rows.Scan(&k); err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("cacheguard: sqlite existing: %w", err)
+				return nil, fmt.Errorf("sqlite existing: %w", err)
 			}
 			out = append(out, k)
 		}
 		err = rows.Err()
 		rows.Close()
 		if err != nil {
-			return nil, fmt.Errorf("cacheguard: sqlite existing: %w", err)
+			return nil, fmt.Errorf("sqlite existing: %w", err)
 		}
 		keys = keys[n:]
 	}
@@ -329,22 +329,22 @@ func (s *SQLite) Existing(ctx context.Context, keys []string) ([]string, error) 
 func (s *SQLite) Seed(ctx context.Context, prefix string, n int) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("cacheguard: sqlite seed: %w", err)
+		return fmt.Errorf("sqlite seed: %w", err)
 	}
 	defer tx.Rollback()
 	st, err := tx.PrepareContext(ctx, `INSERT INTO `+s.table+` (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING`)
 	if err != nil {
-		return fmt.Errorf("cacheguard: sqlite seed: %w", err)
+		return fmt.Errorf("sqlite seed: %w", err)
 	}
 	defer st.Close()
 	for i := range n {
 		k := SeedKey(prefix, i)
 		if _, err := st.ExecContext(ctx, k, []byte("v:"+k)); err != nil {
-			return fmt.Errorf("cacheguard: sqlite seed: %w", err)
+			return fmt.Errorf("sqlite seed: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("cacheguard: sqlite seed: %w", err)
+		return fmt.Errorf("sqlite seed: %w", err)
 	}
 	return nil
 }
@@ -355,7 +355,7 @@ func (s *SQLite) Seed(ctx context.Context, prefix string, n int) error {
 func (s *SQLite) Reset(ctx context.Context) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+		return fmt.Errorf("sqlite reset: %w", err)
 	}
 	defer tx.Rollback()
 	// The marker holds for the table with cacheguard's triggers on it
@@ -371,23 +371,23 @@ func (s *SQLite) Reset(ctx context.Context) error {
 		}
 	}
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !owned) {
-		return fmt.Errorf("cacheguard: sqlite reset: %w: %s", ErrNotOwned, s.table)
+		return fmt.Errorf("sqlite reset: %w: %s", ErrNotOwned, s.table)
 	}
 	if err != nil {
-		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+		return fmt.Errorf("sqlite reset: %w", err)
 	}
 	id := randomID()
 	if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.table); err != nil {
-		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+		return fmt.Errorf("sqlite reset: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM cacheguard_changes WHERE tbl = ?`, s.table); err != nil {
-		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+		return fmt.Errorf("sqlite reset: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE cacheguard_guarded SET guard_id = ? WHERE tbl = ?`, id, s.table); err != nil {
-		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+		return fmt.Errorf("sqlite reset: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("cacheguard: sqlite reset: %w", err)
+		return fmt.Errorf("sqlite reset: %w", err)
 	}
 	s.guardID = id
 	return nil
@@ -398,7 +398,7 @@ func (s *SQLite) Reset(ctx context.Context) error {
 func (s *SQLite) LogBounds(ctx context.Context) (lo, hi int64, err error) {
 	err = s.db.QueryRowContext(ctx, `SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM cacheguard_changes`).Scan(&lo, &hi)
 	if err != nil {
-		return 0, 0, fmt.Errorf("cacheguard: sqlite log bounds: %w", err)
+		return 0, 0, fmt.Errorf("sqlite log bounds: %w", err)
 	}
 	return lo, hi, nil
 }
@@ -415,14 +415,14 @@ type sqliteLog struct {
 func (r *sqliteLog) Changes(ctx context.Context, after, before int64, fn func(Change) error) error {
 	rows, err := r.q.QueryContext(ctx, `SELECT seq, op, k, origin, at FROM cacheguard_changes WHERE tbl = ? AND seq > ? AND seq < ? ORDER BY seq`, r.table, after, before)
 	if err != nil {
-		return fmt.Errorf("cacheguard: sqlite changes: %w", err)
+		return fmt.Errorf("sqlite changes: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var c Change
 		var op, at string
 		if err := rows.Scan(&c.Seq, &op, &c.Key, &c.Origin, &at); err != nil {
-			return fmt.Errorf("cacheguard: sqlite changes: %w", err)
+			return fmt.Errorf("sqlite changes: %w", err)
 		}
 		c.Op = op[0]
 		c.At, _ = time.Parse("2006-01-02T15:04:05.999Z", at)
@@ -431,7 +431,7 @@ func (r *sqliteLog) Changes(ctx context.Context, after, before int64, fn func(Ch
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("cacheguard: sqlite changes: %w", err)
+		return fmt.Errorf("sqlite changes: %w", err)
 	}
 	return nil
 }
@@ -446,7 +446,7 @@ type sqliteConn struct {
 func (s *SQLite) Conn(ctx context.Context) (Conn, error) {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("cacheguard: sqlite: %w", err)
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	return &sqliteConn{sqliteLog: sqliteLog{q: c, table: s.table}, c: c}, nil
 }
@@ -461,7 +461,7 @@ func (c *sqliteConn) Entry(ctx context.Context, seq int64) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("cacheguard: sqlite change %d: %w", seq, err)
+		return "", fmt.Errorf("sqlite change %d: %w", seq, err)
 	}
 	return id, nil
 }
@@ -472,23 +472,23 @@ func (c *sqliteConn) Entry(ctx context.Context, seq int64) (string, error) {
 func (c *sqliteConn) ScanKeys(ctx context.Context, fn func(total int64, keys []string) error) (int64, error) {
 	tx, err := c.c.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return 0, fmt.Errorf("cacheguard: sqlite scan: %w", err)
+		return 0, fmt.Errorf("sqlite scan: %w", err)
 	}
 	defer tx.Rollback()
 	var total, seq int64
 	if err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM `+c.table+`), (SELECT coalesce(max(seq), 0) FROM cacheguard_changes)`).Scan(&total, &seq); err != nil {
-		return 0, fmt.Errorf("cacheguard: sqlite scan: %w", err)
+		return 0, fmt.Errorf("sqlite scan: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT k FROM `+c.table)
 	if err != nil {
-		return 0, fmt.Errorf("cacheguard: sqlite scan: %w", err)
+		return 0, fmt.Errorf("sqlite scan: %w", err)
 	}
 	defer rows.Close()
 	batch := make([]string, 0, scanBatch)
 	for rows.Next() {
 		var k string
 		if err := rows.Scan(&k); err != nil {
-			return 0, fmt.Errorf("cacheguard: sqlite scan: %w", err)
+			return 0, fmt.Errorf("sqlite scan: %w", err)
 		}
 		if batch = append(batch, k); len(batch) == scanBatch {
 			if err := fn(total, batch); err != nil {
@@ -498,7 +498,7 @@ func (c *sqliteConn) ScanKeys(ctx context.Context, fn func(total int64, keys []s
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("cacheguard: sqlite scan: %w", err)
+		return 0, fmt.Errorf("sqlite scan: %w", err)
 	}
 	if len(batch) > 0 {
 		if err := fn(total, batch); err != nil {

@@ -28,12 +28,12 @@ const MaxKeyLen = 256
 const MaxValueLen = 1 << 20
 
 // ErrBadKey is wrapped by the error CheckKey returns.
-var ErrBadKey = errors.New("cacheguard: bad key")
+var ErrBadKey = errors.New("bad key")
 
 // ErrNotOwned is returned by Reset for a guarded table that the example's
 // own setup did not create: the example never empties a table it does not
 // own.
-var ErrNotOwned = errors.New("cacheguard: the table was not created by cacheguard; refusing to empty it")
+var ErrNotOwned = errors.New("the table was not created by cacheguard; refusing to empty it")
 
 // CheckKey returns an error wrapping ErrBadKey unless key is 1 to MaxKeyLen
 // bytes of valid UTF-8 without NUL bytes (PostgreSQL text rejects both).
