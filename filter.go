@@ -194,11 +194,13 @@ type Filter struct {
 // larger ones, 8 KiB at 1M keys, at most 16,384). On top of the table a
 // filter has a fixed part: its struct (about 400 bytes) and
 // cache-line-padded shards of its counters, two per P (GOMAXPROCS) up to 64
-// but at most one per 16 buckets, plus in Locked mode its lock stripes (up
-// to 64 per P, at most one per 8 buckets). A 100-key filter measured 0.9 KB
-// in all (LockFree) and 1.9 KB (Locked); a 1M-key filter on 16 Ps carries
-// 12.7 KB (LockFree, with the table's rounding to whole pages) and 95 KB
-// (Locked) beside its 1.6 MiB table.
+// but at most one per 16 words and, above 4, one per 16,384 words, plus in
+// Locked mode its lock stripes (64 per P, at most 4,096, at most one per 8
+// words and, above 64, one per 4,096 words). These bounds by the table keep
+// each class's bits per key on machines with many processors. A 100-key
+// filter measured 0.9 KB in all (LockFree) and 1.9 KB (Locked); a 1M-key
+// filter (1.6 MiB table) 9 KB beside its table words at 16 Ps (LockFree)
+// and 14.5 KB (Locked), as at 64 Ps.
 //
 // The spare slots (32 or more in every table below 8·10^9 keys, 48 in the
 // packed layout) are for small tables, whose first ErrFull varies most: without them 0.6-1.6%

@@ -135,15 +135,18 @@ const (
 
 	// Stripe count (see lockStripeCount): mcsStripesPerProc stripes per
 	// GOMAXPROCS, at least mcsMinStripes and at most mcsMaxStripes, never
-	// more than one per 8 buckets.
+	// more than one per 8 buckets, and above mcsMinStripes no more than
+	// one per mcsWordsPerStripe words of the table.
 	mcsStripesPerProc = 64
 	mcsMinStripes     = 64
 	mcsMaxStripes     = 4096
+	mcsWordsPerStripe = 4096
 
 	// Free-list shards: mcsShardsPerProc per GOMAXPROCS, at most
-	// mcsMaxShards, never more than the stripes.
-	mcsShardsPerProc = 4
-	mcsMaxShards     = 64
+	// mcsMaxShards, never more than one per mcsStripesPerShard stripes.
+	mcsShardsPerProc   = 4
+	mcsMaxShards       = 64
+	mcsStripesPerShard = 16
 
 	// mcsSelf is the tail value naming the stripe itself as the holder's
 	// node. Pool indices+1 stay below 2^31.
@@ -262,17 +265,30 @@ type lockGuardAll struct {
 }
 
 // lockStripeCount returns the number of stripes for a table of nBuckets
-// buckets when GOMAXPROCS is procs: nextPow2(64·procs) clamped to
-// [64, 4096], and no more than nextPow2(nBuckets) since extra stripes would
-// guard no bucket. At most procs goroutines run critical sections at once,
+// words when GOMAXPROCS is procs: nextPow2(64·procs) clamped to
+// [64, 4096], above 64 no more than one per 4,096 words, and no more than
+// one per 8 words. At most procs goroutines run critical sections at once,
 // each holding two random stripes, so with 64 stripes per processor a
 // section finds one of its stripes taken only a few percent of the time;
 // more stripes would mostly cost memory (stripeLine bytes each: 64 on
 // amd64, at most 256 KiB there, 512 KiB with 128-byte lines)
 // and cache misses. A power of two makes the bucket-to-stripe map a mask.
+//
+// The bound by table size keeps the stripes' padding within 1/512 of the
+// table (64-byte lines) whatever GOMAXPROCS is, so a class's bits per key
+// hold on any machine: a 1M-key filter (about 2^18 words in the four-slot
+// layouts) has 64 stripes, 4 KiB, where 64 per P gave it 1,024 (64 KiB,
+// 0.5 bits per key) at GOMAXPROCS=16. The price is contention on many
+// processors: a section holds two of the 64 stripes, so with 16 writers in
+// sections at once each finds one of its stripes taken about half the time
+// (2·2·15/64 other sections' stripes against its two, by expectation). A
+// filter of 32M keys (2^23 words) has 2,048 stripes, as many as 32 Ps get.
 func lockStripeCount(nBuckets, procs int) int {
 	n := mcsPow2(mcsStripesPerProc * max(procs, 1))
 	n = min(max(n, mcsMinStripes), mcsMaxStripes)
+	for n > mcsMinStripes && n*mcsWordsPerStripe > nBuckets {
+		n /= 2
+	}
 	// At most one stripe per 8 buckets: a 100-key filter (28 buckets)
 	// carries 2 padded stripes, not 64 (4 KiB on amd64), which is what makes
 	// thousands of small Locked filters affordable (TestSmallFiltersAreCheap).
@@ -296,7 +312,7 @@ func mcsPow2(x int) int {
 func newStripedLocks(nBuckets int) *stripedLocks {
 	procs := runtime.GOMAXPROCS(0)
 	n := lockStripeCount(nBuckets, procs)
-	sh := min(mcsPow2(mcsShardsPerProc*procs), mcsMaxShards, n)
+	sh := min(mcsPow2(mcsShardsPerProc*procs), mcsMaxShards, max(n/mcsStripesPerShard, 1))
 	s := &stripedLocks{
 		mask:      uint32(n - 1),
 		shardMask: uint32(sh - 1),

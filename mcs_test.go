@@ -58,12 +58,16 @@ func TestLockStripeCount(t *testing.T) {
 		{100, 2, 8},
 		{1000, 1, 64},
 		{1000, 2, 64},
-		{1024, 2, 128},
-		{8192, 4, 256},
+		{1024, 2, 64},     // 128 by P, but one per 4,096 words above 64
+		{8192, 4, 64},     // 256 by P
+		{1 << 18, 16, 64}, // a 1M-key four-slot table: 1,024 by P
+		{1 << 19, 2, 128}, // 128 by P, and 2^19 words allow 128
 		{1 << 20, 2, 128},
-		{1 << 20, 6, 512},
-		{1 << 20, 64, 4096},
-		{1 << 20, 1024, 4096},
+		{1 << 20, 6, 256},  // 512 by P
+		{1 << 20, 64, 256}, // 4,096 by P
+		{1 << 23, 64, 2048},
+		{1 << 24, 64, 4096},
+		{1 << 24, 1024, 4096},
 		{1 << 31, 0, 64},
 	} {
 		t.Run(fmt.Sprintf("buckets=%d/procs=%d", tc.buckets, tc.procs), func(t *testing.T) {
@@ -247,7 +251,11 @@ func TestStripeNoDeadlock(t *testing.T) {
 	withProcs(t, 2)
 	for _, stripes := range []int{1, 4, 128} {
 		t.Run(fmt.Sprintf("stripes=%d", stripes), func(t *testing.T) {
-			s := newStripedLocks(8 * stripes)
+			words := 8 * stripes // one stripe per 8 words
+			if stripes > mcsMinStripes {
+				words = stripes * mcsWordsPerStripe
+			}
+			s := newStripedLocks(words)
 			if len(s.stripes) != stripes {
 				t.Fatalf("got %d stripes; want %d", len(s.stripes), stripes)
 			}

@@ -52,16 +52,29 @@ func (s *shardSet[T]) mine() *T { return &s.shards[stackShard(s.bits)] }
 // maxShardBits bounds every shard set at 64 shards.
 const maxShardBits = 6
 
-// shardBitsFor returns the shard bits for a filter of m buckets: enough for
-// two shards per P (runtime.GOMAXPROCS at creation), at most 64, and at
-// most one shard per 16 buckets.
+// shardBitsFor returns the shard bits for a filter of m words: enough for
+// two shards per P (runtime.GOMAXPROCS at creation), at most 64, at most
+// one shard per 16 words, and above 4 shards at most one per
+// wordsPerShard words. The last bound keeps each shard set within 1/2048
+// of the table whatever GOMAXPROCS is (a 1M-key filter, 2^17 to 2^18
+// words, gets 8 or 16 shards at most), so a class's bits per key hold on
+// any machine.
 func shardBitsFor(m uint64) uint {
 	bits := uint(0)
-	for 1<<bits < 2*runtime.GOMAXPROCS(0) && bits < maxShardBits && 16<<(bits+1) <= m {
+	for 1<<bits < 2*runtime.GOMAXPROCS(0) && bits < maxShardBits && 16<<(bits+1) <= m &&
+		(bits < minCappedShardBits || wordsPerShard<<(bits+1) <= m) {
 		bits++
 	}
 	return bits
 }
+
+// Shard sets above 1<<minCappedShardBits shards have at most one shard
+// (64 bytes) per wordsPerShard table words (8 bytes each): 1/2048 of the
+// table.
+const (
+	minCappedShardBits = 2
+	wordsPerShard      = 16384
+)
 
 // shardedCount is the number of stored fingerprints, spread over padded
 // shards so that goroutines on different cores rarely update the same cache
