@@ -196,7 +196,11 @@ func (f *Filter) resetLocked() {
 
 // LockStats reports how the critical sections of a Locked-mode filter ran:
 // whether they are elided with RTM, how many transactions committed and
-// aborted, and how often a goroutine queued for a held lock. It returns the zero LockStats in LockFree mode.
+// aborted, and how often a goroutine queued for a held lock. It returns
+// the zero LockStats in LockFree mode. The counts belong to the filter's
+// lock stripes: UnmarshalBinary and ReadFrom, which give the filter new
+// stripes sized for the loaded table, start them over (Stats' event
+// counters carry over; Reset keeps both).
 func (f *Filter) LockStats() LockStats {
 	if f.locks == nil {
 		return LockStats{}
