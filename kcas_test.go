@@ -246,3 +246,60 @@ func TestDescPoolLeases(t *testing.T) {
 		t.Fatalf("capacity after reuse = %d; want %d", got, capacity)
 	}
 }
+
+// TestDescriptorReuseRejectsStaleRead reuses a descriptor slot while a
+// reader still holds references to its previous operation, and reads them
+// at the worst point: after the new operation's fields are written and
+// before it is published (descFieldsWritten). A seqlock read of the old
+// K-CAS reference or of the old RDCSS reference must then either fail or
+// return the old operation's fields, never the new ones. It fails when the
+// sequence bump follows the field writes, in kcasWith or in rdcss (both
+// mutations checked).
+func TestDescriptorReuseRejectsStaleRead(t *testing.T) {
+	tb := newTestTable(8, 10)
+	my := leaseDesc()
+	defer my.release()
+	d := descriptors.desc(my.slot)
+
+	var op1 kcasOp
+	op1.add(1, 10, 11)
+	op1.add(2, 10, 12) // installed by rdcss
+	if !tb.kcasWith(&op1, my.slot) {
+		t.Fatal("first K-CAS failed")
+	}
+	kref1 := kcasRef(my.slot, stateSeq(d.state.Load()))
+	rref1 := rdcssRef(my.slot, d.rseq.Load())
+
+	calls := 0
+	descFieldsWritten = func(slot uint32) {
+		if slot != my.slot {
+			return
+		}
+		calls++
+		var s kcasSnap
+		if _, ok := tb.snapKCAS(kref1, &s); ok {
+			if s.n != 2 || s.idx[0] != 1 || s.idx[1] != 2 || s.new[0] != 11 || s.new[1] != 12 {
+				t.Errorf("call %d: a read of the finished K-CAS accepted fields %v %v %v (n %d) of the next use of its slot", calls, s.idx, s.old, s.new, s.n)
+			}
+		}
+		if kref, idx, old, ok := tb.snapRDCSS(rref1); ok && (kref != kref1 || idx != 2 || old != 10) {
+			t.Errorf("call %d: a read of the finished RDCSS accepted %#x, word %d, old %d from the next use of its slot", calls, kref, idx, old)
+		}
+	}
+	defer func() { descFieldsWritten = nil }()
+
+	var op2 kcasOp
+	op2.add(3, 10, 20)
+	op2.add(4, 10, 30)
+	if !tb.kcasWith(&op2, my.slot) {
+		t.Fatal("second K-CAS failed")
+	}
+	if calls < 2 {
+		t.Fatalf("descFieldsWritten ran %d times; want 2 (the K-CAS part and the RDCSS part)", calls)
+	}
+	for i, want := range []uint64{10, 11, 12, 20, 30, 10, 10, 10} {
+		if got := tb.load(uint64(i)); got != want {
+			t.Errorf("word %d = %d; want %d", i, got, want)
+		}
+	}
+}
