@@ -32,37 +32,46 @@ import (
 // holding a reference with the old number can tell that the operation it
 // refers to is over. Fields are read with the seqlock pattern: load the state
 // word, load the fields, load the state word again; if both loads show the
-// reference's sequence number the fields belong to that operation. All fields
-// are atomics, so these reads are not data races.
+// reference's sequence number the fields belong to that operation. The
+// reads are atomic loads; the writes are atomic stores except on amd64
+// (below).
 //
 // Field writes. The leaseholder bumps the sequence (state for the K-CAS
 // part, rseq for the RDCSS part) with an atomic store, then writes the
 // fields with setField, then publishes the descriptor with the CAS that
-// installs its reference. On amd64 (race builds excepted) setField is a
-// plain store, elsewhere an atomic one: a sequentially consistent store is
-// an XCHG on amd64, about 20 cycles, and a three-word K-CAS wrote 16
-// fields, over half of its locked instructions.
+// installs its reference. On amd64 built by gc (race builds excepted)
+// setField is a plain store, elsewhere an atomic one: a sequentially
+// consistent store is an XCHG on amd64, about 20 cycles, and a three-word
+// K-CAS wrote 16 fields, over half of its 28 locked instructions.
 //
-// Claim: a seqlock read that sees sequence s in both of its loads of the
-// sequence word returns the field values written for use s. Proof, for
-// amd64 (x86-TSO): the Go compiler keeps memory operations in program
-// order around atomic operations (its SSA threads every store and atomic
-// through one memory chain), so the processor receives, for use s+1, the
-// sequence store, then the field stores, then the publishing CAS. Under
-// TSO stores become visible in program order, and loads are not reordered
-// with other loads. A reader's field load that returns a value written for
-// use s+1 therefore comes after the store of s+1's sequence became
-// visible, and the reader's second sequence load, later in its program
-// order, returns s+1 or later: the read is rejected. A field load that
-// returns a value written for use s or earlier, with both sequence loads
-// showing s, returns use s's value: use s's sequence store preceded its
-// field stores in visibility, the reader's first load saw s, and each
-// field was written at most once per use. Word-sized plain stores on
-// amd64 are single MOVs to aligned words, which never tear. On other
-// processors plain stores may become visible out of order, so the store
-// stays atomic there; race builds keep it atomic for the race detector.
+// Claim: a seqlock read of a reference with sequence s that sees s in both
+// of its loads of the sequence word returns the field values written for
+// use s. Proof, for amd64 (x86-TSO) built by gc: the compiler keeps memory
+// operations in program order around atomic operations (its SSA threads
+// every store and atomic through one memory chain, and its dead-store pass
+// stops at any other memory operation), so the processor receives, for
+// each use, the sequence store, then the field stores, then the CAS that
+// publishes a reference. A reader holds a reference with sequence s only
+// because it loaded it from a word, where a CAS placed it after use s's
+// field stores: the owner's install, or a helper's completion of an RDCSS
+// whose fields it had read and validated, which itself came after the
+// owner's. Under TSO stores become visible in program order and loads are
+// not reordered with other loads, so the reader's field loads, after its
+// load of the reference, return use s's values or later ones. A later one
+// was written by use s+1 or later, whose sequence store became visible
+// before it; the reader's second sequence load, later in its program
+// order, then returns more than s and the read is rejected. Word-sized
+// plain stores on amd64 are single MOVs to aligned words, which never
+// tear. Stores that are no longer locked may pass the owner's later loads
+// of table words; that is harmless, since nobody reads the fields before
+// the publishing CAS, and a locked instruction drains the store buffer.
+// The Go memory model calls a plain store racing with an atomic load a
+// data race, so this argument rests on gc and x86, not on the model:
+// other processors, whose plain stores may become visible out of order,
+// other compilers, and race builds keep the atomic store.
 // TestDescriptorReuseRejectsStaleRead places a read between use s+1's
-// field writes and its publication.
+// field writes and its publication; TestDescriptorSeqlockUnderReuse reads
+// descriptors found in words while other goroutines reuse their slots.
 //
 // Protocol (HFP). The K-CAS descriptor lists up to maxK word indices in
 // ascending order with their expected (old) and new values, and a state word
