@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -68,7 +69,7 @@ func TestLockStripeCount(t *testing.T) {
 		{1 << 23, 64, 2048},
 		{1 << 24, 64, 4096},
 		{1 << 24, 1024, 4096},
-		{1 << 31, 0, 64},
+		{min(1<<31, math.MaxInt), 0, 64},
 	} {
 		t.Run(fmt.Sprintf("buckets=%d/procs=%d", tc.buckets, tc.procs), func(t *testing.T) {
 			if got := lockStripeCount(tc.buckets, tc.procs); got != tc.want {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,7 @@ func TestReadFromLyingLen(t *testing.T) {
 	const m = 1 << 27 // a 1 GiB table
 	hdr := bytes.Clone(valid[:formatHeaderSize])
 	binary.LittleEndian.PutUint64(hdr[16:], m)
-	for _, claim := range []int{1 << 40, -1, 1<<63 - 1, 8 * m, 8*m + formatTrailerSize} {
+	for _, claim := range []int{min(1<<40, math.MaxInt), -1, math.MaxInt, 8 * m, 8*m + formatTrailerSize} {
 		t.Run(fmt.Sprintf("header-only/len=%d", claim), func(t *testing.T) {
 			var g Filter
 			var err error
@@ -41,7 +42,7 @@ func TestReadFromLyingLen(t *testing.T) {
 			}
 		})
 	}
-	for _, claim := range []int{0, 1, -1, 7, len(valid) - 1, len(valid), len(valid) + 1, 1 << 40} {
+	for _, claim := range []int{0, 1, -1, 7, len(valid) - 1, len(valid), len(valid) + 1, min(1<<40, math.MaxInt)} {
 		t.Run(fmt.Sprintf("full/len=%d", claim), func(t *testing.T) {
 			var g Filter
 			n, err := g.ReadFrom(&lenReader{bytes.NewReader(valid), claim})
