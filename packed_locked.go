@@ -35,10 +35,47 @@ func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
 }
 
 // pkAddLocked puts fp into whichever of b1 and b2 has more slots that may
-// take it (b1 on a tie), under both words' locks.
+// take it (b1 on a tie) and reports whether it did; false means neither
+// has such a slot. It chooses from unlocked reads and locks only the
+// chosen word's stripe, re-checking under the lock that the bucket still
+// has a slot that may take fp; only when the choice went stale does it
+// lock both words and choose again, as locked.go's addLocked does.
+//
+// Claim: the insert is one instant for every other operation. Proof: it
+// changes one word, under that word's lock, and every other change to a
+// word (inserts, deletes, relocation steps, InsertUnique, Reset) holds that
+// word's lock, so the word goes from the value read under the lock to that
+// value with fp added, with nothing in between. Lookups need nothing more:
+// their claim above is about relocation steps, and an insert only adds a
+// copy. InsertUnique, Count and Delete hold both words' locks, so the
+// insert falls wholly before or after them. The unlocked reads only choose
+// the bucket; what is written is built from the read under the lock.
 func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
-	g := f.pkLockedWords(b1, b2)
-	ok := f.pkAddHeld(b1, b2, fp)
+	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
+	if b1>>1 == b2>>1 {
+		w2 = w1
+	}
+	fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
+	b, fr := b1, fr1
+	if pkSecond(b1, b2, fr1, fr2, fp) {
+		b, fr = b2, fr2
+	}
+	if fr == 0 {
+		return false // neither has room (discovery reads them again)
+	}
+	g := f.locks.lockBuckets(b>>1, b>>1)
+	w := f.t.words[b>>1].Load()
+	ok := false
+	if fr := pkFree(pkHalf(w, b), b, fp); fr != 0 {
+		f.t.words[b>>1].Store(pkPut(w, b, fp, fr))
+		ok = true
+	}
+	f.locks.unlockBuckets(g)
+	if ok {
+		return true
+	}
+	g = f.pkLockedWords(b1, b2)
+	ok = f.pkAddHeld(b1, b2, fp)
 	f.locks.unlockBuckets(g)
 	return ok
 }

@@ -464,3 +464,56 @@ func TestPackedPlacementRule(t *testing.T) {
 	}
 	t.Logf("%d placements checked", checked)
 }
+
+// TestPackedLockedAddPlacement checks that pkAddLocked, which chooses from
+// unlocked reads and locks one word, stores exactly what pkAddHeld, which
+// locks both words first, would: the same bucket and slot for every
+// pattern of free slots, both parities of both buckets, one-word pairs and
+// full pairs. (Concurrent inserts whose chosen bucket filled up meanwhile
+// are TestUniqueOwnersAgainstRelocation's and TestQuiescentCopiesEqualLen's:
+// both fail when pkAddLocked writes from its unlocked read.)
+func TestPackedLockedAddPlacement(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	f, err := New(1000, WithFingerprintBits(8), WithMode(Locked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := New(1000, WithFingerprintBits(8), WithMode(Locked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	word := func() uint64 {
+		var w uint64
+		for i := range 8 {
+			if rng.IntN(2) == 0 {
+				x := 1 + rng.Uint64N(255)
+				if i == 7 {
+					x = 1 + rng.Uint64N(pkTopLimit-1)
+				}
+				w |= x << (8 * i)
+			}
+		}
+		return w
+	}
+	pairs := [][2]uint64{{10, 21}, {11, 20}, {12, 22}, {13, 23}, {14, 15}, {15, 14}, {16, 16}}
+	for range 20000 {
+		bb := pairs[rng.IntN(len(pairs))]
+		b1, b2 := bb[0], bb[1]
+		w1, w2 := word(), word()
+		fp := 1 + rng.Uint64N(255)
+		for _, x := range []*Filter{f, g} {
+			x.t.words[b1>>1].Store(w1)
+			x.t.words[b2>>1].Store(w2)
+		}
+		got := f.pkAddLocked(b1, b2, fp)
+		want := g.pkAddHeld(b1, b2, fp)
+		if got != want {
+			t.Fatalf("words %#x, %#x, buckets %d, %d, fp %d: pkAddLocked %v, pkAddHeld %v", w1, w2, b1, b2, fp, got, want)
+		}
+		for _, i := range []uint64{b1 >> 1, b2 >> 1} {
+			if a, b := f.t.words[i].Load(), g.t.words[i].Load(); a != b {
+				t.Fatalf("words %#x, %#x, buckets %d, %d, fp %d: word %d is %#x; pkAddHeld makes %#x", w1, w2, b1, b2, fp, i, a, b)
+			}
+		}
+	}
+}
