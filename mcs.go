@@ -280,8 +280,8 @@ type lockGuardAll struct {
 // layouts) has 64 stripes, 4 KiB, where 64 per P gave it 1,024 (64 KiB,
 // 0.5 bits per key) at GOMAXPROCS=16. The price is contention on many
 // processors: a section holds two of the 64 stripes, so with 16 writers in
-// sections at once each finds one of its stripes taken about half the time
-// (2·2·15/64 other sections' stripes against its two, by expectation). A
+// sections at once the other 15 hold on average 2·2·15/64 ≈ 0.9 of a
+// section's two stripes, and it finds one taken more often than not. A
 // filter of 32M keys (2^23 words) has 2,048 stripes, as many as 32 Ps get.
 func lockStripeCount(nBuckets, procs int) int {
 	n := mcsPow2(mcsStripesPerProc * max(procs, 1))
