@@ -51,10 +51,7 @@ func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
 // insert falls wholly before or after them. The unlocked reads only choose
 // the bucket; what is written is built from the read under the lock.
 func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
-	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
-	if b1>>1 == b2>>1 {
-		w2 = w1
-	}
+	w1, w2 := f.pkReadPair(b1, b2)
 	fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
 	b, fr := b1, fr1
 	if pkSecond(b1, b2, fr1, fr2, fp) {
