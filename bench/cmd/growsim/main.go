@@ -753,7 +753,9 @@ func printSummary(w io.Writer, all [][]result, maxBits, maxFPR float64) {
 	}
 }
 
-func parseList[T any](s string, parse func(string) (T, error)) ([]T, error) {
+// mustList parses a comma-separated flag value, exiting with a message
+// that names the flag when an element does not parse.
+func mustList[T any](name, s string, parse func(string) (T, error)) []T {
 	var out []T
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f == "" {
@@ -761,11 +763,11 @@ func parseList[T any](s string, parse func(string) (T, error)) ([]T, error) {
 		}
 		v, err := parse(f)
 		if err != nil {
-			return nil, fmt.Errorf("%q: %w", f, err)
+			log.Fatalf("-%s %q: %v", name, f, err)
 		}
 		out = append(out, v)
 	}
-	return out, nil
+	return out
 }
 
 func parseUint(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) }
@@ -797,27 +799,12 @@ func main() {
 	if *seg == 0 || *seg&(*seg-1) != 0 {
 		log.Fatalf("seg must be a power of two, got %d", *seg)
 	}
-	sizes, err := parseList(*sizesF, parseUint)
-	if err != nil {
-		log.Fatal(err)
-	}
+	sizes := mustList("sizes", *sizesF, parseUint)
 	sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
-	cs, err := parseList(*chunks, parseUint)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ts, err := parseList(*targets, parseFloat)
-	if err != nil {
-		log.Fatal(err)
-	}
-	ls, err := parseList(*tails, parseUint)
-	if err != nil {
-		log.Fatal(err)
-	}
-	dls, err := parseList(*dtails, parseUint)
-	if err != nil {
-		log.Fatal(err)
-	}
+	cs := mustList("chunks", *chunks, parseUint)
+	ts := mustList("targets", *targets, parseFloat)
+	ls := mustList("tails", *tails, parseUint)
+	dls := mustList("dtails", *dtails, parseUint)
 	base := config{shards: *shards, seg: *seg, bfsNodes: *bfsNodes, maxPath: *maxPath}
 	var cfgs []config
 	for _, d := range strings.Split(*designs, ",") {
