@@ -12,7 +12,8 @@
 //
 // Every run first fills the filter with the 8-byte keys 0..2^20-1 (seed
 // 0), so the run with -n 0 counts the fill alone: divide its counts by 2^20
-// for a fill's cost per insert. Workloads: pos and neg look up inserted
+// for a fill's cost per insert. The fill calls Insert once per key, or
+// InsertBatch with 16 keys a call with -fill batch. Workloads: pos and neg look up inserted
 // and never-inserted keys, batch looks up groups of 64 keys, half of each,
 // with LookupBatch. Filters (-impl): cuckoo (New(2^20) with fingerprint
 // size -bits: five 12-bit slots per bucket, four of 8 or 15 bits; -bits 124
@@ -41,9 +42,10 @@ func main() {
 	impl := flag.String("impl", "cuckoo", "filter: cuckoo, growing or seiflotfy")
 	workload := flag.String("w", "neg", "operation after the fill: pos, neg or batch")
 	n := flag.Int("n", 0, "operations after the fill (0: the fill alone)")
+	fill := flag.String("fill", "insert", "how the fill inserts: insert (one key a call) or batch (InsertBatch, 16 keys a call)")
 	bits := flag.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint bits of -impl cuckoo: 8, 12 (five per bucket) or 15; 124 for four 12-bit slots per bucket")
 	flag.Parse()
-	if err := run(*impl, *workload, *n, *bits, os.Stdout); err != nil {
+	if err := run(*impl, *fill, *workload, *n, *bits, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -51,15 +53,22 @@ func main() {
 // filter is what the workloads need of a cuckoo.Filter or cuckoo.Growing.
 type filter interface {
 	Insert(key []byte) error
+	InsertBatch(keys [][]byte) (int, error)
 	Lookup(key []byte) bool
 	LookupBatch(keys [][]byte, found []bool) int
 }
 
-// run fills the filter impl with keys 0..size-1, then runs n operations of
-// workload and prints how many keys were found.
-func run(impl, workload string, n, bits int, w io.Writer) error {
+// run fills the filter impl with keys 0..size-1 (fill: insert or batch),
+// then runs n operations of workload and prints how many keys were found.
+func run(impl, fill, workload string, n, bits int, w io.Writer) error {
 	var k [8]byte
+	if fill != "insert" && fill != "batch" {
+		return fmt.Errorf("unknown fill %q (want insert or batch)", fill)
+	}
 	if impl == "seiflotfy" {
+		if fill != "insert" {
+			return fmt.Errorf("seiflotfy: only the fill through Insert is counted")
+		}
 		if n != 0 {
 			return fmt.Errorf("seiflotfy: only the fill (-n 0) is counted")
 		}
@@ -88,11 +97,8 @@ func run(impl, workload string, n, bits int, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for i := range size {
-		binary.LittleEndian.PutUint64(k[:], uint64(i))
-		if err := f.Insert(k[:]); err != nil {
-			return fmt.Errorf("filling key %d: %w", i, err)
-		}
+	if err := fillKeys(f, fill == "batch"); err != nil {
+		return err
 	}
 	hits := 0
 	i := uint64(0x5eed)
@@ -133,4 +139,34 @@ func run(impl, workload string, n, bits int, w io.Writer) error {
 	}
 	_, err = fmt.Fprintln(w, hits)
 	return err
+}
+
+// fillKeys inserts the 8-byte keys 0..size-1 into f in order, one key a
+// call or, with batch, 16 keys a call through InsertBatch.
+func fillKeys(f filter, batch bool) error {
+	if !batch {
+		var k [8]byte
+		for i := range size {
+			binary.LittleEndian.PutUint64(k[:], uint64(i))
+			if err := f.Insert(k[:]); err != nil {
+				return fmt.Errorf("filling key %d: %w", i, err)
+			}
+		}
+		return nil
+	}
+	const group = 16
+	buf := make([]byte, 8*group)
+	keys := make([][]byte, group)
+	for j := range keys {
+		keys[j] = buf[8*j : 8*j+8]
+	}
+	for i := 0; i < size; i += group {
+		for j := range keys {
+			binary.LittleEndian.PutUint64(keys[j], uint64(i+j))
+		}
+		if n, err := f.InsertBatch(keys); err != nil {
+			return fmt.Errorf("filling key %d: %w", i+n, err)
+		}
+	}
+	return nil
 }
