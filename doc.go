@@ -45,8 +45,8 @@
 // lost. New(n) sizes the table for n keys at 97% load with five-slot
 // buckets, 95% with four, 92% in the packed layout. In the tests, filters
 // for 2,000 keys or more always took at least n keys before the first
-// ErrFull (typically 96-97.5% of Cap() with four slots, 98.5-98.9% with
-// five; packed tables 95.3-96.7% at 2,000 keys, 93.59-94.21% at 1M, 93.30%
+// ErrFull (typically 96-97.5% of Cap() with four slots, 98.3-99.1% with
+// five; packed tables 95.3-96.7% at 2,000 keys, 93.48-94.04% at 1M, 93.30%
 // at 32M with fixed seeds; 92.92% the lowest of 80 random seeds at 1M).
 // Smaller ones, whose few buckets leave relocation little room, get New's
 // spare slots (32 or more): with them, 4 of 7.2 million tables
@@ -57,7 +57,9 @@
 // Duplicates: inserting a key k times stores k copies (at most 10 fit, 8
 // with four-slot buckets: the slots of its two buckets; in the packed
 // layout 8, or 6 or 7 when the fingerprint is 64 or more and a bucket is
-// odd, whose top slot cannot take it); each Delete removes one. Deleting a
+// odd, whose top slot cannot take it; one bucket's slots, 3 to 5, for a
+// key whose two buckets are one bucket, about one key in as many as the
+// table has buckets); each Delete removes one. Deleting a
 // key that was never inserted can remove the fingerprint of a different key
 // that collides with it, creating a false negative for that key: only
 // delete keys you inserted. If a Lookup overlaps both an Insert of a new

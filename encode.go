@@ -95,7 +95,8 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 //
 // How: WriteTo first encodes the whole filter into memory, as MarshalBinary
 // does, and only then hands the bytes to w, so it needs memory for one copy
-// of the table (8 bytes per bucket: Cap()·8/SlotsPerBucket() bytes) while it
+// of the table (8 bytes per bucket word: Cap()·8/SlotsPerBucket() bytes,
+// and Cap() bytes in the packed layout, two buckets to a word) while it
 // runs. While the
 // table is being copied, relocations wait (a relocation could otherwise
 // move a fingerprint from a bucket not yet copied into one already copied,

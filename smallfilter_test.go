@@ -10,9 +10,9 @@ import (
 // per-tenant case, and measures their heap with runtime.MemStats. The
 // fixed state used to be about 14 KB per filter (LockFree) and 20.5 KB
 // (Locked), 1.4-2 GB for this test; with the shards and stripes sized by
-// the table (shardBitsFor, lockStripeCount) a 100-key filter measured 791
-// bytes (LockFree) and 1.9 KB (Locked) on a 2-core machine (five-slot
-// buckets, New's default).
+// the table (shardBitsFor, lockStripeCount) a 100-key filter measures
+// about 900 bytes (LockFree) and 1.6 KB (Locked) on a 2-core machine
+// (five-slot buckets, New's default).
 func TestSmallFiltersAreCheap(t *testing.T) {
 	n := 100000
 	if testing.Short() || raceEnabled {

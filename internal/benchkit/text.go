@@ -35,7 +35,7 @@ func (r *Report) writeHeader(w io.Writer) {
 		fmt.Fprintf(w, "%s per cell: lookups and mixed = median of %d runs of 1/%d of it; fill = median of whole fills into fresh structures\n", r.Duration, r.Reps, r.Reps)
 	}
 	fmt.Fprintf(w, "keys: %d bytes (counter i, then a 64-bit mix of i); each goroutine inserts and deletes its own slice, lookups walk all keys\n", KeySize)
-	fmt.Fprintln(w, "fill = n inserts into a filter sized for n (95% or 97% load, by layout); mixed = 90% lookup/5% delete/5% re-insert with 95% of the n keys in")
+	fmt.Fprintln(w, "fill = n inserts into a filter sized for n (92%, 95% or 97% load, by layout); mixed = 90% lookup/5% delete/5% re-insert with 95% of the n keys in")
 	fmt.Fprintf(w, "ratio = Mops/s over %s's in the same size, workload and goroutines; allocs/op from runtime.MemStats.Mallocs\n", r.Ref)
 	fmt.Fprintln(w, "bits/key = table bits over n (heap growth where the table size is unknown); load = Len/Cap after the cell; FPR = hits of lookup-neg")
 	for _, n := range r.Names() {
