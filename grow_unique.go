@@ -4,8 +4,9 @@ import "github.com/cespare/xxhash/v2"
 
 // InsertUnique adds key to the growing filter unless an entry matching it
 // is already in one of its buckets, and reports whether it added it. It
-// returns ErrFull (and inserted=false) only where Insert would: at the
-// bound WithMaxCapacity sets, with nothing changed.
+// returns ErrFull (and inserted=false) only where Insert would (at the
+// bound, or in a shard less than half full whose buckets around the key
+// are full), with nothing changed.
 //
 // InsertUnique is linearizable in both modes, also against Insert, Delete,
 // relocations and doublings: it takes effect at one instant at which it
