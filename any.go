@@ -3,6 +3,7 @@ package cuckoo
 import (
 	"bytes"
 	"io"
+	"strings"
 )
 
 // AnyFilter is the method set that *Filter and *Growing share: what a
@@ -88,7 +89,11 @@ func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 // either kind (MarshalBinary of a Filter or of a Growing filter), as
 // UnmarshalBinary does, and returns it as a *Filter or a *Growing.
 func UnmarshalAny(data []byte) (AnyFilter, error) {
-	if len(data) >= len(growFormatMagic) && string(data[:len(growFormatMagic)]) == growFormatMagic {
+	// A Growing filter's magic, or a proper prefix of it that no Filter's
+	// magic begins with (then Growing's UnmarshalBinary reports the
+	// truncation, as ReadAny does).
+	if strings.HasPrefix(string(data), growFormatMagic) ||
+		strings.HasPrefix(growFormatMagic, string(data)) && !strings.HasPrefix(formatMagic, string(data)) {
 		g := new(Growing)
 		if err := g.UnmarshalBinary(data); err != nil {
 			return nil, err

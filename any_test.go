@@ -91,6 +91,9 @@ func TestReadAny(t *testing.T) {
 		{"fixed, truncated", fd[:len(fd)/2], cuckoo.ErrTruncated},
 		{"growing, truncated", gd[:len(gd)/2], cuckoo.ErrTruncated},
 		{"magic prefix", fd[:5], cuckoo.ErrTruncated},
+		{"fixed magic but its last byte", fd[:7], cuckoo.ErrTruncated},
+		{"growing magic but its last byte", gd[:7], cuckoo.ErrTruncated},
+		{"growing magic", gd[:8], cuckoo.ErrTruncated},
 	} {
 		_, _, err1 := cuckoo.ReadAny(bytes.NewReader(bad.data))
 		_, err2 := cuckoo.UnmarshalAny(bad.data)
