@@ -235,8 +235,9 @@ type growShard struct {
 
 // WithMaxCapacity bounds a Growing filter: its shards double only while
 // all of them together hold at most maxCapacity keys at 95% load (the
-// smaller shards doubling first), so Cap never exceeds maxCapacity/0.95
-// slots. Past that, an insert that finds no room returns ErrFull with
+// smaller shards doubling first; each shard's keys at 95% rounded down to
+// a whole key), so Cap never exceeds (maxCapacity+16)/0.95 slots: a few
+// slots above maxCapacity/0.95 for some maxima. Past that, an insert that finds no room returns ErrFull with
 // nothing lost, as a Filter's does. Since each shard receives a sixteenth
 // of the keys and the shards cannot all have the same size, the first
 // ErrFull comes when the smallest shard at its bound is full: from about
@@ -247,10 +248,15 @@ func WithMaxCapacity(maxCapacity int) Option {
 	return func(c *config) { c.maxCap, c.maxCapSet = maxCapacity, true }
 }
 
-// NewGrowing returns a filter that starts with room for capacity keys (at
-// least 5,512: the smallest shard has 64 buckets; about 1.4 times
-// capacity above that, as the sixteen shards have different sizes) and
-// grows as keys arrive, each shard doubling up to 19 times.
+// NewGrowing returns a filter whose first tables are sized for capacity
+// keys at 95% load or more (BaseCapacity: at least 5,512, as the smallest
+// shard has 64 buckets; about 1.4 times capacity above that, as the
+// sixteen shards have different sizes) and that grows as keys arrive,
+// each shard doubling up to 19 times. The shards receive equal shares of
+// the keys, so the smallest fills first: the first doubling came after
+// 0.94 to 1.11 times capacity keys for NewGrowing(5512), 0.98 to 1.06 for
+// 100,000 and 1.01 to 1.03 for 1,000,000 (40 random seeds each), and
+// after 3,219 to 4,333 keys for NewGrowing(100).
 //
 // The floor is a choice of the hash layout, not of memory alone: a key's
 // bucket index takes the shard's first-table bits plus one bit per
