@@ -55,7 +55,7 @@ const (
 	targetLoadNum, targetLoadDen = 19, 20
 	// targetLoad5 is the load factor a table of five-slot buckets is
 	// sized for: 97%. Such tables took 98.3-99.1% before their first
-	// ErrFull (seeds 1 to 5 at 2,000 to 1,000,000 keys), 97.4% at the
+	// ErrFull (seeds 1 to 5 at 2,000 to 1,000,000 keys), 97.38% at the
 	// lowest of 3,000 random seeds at 2,000 keys.
 	targetLoad5Num, targetLoad5Den = 97, 100
 	// maxBuckets bounds the table at 16 GiB: bucket indices must fit in 32
@@ -210,7 +210,7 @@ type Filter struct {
 // tables did (100,000 random seeds per layout at each of 18 sizes from 1
 // to 1,000 keys; one each at 20, 30 and twice 50 keys). Tables for 2,000
 // keys or more took capacity keys in every one of 20,000 seeds per layout
-// at 2,000, 3,000 and 5,000 keys, and their first ErrFull came at 97.4% of
+// at 2,000, 3,000 and 5,000 keys, and their first ErrFull came at 97.3% of
 // Cap() or more with five slots, 95.9% with four and 93.2% packed (3,000
 // seeds at 2,000 keys; 500 at 20,000 gave 98.4%, 97.2% and 93.6%).
 //

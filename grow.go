@@ -237,8 +237,8 @@ type growShard struct {
 // all of them together hold at most maxCapacity keys at 95% load (the
 // smaller shards doubling first; each shard's keys at 95% rounded down to
 // a whole key), so Cap never exceeds (maxCapacity+16)/0.95 slots: a few
-// slots above maxCapacity/0.95 for some maxima. Past that, an insert that finds no room returns ErrFull with
-// nothing lost, as a Filter's does. Since each shard receives a sixteenth
+// slots above maxCapacity/0.95 for some maxima. Past that, an insert that
+// finds no room returns ErrFull with nothing lost, as a Filter's does. Since each shard receives a sixteenth
 // of the keys and the shards cannot all have the same size, the first
 // ErrFull comes when the smallest shard at its bound is full: from about
 // two thirds of maxCapacity keys on (0.64 to 0.74 of a maximum of 50,000

@@ -31,7 +31,7 @@ func expectedFalsePositiveRate(bits, slots int, load float64) float64 {
 // word, sized for 92% load (8.8 bits per key, 2·4·0.92/255 = 2.89%; see
 // WithFingerprintBits). Down to 0.237% it is five 12-bit fingerprints per
 // 64-bit bucket word, sized for 97% load
-// (13.2 bits per key, 2·5·0.97/4095 = 0.237%; such tables took 97.4% or
+// (13.2 bits per key, 2·5·0.97/4095 = 0.237%; such tables took 97.3% or
 // more before their first ErrFull in 3,000 random seeds at 2,000 keys; the layout of New without options);
 // down to 0.186%, four 12-bit fingerprints sized for 95% load (16.8 bits
 // per key); down to 0.0232%, four 15-bit ones (16.8 bits per key). New
