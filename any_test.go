@@ -106,6 +106,18 @@ func TestReadAny(t *testing.T) {
 			t.Errorf("text: %v; want both magics named", err1)
 		}
 	}
+	// Every input cut short inside a magic: both loaders give the same
+	// error (a prefix both magics share is read as a Filter's, one only
+	// the Growing magic has as a Growing filter's).
+	for _, data := range [][]byte{fd, gd} {
+		for k := range 8 {
+			_, _, err1 := cuckoo.ReadAny(bytes.NewReader(data[:k]))
+			_, err2 := cuckoo.UnmarshalAny(data[:k])
+			if err1 == nil || err2 == nil || err1.Error() != err2.Error() {
+				t.Errorf("%q: ReadAny %v, UnmarshalAny %v; want the same error", data[:k], err1, err2)
+			}
+		}
+	}
 	if err := new(cuckoo.Filter).UnmarshalBinary(gd); !errors.Is(err, cuckoo.ErrFormat) || !strings.Contains(err.Error(), "Growing filter's encoding") {
 		t.Errorf("Filter.UnmarshalBinary of a growing encoding: %v; want it to name Growing", err)
 	}

@@ -151,8 +151,10 @@ const growEagerLoad = 0.97
 // (their copies all go the same way), and each attempt would double the
 // memory. Copies of many keys fail far earlier (a key's copies share one
 // other bucket, so full buckets whose entries can move only among
-// themselves form from 9% load on with three copies of every key), and
-// doubling for them costs more than the ErrFull: a scratch build that
+// themselves, or only by paths longer than the search's, form at any load:
+// with three copies of every key the first ErrFull came at a median load
+// of about 0.4, some below 0.06), and doubling for them costs more than
+// the ErrFull: a scratch build that
 // doubled below this line unless the key's buckets held only entries
 // matching it took 0.10 to 0.17 load with three copies of each key (0.36
 // to 0.38 with this line) and, with six, 565 million slots for 2.5
@@ -254,9 +256,10 @@ func WithMaxCapacity(maxCapacity int) Option {
 // sixteen shards have different sizes) and that grows as keys arrive,
 // each shard doubling up to 19 times. The shards receive equal shares of
 // the keys, so the smallest fills first: the first doubling came after
-// 0.94 to 1.11 times capacity keys for NewGrowing(5512), 0.98 to 1.06 for
-// 100,000 and 1.01 to 1.03 for 1,000,000 (40 random seeds each), and
-// after 3,219 to 4,333 keys for NewGrowing(100).
+// 0.88 to 1.13 times capacity keys for NewGrowing(5512) (1,000 random
+// seeds), 0.99 to 1.05 for 100,000 (200 seeds) and 1.01 to 1.03 for
+// 1,000,000 (40 seeds), and after 3,200 to 4,450 keys for NewGrowing(100)
+// (1,000 seeds).
 //
 // The floor is a choice of the hash layout, not of memory alone: a key's
 // bucket index takes the shard's first-table bits plus one bit per
@@ -548,14 +551,15 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 // Insert adds key to the filter, doubling its shard's table if the key
 // finds no room. It returns ErrFull only at the maximum (WithMaxCapacity
 // or 19 doublings) or, while the key's shard is less than half full, when
-// no relocation path from its buckets reaches a free slot: its buckets
-// are full of copies of keys like it, or they and every bucket their
-// entries can move to are full. Copies make the second case likely, since
-// every copy of a key has the same other bucket: storing three copies of
-// each key, 195 of 200 filters from NewGrowing(100) returned an ErrFull
-// (at loads as low as 9%), and then also for some keys never inserted
-// before; storing each key once, no ErrFull below the bound has been
-// seen. The filter then holds what it held before. Use InsertUnique to
+// the search finds no path of at most five moves from its buckets to a
+// free slot: its buckets are full of copies of keys like it, or they and
+// the buckets their entries can reach are full. Copies make the second
+// case likely, since every copy of a key has the same other bucket:
+// storing each of 2,000 keys three times, 167 of 200 filters from
+// NewGrowing(100) returned an ErrFull, and with 20,000 keys all 200, at a
+// filter load of about 0.4 in the median (a tenth of them below 0.23,
+// some below 0.06), then also for some keys never inserted before;
+// storing each key once, no ErrFull below the bound has been seen. The filter then holds what it held before. Use InsertUnique to
 // store each key once. On a zero Growing it returns ErrZeroFilter.
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(xxhash.Sum64(key)) }
 

@@ -1144,14 +1144,19 @@ func TestGrowingCopiesOfManyKeys(t *testing.T) {
 
 // TestGrowingMaxCapacityCapBound checks WithMaxCapacity's bound on Cap at
 // the most doublings it allows, for every maximum from the smallest
-// accepted to 12,000 and some larger ones: Cap·0.95 < maxCapacity+16 (each
-// shard's keys at 95% are rounded down). Cap <= maxCapacity/0.95 alone,
-// which the doc said before, fails for 5,512, 6,847 and 10,566 among others
-// (an outside test found them).
+// accepted to 25,000 and 2,000 random larger ones: Cap·0.95 <
+// maxCapacity+16 (each shard's keys at 95% are rounded down). Cap <=
+// maxCapacity/0.95 alone, which the doc said before, fails for 5,512,
+// 6,847 and 10,566 among others (an outside test found them). A bound that
+// let the shards exceed maxCapacity by 8 keys first breaks it at 18,543.
 func TestGrowingMaxCapacityCapBound(t *testing.T) {
 	maxima := []int{100_000, 1_000_003, 123_456_789}
-	for m := 5512; m <= 12_000; m++ {
+	for m := 5512; m <= 25_000; m++ {
 		maxima = append(maxima, m)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for range 2000 {
+		maxima = append(maxima, 25_000+rng.IntN(10_000_000))
 	}
 	over := 0
 	for _, m := range maxima {

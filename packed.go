@@ -118,7 +118,7 @@ const (
 	// tables took 93.3% or more before their first ErrFull with the fixed
 	// seeds of TestPackedFirstFailure (three each at 2,000 to 2^20 keys,
 	// one at 4M and 32M keys), 92.92% at the lowest in 80 random-seed
-	// fills at 2^20 keys and 93.2-93.4% in two runs of 3,000 at 2,000
+	// fills at 2^20 keys and 93.0-93.4% in runs of 3,000 at 2,000
 	// keys.
 	packedLoadNum, packedLoadDen = 92, 100
 )
