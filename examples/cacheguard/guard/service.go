@@ -9,6 +9,7 @@ import (
 	"log"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -511,33 +512,51 @@ func (s *Service) Stats() Stats {
 }
 
 // Handler returns the HTTP API: GET, PUT and DELETE /items/{key} and GET
-// /stats. The key is the rest of the path after /items/, unescaped: it may
-// contain "/" (GET /items/a/b is key "a/b", as is GET /items/a%2Fb).
+// /stats. The key is the rest of the path after /items/, unescaped, exactly
+// as sent: it may contain "/" (GET /items/a/b is key "a/b", as is GET
+// /items/a%2Fb), and "//", "/./" and "/../" in it are part of the key.
+// (http.ServeMux would clean such a path and redirect the request to
+// another one, and a client that follows the redirect would then write or
+// delete another key's row: PUT /items/a//b overwrite "a/b".)
 func (s *Service) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /items/{key...}", s.handleGet)
-	mux.HandleFunc("PUT /items/{key...}", s.handlePut)
-	mux.HandleFunc("DELETE /items/{key...}", s.handleDelete)
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.Encode(s.Stats())
 	})
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		k, ok := strings.CutPrefix(r.URL.Path, "/items/")
+		if !ok {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			s.handleGet(w, r, k)
+		case http.MethodPut:
+			s.handlePut(w, r, k)
+		case http.MethodDelete:
+			s.handleDelete(w, r, k)
+		default:
+			w.Header().Set("Allow", "DELETE, GET, HEAD, PUT")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		}
+	})
 }
 
 // SourceHeader says who answered a GET: "filter" (rejected without a query)
 // or "db".
 const SourceHeader = "X-Cacheguard-Source"
 
-func (s *Service) key(w http.ResponseWriter, r *http.Request) (string, bool) {
-	k := r.PathValue("key")
+// checkKey answers 400 and reports false when k is not a valid key.
+func checkKey(w http.ResponseWriter, k string) bool {
 	if err := CheckKey(k); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return "", false
+		return false
 	}
-	return k, true
+	return true
 }
 
 // dbError logs err and answers 503 with a generic message: the error may
@@ -548,9 +567,8 @@ func (s *Service) dbError(w http.ResponseWriter, err error) {
 	http.Error(w, "database unavailable", http.StatusServiceUnavailable)
 }
 
-func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
-	k, ok := s.key(w, r)
-	if !ok {
+func (s *Service) handleGet(w http.ResponseWriter, r *http.Request, k string) {
+	if !checkKey(w, k) {
 		return
 	}
 	s.gets.Add(1)
@@ -623,9 +641,8 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request) {
 //
 // A GET that overlaps the PUT may miss the row only while it is not yet
 // committed, which a reader of the database would see as absent too.
-func (s *Service) handlePut(w http.ResponseWriter, r *http.Request) {
-	k, ok := s.key(w, r)
-	if !ok {
+func (s *Service) handlePut(w http.ResponseWriter, r *http.Request, k string) {
+	if !checkKey(w, k) {
 		return
 	}
 	val, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxValueLen))
@@ -709,9 +726,8 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request) {
 // with the same fingerprint and buckets, one inserted and the other deleted
 // during a single Lookup of the first (a probability of order 2^-f per pair
 // times the chance of that overlap).
-func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request) {
-	k, ok := s.key(w, r)
-	if !ok {
+func (s *Service) handleDelete(w http.ResponseWriter, r *http.Request, k string) {
+	if !checkKey(w, k) {
 		return
 	}
 	s.deletes.Add(1)

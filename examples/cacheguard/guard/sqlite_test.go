@@ -70,6 +70,38 @@ func TestKeysWithSlashes(t *testing.T) {
 	}
 }
 
+// TestKeysAreNotCleaned: "//", "/./" and "/../" are part of a key; no
+// request is redirected to (and so, through a client that follows the
+// redirect, acts on) another key's row. With http.ServeMux's cleaning a
+// PUT of a//b answered 307 to a/b and Go's client overwrote a/b's row.
+func TestKeysAreNotCleaned(t *testing.T) {
+	s := newService(t, Config{Store: newSQLite(t, 0)})
+	h := s.Handler()
+	if code, _, _ := do(h, "PUT", "victim/x", "precious"); code != 201 {
+		t.Fatalf("PUT victim/x: %d", code)
+	}
+	for _, k := range []string{"victim//x", "victim/./x", "other/../victim/x", "./victim/x"} {
+		if code, body, _ := do(h, "PUT", k, "overwritten"); code != 201 {
+			t.Errorf("PUT %s: %d %q; want 201 (a key of its own)", k, code, body)
+		}
+		if code, body, _ := do(h, "GET", k, ""); code != 200 || body != "overwritten" {
+			t.Errorf("GET %s: %d %q; want 200 \"overwritten\"", k, code, body)
+		}
+		if code, _, _ := do(h, "DELETE", k, ""); code != 204 {
+			t.Errorf("DELETE %s: %d; want 204", k, code)
+		}
+	}
+	if code, body, _ := do(h, "GET", "victim/x", ""); code != 200 || body != "precious" {
+		t.Errorf("GET victim/x: %d %q; want its own row, 200 \"precious\"", code, body)
+	}
+	r := httptest.NewRequest("POST", "/items/victim/x", nil)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != 405 || w.Header().Get("Allow") == "" {
+		t.Errorf("POST: %d, Allow %q; want 405 with Allow", w.Code, w.Header().Get("Allow"))
+	}
+}
+
 func TestSQLiteGetPutDelete(t *testing.T) {
 	st := newSQLite(t, 1000)
 	s := newService(t, Config{Store: st})
