@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -298,4 +299,92 @@ func TestSnapshotAfterRestoreRefused(t *testing.T) {
 			t.Errorf("GET %s (present): %d from %s; want 200", k, code, src)
 		}
 	}
+}
+
+// TestSQLiteKeyComparedAsBytes: a table whose key column the database
+// compares otherwise than byte for byte (a collation other than BINARY on
+// k or on an index of k, or k without TEXT affinity) is refused at start:
+// the database would find "Alice" for a GET of "alice" (or the row 42 for
+// "042"), which the filter, comparing bytes, rejects. Such tables were
+// accepted before.
+func TestSQLiteKeyComparedAsBytes(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, create string
+		ok           bool
+	}{
+		{"text", `CREATE TABLE t (k TEXT PRIMARY KEY, v BLOB)`, true},
+		{"varchar", `CREATE TABLE t (k VARCHAR(300) NOT NULL UNIQUE, v BLOB)`, true},
+		{"binary", `CREATE TABLE t (k TEXT COLLATE BINARY PRIMARY KEY, v BLOB)`, true},
+		{"nocase column", `CREATE TABLE t (k TEXT COLLATE NOCASE PRIMARY KEY, v BLOB)`, false},
+		{"rtrim column", `CREATE TABLE t (k TEXT COLLATE RTRIM PRIMARY KEY, v BLOB)`, false},
+		{"nocase column, binary index", `CREATE TABLE t (k TEXT COLLATE NOCASE, v BLOB); CREATE UNIQUE INDEX tk ON t (k COLLATE BINARY)`, false},
+		{"nocase index", `CREATE TABLE t (k TEXT, v BLOB); CREATE UNIQUE INDEX tk ON t (k COLLATE NOCASE)`, false},
+		{"nocase second index", `CREATE TABLE t (k TEXT PRIMARY KEY, v BLOB); CREATE INDEX tk ON t (k COLLATE NOCASE)`, false},
+		{"integer", `CREATE TABLE t (k INTEGER UNIQUE, v BLOB)`, false},
+		{"numeric", `CREATE TABLE t (k NUMERIC PRIMARY KEY, v BLOB)`, false},
+		{"no type", `CREATE TABLE t (k PRIMARY KEY, v BLOB)`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "db")
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(tc.create); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+			s, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "t"})
+			if tc.ok != (err == nil) {
+				t.Fatalf("OpenSQLite: %v; want accepted %v", err, tc.ok)
+			}
+			if err == nil {
+				s.Close()
+			} else {
+				t.Log(err)
+			}
+		})
+	}
+}
+
+// TestPostgresKeyComparedAsBytes: a table whose k, or an index on k, has a
+// non-deterministic collation (here case-insensitive) is refused at start.
+func TestPostgresKeyComparedAsBytes(t *testing.T) {
+	ctx := context.Background()
+	db := pgDirect(t)
+	sqlExec(t, db, `CREATE SCHEMA IF NOT EXISTS cacheguard_test_user`)
+	var icu bool
+	if err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_collation WHERE collprovider = 'i')`).Scan(&icu); err != nil {
+		t.Fatal(err)
+	}
+	if !icu {
+		t.Skip("this PostgreSQL has no ICU collations, the only non-deterministic ones")
+	}
+	sqlExec(t, db, `CREATE COLLATION IF NOT EXISTS cacheguard_test_user.ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)`)
+	for _, tc := range []struct {
+		name, create string
+		ok           bool
+	}{
+		{"text", `CREATE TABLE cacheguard_test_user.coll (k text PRIMARY KEY, v bytea NOT NULL)`, true},
+		{"C collation", `CREATE TABLE cacheguard_test_user.coll (k text COLLATE "C" PRIMARY KEY, v bytea NOT NULL)`, true},
+		{"case-insensitive column", `CREATE TABLE cacheguard_test_user.coll (k text COLLATE cacheguard_test_user.ci PRIMARY KEY, v bytea NOT NULL)`, false},
+		{"case-insensitive index", `CREATE TABLE cacheguard_test_user.coll (k text PRIMARY KEY, v bytea NOT NULL);
+			CREATE INDEX ON cacheguard_test_user.coll (k COLLATE cacheguard_test_user.ci)`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.coll CASCADE`)
+			sqlExec(t, db, tc.create)
+			p, err := OpenPostgres(ctx, os.Getenv(DSNEnv), PGOptions{Table: "cacheguard_test_user.coll"})
+			if tc.ok != (err == nil) {
+				t.Fatalf("OpenPostgres: %v; want accepted %v", err, tc.ok)
+			}
+			if err == nil {
+				p.Close()
+			} else {
+				t.Log(err)
+			}
+		})
+	}
+	sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.coll CASCADE`)
 }

@@ -217,6 +217,22 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 	if kType == nil || *kType != "text" || vType == nil || *vType != "bytea" || !kUnique {
 		return fmt.Errorf("table %s: want the columns k text (unique) and v bytea", p.qname)
 	}
+	// Keys compared byte for byte, as the filter compares them: k's
+	// collation and that of every index on k deterministic (a
+	// non-deterministic one, such as a case-insensitive ICU collation,
+	// finds "Alice" for a GET of "alice", which the filter rejects).
+	var folding bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation
+			WHERE a.attrelid = $1 AND a.attname = 'k' AND NOT c.collisdeterministic)
+		OR EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attname = 'k'
+			JOIN LATERAL generate_subscripts(i.indkey, 1) AS n ON i.indkey[n] = a.attnum
+			JOIN pg_collation c ON c.oid = i.indcollation[n]
+			WHERE i.indrelid = $1 AND NOT c.collisdeterministic)`, p.relid).Scan(&folding); err != nil {
+		return err
+	}
+	if folding {
+		return fmt.Errorf("table %s: column k or an index on it has a non-deterministic collation: the database would take keys that differ in bytes for one key, the filter would not (want k text with a deterministic collation)", p.qname)
+	}
 	// A plain table outside any inheritance tree: statement triggers fire
 	// only for the table a statement names, so rows written through a
 	// partition or child (which SELECTs on the parent read) or through a

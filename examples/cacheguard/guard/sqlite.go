@@ -145,6 +145,9 @@ func (s *SQLite) register(ctx context.Context) error {
 	if unique == 0 {
 		return fmt.Errorf("table %s: column k has no unique index of its own (want k TEXT PRIMARY KEY or UNIQUE)", s.table)
 	}
+	if err := sqliteKeyIsBytes(ctx, tx, s.table); err != nil {
+		return err
+	}
 	// The registration is this table's only while all of cacheguard's
 	// triggers are on it: a table dropped and created again under the
 	// name, by anyone, has none (they went with the old one), and one
@@ -172,6 +175,38 @@ func (s *SQLite) register(ctx context.Context) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// sqliteKeyIsBytes checks that the table compares keys as the filter does,
+// byte for byte: k has TEXT affinity (an INTEGER or NUMERIC column stores
+// '042' as 42, which a GET of "042" finds while the filter, given "042",
+// holds "42"), its collation is BINARY (under NOCASE or RTRIM the database
+// finds "Alice" for a GET of "alice", which the filter rejects), and so is
+// that of every unique index on k.
+func sqliteKeyIsBytes(ctx context.Context, tx *sql.Tx, table string) error {
+	var decl string
+	if err := tx.QueryRowContext(ctx, `SELECT type FROM pragma_table_info(?) WHERE name = 'k'`, table).Scan(&decl); err != nil {
+		return err
+	}
+	if d := strings.ToUpper(decl); strings.Contains(d, "INT") || !strings.Contains(d, "CHAR") && !strings.Contains(d, "CLOB") && !strings.Contains(d, "TEXT") {
+		return fmt.Errorf("table %s: column k is declared %q, without TEXT affinity: the database would compare keys as numbers or blobs where the filter compares bytes (want k TEXT)", table, decl)
+	}
+	// A compound SELECT's column takes the collation of its left-most
+	// SELECT's: k's, even with no row of the table read.
+	var folded int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT k FROM `+table+` WHERE 0 UNION ALL SELECT 'A' UNION ALL SELECT 'b ') AS s
+		WHERE s.k = 'a' OR s.k = 'b'`).Scan(&folded); err != nil {
+		return err
+	}
+	var other int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_index_list(?1) AS il, pragma_index_xinfo(il.name) AS x
+		WHERE x.key = 1 AND x.name = 'k' AND x.coll <> 'BINARY' COLLATE NOCASE`, table).Scan(&other); err != nil {
+		return err
+	}
+	if folded != 0 || other != 0 {
+		return fmt.Errorf("table %s: column k or an index on it has a collation other than BINARY: the database would take keys that differ in bytes for one key, the filter would not (want k TEXT with the default collation)", table)
+	}
+	return nil
 }
 
 // sqliteTriggerNames are the names of the triggers sqliteTriggers create,
