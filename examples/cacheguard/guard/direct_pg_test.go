@@ -248,3 +248,49 @@ func TestPostgresNotOwned(t *testing.T) {
 		t.Fatal("a table name with SQL in it: no error")
 	}
 }
+
+// TestPostgresUserTriggersChangeKeys: a user's BEFORE triggers change the
+// key a PUT writes. On insert (lower-casing it) the row holds "carol" for
+// a PUT of "Carol": the filter must hold "carol", the key of the row and
+// of its log entry (it held "Carol" before, and a GET of "carol" was
+// rejected while the row was there). On the upsert's update (renaming the
+// row) the PUT's transaction logs 'D' and 'I' entries that carry its
+// origin: they must be applied, not skipped as the PUT's own creation (they
+// were, and the renamed row's GET was rejected).
+func TestPostgresUserTriggersChangeKeys(t *testing.T) {
+	p := pgReset(t, 0)
+	s := newService(t, Config{Store: p})
+	db := pgDirect(t)
+	tbl := p.Table()
+	sqlExec(t, db, `CREATE SCHEMA IF NOT EXISTS cacheguard_test_user`)
+	sqlExec(t, db, `CREATE OR REPLACE FUNCTION cacheguard_test_user.lower_k() RETURNS trigger LANGUAGE plpgsql AS $f$
+		BEGIN NEW.k := lower(NEW.k); RETURN NEW; END $f$`)
+	sqlExec(t, db, `CREATE OR REPLACE FUNCTION cacheguard_test_user.rename_k() RETURNS trigger LANGUAGE plpgsql AS $f$
+		BEGIN IF NEW.v = 'rename' THEN NEW.k := NEW.k || '-renamed'; END IF; RETURN NEW; END $f$`)
+	sqlExec(t, db, `CREATE TRIGGER test_lower BEFORE INSERT ON `+tbl+` FOR EACH ROW EXECUTE FUNCTION cacheguard_test_user.lower_k()`)
+	sqlExec(t, db, `CREATE TRIGGER test_rename BEFORE UPDATE ON `+tbl+` FOR EACH ROW EXECUTE FUNCTION cacheguard_test_user.rename_k()`)
+	t.Cleanup(func() {
+		sqlExec(t, db, `DROP TRIGGER IF EXISTS test_lower ON `+tbl)
+		sqlExec(t, db, `DROP TRIGGER IF EXISTS test_rename ON `+tbl)
+	})
+	h := s.Handler()
+	if code, body, _ := do(h, "PUT", "Carol", "x"); code != 201 {
+		t.Fatalf("PUT Carol: %d %q", code, body)
+	}
+	if code, body, src := do(h, "GET", "carol", ""); code != 200 {
+		t.Errorf("GET carol, the row the PUT of Carol stored: %d %q from %q; want 200", code, body, src)
+	}
+	if code, _, src := do(h, "GET", "Carol", ""); code != 404 {
+		t.Errorf("GET Carol (no such row): %d from %q; want 404", code, src)
+	}
+	if code, body, _ := do(h, "PUT", "carol", "rename"); code != 204 {
+		t.Fatalf("PUT carol (an update the trigger turns into a rename): %d %q", code, body)
+	}
+	waitFor(t, directBound, "the filter accepts carol-renamed", func() bool { return s.MayContain("carol-renamed") })
+	if code, body, src := do(h, "GET", "carol-renamed", ""); code != 200 || body != "rename" {
+		t.Errorf("GET carol-renamed: %d %q from %q; want 200 rename", code, body, src)
+	}
+	if n := s.filter().Count([]byte("carol")); n != 0 {
+		t.Errorf("carol's copies after the rename: %d; want 0", n)
+	}
+}

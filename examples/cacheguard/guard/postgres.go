@@ -329,7 +329,7 @@ func commitOutcome(err error) Outcome {
 // good and no entry above it exists yet. The reader created gets reads
 // through the transaction itself (one from the pool could wait for
 // connections held by transactions queued behind the log lock).
-func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, lg LogReader) error) (bool, Outcome, error) {
+func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, stored string, lg LogReader) error) (bool, Outcome, error) {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("postgres put: %w", err)
@@ -342,14 +342,17 @@ func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin strin
 	// one transaction creates each row. One round trip for the three.
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('cacheguard.origin', $1, true)`, origin)
-	b.Queue(`INSERT INTO `+p.qname+` (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING xmax = 0`, key, val)
+	// RETURNING k: a BEFORE trigger of the user's may have changed the
+	// key (lower-cased it, say); the row, and its entry, hold that one.
+	b.Queue(`INSERT INTO `+p.qname+` (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING xmax = 0, k`, key, val)
 	b.Queue(`SELECT coalesce(nullif(current_setting('cacheguard.seq', true), ''), '0')::bigint`)
 	var isNew bool
 	var seq int64
+	stored := key
 	br := tx.SendBatch(ctx, b)
 	_, err = br.Exec()
 	if err == nil {
-		err = br.QueryRow().Scan(&isNew)
+		err = br.QueryRow().Scan(&isNew, &stored)
 	}
 	if err == nil {
 		err = br.QueryRow().Scan(&seq)
@@ -364,7 +367,7 @@ func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin strin
 		if seq == 0 {
 			return true, NotCommitted, fmt.Errorf("postgres put: no change-log entry for the new row: are the triggers on %s missing?", p.qname)
 		}
-		if err := created(seq, &pgLog{q: tx, relid: p.relid}); err != nil {
+		if err := created(seq, stored, &pgLog{q: tx, relid: p.relid}); err != nil {
 			return true, NotCommitted, err
 		}
 	}

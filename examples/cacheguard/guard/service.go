@@ -72,10 +72,11 @@ type Service struct {
 	store Store
 	filt  atomic.Pointer[cuckoo.Filter] // nil without a filter; replaced by a rebuild
 	// origin tags the change-log entries of this Service's creating PUTs
-	// (Store.Put), which catchUpLocked skips. It is random per Service, not
-	// per Store: a second Service on the same Store (a restart inside one
-	// process, from a snapshot the first one wrote) never takes the first
-	// one's creations, whose copies it does not hold, for its own.
+	// (Store.Put); catchUpLocked skips those among them whose seq is in
+	// own. It is random per Service, not per Store: a second Service on
+	// the same Store (a restart inside one process, from a snapshot the
+	// first one wrote) never takes the first one's creations, whose copies
+	// it does not hold, for its own.
 	origin string
 	cfg    Config
 	log    *log.Logger
@@ -86,9 +87,16 @@ type Service struct {
 	snapMu sync.RWMutex
 	// applyMu serializes applying the change log and guards the filter's
 	// position in it.
-	applyMu      sync.Mutex
-	applied      atomic.Int64 // last change-log seq applied
-	needsRebuild atomic.Bool  // an 'R' (TRUNCATE) was applied
+	applyMu sync.Mutex
+	applied atomic.Int64 // last change-log seq applied
+	// own holds the seqs of the entries of this Service's creating PUTs
+	// whose copies are in the filter and that catchUpLocked has not passed
+	// yet (guarded by applyMu). Only those entries are skipped: in
+	// PostgreSQL the origin is set for the whole transaction, so a user's
+	// trigger that wrote other entries in it (renaming the key on the
+	// upsert's update, say) gave them the origin too, and they must count.
+	own          map[int64]struct{}
+	needsRebuild atomic.Bool // an 'R' (TRUNCATE) was applied
 	wake         chan struct{}
 	cancel       context.CancelFunc
 	done         sync.WaitGroup
@@ -129,7 +137,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Capacity < 0 {
 		return nil, fmt.Errorf("negative capacity %d", cfg.Capacity)
 	}
-	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), origin: randomID()}
+	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), origin: randomID(), own: make(map[int64]struct{})}
 	s.source.Store("none")
 	if s.log == nil {
 		s.log = log.New(io.Discard, "", 0)
@@ -333,15 +341,21 @@ func (s *Service) catchUp(ctx context.Context) error {
 // every key x exactly copies(x) = N_p(x) + A(x), where A(x) ≥ 0 counts the
 // copies this instance's PUTs inserted for entries beyond p (in flight, or
 // committed and not yet passed here) plus leaked ones (a PUT whose commit's
-// answer was lost). Proof, by induction over the steps that change it: a
-// scan sets copies = N_p (A = 0: New runs before serving; a rebuild holds
-// snapMu exclusively, so no PUT is in flight and every committed one has
-// an entry ≤ the scan's position); a creating PUT adds 1 to A before its
+// answer was lost). Each such copy is of the key its entry holds (the key
+// as stored, Store.Put), and its entry's seq is in s.own. Proof, by
+// induction over the steps that change it: a scan sets copies = N_p (A =
+// 0: New runs before serving; a rebuild holds snapMu exclusively, so no
+// PUT is in flight and every committed one has an entry ≤ the scan's
+// position); a creating PUT adds 1 to A and its seq to own before its
 // entry commits (handlePut); a PUT that certainly did not commit removes
-// its copy again; and this function, moving p to p', applies to each key
-// the net change fi − d, where fi counts the other origins' 'I' entries in
-// (p, p'], oi our own, d the 'D' entries: N grows by fi + oi − d, and our
-// own oi entries leave A (their copies were inserted before their commit).
+// its copy and its seq again; and this function, moving p to p', applies
+// to each key the net change fi − d, where fi counts the 'I' entries in
+// (p, p'] whose seq is not in own (other writers', and any other entry
+// of our PUTs' transactions), oi those whose seq is, d the 'D' entries: N
+// grows by fi + oi − d, and the oi entries leave A (their copies were
+// inserted before their commit) and own. Skipping by origin alone would
+// miss entries a user's trigger wrote inside a PUT's transaction, which
+// PostgreSQL tags with the PUT's origin (it is set for the transaction).
 //
 // Claim D (every Delete removes a copy that is there). Where the net is
 // negative, copies(x) = N_p + A ≥ N_p + oi ≥ d − fi, because
@@ -373,8 +387,11 @@ func (s *Service) catchUpLocked(ctx context.Context, lg LogReader, before int64)
 	net := make(map[string]int)
 	truncated := false
 	err := lg.Changes(ctx, last, before, func(c Change) error {
+		_, ours := s.own[c.Seq]
 		switch {
-		case c.Op == 'I' && c.Origin != s.origin:
+		case c.Op == 'I' && ours && c.Origin == s.origin:
+			delete(s.own, c.Seq) // its copy is in already
+		case c.Op == 'I':
 			net[c.Key]++
 		case c.Op == 'D':
 			net[c.Key]--
@@ -452,6 +469,7 @@ func (s *Service) rebuildLocked(ctx context.Context, c Conn) error {
 	}
 	s.filt.Store(f)
 	s.applied.Store(seq)
+	clear(s.own) // no PUT in flight (snapMu): every own entry is <= seq
 	s.degraded.Store(false)
 	s.source.Store("rebuild")
 	s.rebuilds.Add(1)
@@ -613,9 +631,11 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request, k string) {
 //     the row lock), so of several concurrent PUTs of one new key exactly
 //     one inserts a copy.
 //   - The trigger logs the new row's 'I' like any other write, but with this
-//     instance's origin, and catchUpLocked skips 'I' entries of its own
-//     origin: the copy inserted here is the row's one copy, never a second
-//     one. Writes of any other client carry no origin and are applied.
+//     instance's origin, and catchUpLocked skips that entry (its seq is
+//     recorded in own): the copy inserted here, of the key as the database
+//     stored it, is the row's one copy, never a second one. Writes of any
+//     other client, and other entries of the PUT's transaction, are
+//     applied.
 //   - Deletions reach the filter only through the change log. Before adding
 //     its copy, the PUT therefore applies the log up to its own entry (the
 //     transaction holds the log lock, so every entry before its own is
@@ -661,9 +681,10 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request, k string) {
 	s.snapMu.RLock()
 	defer s.snapMu.RUnlock()
 	f := s.filter() // not replaced while snapMu is held
-	kb := []byte(k)
+	var kb []byte   // the key copied into the filter, as the database stored it
+	var ownSeq int64
 	inserted := false
-	created := func(seq int64, lg LogReader) error {
+	created := func(seq int64, stored string, lg LogReader) error {
 		if f == nil {
 			return nil
 		}
@@ -672,16 +693,23 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request, k string) {
 		if err := s.catchUpLocked(ctx, lg, seq); err != nil {
 			return err
 		}
+		kb = []byte(stored)
 		if err := f.Insert(kb); err != nil {
 			return ErrFilterFull
 		}
-		inserted = true
+		inserted, ownSeq = true, seq
+		s.own[seq] = struct{}{}
 		return nil
 	}
 	isNew, outcome, err := s.store.Put(ctx, k, val, s.origin, created)
 	if err != nil {
 		if inserted {
 			if outcome == NotCommitted {
+				// The entry never commits: neither its copy nor
+				// its seq stays.
+				s.applyMu.Lock()
+				delete(s.own, ownSeq)
+				s.applyMu.Unlock()
 				f.Delete(kb)
 			} else {
 				s.leaked.Add(1)

@@ -269,7 +269,7 @@ var failBeforeCommit func(key string) error
 // Put inserts or updates a row; see Store. The trigger writes the new row's
 // 'I' entry; Put gives it the caller's origin in the same transaction (it
 // holds the write lock, so the log's last entry is that one).
-func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, lg LogReader) error) (bool, Outcome, error) {
+func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, stored string, lg LogReader) error) (bool, Outcome, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("sqlite put: begin: %w", err)
@@ -295,7 +295,10 @@ func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string,
 		if err != nil {
 			return true, NotCommitted, fmt.Errorf("sqlite put: %w", err)
 		}
-		if err := created(seq, &sqliteLog{q: tx, table: s.table}); err != nil {
+		// SQLite's triggers cannot change NEW.k: the row holds key (a
+		// trigger that renamed it afterwards would have logged another
+		// last entry, and the query above found none).
+		if err := created(seq, key, &sqliteLog{q: tx, table: s.table}); err != nil {
 			return true, NotCommitted, err
 		}
 		if failBeforeCommit != nil {

@@ -120,12 +120,14 @@ type Store interface {
 	// Put writes the row in one transaction. If the row did not exist,
 	// Put calls created inside the transaction, after the row and its
 	// change-log entry (seq, carrying origin) are written and before the
-	// commit, with a reader of the log through the transaction itself;
+	// commit, with the key as the database stored it (a trigger may have
+	// changed it: the entry at seq holds that one) and a reader of the
+	// log through the transaction itself;
 	// every entry below seq is final by then (committed or rolled back
 	// for good). If created returns an error the transaction is rolled
 	// back and Put returns that error. When Put fails after created
 	// succeeded, outcome says whether the transaction may have committed.
-	Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, lg LogReader) error) (isNew bool, outcome Outcome, err error)
+	Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, stored string, lg LogReader) error) (isNew bool, outcome Outcome, err error)
 	// Delete removes the row in one transaction and reports whether it
 	// existed. When it fails, the row may or may not have been deleted.
 	Delete(ctx context.Context, key string) (deleted bool, err error)
