@@ -70,8 +70,11 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if err := checkLayout(given["fpr"], *fpr, given["fpbits"], *bits); err != nil {
 		return err
 	}
-	if *capacity < 0 {
-		return fmt.Errorf("-capacity %d: must not be negative", *capacity)
+	if *capacity < 0 || *capacity > cuckoo.MaxCapacity {
+		return fmt.Errorf("-capacity %d: want 0 to %d", *capacity, cuckoo.MaxCapacity)
+	}
+	if *poll <= 0 {
+		return fmt.Errorf("-poll %v: must be positive", *poll)
 	}
 	if *noFilter && *snapshot != "" {
 		return errors.New("-snapshot needs the filter: not with -no-filter")
@@ -80,6 +83,14 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 		return fmt.Errorf("-seed %d: must not be negative", *seed)
 	}
 	logger := log.New(stderr, "cacheguard: ", log.LstdFlags)
+	// The address is taken before the database is opened, so a bad or
+	// busy one leaves it untouched too (no table created or triggers
+	// installed for a service that cannot serve).
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // after Serve, a no-op
 
 	var store guard.Store
 	if *dsn != "" {
@@ -113,10 +124,6 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 	defer svc.Close()
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -134,7 +134,8 @@ func TestRunRejectsExplicitFPR(t *testing.T) {
 }
 
 // TestRunBadFlagsLeaveDatabaseUntouched: flags that are wrong in themselves
-// fail before any database is opened. The SQLite file's directory stays
+// fail before any database is opened (the listen address is taken first:
+// before, a bad -addr failed after the table and its triggers were made). The SQLite file's directory stays
 // empty (no database, WAL or tables), and with -dsn the flag's error comes
 // back, not the unreachable server's.
 func TestRunBadFlagsLeaveDatabaseUntouched(t *testing.T) {
@@ -147,6 +148,9 @@ func TestRunBadFlagsLeaveDatabaseUntouched(t *testing.T) {
 		{"fpr-and-fpbits", "both given", []string{"-fpr", "0.01", "-fpbits", "12"}},
 		{"fpbits", "-fpbits 9", []string{"-fpbits", "9"}},
 		{"capacity", "-capacity -5", []string{"-capacity", "-5"}},
+		{"capacity-huge", "-capacity 9999999999999", []string{"-capacity", "9999999999999"}},
+		{"poll", "-poll -5s", []string{"-poll", "-5s"}},
+		{"addr", "missing port", []string{"-addr", "bogus"}},
 		{"snapshot-nofilter", "snapshot needs the filter", []string{"-no-filter", "-snapshot", filepath.Join(t.TempDir(), "s")}},
 		{"seed", "-seed -1", []string{"-seed", "-1"}},
 	} {
