@@ -93,7 +93,7 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", "file:"+sqliteURIPath(path)+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite %s: %w", path, err)
 	}
@@ -104,6 +104,13 @@ func OpenSQLite(ctx context.Context, path string, opt SQLiteOptions) (*SQLite, e
 		return nil, fmt.Errorf("SQLite %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// sqliteURIPath escapes path for a "file:" URI: '%', '?' and '#' would
+// otherwise start an escape, the query or a fragment, and another file
+// would be opened ("shop#2.db" as "shop").
+func sqliteURIPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 func (s *SQLite) register(ctx context.Context) error {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -374,5 +375,37 @@ func TestNoFilter(t *testing.T) {
 	}
 	if st := s.Stats(); st.Filter || st.DBReads != 1 {
 		t.Fatalf("stats without filter: filter %v, db_reads %d; want false, 1", st.Filter, st.DBReads)
+	}
+}
+
+// TestSQLitePathsWithURIChars: a database file whose name holds '#', '?'
+// or '%' is the file opened (before, "shop#2.db" opened a new "shop").
+func TestSQLitePathsWithURIChars(t *testing.T) {
+	for _, name := range []string{"shop#2.db", "my?x.db", "my%41.db", "a b.db"} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, name)
+		s, err := OpenSQLite(context.Background(), path, SQLiteOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if err := s.Seed(context.Background(), "p", 3); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, e := range ents {
+			if e.Name() == name {
+				found = true
+			} else if !strings.HasPrefix(e.Name(), name+"-") {
+				t.Errorf("%s: opened %s too", name, e.Name())
+			}
+		}
+		if !found {
+			t.Errorf("%s: no such file after opening it; the directory holds %v", name, ents)
+		}
 	}
 }
