@@ -107,11 +107,42 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 	if f.Len() != h.Keys {
 		return false, fmt.Errorf("%s: header says %d keys, filter holds %d", s.cfg.Snapshot, h.Keys, f.Len())
 	}
+	if why := s.otherShape(f); why != "" {
+		s.log.Printf("the snapshot %s holds %s: building from the table instead", s.cfg.Snapshot, why)
+		return false, nil
+	}
 	s.filt.Store(f)
 	s.applied.Store(h.Seq)
 	s.source.Store("snapshot")
 	s.log.Printf("filter loaded from %s (%d keys, change %d, written %s); applying the log since", s.cfg.Snapshot, f.Len(), h.Seq, h.WrittenAt.Format(time.RFC3339))
 	return true, nil
+}
+
+// otherShape says how f, a filter loaded from a snapshot, differs from the
+// one Config asks for, or returns "" when it does not: a capacity given
+// (not 0) must give f's Cap, a layout given f's fingerprint bits and slots
+// per bucket. A snapshot keeps the filter it was taken of; without this,
+// restarting with a larger -capacity after the filter filled up loaded the
+// full one again.
+func (s *Service) otherShape(f *cuckoo.Filter) string {
+	capa := s.cfg.Capacity
+	if capa == 0 && !s.layoutGiven {
+		return ""
+	}
+	if capa == 0 {
+		capa = max(f.Len(), 1) // only the layout is compared
+	}
+	want, err := cuckoo.New(capa, s.layout())
+	if err != nil {
+		return "" // New reports it when it scans
+	}
+	switch {
+	case s.layoutGiven && (want.FingerprintBits() != f.FingerprintBits() || want.SlotsPerBucket() != f.SlotsPerBucket()):
+		return fmt.Sprintf("%d-bit fingerprints, %d per bucket, not the %d-bit, %d per bucket asked for", f.FingerprintBits(), f.SlotsPerBucket(), want.FingerprintBits(), want.SlotsPerBucket())
+	case s.cfg.Capacity != 0 && want.Cap() != f.Cap():
+		return fmt.Sprintf("a filter of %d slots, not the %d of capacity %d", f.Cap(), want.Cap(), s.cfg.Capacity)
+	}
+	return ""
 }
 
 // WriteSnapshot writes the filter and its change-log position to path

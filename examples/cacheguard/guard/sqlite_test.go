@@ -409,3 +409,56 @@ func TestSQLitePathsWithURIChars(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotOfAnotherShapeNotLoaded: a snapshot whose filter is not the
+// one Config asks for (another capacity given, another layout given) is
+// not loaded; the filter is built from the table instead. Before, a
+// restart with a larger capacity after the filter had filled up loaded the
+// full filter from the snapshot, and every new key was refused with 503
+// "restart with a larger -capacity".
+func TestSnapshotOfAnotherShapeNotLoaded(t *testing.T) {
+	ctx := context.Background()
+	st := newSQLite(t, 0)
+	path := filepath.Join(t.TempDir(), "snap")
+	a := newService(t, Config{Store: st, Capacity: 10, Snapshot: path})
+	full := 0
+	for i := range 300 {
+		if code, _, _ := do(a.Handler(), "PUT", fmt.Sprintf("k%d", i), "x"); code == 503 {
+			full++
+		}
+	}
+	if full == 0 {
+		t.Fatal("300 PUTs into a filter for 10 keys: none refused")
+	}
+	if err := a.WriteSnapshot(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		from string
+	}{
+		{"same flags", Config{Capacity: 10}, "snapshot"},
+		{"no flags", Config{}, "snapshot"},
+		{"larger capacity", Config{Capacity: 1000}, "scan"},
+		{"layout", Config{FingerprintBits: 8}, "scan"},
+		{"rate", Config{FalsePositiveRate: 0.0003}, "scan"},
+		{"default layout named", Config{FingerprintBits: 12}, "snapshot"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Store, cfg.Snapshot = st, path
+			b := newService(t, cfg)
+			if got := b.Stats().BuiltFrom; got != tc.from {
+				t.Fatalf("built from %q; want %q", got, tc.from)
+			}
+			if tc.from == "scan" {
+				if code, body, _ := do(b.Handler(), "PUT", "new-"+strings.ReplaceAll(tc.name, " ", "-"), "x"); code != 201 {
+					t.Errorf("PUT of a new key: %d %q; want 201", code, body)
+				}
+			}
+			b.Close()
+		})
+	}
+}
