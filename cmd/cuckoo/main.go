@@ -64,6 +64,7 @@ const (
 )
 
 func main() {
+	removeTempsOnSignal()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -268,11 +269,16 @@ const maxKeyLen = 16 << 20
 // line longer than maxKeyLen is an error that gives its number.
 func scanKeys(r io.Reader, fn func(key []byte) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxKeyLen)
+	// Room for a key of maxKeyLen bytes and its "\r\n": the scanner needs
+	// the line ending in its buffer to end the line.
+	sc.Buffer(make([]byte, 64<<10), maxKeyLen+2)
 	var line int64
 	for sc.Scan() {
 		line++
 		key := bytes.TrimSuffix(sc.Bytes(), []byte("\r"))
+		if len(key) > maxKeyLen {
+			return fmt.Errorf("line %d is longer than %d bytes, the limit for one key", line, maxKeyLen)
+		}
 		if len(key) == 0 {
 			continue
 		}

@@ -129,3 +129,25 @@ func TestBinary(t *testing.T) {
 		t.Fatalf("cuckoo without arguments: %v; want exit status 2", err)
 	}
 }
+
+// TestScanKeysLimit: a key of exactly maxKeyLen bytes is read, with either
+// line ending or none; one byte more is refused with its line number.
+// Before, a line of maxKeyLen bytes and its "\n" was refused as longer
+// than maxKeyLen.
+func TestScanKeysLimit(t *testing.T) {
+	long := strings.Repeat("x", maxKeyLen)
+	for _, end := range []string{"\n", "\r\n", ""} {
+		var got []int
+		err := scanKeys(strings.NewReader("a\n"+long+end), func(key []byte) error {
+			got = append(got, len(key))
+			return nil
+		})
+		if err != nil || len(got) != 2 || got[1] != maxKeyLen {
+			t.Errorf("a key of %d bytes ending %q: keys %v, %v; want it read", maxKeyLen, end, got, err)
+		}
+		err = scanKeys(strings.NewReader("a\n"+long+"y"+end), func([]byte) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("line 2 is longer than %d bytes", maxKeyLen)) {
+			t.Errorf("a key of %d bytes ending %q: %v; want line 2 refused", maxKeyLen+1, end, err)
+		}
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"sync"
+	"syscall"
 )
 
 // encodeFilter writes f to w. Tests replace it to make writing fail.
@@ -17,25 +20,29 @@ var createTemp = os.CreateTemp
 // writeFilterFile writes f to path without ever losing what path held: it
 // writes a temporary file in the same directory, flushes it to disk and
 // renames it over path only when all of that succeeded. On error path is
-// untouched and the temporary file removed. A symbolic link is followed
-// (the file it names is replaced, the link kept); an existing file's
-// permissions are kept, a new file gets 0644. A path that exists and is not
-// a regular file (a device such as /dev/null, a named pipe) is written in
-// place, as there is nothing to lose. Errors name path, never the
-// temporary file.
+// untouched and the temporary file removed, also when the process is
+// interrupted (SIGINT, SIGTERM: removeTempsOnSignal). A symbolic link is
+// followed, also one that names no file yet (the file it names is
+// written, the link kept); an existing file's permissions are kept, and
+// its owner and group where the process may set them (as root); a new
+// file gets 0644. A path that exists and is not a regular file (a device
+// such as /dev/null, a named pipe) is written in place, as there is
+// nothing to lose. Errors name path, never the temporary file.
 func writeFilterFile(path string, f filter) (int64, error) {
-	target := path
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		target = p
+	target, err := linkTarget(path)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %s", path, reason(err))
 	}
 	perm := os.FileMode(0o644)
 	unchanged := "" // what an error says of path
+	var old os.FileInfo
 	if st, err := os.Stat(target); err == nil {
 		if !st.Mode().IsRegular() {
 			return writeInPlace(path, f)
 		}
 		perm = st.Mode().Perm()
 		unchanged = " (the file was not changed)"
+		old = st
 	}
 	dir := filepath.Dir(target)
 	tmp, err := createTemp(dir, "."+filepath.Base(target)+".tmp-*")
@@ -44,9 +51,14 @@ func writeFilterFile(path string, f filter) (int64, error) {
 		// directory must be writable, not only path.
 		return 0, fmt.Errorf("%s: cannot create a file in its directory %s: %s%s", path, dir, reason(err), unchanged)
 	}
+	temps.add(tmp.Name())
+	defer temps.remove(tmp.Name())
 	n, err := encodeFilter(f, tmp)
 	if err == nil {
 		err = tmp.Chmod(perm)
+	}
+	if err == nil && old != nil {
+		keepOwner(tmp, old)
 	}
 	if err == nil {
 		err = tmp.Sync()
@@ -62,6 +74,78 @@ func writeFilterFile(path string, f filter) (int64, error) {
 		return 0, fmt.Errorf("%s: %s%s", path, reason(err), unchanged)
 	}
 	return n, nil
+}
+
+// linkTarget returns the file path names: path itself, or where the chain
+// of symbolic links from it ends, also when that file does not exist yet
+// (filepath.EvalSymlinks fails then, and the link would be replaced by a
+// regular file).
+func linkTarget(path string) (string, error) {
+	for range 40 {
+		st, err := os.Lstat(path)
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		dest, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		path = dest
+	}
+	return "", errors.New("too many levels of symbolic links")
+}
+
+// tempFiles are the temporary files being written, which
+// removeTempsOnSignal removes when the process is interrupted.
+type tempFiles struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+var temps = tempFiles{names: make(map[string]bool)}
+
+func (t *tempFiles) add(name string) {
+	t.mu.Lock()
+	t.names[name] = true
+	t.mu.Unlock()
+}
+
+func (t *tempFiles) remove(name string) {
+	t.mu.Lock()
+	delete(t.names, name)
+	t.mu.Unlock()
+}
+
+// removeAll removes every temporary file being written and returns how
+// many there were. It keeps the lock, so that no other is started or
+// renamed after it: the process exits next.
+func (t *tempFiles) removeAll() int {
+	t.mu.Lock()
+	for name := range t.names {
+		os.Remove(name)
+	}
+	return len(t.names)
+}
+
+// removeTempsOnSignal makes SIGINT and SIGTERM remove the temporary files
+// being written before the process exits with 128 plus the signal's
+// number, as a shell reports a process killed by it; the output files
+// stay as they were.
+func removeTempsOnSignal() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-c
+		temps.removeAll()
+		code := 130
+		if sig == syscall.SIGTERM {
+			code = 143
+		}
+		os.Exit(code)
+	}()
 }
 
 // reason returns err without the file names an *os.PathError or an
