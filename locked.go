@@ -222,7 +222,8 @@ func RTMActive() bool { return useRTM }
 // approximate.
 type LockStats struct {
 	// Elided reports whether critical sections try RTM transactions before
-	// taking locks. When it is false the counters below stay zero.
+	// taking locks. When it is false the transaction counters (Tx...) and
+	// Fallbacks stay zero; Waits, which counts lock acquisitions, does not.
 	Elided bool
 	// TxCommits counts critical sections that committed as transactions.
 	TxCommits uint64
