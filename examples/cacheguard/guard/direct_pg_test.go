@@ -294,3 +294,84 @@ func TestPostgresUserTriggersChangeKeys(t *testing.T) {
 		t.Errorf("carol's copies after the rename: %d; want 0", n)
 	}
 }
+
+// pgWithTriggers guards a fresh table cacheguard_test_user.trig with the
+// user's setup (functions, triggers) run on it, and returns its store and a
+// service.
+func pgWithTriggers(t *testing.T, setup ...string) (*Postgres, *Service) {
+	t.Helper()
+	ctx := context.Background()
+	db := pgDirect(t)
+	sqlExec(t, db, `CREATE SCHEMA IF NOT EXISTS cacheguard_test_user`)
+	sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.trig CASCADE`)
+	p, err := OpenPostgres(ctx, os.Getenv(DSNEnv), PGOptions{Table: "cacheguard_test_user.trig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(); sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.trig CASCADE`) })
+	for _, q := range setup {
+		sqlExec(t, db, q)
+	}
+	s := newService(t, Config{Store: p})
+	return p, s
+}
+
+// TestPostgresStatementTriggerAfterOwnEntry: a user's AFTER INSERT statement
+// trigger sorting after cacheguard_insert writes another row in the PUT's
+// transaction. cacheguard.seq is then that row's entry, not the PUT's:
+// created records it in own and copies the PUT's key, and its catch-up
+// (below seq) applies the PUT's own entry as well. The alias row is never
+// copied: GET a:alias is rejected while the row is present.
+func TestPostgresStatementTriggerAfterOwnEntry(t *testing.T) {
+	_, s := pgWithTriggers(t,
+		`CREATE OR REPLACE FUNCTION cacheguard_test_user.alias() RETURNS trigger LANGUAGE plpgsql AS $f$
+		BEGIN
+			IF EXISTS (SELECT 1 FROM nr WHERE k NOT LIKE '%:alias') THEN
+				INSERT INTO cacheguard_test_user.trig (k, v) SELECT k || ':alias', v FROM nr WHERE k NOT LIKE '%:alias';
+			END IF;
+			RETURN NULL;
+		END $f$`,
+		`CREATE TRIGGER zz_alias AFTER INSERT ON cacheguard_test_user.trig REFERENCING NEW TABLE AS nr FOR EACH STATEMENT EXECUTE FUNCTION cacheguard_test_user.alias()`)
+	h := s.Handler()
+	if code, body, _ := do(h, "PUT", "a", "x"); code != 201 {
+		t.Fatalf("PUT a: %d %q", code, body)
+	}
+	if err := s.catchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond) // past the poll bound, too
+	if code, _, src := do(h, "GET", "a:alias", ""); code != 200 {
+		t.Errorf("GET a:alias (row committed by the PUT's transaction): %d from %q; want 200", code, src)
+	}
+	if n := s.filter().Count([]byte("a")); n != 1 {
+		t.Errorf("copies of a: %d; want 1", n)
+	}
+}
+
+// TestPostgresOwnTxDeleteThenRollback: a user's BEFORE INSERT trigger deletes
+// another row in the PUT's transaction (eviction); created's catch-up reads
+// that 'D' through the uncommitted transaction and removes the copy. The
+// commit then fails (a deferred constraint): NotCommitted, the victim row
+// is still there, its copy is not.
+func TestPostgresOwnTxDeleteThenRollback(t *testing.T) {
+	p, s := pgWithTriggers(t,
+		`CREATE OR REPLACE FUNCTION cacheguard_test_user.evict() RETURNS trigger LANGUAGE plpgsql AS $f$
+		BEGIN IF NEW.k = 'boom' THEN DELETE FROM cacheguard_test_user.trig WHERE k = 'victim'; END IF; RETURN NEW; END $f$`,
+		`CREATE OR REPLACE FUNCTION cacheguard_test_user.check() RETURNS trigger LANGUAGE plpgsql AS $f$
+		BEGIN IF NEW.k = 'boom' THEN RAISE EXCEPTION 'deferred check failed'; END IF; RETURN NULL; END $f$`,
+		`CREATE TRIGGER evict BEFORE INSERT ON cacheguard_test_user.trig FOR EACH ROW EXECUTE FUNCTION cacheguard_test_user.evict()`,
+		`CREATE CONSTRAINT TRIGGER check_k AFTER INSERT ON cacheguard_test_user.trig DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION cacheguard_test_user.check()`)
+	h := s.Handler()
+	if code, body, _ := do(h, "PUT", "victim", "precious"); code != 201 {
+		t.Fatalf("PUT victim: %d %q", code, body)
+	}
+	if code, body, _ := do(h, "PUT", "boom", "x"); code != 503 {
+		t.Fatalf("PUT boom: %d %q; want 503 (the commit fails)", code, body)
+	}
+	if _, ok, _ := p.Get(context.Background(), "victim"); !ok {
+		t.Fatal("victim is gone from the database")
+	}
+	if code, body, src := do(h, "GET", "victim", ""); code != 200 {
+		t.Errorf("GET victim (row present): %d %q from %q; want 200", code, body, src)
+	}
+}

@@ -303,7 +303,8 @@ func TestSnapshotAfterRestoreRefused(t *testing.T) {
 
 // TestSQLiteKeyComparedAsBytes: a table whose key column the database
 // compares otherwise than byte for byte (a collation other than BINARY on
-// k or on an index of k, or k without TEXT affinity) is refused at start:
+// k or on a unique index of k, or k without TEXT affinity) is refused at
+// start (a search index with another collation is not):
 // the database would find "Alice" for a GET of "alice" (or the row 42 for
 // "042"), which the filter, comparing bytes, rejects. Such tables were
 // accepted before.
@@ -320,7 +321,8 @@ func TestSQLiteKeyComparedAsBytes(t *testing.T) {
 		{"rtrim column", `CREATE TABLE t (k TEXT COLLATE RTRIM PRIMARY KEY, v BLOB)`, false},
 		{"nocase column, binary index", `CREATE TABLE t (k TEXT COLLATE NOCASE, v BLOB); CREATE UNIQUE INDEX tk ON t (k COLLATE BINARY)`, false},
 		{"nocase index", `CREATE TABLE t (k TEXT, v BLOB); CREATE UNIQUE INDEX tk ON t (k COLLATE NOCASE)`, false},
-		{"nocase second index", `CREATE TABLE t (k TEXT PRIMARY KEY, v BLOB); CREATE INDEX tk ON t (k COLLATE NOCASE)`, false},
+		{"nocase search index", `CREATE TABLE t (k TEXT PRIMARY KEY, v BLOB); CREATE INDEX tk ON t (k COLLATE NOCASE)`, true},
+		{"nocase second unique index", `CREATE TABLE t (k TEXT PRIMARY KEY, v BLOB); CREATE UNIQUE INDEX tk ON t (k COLLATE NOCASE)`, false},
 		{"integer", `CREATE TABLE t (k INTEGER UNIQUE, v BLOB)`, false},
 		{"numeric", `CREATE TABLE t (k NUMERIC PRIMARY KEY, v BLOB)`, false},
 		{"no type", `CREATE TABLE t (k PRIMARY KEY, v BLOB)`, false},
@@ -348,8 +350,9 @@ func TestSQLiteKeyComparedAsBytes(t *testing.T) {
 	}
 }
 
-// TestPostgresKeyComparedAsBytes: a table whose k, or an index on k, has a
-// non-deterministic collation (here case-insensitive) is refused at start.
+// TestPostgresKeyComparedAsBytes: a table whose k, or a unique index on k,
+// has a non-deterministic collation (here case-insensitive) is refused at
+// start; a search index with one is not.
 func TestPostgresKeyComparedAsBytes(t *testing.T) {
 	ctx := context.Background()
 	db := pgDirect(t)
@@ -369,8 +372,10 @@ func TestPostgresKeyComparedAsBytes(t *testing.T) {
 		{"text", `CREATE TABLE cacheguard_test_user.coll (k text PRIMARY KEY, v bytea NOT NULL)`, true},
 		{"C collation", `CREATE TABLE cacheguard_test_user.coll (k text COLLATE "C" PRIMARY KEY, v bytea NOT NULL)`, true},
 		{"case-insensitive column", `CREATE TABLE cacheguard_test_user.coll (k text COLLATE cacheguard_test_user.ci PRIMARY KEY, v bytea NOT NULL)`, false},
-		{"case-insensitive index", `CREATE TABLE cacheguard_test_user.coll (k text PRIMARY KEY, v bytea NOT NULL);
-			CREATE INDEX ON cacheguard_test_user.coll (k COLLATE cacheguard_test_user.ci)`, false},
+		{"case-insensitive search index", `CREATE TABLE cacheguard_test_user.coll (k text PRIMARY KEY, v bytea NOT NULL);
+			CREATE INDEX ON cacheguard_test_user.coll (k COLLATE cacheguard_test_user.ci)`, true},
+		{"case-insensitive unique index", `CREATE TABLE cacheguard_test_user.coll (k text PRIMARY KEY, v bytea NOT NULL);
+			CREATE UNIQUE INDEX ON cacheguard_test_user.coll (k COLLATE cacheguard_test_user.ci)`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.coll CASCADE`)

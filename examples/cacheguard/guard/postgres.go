@@ -77,14 +77,23 @@ CREATE TABLE IF NOT EXISTS cacheguard.guarded (
 );
 CREATE OR REPLACE FUNCTION cacheguard.append(rel oid, op char, keys text[]) RETURNS void
 LANGUAGE plpgsql AS $f$
+DECLARE
+	lo bigint;
+	hi bigint;
 BEGIN
 	IF cardinality(keys) = 0 THEN
 		RETURN;
 	END IF;
 	PERFORM pg_advisory_xact_lock(` + strconv.Itoa(logLock) + `);
-	INSERT INTO cacheguard.changes (tbl, op, k, origin)
-		SELECT rel, op, u, coalesce(current_setting('cacheguard.origin', true), '') FROM unnest(keys) AS u;
-	PERFORM set_config('cacheguard.seq', currval(pg_get_serial_sequence('cacheguard.changes', 'seq'))::text, true);
+	WITH ins AS (INSERT INTO cacheguard.changes (tbl, op, k, origin)
+		SELECT rel, op, u, coalesce(current_setting('cacheguard.origin', true), '') FROM unnest(keys) AS u RETURNING seq)
+	SELECT min(seq), max(seq) INTO lo, hi FROM ins;
+	-- The transaction's first entry: entries below it are final while the
+	-- lock is held, the ones from it on are this transaction's.
+	IF coalesce(current_setting('cacheguard.first', true), '') = '' THEN
+		PERFORM set_config('cacheguard.first', lo::text, true);
+	END IF;
+	PERFORM set_config('cacheguard.seq', hi::text, true);
 	PERFORM pg_notify('` + NotifyChannel + `', rel::text);
 END
 $f$;
@@ -218,7 +227,9 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 		return fmt.Errorf("table %s: want the columns k text (unique) and v bytea", p.qname)
 	}
 	// Keys compared byte for byte, as the filter compares them: k's
-	// collation and that of every index on k deterministic (a
+	// collation and that of every unique index on k (the upsert's
+	// conflict target; other indexes do not change what k = $1 finds)
+	// deterministic (a
 	// non-deterministic one, such as a case-insensitive ICU collation,
 	// finds "Alice" for a GET of "alice", which the filter rejects).
 	var folding bool
@@ -227,11 +238,11 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 		OR EXISTS (SELECT 1 FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attname = 'k'
 			JOIN LATERAL generate_subscripts(i.indkey, 1) AS n ON i.indkey[n] = a.attnum
 			JOIN pg_collation c ON c.oid = i.indcollation[n]
-			WHERE i.indrelid = $1 AND NOT c.collisdeterministic)`, p.relid).Scan(&folding); err != nil {
+			WHERE i.indrelid = $1 AND i.indisunique AND NOT c.collisdeterministic)`, p.relid).Scan(&folding); err != nil {
 		return err
 	}
 	if folding {
-		return fmt.Errorf("table %s: column k or an index on it has a non-deterministic collation: the database would take keys that differ in bytes for one key, the filter would not (want k text with a deterministic collation)", p.qname)
+		return fmt.Errorf("table %s: column k or a unique index on it has a non-deterministic collation: the database would take keys that differ in bytes for one key, the filter would not (want k text with a deterministic collation)", p.qname)
 	}
 	// A plain table outside any inheritance tree: statement triggers fire
 	// only for the table a statement names, so rows written through a
@@ -323,13 +334,16 @@ func commitOutcome(err error) Outcome {
 
 // Put inserts or updates a row; see Store. The INSERT's trigger writes the
 // 'I' entry of a new row with the caller's origin (set for the transaction
-// only, so no other write of this pool carries it) and leaves its seq in
-// cacheguard.seq; created runs while the transaction holds the log lock the
-// trigger took, so every entry below seq has committed or rolled back for
-// good and no entry above it exists yet. The reader created gets reads
-// through the transaction itself (one from the pool could wait for
-// connections held by transactions queued behind the log lock).
-func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, stored string, lg LogReader) error) (bool, Outcome, error) {
+// only, so no other write of this pool carries it) and leaves the
+// transaction's first entry in cacheguard.first; created runs while the
+// transaction holds the log lock the trigger took, so every entry below
+// that one has committed or rolled back for good, and the entries from it
+// on are this transaction's (a user's triggers may have written some
+// besides the row's): the row's 'I' is the last 'I' of its key among them.
+// The reader created gets reads through the transaction itself (one from
+// the pool could wait for connections held by transactions queued behind
+// the log lock).
+func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin string, created func(Creation) error) (bool, Outcome, error) {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("postgres put: %w", err)
@@ -345,9 +359,9 @@ func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin strin
 	// RETURNING k: a BEFORE trigger of the user's may have changed the
 	// key (lower-cased it, say); the row, and its entry, hold that one.
 	b.Queue(`INSERT INTO `+p.qname+` (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING xmax = 0, k`, key, val)
-	b.Queue(`SELECT coalesce(nullif(current_setting('cacheguard.seq', true), ''), '0')::bigint`)
+	b.Queue(`SELECT coalesce(nullif(current_setting('cacheguard.first', true), ''), '0')::bigint`)
 	var isNew bool
-	var seq int64
+	var first, seq int64
 	stored := key
 	br := tx.SendBatch(ctx, b)
 	_, err = br.Exec()
@@ -355,7 +369,7 @@ func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin strin
 		err = br.QueryRow().Scan(&isNew, &stored)
 	}
 	if err == nil {
-		err = br.QueryRow().Scan(&seq)
+		err = br.QueryRow().Scan(&first)
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
@@ -364,10 +378,17 @@ func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin strin
 		return false, NotCommitted, fmt.Errorf("postgres put: %w", err)
 	}
 	if isNew {
+		if first != 0 {
+			err = tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM cacheguard.changes WHERE tbl = $1 AND op = 'I' AND k = $2 AND seq >= $3`,
+				p.relid, stored, first).Scan(&seq)
+			if err != nil {
+				return true, NotCommitted, fmt.Errorf("postgres put: %w", err)
+			}
+		}
 		if seq == 0 {
 			return true, NotCommitted, fmt.Errorf("postgres put: no change-log entry for the new row: are the triggers on %s missing?", p.qname)
 		}
-		if err := created(seq, stored, &pgLog{q: tx, relid: p.relid}); err != nil {
+		if err := created(Creation{Key: stored, Seq: seq, First: first, Log: &pgLog{q: tx, relid: p.relid}}); err != nil {
 			return true, NotCommitted, err
 		}
 	}

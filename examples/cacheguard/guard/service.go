@@ -99,8 +99,8 @@ type Service struct {
 	// PostgreSQL the origin is set for the whole transaction, so a user's
 	// trigger that wrote other entries in it (renaming the key on the
 	// upsert's update, say) gave them the origin too, and they must count.
-	own          map[int64]struct{}
-	needsRebuild atomic.Bool // an 'R' (TRUNCATE) was applied
+	own          map[int64]*int64 // seq -> the PUT's token (its ownSeq variable)
+	needsRebuild atomic.Bool      // an 'R' (TRUNCATE) was applied
 	wake         chan struct{}
 	cancel       context.CancelFunc
 	done         sync.WaitGroup
@@ -142,7 +142,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Capacity < 0 {
 		return nil, fmt.Errorf("negative capacity %d", cfg.Capacity)
 	}
-	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), origin: randomID(), own: make(map[int64]struct{}), layoutGiven: layoutGiven}
+	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), origin: randomID(), own: make(map[int64]*int64), layoutGiven: layoutGiven}
 	s.source.Store("none")
 	if s.log == nil {
 		s.log = log.New(io.Discard, "", 0)
@@ -344,7 +344,10 @@ func (s *Service) catchUp(ctx context.Context) error {
 // order and one transaction's entries are consecutive (log lock, see
 // Postgres; SQLite commits one writer at a time), and lg.Changes reads in
 // one statement, so every batch read here is a set of whole transactions
-// and p is always a committed state.
+// and p is always a committed state. (A creating PUT's catch-up reads
+// through its own transaction, which would show that transaction's
+// uncommitted entries; it stops below the transaction's first entry,
+// Creation.First, so it too reads only committed ones.)
 //
 // Claim C (the copies). With p the applied position, the filter holds for
 // every key x exactly copies(x) = N_p(x) + A(x), where A(x) ≥ 0 counts the
@@ -395,11 +398,12 @@ func (s *Service) catchUpLocked(ctx context.Context, lg LogReader, before int64)
 	last := s.applied.Load()
 	net := make(map[string]int)
 	truncated := false
+	var passed []int64
 	err := lg.Changes(ctx, last, before, func(c Change) error {
 		_, ours := s.own[c.Seq]
 		switch {
 		case c.Op == 'I' && ours && c.Origin == s.origin:
-			delete(s.own, c.Seq) // its copy is in already
+			passed = append(passed, c.Seq) // its copy is in already
 		case c.Op == 'I':
 			net[c.Key]++
 		case c.Op == 'D':
@@ -430,6 +434,9 @@ func (s *Service) catchUpLocked(ctx context.Context, lg LogReader, before int64)
 		for ; n < 0; n++ {
 			f.Delete(kb)
 		}
+	}
+	for _, q := range passed {
+		delete(s.own, q)
 	}
 	s.applied.Store(last)
 	if truncated {
@@ -646,11 +653,13 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request, k string) {
 //     other client, and other entries of the PUT's transaction, are
 //     applied.
 //   - Deletions reach the filter only through the change log. Before adding
-//     its copy, the PUT therefore applies the log up to its own entry (the
-//     transaction holds the log lock, so every entry before its own is
-//     final), reading it through its own transaction. The deletion of the
-//     key's previous row is among those entries, so its copy is gone before
-//     the new one is added. Without this, a key deleted and recreated faster
+//     its copy, the PUT therefore applies the log up to its transaction's
+//     first entry (the transaction holds the log lock, so every entry
+//     before it is final), reading it through its own transaction; its
+//     transaction's entries, the row's and any a user's trigger wrote,
+//     wait for the follower, after the commit. The deletion of the key's
+//     previous row is among the entries applied, so its copy is gone
+//     before the new one is added. Without this, a key deleted and recreated faster
 //     than the follower applied the deletions gained a copy per round until
 //     its two buckets (2 × SlotsPerBucket slots) were full of it, and the
 //     next PUT got ErrFull although the filter was nearly empty.
@@ -693,21 +702,25 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request, k string) {
 	var kb []byte   // the key copied into the filter, as the database stored it
 	var ownSeq int64
 	inserted := false
-	created := func(seq int64, stored string, lg LogReader) error {
+	created := func(c Creation) error {
 		if f == nil {
 			return nil
 		}
 		s.applyMu.Lock()
 		defer s.applyMu.Unlock()
-		if err := s.catchUpLocked(ctx, lg, seq); err != nil {
+		// Up to the transaction's own entries, not into them: they are
+		// not committed, and a failed commit would take them back after
+		// they were applied (a 'D' a user's trigger wrote would leave
+		// its row present without its copy).
+		if err := s.catchUpLocked(ctx, c.Log, c.First); err != nil {
 			return err
 		}
-		kb = []byte(stored)
+		kb = []byte(c.Key)
 		if err := f.Insert(kb); err != nil {
 			return ErrFilterFull
 		}
-		inserted, ownSeq = true, seq
-		s.own[seq] = struct{}{}
+		inserted, ownSeq = true, c.Seq
+		s.own[c.Seq] = &ownSeq
 		return nil
 	}
 	isNew, outcome, err := s.store.Put(ctx, k, val, s.origin, created)
@@ -717,7 +730,9 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request, k string) {
 				// The entry never commits: neither its copy nor
 				// its seq stays.
 				s.applyMu.Lock()
-				delete(s.own, ownSeq)
+				if s.own[ownSeq] == &ownSeq { // not a later PUT's reusing the seq
+					delete(s.own, ownSeq)
+				}
 				s.applyMu.Unlock()
 				f.Delete(kb)
 			} else {

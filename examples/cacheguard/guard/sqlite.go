@@ -189,7 +189,8 @@ func (s *SQLite) register(ctx context.Context) error {
 // '042' as 42, which a GET of "042" finds while the filter, given "042",
 // holds "42"), its collation is BINARY (under NOCASE or RTRIM the database
 // finds "Alice" for a GET of "alice", which the filter rejects), and so is
-// that of every unique index on k.
+// that of every unique index on k (the upsert's conflict target). Other
+// indexes do not change what k = ? finds, so they may have any collation.
 func sqliteKeyIsBytes(ctx context.Context, tx *sql.Tx, table string) error {
 	var decl string
 	if err := tx.QueryRowContext(ctx, `SELECT type FROM pragma_table_info(?) WHERE name = 'k'`, table).Scan(&decl); err != nil {
@@ -207,11 +208,11 @@ func sqliteKeyIsBytes(ctx context.Context, tx *sql.Tx, table string) error {
 	}
 	var other int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_index_list(?1) AS il, pragma_index_xinfo(il.name) AS x
-		WHERE x.key = 1 AND x.name = 'k' AND x.coll <> 'BINARY' COLLATE NOCASE`, table).Scan(&other); err != nil {
+		WHERE il."unique" = 1 AND x.key = 1 AND x.name = 'k' AND x.coll <> 'BINARY' COLLATE NOCASE`, table).Scan(&other); err != nil {
 		return err
 	}
 	if folded != 0 || other != 0 {
-		return fmt.Errorf("table %s: column k or an index on it has a collation other than BINARY: the database would take keys that differ in bytes for one key, the filter would not (want k TEXT with the default collation)", table)
+		return fmt.Errorf("table %s: column k or a unique index on it has a collation other than BINARY: the database would take keys that differ in bytes for one key, the filter would not (want k TEXT with the default collation)", table)
 	}
 	return nil
 }
@@ -274,14 +275,21 @@ func (s *SQLite) Get(ctx context.Context, key string) ([]byte, bool, error) {
 var failBeforeCommit func(key string) error
 
 // Put inserts or updates a row; see Store. The trigger writes the new row's
-// 'I' entry; Put gives it the caller's origin in the same transaction (it
-// holds the write lock, so the log's last entry is that one).
-func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, stored string, lg LogReader) error) (bool, Outcome, error) {
+// 'I' entry; Put gives it the caller's origin in the same transaction. The
+// transaction takes the write lock at BEGIN (_txlock=immediate), so the
+// log's entries up to its maximum then are final, and the ones after it
+// are the transaction's own: the row's 'I' is the last 'I' of the key
+// among them.
+func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string, created func(Creation) error) (bool, Outcome, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("sqlite put: begin: %w", err)
 	}
 	defer tx.Rollback() // no-op after Commit
+	var before int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM cacheguard_changes`).Scan(&before); err != nil {
+		return false, NotCommitted, fmt.Errorf("sqlite put: %w", err)
+	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO `+s.table+` (k, v) VALUES (?, ?) ON CONFLICT (k) DO NOTHING`, key, val)
 	if err != nil {
 		return false, NotCommitted, fmt.Errorf("sqlite put: %w", err)
@@ -293,9 +301,9 @@ func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string,
 	isNew := n == 1
 	if isNew {
 		var seq int64
-		err := tx.QueryRowContext(ctx, `UPDATE cacheguard_changes SET origin = ?
-			WHERE seq = (SELECT max(seq) FROM cacheguard_changes) AND tbl = ? AND op = 'I' AND k = ? RETURNING seq`,
-			origin, s.table, key).Scan(&seq)
+		err := tx.QueryRowContext(ctx, `UPDATE cacheguard_changes SET origin = ?1
+			WHERE seq = (SELECT max(seq) FROM cacheguard_changes WHERE seq > ?4 AND tbl = ?2 AND op = 'I' AND k = ?3) RETURNING seq`,
+			origin, s.table, key, before).Scan(&seq)
 		if errors.Is(err, sql.ErrNoRows) {
 			return true, NotCommitted, fmt.Errorf("sqlite put: no change-log entry for the new row: are the triggers on %s missing?", s.table)
 		}
@@ -303,9 +311,9 @@ func (s *SQLite) Put(ctx context.Context, key string, val []byte, origin string,
 			return true, NotCommitted, fmt.Errorf("sqlite put: %w", err)
 		}
 		// SQLite's triggers cannot change NEW.k: the row holds key (a
-		// trigger that renamed it afterwards would have logged another
-		// last entry, and the query above found none).
-		if err := created(seq, key, &sqliteLog{q: tx, table: s.table}); err != nil {
+		// trigger that renamed it afterwards logged its 'D', which the
+		// follower applies after the commit).
+		if err := created(Creation{Key: key, Seq: seq, First: before + 1, Log: &sqliteLog{q: tx, table: s.table}}); err != nil {
 			return true, NotCommitted, err
 		}
 		if failBeforeCommit != nil {

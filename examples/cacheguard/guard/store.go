@@ -107,6 +107,23 @@ type Conn interface {
 	Release()
 }
 
+// Creation describes, to Store.Put's created, the row a PUT created.
+type Creation struct {
+	// Key is the key as the database stored it (a user's trigger may
+	// have changed the one the PUT gave); Seq is the seq of the row's
+	// 'I' entry, which holds Key.
+	Key string
+	Seq int64
+	// First is the first seq the PUT's transaction may have written:
+	// every entry below it is final (committed or rolled back for good);
+	// the entries from it on are the transaction's own (its row's, and
+	// any a user's trigger wrote in it), uncommitted, which the follower
+	// applies once they commit.
+	First int64
+	// Log reads the change log through the transaction itself.
+	Log LogReader
+}
+
 // Store is a guarded table of (k text, v bytes) rows and its change log.
 type Store interface {
 	// Backend names the database ("sqlite" or "postgres").
@@ -119,15 +136,12 @@ type Store interface {
 	Get(ctx context.Context, key string) (val []byte, ok bool, err error)
 	// Put writes the row in one transaction. If the row did not exist,
 	// Put calls created inside the transaction, after the row and its
-	// change-log entry (seq, carrying origin) are written and before the
-	// commit, with the key as the database stored it (a trigger may have
-	// changed it: the entry at seq holds that one) and a reader of the
-	// log through the transaction itself;
-	// every entry below seq is final by then (committed or rolled back
-	// for good). If created returns an error the transaction is rolled
-	// back and Put returns that error. When Put fails after created
-	// succeeded, outcome says whether the transaction may have committed.
-	Put(ctx context.Context, key string, val []byte, origin string, created func(seq int64, stored string, lg LogReader) error) (isNew bool, outcome Outcome, err error)
+	// change-log entry (carrying origin) are written and before the
+	// commit; see Creation. If created returns an error the transaction
+	// is rolled back and Put returns that error. When Put fails after
+	// created succeeded, outcome says whether the transaction may have
+	// committed.
+	Put(ctx context.Context, key string, val []byte, origin string, created func(Creation) error) (isNew bool, outcome Outcome, err error)
 	// Delete removes the row in one transaction and reports whether it
 	// existed. When it fails, the row may or may not have been deleted.
 	Delete(ctx context.Context, key string) (deleted bool, err error)

@@ -1,0 +1,173 @@
+package guard
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Tests of the records of a Service's own creations (Service.own) and of
+// the bound of a creating PUT's catch-up (Creation.First), from an
+// adversarial review of that protocol: each fails on the code it names.
+
+// failingAfter delivers every entry, then fails, as a read whose
+// connection drops or whose context expires after some rows arrived.
+type failingAfter struct{ LogReader }
+
+func (r failingAfter) Changes(ctx context.Context, after, before int64, fn func(Change) error) error {
+	if err := r.LogReader.Changes(ctx, after, before, fn); err != nil {
+		return err
+	}
+	return errors.New("injected: connection lost after the rows")
+}
+
+// TestOwnKeptOnPartialRead: catchUpLocked deletes a seq from own inside
+// the callback; when the read then fails, the position stays but the seq is
+// gone from own, so the next read applies the PUT's entry as a foreign one:
+// a second copy of the key (copies = N + 1, Claim C broken).
+func TestOwnKeptOnPartialRead(t *testing.T) {
+	ctx := context.Background()
+	st := newSQLite(t, 0)
+	s := newService(t, Config{Store: st, PollInterval: time.Hour})
+	if code, body, _ := do(s.Handler(), "PUT", "a", "x"); code != 201 {
+		t.Fatalf("PUT a: %d %q", code, body)
+	}
+	c, err := st.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.applyMu.Lock()
+	err = s.catchUpLocked(ctx, failingAfter{c}, math.MaxInt64)
+	s.applyMu.Unlock()
+	c.Release()
+	if err == nil {
+		t.Fatal("the failing read reported no error")
+	}
+	if err := s.catchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.filter().Count([]byte("a")); n != 1 {
+		t.Errorf("copies of a after the retried read: %d; want 1 (one row)", n)
+	}
+	if code, _, _ := do(s.Handler(), "DELETE", "a", ""); code != 204 {
+		t.Fatalf("DELETE a: %d", code)
+	}
+	if n := s.filter().Count([]byte("a")); n != 0 {
+		t.Errorf("copies of a after DELETE: %d; want 0", n)
+	}
+}
+
+// TestSQLiteOwnTxEntriesNotApplied: a user's trigger writes an entry in the
+// PUT's transaction below the PUT's own; created's catch-up reads it through
+// the transaction (uncommitted) and moves the applied position to it. The
+// PUT then fails before commit: the transaction rolls back, and with it
+// AUTOINCREMENT's counter, so the next writer's entry gets that same seq,
+// which the follower (seq > applied) never reads.
+func TestSQLiteOwnTxEntriesNotApplied(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	st, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// A user's trigger keeping an alias row per key (created after
+	// cacheguard's; SQLite fires the newest first, so its entry comes
+	// before the PUT's own).
+	if _, err := db.Exec(`CREATE TRIGGER user_alias AFTER INSERT ON cacheguard_items WHEN NEW.k NOT LIKE '%:alias'
+		BEGIN INSERT INTO cacheguard_items (k, v) VALUES (NEW.k || ':alias', NEW.v); END`); err != nil {
+		t.Fatal(err)
+	}
+	s := newService(t, Config{Store: st, PollInterval: 50 * time.Millisecond})
+	h := s.Handler()
+	if code, body, _ := do(h, "PUT", "a", "x"); code != 201 {
+		t.Fatalf("PUT a: %d %q", code, body)
+	}
+	failBeforeCommit = func(key string) error {
+		if key == "doomed" {
+			return errors.New("injected failure before commit")
+		}
+		return nil
+	}
+	t.Cleanup(func() { failBeforeCommit = nil })
+	if code, _, _ := do(h, "PUT", "doomed", "x"); code != 503 {
+		t.Fatalf("failing PUT: %d; want 503", code)
+	}
+	t.Logf("applied after the failed PUT: %d", s.applied.Load())
+	var maxSeq int64
+	db.QueryRow(`SELECT max(seq) FROM cacheguard_changes`).Scan(&maxSeq)
+	t.Logf("log max seq (committed): %d", maxSeq)
+	// Another client creates a row.
+	if _, err := db.Exec(`INSERT INTO cacheguard_items (k, v) VALUES ('fresh:alias', x'00')`); err != nil {
+		t.Fatal(err)
+	}
+	db.QueryRow(`SELECT max(seq) FROM cacheguard_changes`).Scan(&maxSeq)
+	t.Logf("log max seq after the direct insert: %d", maxSeq)
+	time.Sleep(500 * time.Millisecond) // ten poll intervals
+	if code, _, src := do(h, "GET", "fresh:alias", ""); code != 200 {
+		t.Errorf("GET fresh:alias (row present, committed 500ms ago): %d from %q; want 200", code, src)
+	}
+}
+
+// delayedFail is the SQLite store, with the PUT of "doomed" failing before
+// commit and its handler descheduled between Put's return (the rollback,
+// which also rolls back AUTOINCREMENT's counter) and its cleanup of own:
+// meanwhile another PUT runs to completion, as on a loaded machine.
+type delayedFail struct {
+	*SQLite
+	meanwhile func()
+}
+
+func (d *delayedFail) Put(ctx context.Context, key string, val []byte, origin string, created func(Creation) error) (bool, Outcome, error) {
+	isNew, out, err := d.SQLite.Put(ctx, key, val, origin, created)
+	if key == "doomed" && err != nil {
+		d.meanwhile()
+	}
+	return isNew, out, err
+}
+
+// TestSQLiteReusedSeqKeepsOthersOwn: the failed PUT's seq is reused by the
+// next creation (SQLite AUTOINCREMENT rolls back with the transaction); the
+// failed PUT's `delete(s.own, ownSeq)` then removes the other PUT's entry,
+// which the follower applies as foreign: a second copy (Claim C: copies =
+// N + 1), which outlives a DELETE.
+func TestSQLiteReusedSeqKeepsOthersOwn(t *testing.T) {
+	st := newSQLite(t, 0)
+	d := &delayedFail{SQLite: st}
+	s := newService(t, Config{Store: d, PollInterval: 20 * time.Millisecond})
+	h := s.Handler()
+	d.meanwhile = func() {
+		if code, body, _ := do(h, "PUT", "b", "x"); code != 201 {
+			t.Errorf("PUT b: %d %q", code, body)
+		}
+	}
+	failBeforeCommit = func(key string) error {
+		if key == "doomed" {
+			return errors.New("injected failure before commit")
+		}
+		return nil
+	}
+	t.Cleanup(func() { failBeforeCommit = nil })
+	if code, _, _ := do(h, "PUT", "doomed", "x"); code != 503 {
+		t.Fatalf("PUT doomed: %d; want 503", code)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := s.filter().Count([]byte("b")); n != 1 {
+		t.Errorf("copies of b (one row): %d; want 1", n)
+	}
+	if code, _, _ := do(h, "DELETE", "b", ""); code != 204 {
+		t.Fatalf("DELETE b: %d", code)
+	}
+	if n := s.filter().Count([]byte("b")); n != 0 {
+		t.Errorf("copies of b after DELETE: %d; want 0", n)
+	}
+}
