@@ -92,13 +92,7 @@ func TestSQLiteOwnTxEntriesNotApplied(t *testing.T) {
 	if code, body, _ := do(h, "PUT", "a", "x"); code != 201 {
 		t.Fatalf("PUT a: %d %q", code, body)
 	}
-	failBeforeCommit = func(key string) error {
-		if key == "doomed" {
-			return errors.New("injected failure before commit")
-		}
-		return nil
-	}
-	t.Cleanup(func() { failBeforeCommit = nil })
+	failPutsOf(t, "doomed")
 	if code, _, _ := do(h, "PUT", "doomed", "x"); code != 503 {
 		t.Fatalf("failing PUT: %d; want 503", code)
 	}
@@ -150,13 +144,7 @@ func TestSQLiteReusedSeqKeepsOthersOwn(t *testing.T) {
 			t.Errorf("PUT b: %d %q", code, body)
 		}
 	}
-	failBeforeCommit = func(key string) error {
-		if key == "doomed" {
-			return errors.New("injected failure before commit")
-		}
-		return nil
-	}
-	t.Cleanup(func() { failBeforeCommit = nil })
+	failPutsOf(t, "doomed")
 	if code, _, _ := do(h, "PUT", "doomed", "x"); code != 503 {
 		t.Fatalf("PUT doomed: %d; want 503", code)
 	}
@@ -170,4 +158,16 @@ func TestSQLiteReusedSeqKeepsOthersOwn(t *testing.T) {
 	if n := s.filter().Count([]byte("b")); n != 0 {
 		t.Errorf("copies of b after DELETE: %d; want 0", n)
 	}
+}
+
+// failPutsOf makes SQLite's Put of key fail after created, before the
+// commit, until the test ends.
+func failPutsOf(t *testing.T, key string) {
+	failBeforeCommit = func(k string) error {
+		if k == key {
+			return errors.New("injected failure before commit")
+		}
+		return nil
+	}
+	t.Cleanup(func() { failBeforeCommit = nil })
 }
