@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -373,5 +374,73 @@ func TestPostgresOwnTxDeleteThenRollback(t *testing.T) {
 	}
 	if code, body, src := do(h, "GET", "victim", ""); code != 200 {
 		t.Errorf("GET victim (row present): %d %q from %q; want 200", code, body, src)
+	}
+}
+
+// oldAppend is cacheguard.append as the previous release created it in
+// OpenPostgres (CREATE OR REPLACE): it sets cacheguard.seq only.
+var oldAppend = `CREATE OR REPLACE FUNCTION cacheguard.append(rel oid, op char, keys text[]) RETURNS void
+LANGUAGE plpgsql AS $f$
+BEGIN
+	IF cardinality(keys) = 0 THEN
+		RETURN;
+	END IF;
+	PERFORM pg_advisory_xact_lock(` + strconv.Itoa(logLock) + `);
+	INSERT INTO cacheguard.changes (tbl, op, k, origin)
+		SELECT rel, op, u, coalesce(current_setting('cacheguard.origin', true), '') FROM unnest(keys) AS u;
+	PERFORM set_config('cacheguard.seq', currval(pg_get_serial_sequence('cacheguard.changes', 'seq'))::text, true);
+	PERFORM pg_notify('` + NotifyChannel + `', rel::text);
+END
+$f$`
+
+// TestPostgresOlderAppendFunction: during a rolling upgrade an instance of
+// the previous release starts (or restarts) after this one; its
+// OpenPostgres runs CREATE OR REPLACE FUNCTION cacheguard.append with the
+// old body, which never sets cacheguard.first. Creating PUTs of this
+// instance must go on (they failed, 503, when Put found no first and took
+// that for missing triggers).
+func TestPostgresOlderAppendFunction(t *testing.T) {
+	ctx := context.Background()
+	db := pgDirect(t)
+	_, s := pgWithTriggers(t)
+	h := s.Handler()
+	if code, body, _ := do(h, "PUT", "before", "x"); code != 201 {
+		t.Fatalf("PUT before (new function): %d %q", code, body)
+	}
+	// The older instance starts: its schema step replaces the function.
+	sqlExec(t, db, oldAppend)
+	t.Cleanup(func() {
+		// Put the current function back for the other tests.
+		q, err := OpenPostgres(ctx, os.Getenv(DSNEnv), PGOptions{Table: "cacheguard_test_user.trig"})
+		if err == nil {
+			q.Close()
+		}
+	})
+	if code, body, _ := do(h, "PUT", "after", "x"); code != 201 {
+		t.Errorf("PUT after (older instance re-created cacheguard.append): %d %q; want 201", code, body)
+	}
+}
+
+// TestPostgresTriggerRowOfOwnPutAtOnce: TestSQLiteTriggerRowOfOwnPutAtOnce on
+// PostgreSQL (the alias trigger of TestPostgresStatementTriggerAfterOwnEntry),
+// GET right after the 201.
+func TestPostgresTriggerRowOfOwnPutAtOnce(t *testing.T) {
+	p, s0 := pgWithTriggers(t,
+		`CREATE OR REPLACE FUNCTION cacheguard_test_user.alias() RETURNS trigger LANGUAGE plpgsql AS $f$
+		BEGIN
+			IF EXISTS (SELECT 1 FROM nr WHERE k NOT LIKE '%:alias') THEN
+				INSERT INTO cacheguard_test_user.trig (k, v) SELECT k || ':alias', v FROM nr WHERE k NOT LIKE '%:alias';
+			END IF;
+			RETURN NULL;
+		END $f$`,
+		`CREATE TRIGGER zz_alias AFTER INSERT ON cacheguard_test_user.trig REFERENCING NEW TABLE AS nr FOR EACH STATEMENT EXECUTE FUNCTION cacheguard_test_user.alias()`)
+	s0.Close()
+	s := newService(t, Config{Store: p, NoListen: true}) // as when a notification is lost: the poll bound
+	h := s.Handler()
+	if code, body, _ := do(h, "PUT", "a", "x"); code != 201 {
+		t.Fatalf("PUT a: %d %q", code, body)
+	}
+	if code, _, src := do(h, "GET", "a:alias", ""); code != 200 {
+		t.Errorf("GET a:alias right after the PUT that committed it: %d from %q; want 200", code, src)
 	}
 }

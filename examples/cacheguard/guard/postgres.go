@@ -280,8 +280,10 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `CREATE TRIGGER `+tr.name+` `+fmt.Sprintf(tr.def, p.qname)); err != nil {
 				return fmt.Errorf("create trigger %s on %s: %w", tr.name, p.qname, err)
 			}
-			// ALWAYS: also under session_replication_role = replica
-			// (a logical-replication subscriber applying changes).
+			// ALWAYS: also in sessions with session_replication_role
+			// = replica. (Not for a logical-replication subscriber's
+			// apply worker: it fires row triggers only, never these
+			// statement triggers; README.)
 			if _, err := tx.Exec(ctx, `ALTER TABLE `+p.qname+` ENABLE ALWAYS TRIGGER `+tr.name); err != nil {
 				return err
 			}
@@ -378,12 +380,14 @@ func (p *Postgres) Put(ctx context.Context, key string, val []byte, origin strin
 		return false, NotCommitted, fmt.Errorf("postgres put: %w", err)
 	}
 	if isNew {
-		if first != 0 {
-			err = tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM cacheguard.changes WHERE tbl = $1 AND op = 'I' AND k = $2 AND seq >= $3`,
-				p.relid, stored, first).Scan(&seq)
-			if err != nil {
-				return true, NotCommitted, fmt.Errorf("postgres put: %w", err)
-			}
+		// first is 0 when cacheguard.append is an older version (an
+		// instance of an earlier release re-created it): the log lock is
+		// held all the same, so the newest 'I' of the key is this
+		// transaction's; the catch-up is skipped (First 0).
+		err = tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM cacheguard.changes WHERE tbl = $1 AND op = 'I' AND k = $2 AND seq >= $3`,
+			p.relid, stored, first).Scan(&seq)
+		if err != nil {
+			return true, NotCommitted, fmt.Errorf("postgres put: %w", err)
 		}
 		if seq == 0 {
 			return true, NotCommitted, fmt.Errorf("postgres put: no change-log entry for the new row: are the triggers on %s missing?", p.qname)

@@ -697,7 +697,12 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request, k string) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 	defer cancel()
 	s.snapMu.RLock()
-	defer s.snapMu.RUnlock()
+	snapHeld := true
+	defer func() {
+		if snapHeld {
+			s.snapMu.RUnlock()
+		}
+	}()
 	f := s.filter() // not replaced while snapMu is held
 	var kb []byte   // the key copied into the filter, as the database stored it
 	var ownSeq int64
@@ -749,6 +754,19 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request, k string) {
 	}
 	if isNew {
 		s.created.Add(1)
+		// The transaction's other entries (rows a user's trigger wrote
+		// in it) were left to the follower: apply them before answering,
+		// as rows this instance created are promised at once. The
+		// transaction is over, so snapMu goes first: catchUp takes a
+		// connection, which comes before snapMu in the lock order.
+		if inserted {
+			s.snapMu.RUnlock()
+			snapHeld = false
+			if err := s.catchUp(ctx); err != nil {
+				s.log.Printf("applying the change log after a PUT: %v (the follower retries)", err)
+				s.poke()
+			}
+		}
 		w.WriteHeader(http.StatusCreated)
 		return
 	}
