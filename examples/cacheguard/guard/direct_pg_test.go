@@ -317,22 +317,27 @@ func pgWithTriggers(t *testing.T, setup ...string) (*Postgres, *Service) {
 	return p, s
 }
 
-// TestPostgresStatementTriggerAfterOwnEntry: a user's AFTER INSERT statement
-// trigger sorting after cacheguard_insert writes another row in the PUT's
-// transaction. cacheguard.seq is then that row's entry, not the PUT's:
-// created records it in own and copies the PUT's key, and its catch-up
-// (below seq) applies the PUT's own entry as well. The alias row is never
-// copied: GET a:alias is rejected while the row is present.
+// pgAliasTrigger is a user's AFTER INSERT statement trigger, sorting after
+// cacheguard_insert, that writes an alias row, k:alias, for every row
+// inserted into cacheguard_test_user.trig (pgWithTriggers' setup).
+var pgAliasTrigger = []string{
+	`CREATE OR REPLACE FUNCTION cacheguard_test_user.alias() RETURNS trigger LANGUAGE plpgsql AS $f$
+	BEGIN
+		IF EXISTS (SELECT 1 FROM nr WHERE k NOT LIKE '%:alias') THEN
+			INSERT INTO cacheguard_test_user.trig (k, v) SELECT k || ':alias', v FROM nr WHERE k NOT LIKE '%:alias';
+		END IF;
+		RETURN NULL;
+	END $f$`,
+	`CREATE TRIGGER zz_alias AFTER INSERT ON cacheguard_test_user.trig REFERENCING NEW TABLE AS nr FOR EACH STATEMENT EXECUTE FUNCTION cacheguard_test_user.alias()`,
+}
+
+// TestPostgresStatementTriggerAfterOwnEntry: pgAliasTrigger writes another
+// row in the PUT's transaction. When the PUT took cacheguard.seq (the
+// transaction's last entry) for its row's, it recorded the alias row's
+// entry in own and its catch-up applied its own row's entry: two copies of
+// a, none of a:alias, whose GET was rejected while the row was present.
 func TestPostgresStatementTriggerAfterOwnEntry(t *testing.T) {
-	_, s := pgWithTriggers(t,
-		`CREATE OR REPLACE FUNCTION cacheguard_test_user.alias() RETURNS trigger LANGUAGE plpgsql AS $f$
-		BEGIN
-			IF EXISTS (SELECT 1 FROM nr WHERE k NOT LIKE '%:alias') THEN
-				INSERT INTO cacheguard_test_user.trig (k, v) SELECT k || ':alias', v FROM nr WHERE k NOT LIKE '%:alias';
-			END IF;
-			RETURN NULL;
-		END $f$`,
-		`CREATE TRIGGER zz_alias AFTER INSERT ON cacheguard_test_user.trig REFERENCING NEW TABLE AS nr FOR EACH STATEMENT EXECUTE FUNCTION cacheguard_test_user.alias()`)
+	_, s := pgWithTriggers(t, pgAliasTrigger...)
 	h := s.Handler()
 	if code, body, _ := do(h, "PUT", "a", "x"); code != 201 {
 		t.Fatalf("PUT a: %d %q", code, body)
@@ -349,11 +354,11 @@ func TestPostgresStatementTriggerAfterOwnEntry(t *testing.T) {
 	}
 }
 
-// TestPostgresOwnTxDeleteThenRollback: a user's BEFORE INSERT trigger deletes
-// another row in the PUT's transaction (eviction); created's catch-up reads
-// that 'D' through the uncommitted transaction and removes the copy. The
-// commit then fails (a deferred constraint): NotCommitted, the victim row
-// is still there, its copy is not.
+// TestPostgresOwnTxDeleteThenRollback: a user's BEFORE INSERT trigger
+// deletes another row in the PUT's transaction (eviction), and the commit
+// then fails (a deferred constraint). When created's catch-up read that
+// 'D' through the uncommitted transaction, it removed the victim's copy,
+// and the rollback left the row present without it.
 func TestPostgresOwnTxDeleteThenRollback(t *testing.T) {
 	p, s := pgWithTriggers(t,
 		`CREATE OR REPLACE FUNCTION cacheguard_test_user.evict() RETURNS trigger LANGUAGE plpgsql AS $f$
@@ -421,19 +426,11 @@ func TestPostgresOlderAppendFunction(t *testing.T) {
 	}
 }
 
-// TestPostgresTriggerRowOfOwnPutAtOnce: TestSQLiteTriggerRowOfOwnPutAtOnce on
-// PostgreSQL (the alias trigger of TestPostgresStatementTriggerAfterOwnEntry),
-// GET right after the 201.
+// TestPostgresTriggerRowOfOwnPutAtOnce: TestSQLiteTriggerRowOfOwnPutAtOnce
+// on PostgreSQL (pgAliasTrigger), without notifications, so that only the
+// PUT's own catch-up can have applied the alias row before the 201.
 func TestPostgresTriggerRowOfOwnPutAtOnce(t *testing.T) {
-	p, s0 := pgWithTriggers(t,
-		`CREATE OR REPLACE FUNCTION cacheguard_test_user.alias() RETURNS trigger LANGUAGE plpgsql AS $f$
-		BEGIN
-			IF EXISTS (SELECT 1 FROM nr WHERE k NOT LIKE '%:alias') THEN
-				INSERT INTO cacheguard_test_user.trig (k, v) SELECT k || ':alias', v FROM nr WHERE k NOT LIKE '%:alias';
-			END IF;
-			RETURN NULL;
-		END $f$`,
-		`CREATE TRIGGER zz_alias AFTER INSERT ON cacheguard_test_user.trig REFERENCING NEW TABLE AS nr FOR EACH STATEMENT EXECUTE FUNCTION cacheguard_test_user.alias()`)
+	p, s0 := pgWithTriggers(t, pgAliasTrigger...)
 	s0.Close()
 	s := newService(t, Config{Store: p, NoListen: true}) // as when a notification is lost: the poll bound
 	h := s.Handler()

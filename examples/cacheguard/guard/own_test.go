@@ -11,8 +11,9 @@ import (
 )
 
 // Tests of the records of a Service's own creations (Service.own) and of
-// the bound of a creating PUT's catch-up (Creation.First), from an
-// adversarial review of that protocol: each fails on the code it names.
+// the bound of a creating PUT's catch-up (Creation.First), from
+// adversarial reviews of that protocol: each failed on the code its
+// comment describes.
 
 // failingAfter delivers every entry, then fails, as a read whose
 // connection drops or whose context expires after some rows arrived.
@@ -25,10 +26,11 @@ func (r failingAfter) Changes(ctx context.Context, after, before int64, fn func(
 	return errors.New("injected: connection lost after the rows")
 }
 
-// TestOwnKeptOnPartialRead: catchUpLocked deletes a seq from own inside
-// the callback; when the read then fails, the position stays but the seq is
-// gone from own, so the next read applies the PUT's entry as a foreign one:
-// a second copy of the key (copies = N + 1, Claim C broken).
+// TestOwnKeptOnPartialRead: a read of the log that fails after delivering
+// its rows leaves the position where it was, and must leave own as it was:
+// when catchUpLocked dropped a seq from own inside the callback, the next
+// read applied the PUT's entry as a foreign one, a second copy of the key
+// (copies = N + 1).
 func TestOwnKeptOnPartialRead(t *testing.T) {
 	ctx := context.Background()
 	st := newSQLite(t, 0)
@@ -62,31 +64,14 @@ func TestOwnKeptOnPartialRead(t *testing.T) {
 }
 
 // TestSQLiteOwnTxEntriesNotApplied: a user's trigger writes an entry in the
-// PUT's transaction below the PUT's own; created's catch-up reads it through
-// the transaction (uncommitted) and moves the applied position to it. The
-// PUT then fails before commit: the transaction rolls back, and with it
-// AUTOINCREMENT's counter, so the next writer's entry gets that same seq,
-// which the follower (seq > applied) never reads.
+// PUT's transaction below the PUT's own. When created's catch-up read it
+// through the transaction (uncommitted) and moved the applied position to
+// it, and the PUT then failed before commit, the rollback took back the
+// entry and AUTOINCREMENT's counter: the next writer's entry got that same
+// seq, which the follower (seq > applied) never read. The catch-up stops
+// below the transaction's first entry now.
 func TestSQLiteOwnTxEntriesNotApplied(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "t.db")
-	st, err := OpenSQLite(ctx, path, SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	// A user's trigger keeping an alias row per key (created after
-	// cacheguard's; SQLite fires the newest first, so its entry comes
-	// before the PUT's own).
-	if _, err := db.Exec(`CREATE TRIGGER user_alias AFTER INSERT ON cacheguard_items WHEN NEW.k NOT LIKE '%:alias'
-		BEGIN INSERT INTO cacheguard_items (k, v) VALUES (NEW.k || ':alias', NEW.v); END`); err != nil {
-		t.Fatal(err)
-	}
+	st, db := sqliteWithAliasTrigger(t)
 	s := newService(t, Config{Store: st, PollInterval: 50 * time.Millisecond})
 	h := s.Handler()
 	if code, body, _ := do(h, "PUT", "a", "x"); code != 201 {
@@ -129,11 +114,12 @@ func (d *delayedFail) Put(ctx context.Context, key string, val []byte, origin st
 	return isNew, out, err
 }
 
-// TestSQLiteReusedSeqKeepsOthersOwn: the failed PUT's seq is reused by the
-// next creation (SQLite AUTOINCREMENT rolls back with the transaction); the
-// failed PUT's `delete(s.own, ownSeq)` then removes the other PUT's entry,
-// which the follower applies as foreign: a second copy (Claim C: copies =
-// N + 1), which outlives a DELETE.
+// TestSQLiteReusedSeqKeepsOthersOwn: a failed PUT's seq is reused by the
+// next creation (SQLite's AUTOINCREMENT rolls back with the transaction);
+// the failed PUT's cleanup of own must leave the other PUT's record, or
+// the follower applies that PUT's entry as a foreign one: a second copy
+// (copies = N + 1), which outlives a DELETE. (It removed it before own
+// held a token per PUT.)
 func TestSQLiteReusedSeqKeepsOthersOwn(t *testing.T) {
 	st := newSQLite(t, 0)
 	d := &delayedFail{SQLite: st}
@@ -181,21 +167,7 @@ func failPutsOf(t *testing.T, key string) {
 // to a poll interval after the 201.
 func TestSQLiteTriggerRowOfOwnPutAtOnce(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "t.db")
-	st, err := OpenSQLite(ctx, path, SQLiteOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(`CREATE TRIGGER user_alias AFTER INSERT ON cacheguard_items WHEN NEW.k NOT LIKE '%:alias'
-		BEGIN INSERT INTO cacheguard_items (k, v) VALUES (NEW.k || ':alias', NEW.v); END`); err != nil {
-		t.Fatal(err)
-	}
+	st, _ := sqliteWithAliasTrigger(t)
 	s := newService(t, Config{Store: st, PollInterval: time.Second})
 	h := s.Handler()
 	if code, body, _ := do(h, "PUT", "a", "x"); code != 201 {
@@ -207,4 +179,29 @@ func TestSQLiteTriggerRowOfOwnPutAtOnce(t *testing.T) {
 	if code, _, src := do(h, "GET", "a:alias", ""); code != 200 {
 		t.Errorf("GET a:alias right after the PUT that committed it: %d from %q; want 200", code, src)
 	}
+}
+
+// sqliteWithAliasTrigger opens a guarded SQLite table with a user's trigger
+// that writes an alias row, k:alias, for every row inserted, and returns
+// the store and a connection of its own to the file. The trigger is created
+// after cacheguard's, and SQLite fires the newest first, so the alias
+// row's entry comes before the inserted row's.
+func sqliteWithAliasTrigger(t *testing.T) (*SQLite, *sql.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.db")
+	st, err := OpenSQLite(context.Background(), path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Exec(`CREATE TRIGGER user_alias AFTER INSERT ON cacheguard_items WHEN NEW.k NOT LIKE '%:alias'
+		BEGIN INSERT INTO cacheguard_items (k, v) VALUES (NEW.k || ':alias', NEW.v); END`); err != nil {
+		t.Fatal(err)
+	}
+	return st, db
 }
