@@ -89,10 +89,6 @@ type Service struct {
 	// position in it.
 	applyMu sync.Mutex
 	applied atomic.Int64 // last change-log seq applied
-	// layoutGiven: Config named a layout (FingerprintBits or
-	// FalsePositiveRate) rather than taking the default; a snapshot of
-	// another layout is then not loaded (loadSnapshot).
-	layoutGiven bool
 	// own holds the seqs of the entries of this Service's creating PUTs
 	// whose copies are in the filter and that catchUpLocked has not passed
 	// yet (guarded by applyMu). Only those entries are skipped: in
@@ -119,19 +115,11 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("no store")
 	}
-	layoutGiven := cfg.FingerprintBits != 0 || cfg.FalsePositiveRate != 0
-	if cfg.FalsePositiveRate != 0 {
-		if cfg.FingerprintBits != 0 {
-			return nil, errors.New("a false-positive rate and fingerprint bits both given: give one")
-		}
-		f, err := cuckoo.New(1, cuckoo.WithFalsePositiveRate(cfg.FalsePositiveRate))
-		if err != nil {
-			return nil, fmt.Errorf("%w", err)
-		}
-		cfg.FingerprintBits = f.FingerprintBits()
+	if cfg.FalsePositiveRate != 0 && cfg.FingerprintBits != 0 {
+		return nil, errors.New("a false-positive rate and fingerprint bits both given: give one")
 	}
-	if cfg.FingerprintBits == 0 {
-		cfg.FingerprintBits = cuckoo.DefaultFingerprintBits
+	if _, err := cuckoo.New(1, layoutOf(cfg)); err != nil {
+		return nil, fmt.Errorf("%w", err)
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
@@ -142,7 +130,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Capacity < 0 {
 		return nil, fmt.Errorf("negative capacity %d", cfg.Capacity)
 	}
-	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), origin: randomID(), own: make(map[int64]*int64), layoutGiven: layoutGiven}
+	s := &Service{store: cfg.Store, cfg: cfg, log: cfg.Log, wake: make(chan struct{}, 1), origin: randomID(), own: make(map[int64]*int64)}
 	s.source.Store("none")
 	if s.log == nil {
 		s.log = log.New(io.Discard, "", 0)
@@ -206,14 +194,18 @@ func (s *Service) filter() *cuckoo.Filter { return s.filt.Load() }
 // scan sizes a filter from the table's row count and fills it with every
 // key (InsertBatch), printing progress on long builds, and returns it with
 // the change-log position of the scan.
-// layout is the filter layout Config asks for.
-func (s *Service) layout() cuckoo.Option {
-	if s.cfg.FalsePositiveRate != 0 {
+// layoutOf is the filter layout cfg asks for: nil (New's default) unless
+// it names one.
+func layoutOf(cfg Config) cuckoo.Option {
+	switch {
+	case cfg.FalsePositiveRate != 0:
 		// The rate chooses the slots per bucket too (four 12-bit slots
 		// for rates from 0.186% to 0.237%).
-		return cuckoo.WithFalsePositiveRate(s.cfg.FalsePositiveRate)
+		return cuckoo.WithFalsePositiveRate(cfg.FalsePositiveRate)
+	case cfg.FingerprintBits != 0:
+		return cuckoo.WithFingerprintBits(cfg.FingerprintBits)
 	}
-	return cuckoo.WithFingerprintBits(s.cfg.FingerprintBits)
+	return nil
 }
 
 func (s *Service) scan(ctx context.Context, c Conn) (*cuckoo.Filter, int64, error) {
@@ -228,7 +220,7 @@ func (s *Service) scan(ctx context.Context, c Conn) (*cuckoo.Filter, int64, erro
 			capa = int(max(2*total, MinCapacity))
 		}
 		var err error
-		if f, err = cuckoo.New(capa, s.layout()); err != nil {
+		if f, err = cuckoo.New(capa, layoutOf(s.cfg)); err != nil {
 			return fmt.Errorf("filter: %w", err)
 		}
 		return nil

@@ -125,19 +125,20 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 // restarting with a larger -capacity after the filter filled up loaded the
 // full one again.
 func (s *Service) otherShape(f *cuckoo.Filter) string {
+	layoutGiven := layoutOf(s.cfg) != nil
 	capa := s.cfg.Capacity
-	if capa == 0 && !s.layoutGiven {
+	if capa == 0 && !layoutGiven {
 		return ""
 	}
 	if capa == 0 {
 		capa = max(f.Len(), 1) // only the layout is compared
 	}
-	want, err := cuckoo.New(capa, s.layout())
+	want, err := cuckoo.New(capa, layoutOf(s.cfg))
 	if err != nil {
 		return "" // New reports it when it scans
 	}
 	switch {
-	case s.layoutGiven && (want.FingerprintBits() != f.FingerprintBits() || want.SlotsPerBucket() != f.SlotsPerBucket()):
+	case layoutGiven && (want.FingerprintBits() != f.FingerprintBits() || want.SlotsPerBucket() != f.SlotsPerBucket()):
 		return fmt.Sprintf("%d-bit fingerprints, %d per bucket, not the %d-bit, %d per bucket asked for", f.FingerprintBits(), f.SlotsPerBucket(), want.FingerprintBits(), want.SlotsPerBucket())
 	case s.cfg.Capacity != 0 && want.Cap() != f.Cap():
 		return fmt.Sprintf("a filter of %d slots, not the %d of capacity %d", f.Cap(), want.Cap(), s.cfg.Capacity)
