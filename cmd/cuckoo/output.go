@@ -119,15 +119,14 @@ func (t *tempFiles) remove(name string) {
 	t.mu.Unlock()
 }
 
-// removeAll removes every temporary file being written and returns how
-// many there were. It keeps the lock, so that no other is started or
-// renamed after it: the process exits next.
-func (t *tempFiles) removeAll() int {
+// removeAll removes every temporary file being written. It keeps the
+// lock, so that no other is started or renamed after it: the process
+// exits next.
+func (t *tempFiles) removeAll() {
 	t.mu.Lock()
 	for name := range t.names {
 		os.Remove(name)
 	}
-	return len(t.names)
 }
 
 // removeTempsOnSignal makes SIGINT and SIGTERM remove the temporary files
