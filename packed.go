@@ -208,16 +208,40 @@ func pkPut(w, b, fp, fr uint64) uint64 {
 	return w | fp*(z>>7)<<pkShift(b)
 }
 
-// pkSecond reports whether an insert of fp should go to b2 (free slots
-// fr2) rather than b1 (fr1): the bucket with more free slots that may take
-// fp, b1 on a tie, except that a fingerprint below pkTopLimit goes first to
-// a free restricted top slot (see pkPut).
-func pkSecond(b1, b2, fr1, fr2, fp uint64) bool {
-	// A free top slot that fp may take counts as four more slots: its
-	// bit moves up to bit 34 (pkTopSlot << 3 is 2^34), above any count.
-	s1 := uint64(bits.OnesCount64(fr1)) | pkTopFirst(fr1, b1, fp)<<3
-	s2 := uint64(bits.OnesCount64(fr2)) | pkTopFirst(fr2, b2, fp)<<3
-	return s2 > s1
+// pkChoose applies the placement rule to fp and the buckets b1 and b2 of
+// words w1 and w2 (one word, w1 == w2, when they share it): the bucket with
+// more free slots that may take fp, b1 on a tie, except that a fingerprint
+// below pkTopLimit goes first to a free restricted top slot (see pkPut). It
+// returns the chosen bucket, its word, and the bits that put fp into its
+// slot there (pkPut's addition), or put == 0 when neither bucket has a slot
+// that may take fp.
+//
+// Both buckets are tested at once, b1's 32 bits below b2's in one word:
+// free marks the empty slots fp may take, top the restricted top slots
+// among them that fp takes first, and score holds b1's count of free slots
+// in its byte 3 and b2's in byte 7 (multiplying the slots' low bits by
+// pkLo sums each half's four bytes into its top byte), plus 8 for a top
+// slot that wins outright. This is pkFree, pkTopFirst and pkPut for both
+// buckets without a population count (whose fallback call spilled every
+// register of pkAdd).
+func pkChoose(b1, b2, fp, w1, w2 uint64) (b, w, put uint64) {
+	odd := (b1&1)<<31 | (b2&1)<<63
+	small := (fp+256-pkTopLimit)>>8 - 1 // all ones when fp < pkTopLimit, else 0
+	y := pkHalf(w1, b1) | pkHalf(w2, b2)<<32
+	occupied := ((y&^pkHi2)+(pkHi2-pkLo2) | y) & pkHi2
+	free := pkHi2 &^ occupied &^ (odd &^ small)
+	top := free & odd & small
+	score := (free>>7)*pkLo + top>>4
+	b, w, sh := b1, w1, uint64(0)
+	if score>>56 > score>>24&0xff {
+		b, w, sh = b2, w2, 32
+	}
+	fr := free >> sh & pkHalfMask
+	z := fr & -fr
+	if t := top >> sh & pkTopSlot; t != 0 {
+		z = t
+	}
+	return b, w, fp * (z >> 7) << pkShift(b)
 }
 
 // pkSlotOf returns the slot index of the lowest marked slot of z (z != 0).
@@ -321,7 +345,7 @@ func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
 }
 
 // pkAdd puts fp into whichever of b1 and b2 has more slots that may take
-// it (b1 on a tie, pkSecond) with one CAS and reports whether it did;
+// it (b1 on a tie, pkChoose) with one CAS and reports whether it did;
 // false means neither has such a slot. w1 and w2 are the caller's reads of
 // the words of b1 and b2 (one read, w1 == w2, when they are one word). A
 // stale read of the chosen word fails the CAS, and the choice is made again
@@ -332,15 +356,11 @@ func (f *Filter) pkAdd(b1, b2, fp, w1, w2 uint64) bool {
 	words := f.t.words
 	for {
 		if (w1|w2)&tagMask == 0 {
-			fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
-			b, w, fr := b1, w1, fr1
-			if pkSecond(b1, b2, fr1, fr2, fp) {
-				b, w, fr = b2, w2, fr2
-			}
-			if fr == 0 {
+			b, w, put := pkChoose(b1, b2, fp, w1, w2)
+			if put == 0 {
 				return false
 			}
-			if words[b>>1].CompareAndSwap(w, pkPut(w, b, fp, fr)) {
+			if words[b>>1].CompareAndSwap(w, w|put) {
 				return true
 			}
 		} else {
@@ -403,15 +423,10 @@ func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present, added bool) {
 		if pkHasEither(w1, w2, b1, b2, fp) {
 			return true, false
 		}
-		fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
-		b, fr := b1, fr1
-		if pkSecond(b1, b2, fr1, fr2, fp) {
-			b, fr = b2, fr2
-		}
-		if fr == 0 {
+		b, _, put := pkChoose(b1, b2, fp, w1, w2)
+		if put == 0 {
 			return false, false
 		}
-		put := pkPut(0, b, fp, fr)
 		if same {
 			if f.t.cas(b1>>1, w1, w1|put) {
 				return false, true

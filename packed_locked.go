@@ -52,12 +52,8 @@ func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
 // the bucket; what is written is built from the read under the lock.
 func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
 	w1, w2 := f.pkReadPair(b1, b2)
-	fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
-	b, fr := b1, fr1
-	if pkSecond(b1, b2, fr1, fr2, fp) {
-		b, fr = b2, fr2
-	}
-	if fr == 0 {
+	b, _, put := pkChoose(b1, b2, fp, w1, w2)
+	if put == 0 {
 		return false // neither has room (discovery reads them again)
 	}
 	g := f.locks.lockBuckets(b>>1, b>>1)
@@ -80,15 +76,11 @@ func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
 // pkAddHeld is pkAddLocked's work, with the locks held.
 func (f *Filter) pkAddHeld(b1, b2, fp uint64) bool {
 	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
-	fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
-	b, w, fr := b1, w1, fr1
-	if pkSecond(b1, b2, fr1, fr2, fp) {
-		b, w, fr = b2, w2, fr2
-	}
-	if fr == 0 {
+	b, w, put := pkChoose(b1, b2, fp, w1, w2)
+	if put == 0 {
 		return false
 	}
-	f.t.words[b>>1].Store(pkPut(w, b, fp, fr))
+	f.t.words[b>>1].Store(w | put)
 	return true
 }
 

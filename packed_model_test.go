@@ -203,15 +203,11 @@ func (c *mctx) pkInsert() bool {
 	b1, b2, fp := r.b1, r.b2, r.fp
 	for {
 		w1, w2 := c.loadPair()
-		fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
-		b, w, fr := b1, w1, fr1
-		if pkSecond(b1, b2, fr1, fr2, fp) {
-			b, w, fr = b2, w2, fr2
-		}
-		if fr == 0 {
+		b, w, put := pkChoose(b1, b2, fp, w1, w2)
+		if put == 0 {
 			panic("model: the pair is full")
 		}
-		if c.cas(b>>1, w, pkPut(w, b, fp, fr)) {
+		if c.cas(b>>1, w, w|put) {
 			return true
 		}
 	}
@@ -226,25 +222,21 @@ func (c *mctx) pkInsertUnique() bool {
 		if pkHasEither(w1, w2, b1, b2, fp) {
 			return false
 		}
-		fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
-		b, fr := b1, fr1
-		if pkSecond(b1, b2, fr1, fr2, fp) {
-			b, fr = b2, fr2
-		}
-		if fr == 0 {
+		b, _, put := pkChoose(b1, b2, fp, w1, w2)
+		if put == 0 {
 			panic("model: the pair is full")
 		}
 		if b1>>1 == b2>>1 {
-			if c.cas(b1>>1, w1, pkPut(w1, b, fp, fr)) {
+			if c.cas(b1>>1, w1, w1|put) {
 				return true
 			}
 			continue
 		}
 		n1, n2 := w1, w2
 		if b == b1 {
-			n1 = pkPut(w1, b, fp, fr)
+			n1 |= put
 		} else {
-			n2 = pkPut(w2, b, fp, fr)
+			n2 |= put
 		}
 		var op kcasOp
 		op.add(b1>>1, w1, n1)

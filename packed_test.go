@@ -374,8 +374,9 @@ func TestVersionsFor(t *testing.T) {
 	}
 }
 
-// TestPackedPlacementRule checks pkFree, pkSecond and pkPut, which choose
-// without branches, against the placement rule written out slot by slot:
+// TestPackedPlacementRule checks pkChoose (both buckets in one word) and
+// pkFree and pkPut (one bucket, as moves use them), which choose without
+// branches, against the placement rule written out slot by slot:
 // the bucket with more free slots that may take fp wins, b1 on a tie, but
 // a free top slot of an odd bucket wins outright for a fingerprint below
 // 64; the fingerprint then goes into that top slot, or else into the
@@ -441,22 +442,25 @@ func TestPackedPlacementRule(t *testing.T) {
 				w2 = w1 // one word, one read
 			}
 			for fp := uint64(1); fp <= 255; fp += 1 + rng.Uint64N(8) {
-				fr1, fr2 := pkFree(pkHalf(w1, b1), b1, fp), pkFree(pkHalf(w2, b2), b2, fp)
-				b, w, fr := b1, w1, fr1
-				if pkSecond(b1, b2, fr1, fr2, fp) {
-					b, w, fr = b2, w2, fr2
-				}
+				b, w, put := pkChoose(b1, b2, fp, w1, w2)
 				wb, ws, wok := want(w1, w2, b1, b2, fp)
-				if (fr != 0) != wok {
-					t.Fatalf("words %#x, %#x, buckets %d, %d, fp %d: room %v; want %v", w1, w2, b1, b2, fp, fr != 0, wok)
+				if (put != 0) != wok {
+					t.Fatalf("words %#x, %#x, buckets %d, %d, fp %d: room %v; want %v", w1, w2, b1, b2, fp, put != 0, wok)
 				}
 				if !wok {
 					continue
 				}
-				nw := pkPut(w, b, fp, fr)
-				exp := w | fp<<(pkShift(wb)+8*uint64(ws))
-				if b != wb || nw != exp || nw&tagMask != 0 {
+				ww := w1
+				if wb == b2 {
+					ww = w2
+				}
+				exp := ww | fp<<(pkShift(wb)+8*uint64(ws))
+				if nw := w | put; b != wb || w != ww || nw != exp || nw&tagMask != 0 {
 					t.Fatalf("words %#x, %#x, buckets %d, %d, fp %d: bucket %d, word %#x; want bucket %d, slot %d (%#x)", w1, w2, b1, b2, fp, b, nw, wb, ws, exp)
+				}
+				// pkFree and pkPut, for the bucket the rule chooses.
+				if nw := pkPut(ww, wb, fp, pkFree(pkHalf(ww, wb), wb, fp)); nw != exp {
+					t.Fatalf("word %#x, bucket %d, fp %d: pkPut gives %#x; want slot %d (%#x)", ww, wb, fp, nw, ws, exp)
 				}
 				checked++
 			}
