@@ -228,7 +228,7 @@ func pkChoose(b1, b2, fp, w1, w2 uint64) (b, w, put uint64) {
 	odd := (b1&1)<<31 | (b2&1)<<63
 	small := (fp+256-pkTopLimit)>>8 - 1 // all ones when fp < pkTopLimit, else 0
 	y := pkHalf(w1, b1) | pkHalf(w2, b2)<<32
-	occupied := ((y&^pkHi2)+(pkHi2-pkLo2) | y) & pkHi2
+	occupied := ((y &^ pkHi2) + (pkHi2 - pkLo2) | y) & pkHi2
 	free := pkHi2 &^ occupied &^ (odd &^ small)
 	top := free & odd & small
 	score := (free>>7)*pkLo + top>>4
