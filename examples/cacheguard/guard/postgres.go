@@ -322,13 +322,28 @@ func (p *Postgres) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	return v, true, nil
 }
 
-// commitOutcome classifies a failed COMMIT: an error the server sent
-// (serialization failure, constraint) or one raised before anything was sent
-// means the transaction did not commit; any other (a broken connection after
-// the COMMIT went out) leaves it unknown.
+// commitOutcome classifies a failed COMMIT. The transaction certainly did
+// not commit when the server answered with an ERROR (a serialization
+// failure, a deferred constraint: the session goes on, so the transaction
+// was aborted; an error after the commit record cannot be reported as one),
+// when the server answered ROLLBACK (pgx.ErrTxCommitRollback), or when the
+// error came before anything was sent. A FATAL or PANIC can come after the
+// commit record was written (the backend terminated, or the server failed
+// flushing the log and recovers what reached the disk), and a broken
+// connection loses the answer: those leave it unknown.
 func commitOutcome(err error) Outcome {
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) || pgconn.SafeToRetry(err) {
+	if errors.As(err, &pgErr) {
+		severity := pgErr.SeverityUnlocalized
+		if severity == "" { // servers before 9.6 send only the localized one
+			severity = pgErr.Severity
+		}
+		if severity == "ERROR" {
+			return NotCommitted
+		}
+		return MaybeCommitted
+	}
+	if errors.Is(err, pgx.ErrTxCommitRollback) || pgconn.SafeToRetry(err) {
 		return NotCommitted
 	}
 	return MaybeCommitted
