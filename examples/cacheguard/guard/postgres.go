@@ -257,6 +257,17 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 	if relkind != "r" || inTree {
 		return fmt.Errorf("table %s: partitioned, a partition, or in an inheritance tree: rows written through another table of the tree would not reach the change log; guard a plain table", p.qname)
 	}
+	// No logical-replication subscription writes the table: its apply
+	// worker fires row triggers only, never these statement triggers, so
+	// the rows it applies would not be logged. (A subscription added
+	// later is not seen; README.)
+	var subscribed bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_subscription_rel WHERE srrelid = $1)`, p.relid).Scan(&subscribed); err != nil {
+		return err
+	}
+	if subscribed {
+		return fmt.Errorf("table %s: a logical-replication subscription writes it, and its apply worker fires no statement triggers: replicated rows would not reach the change log; guard the publisher's table instead", p.qname)
+	}
 	// A registration left by a dropped table whose oid was reused, or by
 	// a renamed table, does not carry over: a table created just now, or
 	// one under another name, gets a new identity, owned only if created
