@@ -245,7 +245,8 @@ type growShard struct {
 // ErrFull comes when the smallest shard at its bound is full: from about
 // two thirds of maxCapacity keys on (0.64 to 0.74 of a maximum of 50,000
 // in 3,000 runs with random seeds). 0 (the default) means no bound but
-// the 19 doublings the hash allows. New rejects it.
+// the 19 doublings the hash allows, and so does any bound above what they
+// reach (math.MaxInt included). New rejects it.
 func WithMaxCapacity(maxCapacity int) Option {
 	return func(c *config) { c.maxCap, c.maxCapSet = maxCapacity, true }
 }
