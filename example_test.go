@@ -14,7 +14,8 @@ import (
 // A filter in front of a database guards against cache penetration:
 // requests for IDs that do not exist are answered without a query. A
 // negative answer is certain; a positive one may be a false positive (about
-// 0.2% of absent IDs at 95% load), so the database has the last word.
+// 0.24% of absent IDs at the 97% load New sizes for), so the database has
+// the last word.
 func ExampleNew() {
 	guard, err := cuckoo.New(1_000_000)
 	if err != nil {

@@ -140,9 +140,11 @@ func validFingerprintBits(bits int) bool { return bits == 8 || bits == 12 || bit
 
 // WithSeed sets the hash seed. Filters with the same seed, bucket count
 // and layout (fingerprint bits, slots per bucket) place every key in the
-// same buckets with the same fingerprint. Without WithSeed, New draws a random seed for each filter (see
-// randomSeed), so that nobody who does not know it can choose keys that all
-// land in one pair of buckets. Use WithSeed for reproducible placement only
+// same buckets with the same fingerprint. Without WithSeed, New draws a
+// random seed for each filter (from math/rand/v2's generator, which the
+// runtime seeds from the operating system's entropy), so that nobody who
+// does not know it can choose keys that all land in one pair of buckets.
+// Use WithSeed for reproducible placement only
 // where keys cannot come from an adversary; WithSeed(0) places keys as
 // hash algorithm 1 of FORMAT.md does without a seed.
 func WithSeed(seed uint64) Option {
@@ -542,7 +544,7 @@ func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
 // Lookup reports whether key may be in the filter. It never reports false
 // for a key that was inserted and not deleted (see the package doc for the
 // precise statement), and reports true for a key that was never inserted
-// with probability about 2·b·α/2^f (b slots per bucket of f-bit
+// with probability about 2·b·α/(2^f-1) (b slots per bucket of f-bit
 // fingerprints at load α: 0.237% for New(n) holding n keys).
 func (f *Filter) Lookup(key []byte) bool {
 	if f.m == 0 {

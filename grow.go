@@ -597,7 +597,7 @@ func (g *Growing) InsertHash(h uint64) error {
 }
 
 // Lookup reports whether key may be in the filter: true for every key
-// inserted and not deleted (also while the filter grows), and false with
+// inserted and not deleted (also while the filter grows), and true with
 // the probability FalsePositiveRate reports for a key never inserted.
 func (g *Growing) Lookup(key []byte) bool { return g.LookupHash(xxhash.Sum64(key)) }
 

@@ -10,8 +10,8 @@ import "github.com/cespare/xxhash/v2"
 //
 // InsertUnique is linearizable in both modes, also against Insert, Delete,
 // relocations and doublings: it takes effect at one instant at which it
-// either finds a matching entry or finds none and adds its own (see
-// uniqueIn). Any number of goroutines calling InsertUnique with one key
+// either finds a matching entry or finds none and adds its own, in one
+// atomic step over both of its buckets. Any number of goroutines calling InsertUnique with one key
 // leave exactly one entry for it, unless another key's entry matches it.
 //
 // A refusal can also mean that another key's entry matches this key: the

@@ -49,8 +49,11 @@ func expectedFalsePositiveRate(bits, slots int, load float64) float64 {
 // rate at least that far above those points.
 //
 // Five-slot buckets hold at most 10 copies of one key (its two buckets),
-// four-slot buckets 8; their migration counters have 2 bits, as at 15
-// bits (see WithFingerprintBits for what that costs).
+// four-slot buckets 8, the packed layout 6 to 8 (its top slots take only
+// some fingerprints); one bucket's worth or less for a key whose two
+// buckets are one. Five 12-bit slots and four 15-bit ones have 2-bit
+// migration counters, four 12-bit ones 14-bit counters (see
+// WithFingerprintBits for what that costs).
 //
 // A Growing filter has one layout; NewGrowing rejects this option.
 func WithFalsePositiveRate(p float64) Option {

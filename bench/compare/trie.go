@@ -2,9 +2,9 @@ package compare
 
 import "math/bits"
 
-// Trie is the erasable bit-labelled trie of the source document 001 (a
-// prefix tree proposed there as an exact, deletable replacement for a Bloom
-// filter in front of a database), reproduced as the document describes it:
+// Trie is the erasable bit-labelled trie of a paper on cache penetration
+// (in Chinese; a prefix tree proposed there as an exact, deletable replacement for a Bloom
+// filter in front of a database), reproduced as the paper describes it:
 //
 //   - Construction: nodes are created only for prefixes that occur (the
 //     "dynamic" trie, no R-way arrays of mostly nil links). Each node labels
@@ -20,7 +20,7 @@ import "math/bits"
 //     array all zero) and no end mark is removed from its parent, whose bit
 //     is cleared, and so on upwards while a parent is left empty.
 //
-// Not safe for concurrent use (the document's structure has no concurrency
+// Not safe for concurrent use (the paper's structure has no concurrency
 // control; the benchmark uses it from one goroutine).
 type Trie struct {
 	root trieNode

@@ -96,7 +96,7 @@ func TestTriePrune(t *testing.T) {
 	}
 }
 
-// TestTrieWorkloadSmall runs the document's workload at a small size: every
+// TestTrieWorkloadSmall runs the paper's workload at a small size: every
 // structure finds every present key, the trie and the map report no absent
 // key, and the keys are distinct 5-character strings.
 func TestTrieWorkloadSmall(t *testing.T) {

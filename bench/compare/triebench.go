@@ -9,7 +9,7 @@ import (
 	"github.com/seed25b00da8/cuckoo"
 )
 
-// The workload of source document 001: fixed-length 5-character strings, at
+// The workload of the paper of trie.go: fixed-length 5-character strings, at
 // sizes from 100K to 8M, with build time, lookup time and memory, here for its
 // trie, this filter at f=12 and f=8, and a Go map[string]struct{}.
 

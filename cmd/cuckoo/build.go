@@ -38,7 +38,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	capacity := fs.Int("capacity", 0, "build a fixed filter that holds `N` keys, N > 0 (omit -capacity for a growing filter, which needs no key count)")
 	seed := fs.Uint64("seed", 0, "hash seed (default: a random one; give one for reproducible files)")
 	showProgress := fs.Bool("progress", false, "show progress on standard error (default: when standard error is a terminal, from the 1,000,000th key on)")
-	keepDups := fs.Bool("keep-duplicates", false, "store a key once per line it is on (at most 10 copies of one key fit, 8 with four slots per bucket), instead of once")
+	keepDups := fs.Bool("keep-duplicates", false, "store a key once per line it is on (at most 10 copies of one key fit with five slots per bucket, 8 with four, 6 to 8 with -bits 8; fewer for a key whose two buckets are one), instead of once")
 	pos, status, ok := parseFlags(fs, args, 0, 1)
 	if !ok {
 		return status

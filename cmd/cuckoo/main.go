@@ -23,7 +23,7 @@
 // Error messages go to standard error and start with "cuckoo SUBCOMMAND: "
 // (flag errors too, then the subcommand's usage). The exit status is grep's: 0 on success (for query: some
 // key may be present), 1 if query finds no key, 2 on errors and bad usage.
-// "cuckoo --version" prints the version.
+// "cuckoo version" (or --version) prints the version.
 //
 // Each subcommand lives in its own file and registers itself in commands
 // from an init function.
@@ -116,7 +116,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "\t%-8s %s\n", name, commands[name].summary)
 	}
 	fmt.Fprint(w, "\n")
-	wrap(w, "Run \"cuckoo help COMMAND\" for a command's flags. "+keysHelp+" "+filterFileHelp+" "+exitHelp)
+	wrap(w, "Run \"cuckoo help COMMAND\" for a command's flags, \"cuckoo version\" for the version. "+keysHelp+" "+filterFileHelp+" "+exitHelp)
 }
 
 // Help shared by the usage and the subcommands' help.

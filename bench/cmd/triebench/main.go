@@ -1,8 +1,8 @@
-// Command triebench runs the workload of source document 001 (fixed-length
-// 5-character strings, 100K to 8M) over the document's erasable bit-labelled
-// trie, this cuckoo filter at f=12 and f=8, and a Go map[string]struct{}, and
-// prints build time, lookup time (present, absent), heap growth and false
-// positives as a Markdown table.
+// Command triebench runs the workload of a paper on cache penetration
+// (fixed-length 5-character strings, 100K to 8M) over the paper's
+// erasable bit-labelled trie, this cuckoo filter at f=12 and f=8, and a Go
+// map[string]struct{}, and prints build time, lookup time (present,
+// absent), heap growth and false positives as a Markdown table.
 //
 //	go run ./cmd/triebench -sizes 100K,200K,400K,600K,800K,1M,2M,4M,8M
 package main

@@ -253,19 +253,20 @@ func (s *Service) scan(ctx context.Context, c Conn) (*cuckoo.Filter, int64, erro
 			return nil, 0, err
 		}
 	}
-	s.log.Printf("filter built from %d keys of %s in %v: capacity %d, load factor %.4f, expected false-positive rate %.4f%%",
+	s.log.Printf("filter built from %d keys of %s in %v: %d slots, load factor %.4f, expected false-positive rate %.4f%%",
 		n, s.store.Table(), time.Since(start).Round(time.Millisecond), f.Cap(), f.LoadFactor(), 100*expectedFPR(f))
 	return f, seq, nil
 }
 
-// expectedFPR is the filter's false-positive rate at its load: a lookup
-// compares the fingerprint with the 2·b slots of its two buckets, each
-// occupied with probability α and matching with probability 2^-f.
+// expectedFPR is the filter's false-positive rate at its load (Stats): a
+// lookup compares the fingerprint with the 2·b slots of its two buckets,
+// each occupied with probability α and matching one of the 2^f-1
+// fingerprints.
 func expectedFPR(f *cuckoo.Filter) float64 {
 	if f == nil {
 		return 0
 	}
-	return 2 * float64(f.SlotsPerBucket()) * f.LoadFactor() / math.Exp2(float64(f.FingerprintBits()))
+	return f.Stats().FalsePositiveRate
 }
 
 // poke wakes the change-log follower without blocking.
