@@ -197,3 +197,31 @@ func TestSQLiteNotOwned(t *testing.T) {
 		}
 	}
 }
+
+// TestOverwriteReadsBack: a PUT that overwrites a row written around the
+// service, before the follower applied it (204), is read back at once, as
+// after a 201: the handler applies the log before answering. The poll
+// interval is an hour, so only the PUT can have applied it.
+func TestOverwriteReadsBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	st, err := OpenSQLite(context.Background(), path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := newService(t, Config{Store: st, PollInterval: time.Hour})
+	db := sqliteDirect(t, path)
+	sqliteExec(t, db, `INSERT INTO `+st.Table()+` VALUES ('around', 'x')`)
+	if code, _, src := do(s.Handler(), "GET", "around", ""); code != 404 || src != "filter" {
+		t.Fatalf("GET before the overwrite: %d from %q; want 404 from the filter (the follower should not have run)", code, src)
+	}
+	if code, body, _ := do(s.Handler(), "PUT", "around", "y"); code != 204 {
+		t.Fatalf("PUT over the row: %d %q; want 204", code, body)
+	}
+	if code, body, src := do(s.Handler(), "GET", "around", ""); code != 200 || body != "y" {
+		t.Errorf("GET right after the 204: %d %q from %q; want 200 \"y\"", code, body, src)
+	}
+	if n := s.filter().Count([]byte("around")); n != 1 {
+		t.Errorf("%d copies of the row's key; want 1", n)
+	}
+}
