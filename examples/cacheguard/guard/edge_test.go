@@ -393,3 +393,48 @@ func TestPostgresKeyComparedAsBytes(t *testing.T) {
 	}
 	sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.coll CASCADE`)
 }
+
+// TestPostgresSearchPathKeepsIdentity: instances whose sessions have
+// different search_paths name the guarded table the same way, so none of
+// them takes the other's name for a rename: the table keeps its identity
+// (guard_id, which snapshots are checked against) and its ownership. A
+// bare name recorded by an older instance (regclass::text of a table on
+// its path) is the same name too. Recording regclass::text, an instance
+// with cacheguard on its path recorded "items", renewed the identity and
+// dropped the ownership, and every other instance's snapshot was refused.
+func TestPostgresSearchPathKeepsIdentity(t *testing.T) {
+	ctx := context.Background()
+	db := pgDirect(t)
+	dsn := os.Getenv(DSNEnv)
+	p := pgStore(t) // the default table, created by cacheguard: owned
+	var relid uint32
+	if err := db.QueryRow(ctx, `SELECT 'cacheguard.items'::regclass::oid`).Scan(&relid); err != nil {
+		t.Fatal(err)
+	}
+	record := func() (name, id string, owned bool) {
+		t.Helper()
+		if err := db.QueryRow(ctx, `SELECT name, guard_id, created_by_cacheguard FROM cacheguard.guarded WHERE tbl = $1`, relid).Scan(&name, &id, &owned); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	sqlExec(t, db, `UPDATE cacheguard.guarded SET created_by_cacheguard = true WHERE tbl = $1`, relid)
+	name, id, owned := record()
+	for _, tc := range []struct{ what, setup, dsn string }{
+		{"another search_path", "", dsn + " search_path=cacheguard,public"},
+		{"a bare name recorded by an older instance", `UPDATE cacheguard.guarded SET name = 'items' WHERE tbl = $1`, dsn},
+	} {
+		if tc.setup != "" {
+			sqlExec(t, db, tc.setup, relid)
+		}
+		q, err := OpenPostgres(ctx, tc.dsn, PGOptions{Table: "cacheguard.items"})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		q.Close()
+		n, i, o := record()
+		if n != name || i != id || o != owned || q.GuardID() != p.GuardID() {
+			t.Errorf("%s: recorded (%s, %s, owned %v), instance id %s; want (%s, %s, owned %v) and %s", tc.what, n, i, o, q.GuardID(), name, id, owned, p.GuardID())
+		}
+	}
+}

@@ -43,7 +43,7 @@ type Postgres struct {
 	dsn     string
 	table   string // as given: name or schema.name
 	relid   uint32 // the table's oid
-	qname   string // the table's name as regclass prints it
+	qname   string // the table's schema-qualified name, quoted where needed
 	guardID string
 }
 
@@ -209,7 +209,14 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 		}
 	}
 	p.relid = *relid
-	if err := tx.QueryRow(ctx, `SELECT $1::oid::regclass::text`, p.relid).Scan(&p.qname); err != nil {
+	// Qualified whatever the session's search_path (regclass::text
+	// leaves out a schema on the path: instances with different paths
+	// would record different names, each taking the other's for a
+	// rename). bare is the name as regclass::text printed it for a table
+	// on the path, which older instances recorded.
+	var bare string
+	if err := tx.QueryRow(ctx, `SELECT format('%I.%I', n.nspname, c.relname), format('%I', c.relname)
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, p.relid).Scan(&p.qname, &bare); err != nil {
 		return err
 	}
 	// The columns: k text with a unique index of its own, v bytea.
@@ -272,10 +279,16 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 	// a renamed table, does not carry over: a table created just now, or
 	// one under another name, gets a new identity, owned only if created
 	// here.
+	// (A recorded name that is bare is the same name, recorded by an
+	// older instance: it is brought up to date and keeps the identity.)
 	if _, err := tx.Exec(ctx, `INSERT INTO cacheguard.guarded AS g (tbl, name, guard_id, created_by_cacheguard)
 		VALUES ($1, $2, $3, $4) ON CONFLICT (tbl) DO UPDATE
-		SET name = EXCLUDED.name, guard_id = EXCLUDED.guard_id, created_by_cacheguard = EXCLUDED.created_by_cacheguard
-		WHERE EXCLUDED.created_by_cacheguard OR g.name <> EXCLUDED.name`, p.relid, p.qname, randomID(), createdNow); err != nil {
+		SET name = EXCLUDED.name,
+			guard_id = CASE WHEN EXCLUDED.created_by_cacheguard OR g.name NOT IN (EXCLUDED.name, $5::text)
+				THEN EXCLUDED.guard_id ELSE g.guard_id END,
+			created_by_cacheguard = CASE WHEN EXCLUDED.created_by_cacheguard OR g.name NOT IN (EXCLUDED.name, $5::text)
+				THEN EXCLUDED.created_by_cacheguard ELSE g.created_by_cacheguard END`,
+		p.relid, p.qname, randomID(), createdNow, bare); err != nil {
 		return err
 	}
 	if err := tx.QueryRow(ctx, `SELECT guard_id FROM cacheguard.guarded WHERE tbl = $1`, p.relid).Scan(&p.guardID); err != nil {
