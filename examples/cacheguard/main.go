@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	sqlitePath := fs.String("sqlite", filepath.Join(os.TempDir(), "cacheguard.db"), "SQLite database file (used unless -dsn is set)")
 	dsn := fs.String("dsn", "", "PostgreSQL DSN (postgres://user:pass@host:port/db); several instances may share it")
-	capacity := fs.Int("capacity", 0, "filter capacity in keys (0: twice the table's rows, at least 100000)")
+	capacity := fs.Int("capacity", 0, "filter capacity in keys (0: twice the table's rows, at least 100000, rebuilt so whenever the filter fills)")
 	bits := fs.Int("fpbits", 0, "fingerprint bits: 12 (five per bucket, the default), 15 (four per bucket) or 8 (two four-slot buckets per word); or the layout -fpr chooses")
 	fpr := fs.Float64("fpr", 0, "false-positive rate allowed at the filter's capacity (0.001 for 0.1%): chooses the fingerprint size and slots per bucket; give -fpr or -fpbits")
 	noFilter := fs.Bool("no-filter", false, "serve without the filter (every GET queries the database)")

@@ -225,3 +225,48 @@ func TestOverwriteReadsBack(t *testing.T) {
 		t.Errorf("%d copies of the row's key; want 1", n)
 	}
 }
+
+// TestAutomaticCapacityGrows: with the capacity chosen automatically, a
+// filter that the table outgrows (here one loaded from a snapshot taken
+// when the table was small, then rows written around the service) is
+// rebuilt from a scan at twice the rows instead of staying bypassed, PUTs
+// of new keys refused, until a restart with a -capacity given.
+func TestAutomaticCapacityGrows(t *testing.T) {
+	minCapacity = 1000 // a small table's filter: fast to outgrow
+	t.Cleanup(func() { minCapacity = MinCapacity })
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	snap := filepath.Join(t.TempDir(), "s.snap")
+	st, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := newService(t, Config{Store: st, PollInterval: sqlitePoll, Snapshot: snap})
+	small := s.filter().Cap()
+	if err := s.WriteSnapshot(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	rows := small + small/4
+	db := sqliteDirect(t, path)
+	sqliteExec(t, db, `WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c WHERE i < ?)
+		INSERT INTO `+st.Table()+` SELECT 'bulk' || i, x'00' FROM c`, rows)
+	s = newService(t, Config{Store: st, PollInterval: sqlitePoll, Snapshot: snap})
+	if src := s.Stats().BuiltFrom; src != "snapshot" && src != "rebuild" {
+		t.Fatalf("built from %q; want the snapshot (then a rebuild)", src)
+	}
+	waitFor(t, 30*time.Second, "a rebuild at the larger size", func() bool {
+		st := s.Stats()
+		return st.Rebuilds > 0 && !st.Degraded && st.Capacity >= 2*rows
+	})
+	for _, k := range []string{"bulk1", fmt.Sprintf("bulk%d", rows)} {
+		if !s.MayContain(k) {
+			t.Errorf("%s rejected after the rebuild", k)
+		}
+	}
+	if code, body, _ := do(s.Handler(), "PUT", "fresh", "v"); code != 201 {
+		t.Errorf("PUT of a new key after the rebuild: %d %q; want 201", code, body)
+	}
+	t.Logf("a filter of %d slots for %d rows rebuilt to %d slots", small, rows, s.Stats().Capacity)
+}

@@ -25,7 +25,8 @@ type Config struct {
 	// baseline of the load runs).
 	NoFilter bool
 	// Capacity is the number of keys the filter is sized for; 0 sizes it
-	// at twice the table's rows, at least MinCapacity.
+	// at twice the table's rows, at least MinCapacity, and rebuilds it so
+	// (from a scan) whenever it fills up, a snapshot's filter included.
 	Capacity int
 	// FingerprintBits is 8, 12 or 15 (cuckoo.WithFingerprintBits: five
 	// 12-bit slots per bucket, four of 8 or 15 bits); 0 means 12, or the
@@ -55,12 +56,29 @@ type Config struct {
 // MinCapacity is the smallest capacity New picks by itself.
 const MinCapacity = 100_000
 
+// minCapacity is MinCapacity, lowered by tests that fill filters.
+var minCapacity = MinCapacity
+
 // DefaultPollInterval is the default Config.PollInterval.
 const DefaultPollInterval = time.Second
 
 // ErrFilterFull is returned (503) by a PUT whose new key does not fit into
-// the filter: the row is not written, since it could not be guarded.
-var ErrFilterFull = errors.New("filter is full; restart with a larger -capacity")
+// the filter: the row is not written, since it could not be guarded. With
+// the capacity chosen automatically the filter is rebuilt larger (a retry
+// succeeds once that is done); with a capacity given, a restart with a
+// larger one is needed.
+var ErrFilterFull = errors.New("filter is full; retry once it is rebuilt larger, or restart with a larger -capacity if one was given")
+
+// growWhenFull asks the follower for a rebuild from a scan, which sizes the
+// new filter at twice the table's rows, when the filter filled up and its
+// capacity was chosen automatically; what ran at the old size (a degraded
+// filter bypassed, PUTs of new keys refused) lasts until the rebuild.
+func (s *Service) growWhenFull() {
+	if s.cfg.Capacity == 0 && !s.needsRebuild.Swap(true) {
+		s.log.Printf("the filter is full: rebuilding it from a scan at twice the table's rows")
+		s.poke()
+	}
+}
 
 // listener is a Store whose log sends notifications (PostgreSQL).
 type listener interface {
@@ -96,7 +114,7 @@ type Service struct {
 	// trigger that wrote other entries in it (renaming the key on the
 	// upsert's update, say) gave them the origin too, and they must count.
 	own          map[int64]*int64 // seq -> the PUT's token (its ownSeq variable)
-	needsRebuild atomic.Bool      // an 'R' (TRUNCATE) was applied
+	needsRebuild atomic.Bool      // an 'R' (TRUNCATE) was applied, or the filter filled (growWhenFull)
 	wake         chan struct{}
 	cancel       context.CancelFunc
 	done         sync.WaitGroup
@@ -217,7 +235,7 @@ func (s *Service) scan(ctx context.Context, c Conn) (*cuckoo.Filter, int64, erro
 	mk := func(total int64) error {
 		capa := s.cfg.Capacity
 		if capa == 0 {
-			capa = int(max(2*total, MinCapacity))
+			capa = int(max(2*total, int64(minCapacity)))
 		}
 		var err error
 		if f, err = cuckoo.New(capa, layoutOf(s.cfg)); err != nil {
@@ -418,7 +436,8 @@ func (s *Service) catchUpLocked(ctx context.Context, lg LogReader, before int64)
 				// The key cannot be guarded: stop rejecting
 				// anything until a restart with a larger
 				// capacity.
-				s.log.Printf("filter full applying the change log (%v): the filter is bypassed from now on; restart with a larger -capacity", err)
+				s.log.Printf("filter full applying the change log (%v): the filter is bypassed until it is rebuilt larger (automatic capacity) or the service restarts with a larger -capacity", err)
+				s.growWhenFull()
 			}
 		}
 	}
@@ -440,7 +459,8 @@ func (s *Service) catchUpLocked(ctx context.Context, lg LogReader, before int64)
 }
 
 // rebuild replaces the filter with one built from a scan of the table, after
-// a TRUNCATE (whose rows' copies the log cannot remove). It holds snapMu
+// a TRUNCATE (whose rows' copies the log cannot remove) or when the filter
+// filled up with its capacity chosen automatically (growWhenFull). It holds snapMu
 // exclusively (no PUT in flight: Claim C's A is 0 after the scan) and
 // applyMu (the position does not move during the scan); the scan's position
 // is at least the applied one, since it starts after it was applied and the
@@ -466,7 +486,7 @@ func (s *Service) rebuild(ctx context.Context) error {
 // rebuildLocked is rebuild with snapMu and applyMu held, through c.
 func (s *Service) rebuildLocked(ctx context.Context, c Conn) error {
 	s.needsRebuild.Store(false)
-	s.log.Printf("the table was truncated: rebuilding the filter from a scan")
+	s.log.Printf("rebuilding the filter from a scan")
 	f, seq, err := s.scan(ctx, c)
 	if err != nil {
 		s.needsRebuild.Store(true)
@@ -739,6 +759,7 @@ func (s *Service) handlePut(w http.ResponseWriter, r *http.Request, k string) {
 		}
 		if errors.Is(err, ErrFilterFull) {
 			s.log.Print(err)
+			s.growWhenFull()
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
