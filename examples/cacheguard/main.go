@@ -73,14 +73,19 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if *capacity < 0 || *capacity > cuckoo.MaxCapacity {
 		return fmt.Errorf("-capacity %d: want 0 to %d", *capacity, cuckoo.MaxCapacity)
 	}
-	if *poll <= 0 {
-		return fmt.Errorf("-poll %v: must be positive", *poll)
+	if *poll < minPoll {
+		return fmt.Errorf("-poll %v: must be at least %v (each poll queries the database)", *poll, minPoll)
 	}
 	if *noFilter && *snapshot != "" {
 		return errors.New("-snapshot needs the filter: not with -no-filter")
 	}
 	if *seed < 0 {
 		return fmt.Errorf("-seed %d: must not be negative", *seed)
+	}
+	if *snapshot != "" {
+		if err := checkSnapshotDir(*snapshot); err != nil {
+			return err
+		}
 	}
 	logger := log.New(stderr, "cacheguard: ", log.LstdFlags)
 	// The address is taken before the database is opened, so a bad or
@@ -124,7 +129,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 	defer svc.Close()
 
-	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	// ReadTimeout bounds a request's body too (a value is at most
+	// guard.MaxValueLen), so that a stalled client holds a connection
+	// for a bounded time.
+	srv := &http.Server{Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	st := svc.Stats()
@@ -139,18 +147,45 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	case <-ctx.Done():
 	}
 	logger.Printf("shutting down (%s backend)", st.Backend)
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Requests in flight get shutdownWait to finish; then their
+	// connections are closed. The snapshot has its own time: a slow
+	// client must not cost it (it waits for no request: PUTs in flight
+	// hold it back only until their transaction ends).
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownWait)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
-		return err
+		logger.Printf("requests still running after %v (%v): closing their connections", shutdownWait, err)
+		srv.Close()
 	}
 	if *snapshot != "" {
-		if err := svc.WriteSnapshot(sctx, *snapshot); err != nil {
+		wctx, cancel := context.WithTimeout(context.Background(), snapshotWait)
+		defer cancel()
+		if err := svc.WriteSnapshot(wctx, *snapshot); err != nil {
 			return err
 		}
 		logger.Printf("snapshot written to %s (change %d)", *snapshot, svc.AppliedSeq())
 	}
 	return nil
+}
+
+// minPoll is the least -poll: each poll reads the change log.
+const minPoll = 10 * time.Millisecond
+
+// shutdownWait is how long requests in flight may run at shutdown (a
+// variable for tests), and snapshotWait how long the snapshot may take
+// after them.
+var shutdownWait, snapshotWait = 10 * time.Second, time.Minute
+
+// checkSnapshotDir checks that a snapshot can be written beside path (as
+// WriteSnapshot does, through a temporary file in its directory), so that
+// a bad -snapshot fails at start, not at shutdown.
+func checkSnapshotDir(path string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".cacheguard-snapshot-check-*")
+	if err != nil {
+		return fmt.Errorf("-snapshot %s: cannot write in its directory: %w", path, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
 }
 
 // checkLayout checks -fpr and -fpbits as cuckoo.New checks

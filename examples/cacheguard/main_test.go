@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -150,6 +151,8 @@ func TestRunBadFlagsLeaveDatabaseUntouched(t *testing.T) {
 		{"capacity", "-capacity -5", []string{"-capacity", "-5"}},
 		{"capacity-huge", "-capacity 9999999999999", []string{"-capacity", "9999999999999"}},
 		{"poll", "-poll -5s", []string{"-poll", "-5s"}},
+		{"poll-tiny", "-poll 1ns", []string{"-poll", "1ns"}},
+		{"snapshot-dir", "cannot write in its directory", []string{"-snapshot", filepath.Join(t.TempDir(), "no", "such", "s.snap")}},
 		{"addr", "missing port", []string{"-addr", "bogus"}},
 		{"snapshot-nofilter", "snapshot needs the filter", []string{"-no-filter", "-snapshot", filepath.Join(t.TempDir(), "s")}},
 		{"seed", "-seed -1", []string{"-seed", "-1"}},
@@ -280,4 +283,52 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestShutdownWritesSnapshotPastSlowClient: a client that stalls in the
+// middle of a PUT's body at shutdown has its connection closed after
+// shutdownWait, and the snapshot is still written (it shared the shutdown's
+// deadline, and the process exited 1 with "context deadline exceeded" and
+// no snapshot).
+func TestShutdownWritesSnapshotPastSlowClient(t *testing.T) {
+	shutdownWait = 200 * time.Millisecond
+	t.Cleanup(func() { shutdownWait = 10 * time.Second })
+	dir := t.TempDir()
+	snap := filepath.Join(dir, "s.snap")
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	var logBuf syncBuffer
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "x.db"), "-snapshot", snap}, &logBuf, ready)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("run: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("not ready within 30s")
+	}
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("PUT /items/slow HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the request is in its handler
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run with a stalled client at shutdown: %v\n%s", err, logBuf.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("still running 30s after the shutdown began")
+	}
+	if _, err := os.Stat(snap); err != nil {
+		t.Errorf("no snapshot after the shutdown: %v\n%s", err, logBuf.String())
+	}
 }

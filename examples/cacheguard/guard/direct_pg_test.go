@@ -441,3 +441,18 @@ func TestPostgresTriggerRowOfOwnPutAtOnce(t *testing.T) {
 		t.Errorf("GET a:alias right after the PUT that committed it: %d from %q; want 200", code, src)
 	}
 }
+
+// TestPostgresSeedKeys: Seed's keys in SQL are SeedKey's, also past eight
+// digits (where lpad alone cut them to eight).
+func TestPostgresSeedKeys(t *testing.T) {
+	db := pgDirect(t)
+	for _, i := range []int{0, 7, 99999999, 100000000, 123456789, 1 << 40} {
+		var got string
+		if err := db.QueryRow(context.Background(), `SELECT `+pgSeedKey+` FROM (VALUES ($2::bigint)) AS v(i)`, "key", i).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if want := SeedKey("key", i); got != want {
+			t.Errorf("key %d: SQL gives %q, SeedKey %q", i, got, want)
+		}
+	}
+}

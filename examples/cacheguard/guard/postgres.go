@@ -469,12 +469,16 @@ func (p *Postgres) Existing(ctx context.Context, keys []string) ([]string, error
 	return out, nil
 }
 
+// pgSeedKey is SeedKey in SQL, for prefix $1 and number i: at least eight
+// digits (lpad alone would cut longer numbers to eight).
+const pgSeedKey = `$1 || lpad(i::text, greatest(8, length(i::text)), '0')`
+
 // Seed inserts n rows with keys SeedKey(prefix, 0..n-1), skipping existing
 // ones, in one statement; the trigger logs them (with no origin, so every
 // instance applies them).
 func (p *Postgres) Seed(ctx context.Context, prefix string, n int) error {
 	_, err := p.pool.Exec(ctx, `INSERT INTO `+p.qname+` (k, v)
-		SELECT $1 || lpad(i::text, 8, '0'), convert_to('v:' || $1 || lpad(i::text, 8, '0'), 'UTF8')
+		SELECT `+pgSeedKey+`, convert_to('v:' || `+pgSeedKey+`, 'UTF8')
 		FROM generate_series(0, $2 - 1) AS i ON CONFLICT (k) DO NOTHING`, prefix, n)
 	if err != nil {
 		return fmt.Errorf("postgres seed: %w", err)
