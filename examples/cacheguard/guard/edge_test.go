@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -436,5 +437,57 @@ func TestPostgresSearchPathKeepsIdentity(t *testing.T) {
 		if n != name || i != id || o != owned || q.GuardID() != p.GuardID() {
 			t.Errorf("%s: recorded (%s, %s, owned %v), instance id %s; want (%s, %s, owned %v) and %s", tc.what, n, i, o, q.GuardID(), name, id, owned, p.GuardID())
 		}
+	}
+}
+
+// TestSQLiteTableNameCase: SQLite's names are case-insensitive, so -table
+// Items names the table made as items, and the instance logs and reads it
+// under the name the table has (its triggers' name for it). An instance
+// started with the name in another case failed with "table items already
+// exists".
+func TestSQLiteTableNameCase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	first, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	st, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "Items"})
+	if err != nil {
+		t.Fatalf("-table Items for a table made as items: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if st.Table() != "items" {
+		t.Errorf("Table() = %q; want the table's own name, items", st.Table())
+	}
+	s := newService(t, Config{Store: st, PollInterval: sqlitePoll})
+	sqliteExec(t, sqliteDirect(t, path), `INSERT INTO items VALUES ('direct', 'x')`)
+	waitFor(t, sqlitePoll+applySlack, "accepts a row written around it", func() bool { return s.MayContain("direct") })
+}
+
+// TestPostgresTableNameCase: PostgreSQL folds an unquoted Users to users, so
+// -table Users would create and guard an empty users beside the "Users" an
+// ORM made (whose rows the filter would then reject). It is refused, and
+// nothing is created.
+func TestPostgresTableNameCase(t *testing.T) {
+	ctx := context.Background()
+	db := pgDirect(t)
+	sqlExec(t, db, `CREATE SCHEMA IF NOT EXISTS cacheguard_test_user`)
+	sqlExec(t, db, `DROP TABLE IF EXISTS cacheguard_test_user.users`)
+	p, err := OpenPostgres(ctx, os.Getenv(DSNEnv), PGOptions{Table: "cacheguard_test_user.Users"})
+	if err == nil {
+		p.Close()
+		t.Fatal("-table with capitals accepted")
+	}
+	if !strings.Contains(err.Error(), "lower case") {
+		t.Errorf("error %q; want one saying to give the name in lower case", err)
+	}
+	var made bool
+	if err := db.QueryRow(ctx, `SELECT to_regclass('cacheguard_test_user.users') IS NOT NULL`).Scan(&made); err != nil {
+		t.Fatal(err)
+	}
+	if made {
+		t.Error("the folded table was created")
 	}
 }

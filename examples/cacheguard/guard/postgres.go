@@ -153,6 +153,12 @@ func OpenPostgres(ctx context.Context, dsn string, opt PGOptions) (*Postgres, er
 	if !tableName.MatchString(table) {
 		return nil, fmt.Errorf("table name %q: want name or schema.name (letters, digits, _)", table)
 	}
+	if lower := strings.ToLower(table); lower != table {
+		// Unquoted, PostgreSQL folds it: Users names users, not the
+		// "Users" an ORM may have made, and cacheguard would create
+		// and guard an empty users.
+		return nil, fmt.Errorf("table name %q: PostgreSQL folds unquoted names to lower case, so this names %s; give it in lower case (tables whose names need quotes are not supported)", table, lower)
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("bad PostgreSQL DSN: %w", err)

@@ -122,11 +122,18 @@ func (s *SQLite) register(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, sqliteSchema); err != nil {
 		return fmt.Errorf("create the cacheguard tables: %w", err)
 	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, s.table).Scan(&n); err != nil {
+	// SQLite's names are case-insensitive: -table Items names a table
+	// made as items. The name is taken as the table has it, which is how
+	// its triggers (made under that name) log it.
+	var stored string
+	err = tx.QueryRowContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE`, s.table).Scan(&stored)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	createdNow := n == 0
+	createdNow := stored == ""
+	if !createdNow {
+		s.table = stored
+	}
 	if createdNow {
 		if _, err := tx.ExecContext(ctx, `CREATE TABLE `+s.table+` (k TEXT PRIMARY KEY, v BLOB NOT NULL)`); err != nil {
 			return fmt.Errorf("create table %s: %w", s.table, err)
