@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seed25b00da8/cuckoo"
 )
 
 // sqliteDirect opens the file through a database handle of its own, as
@@ -269,4 +273,73 @@ func TestAutomaticCapacityGrows(t *testing.T) {
 		t.Errorf("PUT of a new key after the rebuild: %d %q; want 201", code, body)
 	}
 	t.Logf("a filter of %d slots for %d rows rebuilt to %d slots", small, rows, s.Stats().Capacity)
+}
+
+// TestGetDuringRebuildOfDegradedFilter: a filter bypassed because a row's
+// copy did not fit (degraded) is rebuilt while GETs run. A GET that took
+// the degraded filter before the swap and the flag after the rebuild
+// cleared it consulted the filter that lacks the row, and rejected it
+// although present and applied (within a few thousand rebuilds here); GETs
+// read the flag first. Each round replays what catchUpLocked does when a
+// row's copy does not fit: the filter (every row's copy but that one's) is
+// the current one, the flag is set, then the row's entry counts as applied
+// (here: the row is published to the readers), then a rebuild.
+func TestGetDuringRebuildOfDegradedFilter(t *testing.T) {
+	ctx := context.Background()
+	const rows = 200
+	st := newSQLite(t, rows)
+	s := newService(t, Config{Store: st, PollInterval: time.Hour, Capacity: 1000})
+	var published atomic.Value // the row whose entry was applied last
+	published.Store(SeedKey("p", 0))
+	var stop atomic.Bool
+	var rejected, gets atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				k := published.Load().(string)
+				gets.Add(1)
+				if g == 0 && !s.MayContain(k) {
+					rejected.Add(1)
+				}
+				if g == 1 {
+					if code, _, _ := do(s.Handler(), "GET", k, ""); code != 200 {
+						rejected.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	round := 0
+	for ; time.Now().Before(deadline) && rejected.Load() == 0; round++ {
+		missing := SeedKey("p", round%rows)
+		f, err := cuckoo.New(1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rows {
+			if k := SeedKey("p", i); k != missing {
+				if err := f.Insert([]byte(k)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		s.applyMu.Lock()
+		s.filt.Store(f) // the readers' key is in it: it lacks only missing
+		s.degraded.Store(true)
+		published.Store(missing)
+		s.needsRebuild.Store(true)
+		s.applyMu.Unlock()
+		if err := s.rebuild(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if n := rejected.Load(); n > 0 {
+		t.Errorf("a present, applied row was rejected %d times in %d rebuilds (%d GETs)", n, round, gets.Load())
+	}
 }

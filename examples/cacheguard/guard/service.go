@@ -499,7 +499,7 @@ func (s *Service) rebuildLocked(ctx context.Context, c Conn) error {
 	s.filt.Store(f)
 	s.applied.Store(seq)
 	clear(s.own) // no PUT in flight (snapMu): every own entry is <= seq
-	s.degraded.Store(false)
+	s.degraded.Store(false) // after the swap: see guardedFilter
 	s.source.Store("rebuild")
 	s.rebuilds.Add(1)
 	return nil
@@ -511,8 +511,29 @@ func (s *Service) AppliedSeq() int64 { return s.applied.Load() }
 // MayContain reports whether the filter would let a GET for key reach the
 // database (true without a filter).
 func (s *Service) MayContain(key string) bool {
-	f := s.filter()
-	return f == nil || s.degraded.Load() || f.Lookup([]byte(key))
+	f := s.guardedFilter()
+	return f == nil || f.Lookup([]byte(key))
+}
+
+// guardedFilter returns the filter GETs consult, or nil while there is none
+// or it is bypassed (degraded).
+//
+// Claim: a filter it returns holds a copy of every row whose entry was
+// applied before the call. Proof: the flag is read before the filter.
+// catchUpLocked sets the flag before it advances the applied position past
+// an entry whose copy did not fit, and rebuildLocked stores its new filter
+// (complete up to its scan, which is past the applied position) before it
+// clears the flag. So if the flag read clear, either no entry applied so
+// far failed to fit into the filter read after it, or the rebuild's swap
+// came before the clear the read saw, and the filter read later is the
+// rebuilt one or newer. Reading the filter first could pair the degraded
+// filter, which lacks the rows that did not fit, with the flag a rebuild
+// cleared in between: the rows were rejected although present.
+func (s *Service) guardedFilter() *cuckoo.Filter {
+	if s.degraded.Load() {
+		return nil
+	}
+	return s.filter()
 }
 
 // Stats is the JSON of /stats.
@@ -619,8 +640,8 @@ func (s *Service) handleGet(w http.ResponseWriter, r *http.Request, k string) {
 		return
 	}
 	s.gets.Add(1)
-	f := s.filter()
-	guarded := f != nil && !s.degraded.Load()
+	f := s.guardedFilter()
+	guarded := f != nil
 	if guarded && !f.Lookup([]byte(k)) {
 		s.rejects.Add(1)
 		w.Header().Set(SourceHeader, "filter")
