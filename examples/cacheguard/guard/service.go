@@ -498,7 +498,7 @@ func (s *Service) rebuildLocked(ctx context.Context, c Conn) error {
 	}
 	s.filt.Store(f)
 	s.applied.Store(seq)
-	clear(s.own) // no PUT in flight (snapMu): every own entry is <= seq
+	clear(s.own)            // no PUT in flight (snapMu): every own entry is <= seq
 	s.degraded.Store(false) // after the swap: see guardedFilter
 	s.source.Store("rebuild")
 	s.rebuilds.Add(1)
