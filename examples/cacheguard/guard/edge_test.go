@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -398,16 +399,19 @@ func TestPostgresKeyComparedAsBytes(t *testing.T) {
 // TestPostgresSearchPathKeepsIdentity: instances whose sessions have
 // different search_paths name the guarded table the same way, so none of
 // them takes the other's name for a rename: the table keeps its identity
-// (guard_id, which snapshots are checked against) and its ownership. A
-// bare name recorded by an older instance (regclass::text of a table on
-// its path) is the same name too. Recording regclass::text, an instance
-// with cacheguard on its path recorded "items", renewed the identity and
-// dropped the ownership, and every other instance's snapshot was refused.
+// (guard_id, which snapshots are checked against) and its ownership.
+// Recording regclass::text, an instance with cacheguard on its path
+// recorded "items", renewed the identity and dropped the ownership, and
+// every other instance's snapshot was refused. A bare name recorded by an
+// older version stays as it is (instances of that version, still running
+// in a rolling upgrade, would take a qualified one for a rename), keeps the
+// identity and the ownership (Reset works), and a snapshot that such a
+// version wrote under the bare name loads.
 func TestPostgresSearchPathKeepsIdentity(t *testing.T) {
 	ctx := context.Background()
 	db := pgDirect(t)
 	dsn := os.Getenv(DSNEnv)
-	p := pgStore(t) // the default table, created by cacheguard: owned
+	p := pgReset(t, 10) // the default table, created by cacheguard: owned
 	var relid uint32
 	if err := db.QueryRow(ctx, `SELECT 'cacheguard.items'::regclass::oid`).Scan(&relid); err != nil {
 		t.Fatal(err)
@@ -419,11 +423,13 @@ func TestPostgresSearchPathKeepsIdentity(t *testing.T) {
 		}
 		return
 	}
-	sqlExec(t, db, `UPDATE cacheguard.guarded SET created_by_cacheguard = true WHERE tbl = $1`, relid)
+	// As this version records a table it registers first (an earlier run
+	// of this test leaves the bare name).
+	sqlExec(t, db, `UPDATE cacheguard.guarded SET name = 'cacheguard.items', created_by_cacheguard = true WHERE tbl = $1`, relid)
 	name, id, owned := record()
-	for _, tc := range []struct{ what, setup, dsn string }{
-		{"another search_path", "", dsn + " search_path=cacheguard,public"},
-		{"a bare name recorded by an older instance", `UPDATE cacheguard.guarded SET name = 'items' WHERE tbl = $1`, dsn},
+	for _, tc := range []struct{ what, setup, dsn, wantName string }{
+		{"another search_path", "", dsn + " search_path=cacheguard,public", name},
+		{"a bare name recorded by an older version", `UPDATE cacheguard.guarded SET name = 'items' WHERE tbl = $1`, dsn, "items"},
 	} {
 		if tc.setup != "" {
 			sqlExec(t, db, tc.setup, relid)
@@ -432,11 +438,44 @@ func TestPostgresSearchPathKeepsIdentity(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.what, err)
 		}
-		q.Close()
 		n, i, o := record()
-		if n != name || i != id || o != owned || q.GuardID() != p.GuardID() {
-			t.Errorf("%s: recorded (%s, %s, owned %v), instance id %s; want (%s, %s, owned %v) and %s", tc.what, n, i, o, q.GuardID(), name, id, owned, p.GuardID())
+		if n != tc.wantName || i != id || o != owned || q.GuardID() != p.GuardID() {
+			t.Errorf("%s: recorded (%s, %s, owned %v), instance id %s; want (%s, %s, owned %v) and %s", tc.what, n, i, o, q.GuardID(), tc.wantName, id, owned, p.GuardID())
 		}
+		q.Close()
+	}
+	// The record is bare now. Reset finds the table owned.
+	q, err := OpenPostgres(ctx, dsn, PGOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if err := q.Reset(ctx); err != nil {
+		t.Fatalf("Reset with the bare name recorded: %v", err)
+	}
+	if err := q.Seed(ctx, "p", 10); err != nil {
+		t.Fatal(err)
+	}
+	// A snapshot written under the bare name loads.
+	s := newService(t, Config{Store: q})
+	path := filepath.Join(t.TempDir(), "snap")
+	if err := s.WriteSnapshot(ctx, path); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := bytes.Replace(b, []byte(`"table":"cacheguard.items"`), []byte(`"table":"items"`), 1)
+	if bytes.Equal(old, b) {
+		t.Fatalf("no table name to rewrite in the snapshot's header")
+	}
+	if err := os.WriteFile(path, old, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if src := newService(t, Config{Store: q, Snapshot: path}).Stats().BuiltFrom; src != "snapshot" {
+		t.Errorf("a snapshot written under the bare name: built from %q; want snapshot", src)
 	}
 }
 

@@ -44,6 +44,7 @@ type Postgres struct {
 	table   string // as given: name or schema.name
 	relid   uint32 // the table's oid
 	qname   string // the table's schema-qualified name, quoted where needed
+	bare    string // its name without the schema, as older versions recorded it
 	guardID string
 }
 
@@ -219,10 +220,9 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 	// leaves out a schema on the path: instances with different paths
 	// would record different names, each taking the other's for a
 	// rename). bare is the name as regclass::text printed it for a table
-	// on the path, which older instances recorded.
-	var bare string
+	// on the path, which older versions recorded.
 	if err := tx.QueryRow(ctx, `SELECT format('%I.%I', n.nspname, c.relname), format('%I', c.relname)
-		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, p.relid).Scan(&p.qname, &bare); err != nil {
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, p.relid).Scan(&p.qname, &p.bare); err != nil {
 		return err
 	}
 	// The columns: k text with a unique index of its own, v bytea.
@@ -286,15 +286,17 @@ func (p *Postgres) register(ctx context.Context, tx pgx.Tx) error {
 	// one under another name, gets a new identity, owned only if created
 	// here.
 	// (A recorded name that is bare is the same name, recorded by an
-	// older instance: it is brought up to date and keeps the identity.)
+	// older version: it keeps the identity and stays as it is, so that
+	// instances of that version, still running in a rolling upgrade, do
+	// not take the qualified name for a rename.)
 	if _, err := tx.Exec(ctx, `INSERT INTO cacheguard.guarded AS g (tbl, name, guard_id, created_by_cacheguard)
 		VALUES ($1, $2, $3, $4) ON CONFLICT (tbl) DO UPDATE
-		SET name = EXCLUDED.name,
+		SET name = CASE WHEN g.name = $5::text THEN g.name ELSE EXCLUDED.name END,
 			guard_id = CASE WHEN EXCLUDED.created_by_cacheguard OR g.name NOT IN (EXCLUDED.name, $5::text)
 				THEN EXCLUDED.guard_id ELSE g.guard_id END,
 			created_by_cacheguard = CASE WHEN EXCLUDED.created_by_cacheguard OR g.name NOT IN (EXCLUDED.name, $5::text)
 				THEN EXCLUDED.created_by_cacheguard ELSE g.created_by_cacheguard END`,
-		p.relid, p.qname, randomID(), createdNow, bare); err != nil {
+		p.relid, p.qname, randomID(), createdNow, p.bare); err != nil {
 		return err
 	}
 	if err := tx.QueryRow(ctx, `SELECT guard_id FROM cacheguard.guarded WHERE tbl = $1`, p.relid).Scan(&p.guardID); err != nil {
@@ -505,7 +507,7 @@ func (p *Postgres) Reset(ctx context.Context) error {
 		owned := func() error {
 			var owned bool
 			err := tx.QueryRow(ctx, `SELECT created_by_cacheguard FROM cacheguard.guarded
-				WHERE tbl = $1 AND name = $2 AND to_regclass($2) = $1::oid FOR UPDATE`, p.relid, p.qname).Scan(&owned)
+				WHERE tbl = $1 AND name IN ($2, $3) AND to_regclass($2) = $1::oid FOR UPDATE`, p.relid, p.qname, p.bare).Scan(&owned)
 			if errors.Is(err, pgx.ErrNoRows) || (err == nil && !owned) {
 				return fmt.Errorf("%w: %s", ErrNotOwned, p.qname)
 			}

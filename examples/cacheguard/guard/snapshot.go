@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/seed25b00da8/cuckoo"
@@ -39,6 +40,15 @@ type snapshotHeader struct {
 // belong to the database.
 var ErrSnapshotMismatch = errors.New("snapshot does not match the database")
 
+// sameTableName reports whether a snapshot written for the table named
+// recorded is for the table named current: the same name, or with
+// PostgreSQL the name without its schema, which older versions wrote for a
+// table on the session's search_path (the guard id, compared besides,
+// tells tables apart).
+func sameTableName(recorded, current string) bool {
+	return recorded == current || !strings.Contains(recorded, ".") && strings.HasSuffix(current, "."+recorded)
+}
+
 // loadSnapshot loads cfg.Snapshot if it names an existing file and reports
 // whether it did.
 func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
@@ -64,7 +74,7 @@ func (s *Service) loadSnapshot(ctx context.Context) (bool, error) {
 	if err != nil || json.Unmarshal(line, &h) != nil {
 		return false, fmt.Errorf("%s: bad snapshot header", s.cfg.Snapshot)
 	}
-	if id := s.store.GuardID(); h.GuardID != id || h.Table != s.store.Table() {
+	if id := s.store.GuardID(); h.GuardID != id || !sameTableName(h.Table, s.store.Table()) {
 		return false, fmt.Errorf("%w: %s was written for table %s (guard id %q), this is %s (%q): another database, or the table was reset",
 			ErrSnapshotMismatch, s.cfg.Snapshot, h.Table, h.GuardID, s.store.Table(), id)
 	}
