@@ -530,3 +530,46 @@ func TestPostgresTableNameCase(t *testing.T) {
 		t.Error("the folded table was created")
 	}
 }
+
+// TestSQLiteCaseRenameRefused: a table renamed with a change of case keeps
+// triggers whose text logs the old spelling, while the instance reads the
+// log under the table's new one: every creating PUT failed (no entry for
+// the new row) and rows written around the service were never applied. The
+// start is refused with what to do; after the triggers are dropped, the
+// table is guarded again under its new name.
+func TestSQLiteCaseRenameRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	first, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	db := sqliteDirect(t, path)
+	sqliteExec(t, db, `ALTER TABLE items RENAME TO tmp`)
+	sqliteExec(t, db, `ALTER TABLE tmp RENAME TO Items`)
+	for _, name := range []string{"items", "Items"} {
+		st, err := OpenSQLite(ctx, path, SQLiteOptions{Table: name})
+		if err == nil {
+			st.Close()
+			t.Fatalf("-table %s after the rename: accepted", name)
+		}
+		if !strings.Contains(err.Error(), "another spelling") {
+			t.Errorf("-table %s: %v; want the spelling named", name, err)
+		}
+	}
+	for _, prefix := range sqliteTriggerNames {
+		sqliteExec(t, db, `DROP TRIGGER `+prefix+`items`)
+	}
+	st, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "Items"})
+	if err != nil {
+		t.Fatalf("after dropping the triggers: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := newService(t, Config{Store: st, PollInterval: sqlitePoll})
+	if code, body, _ := do(s.Handler(), "PUT", "new", "v"); code != 201 {
+		t.Errorf("PUT: %d %q; want 201", code, body)
+	}
+	sqliteExec(t, db, `INSERT INTO Items VALUES ('around', 'x')`)
+	waitFor(t, sqlitePoll+applySlack, "accepts a row written around it", func() bool { return s.MayContain("around") })
+}

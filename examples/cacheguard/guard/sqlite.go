@@ -124,7 +124,8 @@ func (s *SQLite) register(ctx context.Context) error {
 	}
 	// SQLite's names are case-insensitive: -table Items names a table
 	// made as items. The name is taken as the table has it, which is how
-	// its triggers (made under that name) log it.
+	// its triggers (made under that name) log it, unless the table was
+	// renamed with a change of case since (triggersOn refuses that).
 	var stored string
 	err = tx.QueryRowContext(ctx, `SELECT name FROM sqlite_schema WHERE type = 'table' AND name = ? COLLATE NOCASE`, s.table).Scan(&stored)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -230,12 +231,15 @@ var sqliteTriggerNames = []string{"cacheguard_insert_", "cacheguard_delete_", "c
 
 // triggersOn counts cacheguard's triggers on the table. One of them on
 // another table (the table was renamed and another one took its name; its
-// entries would still carry this name) is an error.
+// entries would still carry this name) is an error, and so is one that logs
+// the table under another spelling (the table was renamed with a change of
+// case: the trigger's text keeps the old name, and the log would be read
+// under the new one, which matches none of its entries).
 func (s *SQLite) triggersOn(ctx context.Context, tx *sql.Tx) (int, error) {
 	n := 0
 	for _, prefix := range sqliteTriggerNames {
-		var on string
-		err := tx.QueryRowContext(ctx, `SELECT tbl_name FROM sqlite_schema WHERE type = 'trigger' AND name = ? COLLATE NOCASE`, prefix+s.table).Scan(&on)
+		var on, text string
+		err := tx.QueryRowContext(ctx, `SELECT tbl_name, sql FROM sqlite_schema WHERE type = 'trigger' AND name = ? COLLATE NOCASE`, prefix+s.table).Scan(&on, &text)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -244,6 +248,9 @@ func (s *SQLite) triggersOn(ctx context.Context, tx *sql.Tx) (int, error) {
 		}
 		if !strings.EqualFold(on, s.table) {
 			return 0, fmt.Errorf("trigger %s%s is on table %s, not %s (renamed?): its entries would be taken for %s's; drop it", prefix, s.table, on, s.table, s.table)
+		}
+		if !strings.Contains(text, "VALUES ('"+s.table+"', ") {
+			return 0, fmt.Errorf("trigger %s%s logs table %s under another spelling (renamed with a change of case?): its entries would not be read; drop cacheguard's three triggers on it and start again (the table gets a new identity and is scanned)", prefix, s.table, s.table)
 		}
 		n++
 	}
