@@ -534,8 +534,10 @@ func (c *sqliteConn) Entry(ctx context.Context, seq int64) (string, error) {
 }
 
 // ScanKeys reads all keys in one transaction, with the highest log seq of
-// that snapshot; see Conn. The immediate lock that _txlock takes for every
-// BeginTx keeps writers out for the length of the scan.
+// that snapshot; see Conn. The transaction is read-only, which the driver
+// begins without _txlock's immediate lock: in WAL mode its first read fixes
+// the snapshot that the count, the log's maximum and the keys all come
+// from, while writers go on.
 func (c *sqliteConn) ScanKeys(ctx context.Context, fn func(total int64, keys []string) error) (int64, error) {
 	tx, err := c.c.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
