@@ -114,19 +114,7 @@ func TestRunRejectsExplicitFPR(t *testing.T) {
 	}
 	t.Run("fpr=0.001 serves", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		ready := make(chan string, 1)
-		done := make(chan error, 1)
-		var stderr syncBuffer
-		go func() {
-			done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-fpr", "0.001", "-sqlite", filepath.Join(dir, "good.db")}, &stderr, ready)
-		}()
-		select {
-		case <-ready:
-		case err := <-done:
-			t.Fatalf("run -fpr 0.001: %v", err)
-		case <-time.After(30 * time.Second):
-			t.Fatal("not ready within 30s")
-		}
+		_, done, _ := startRun(t, ctx, "-fpr", "0.001", "-sqlite", filepath.Join(dir, "good.db"))
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatalf("run after shutdown: %v", err)
@@ -229,20 +217,7 @@ func TestErrorHasOnePrefix(t *testing.T) {
 // (as SIGINT and SIGTERM do): the shutdown is logged.
 func TestRunServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	var logBuf syncBuffer
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-sqlite", filepath.Join(t.TempDir(), "x.db"), "-seed", "500"}, &logBuf, ready)
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("run: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("not ready within 30s")
-	}
+	addr, done, logBuf := startRun(t, ctx, "-sqlite", filepath.Join(t.TempDir(), "x.db"), "-seed", "500")
 	get := func(key string) (int, string) {
 		resp, err := http.Get("http://" + addr + "/items/" + key)
 		if err != nil {
@@ -264,6 +239,25 @@ func TestRunServes(t *testing.T) {
 	if log := logBuf.String(); !strings.Contains(log, "shutting down (sqlite backend)") {
 		t.Errorf("log: %q; want the shutdown logged", log)
 	}
+}
+
+// startRun runs the command with args (and -addr 127.0.0.1:0) until ctx is
+// done, waits until it serves, and returns its address, its result and its
+// log.
+func startRun(t *testing.T, ctx context.Context, args ...string) (addr string, done <-chan error, log *syncBuffer) {
+	t.Helper()
+	ready := make(chan string, 1)
+	res := make(chan error, 1)
+	log = new(syncBuffer)
+	go func() { res <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), log, ready) }()
+	select {
+	case addr = <-ready:
+	case err := <-res:
+		t.Fatalf("run %q: %v", args, err)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("run %q: not ready within 30s", args)
+	}
+	return addr, res, log
 }
 
 // syncBuffer is a bytes.Buffer safe for the logger's goroutine and the
@@ -296,20 +290,7 @@ func TestShutdownWritesSnapshotPastSlowClient(t *testing.T) {
 	dir := t.TempDir()
 	snap := filepath.Join(dir, "s.snap")
 	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	var logBuf syncBuffer
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-sqlite", filepath.Join(dir, "x.db"), "-snapshot", snap}, &logBuf, ready)
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("run: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("not ready within 30s")
-	}
+	addr, done, logBuf := startRun(t, ctx, "-sqlite", filepath.Join(dir, "x.db"), "-snapshot", snap)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

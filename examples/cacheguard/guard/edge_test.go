@@ -209,13 +209,7 @@ func TestSameStoreTwice(t *testing.T) {
 // taken for its. Opening it must fail.
 func TestSQLiteRenamedTableRefused(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "t.db")
-	old, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
-	db := sqliteDirect(t, path)
+	path, db := sqliteItemsGuarded(t)
 	sqliteExec(t, db, `ALTER TABLE items RENAME TO items_old`)
 	sqliteExec(t, db, `CREATE TABLE items (k TEXT PRIMARY KEY, v BLOB NOT NULL)`)
 	st, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
@@ -539,13 +533,7 @@ func TestPostgresTableNameCase(t *testing.T) {
 // table is guarded again under its new name.
 func TestSQLiteCaseRenameRefused(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "t.db")
-	first, err := OpenSQLite(ctx, path, SQLiteOptions{Table: "items"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first.Close()
-	db := sqliteDirect(t, path)
+	path, db := sqliteItemsGuarded(t)
 	sqliteExec(t, db, `ALTER TABLE items RENAME TO tmp`)
 	sqliteExec(t, db, `ALTER TABLE tmp RENAME TO Items`)
 	for _, name := range []string{"items", "Items"} {
@@ -572,4 +560,17 @@ func TestSQLiteCaseRenameRefused(t *testing.T) {
 	}
 	sqliteExec(t, db, `INSERT INTO Items VALUES ('around', 'x')`)
 	waitFor(t, sqlitePoll+applySlack, "accepts a row written around it", func() bool { return s.MayContain("around") })
+}
+
+// sqliteItemsGuarded returns a new database file whose table items an
+// instance has guarded (and closed), and a connection of its own to it.
+func sqliteItemsGuarded(t *testing.T) (string, *sql.DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.db")
+	st, err := OpenSQLite(context.Background(), path, SQLiteOptions{Table: "items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	return path, sqliteDirect(t, path)
 }
