@@ -31,6 +31,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal during the shutdown ends the process at once
+	}()
 	err := run(ctx, os.Args[1:], os.Stderr, nil)
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) {

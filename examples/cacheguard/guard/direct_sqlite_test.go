@@ -343,3 +343,40 @@ func TestGetDuringRebuildOfDegradedFilter(t *testing.T) {
 		t.Errorf("a present, applied row was rejected %d times in %d rebuilds (%d GETs)", n, round, gets.Load())
 	}
 }
+
+// TestDegradedFilterKeepsCopies: while the filter is bypassed because a
+// copy did not fit, the log's deletions are not applied to it: the key
+// whose copy is missing would have its 'D' remove the copy of another key
+// with the same fingerprint and buckets, which a GET that read the flag
+// before it was set may still look up. (The rebuild drops what is left.)
+func TestDegradedFilterKeepsCopies(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	st, err := OpenSQLite(ctx, path, SQLiteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	db := sqliteDirect(t, path)
+	s := newService(t, Config{Store: st, PollInterval: time.Hour})
+	if code, _, _ := do(s.Handler(), "PUT", "a", "v"); code != 201 {
+		t.Fatalf("PUT: %d", code)
+	}
+	s.degraded.Store(true) // as if another key's copy had not fit
+	sqliteExec(t, db, `DELETE FROM `+st.Table()+` WHERE k = 'a'`)
+	if err := s.catchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.filter().Count([]byte("a")); n != 1 {
+		t.Errorf("a's copy count %d after its 'D' was applied to a degraded filter; want 1 (left in place)", n)
+	}
+	s.degraded.Store(false)
+	sqliteExec(t, db, `INSERT INTO `+st.Table()+` VALUES ('b', 'x')`)
+	sqliteExec(t, db, `DELETE FROM `+st.Table()+` WHERE k = 'b'`)
+	if err := s.catchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.filter().Count([]byte("b")) != 0 {
+		t.Errorf("b's 'D' not applied once the filter is no longer degraded")
+	}
+}

@@ -380,7 +380,9 @@ func (s *Service) catchUp(ctx context.Context) error {
 // miss entries a user's trigger wrote inside a PUT's transaction, which
 // PostgreSQL tags with the PUT's origin (it is set for the transaction).
 //
-// Claim D (every Delete removes a copy that is there). Where the net is
+// Claim D (every Delete removes a copy that is there), while the filter is
+// not degraded (no insert of a copy has failed; once one has, deletions are
+// not applied). Where the net is
 // negative, copies(x) = N_p + A ≥ N_p + oi ≥ d − fi, because
 // N_p' = N_p + fi + oi − d ≥ 0. So Delete always finds a copy of x's own
 // fingerprint in x's buckets (the library removes one copy of a present
@@ -440,6 +442,15 @@ func (s *Service) catchUpLocked(ctx context.Context, lg LogReader, before int64)
 				s.growWhenFull()
 			}
 		}
+	}
+	// Not while degraded: a key whose copy did not fit has none, and its
+	// 'D' would remove another key's copy with the same fingerprint and
+	// buckets (Claim D needs the copy to be there). The filter is bypassed
+	// until it is rebuilt (or the service restarts), so the copies left
+	// cost nothing; a GET that read the flag clear before it was set may
+	// still be using the filter, and loses no copy it relies on.
+	if s.degraded.Load() {
+		net = nil
 	}
 	for k, n := range net {
 		kb = append(kb[:0], k...)

@@ -250,7 +250,7 @@ func (s *SQLite) triggersOn(ctx context.Context, tx *sql.Tx) (int, error) {
 			return 0, fmt.Errorf("trigger %s%s is on table %s, not %s (renamed?): its entries would be taken for %s's; drop it", prefix, s.table, on, s.table, s.table)
 		}
 		if !strings.Contains(text, "VALUES ('"+s.table+"', ") {
-			return 0, fmt.Errorf("trigger %s%s logs table %s under another spelling (renamed with a change of case?): its entries would not be read; drop cacheguard's three triggers on it and start again (the table gets a new identity and is scanned)", prefix, s.table, s.table)
+			return 0, fmt.Errorf("trigger %s%s logs table %s under another spelling (renamed with a change of case?): its entries would not be read; drop cacheguard's three triggers on it and start again (the table gets a new identity and is scanned, and is no longer marked as created by cacheguard)", prefix, s.table, s.table)
 		}
 		n++
 	}
