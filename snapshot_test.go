@@ -93,11 +93,16 @@ func TestSnapshotGateStress(t *testing.T) {
 			if testing.Short() {
 				rounds = 100
 			}
+			// The snapshotters go on past their rounds until moves have
+			// passed the gate too: on a loaded machine the movers may not
+			// have run at all by the time the rounds are done (seen with
+			// one mover in CI's purego run).
+			const minMoves = 100
 			for i := 0; i < 2; i++ {
 				snapWG.Add(1)
 				go func() {
 					defer snapWG.Done()
-					for r := 0; r < rounds; r++ {
+					for r := 0; r < rounds || moves.Load() < minMoves; r++ {
 						g.beginSnapshot()
 						inSnap.Add(1)
 						if inMove.Load() != 0 {
@@ -118,8 +123,8 @@ func TestSnapshotGateStress(t *testing.T) {
 			if n := overlaps.Load(); n != 0 {
 				t.Errorf("a move and a snapshot overlapped %d times; want 0", n)
 			}
-			if moves.Load() == 0 {
-				t.Error("no move passed the gate: the test proved nothing")
+			if moves.Load() < minMoves {
+				t.Errorf("%d moves passed the gate; want at least %d", moves.Load(), minMoves)
 			}
 		})
 	}
