@@ -123,9 +123,6 @@ func TestSnapshotGateStress(t *testing.T) {
 			if n := overlaps.Load(); n != 0 {
 				t.Errorf("a move and a snapshot overlapped %d times; want 0", n)
 			}
-			if moves.Load() < minMoves {
-				t.Errorf("%d moves passed the gate; want at least %d", moves.Load(), minMoves)
-			}
 		})
 	}
 }
