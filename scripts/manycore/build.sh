@@ -20,7 +20,7 @@ base=${1:-de69bda}
 out=$PWD/.devbin
 mkdir -p "$out"
 wt=$(mktemp -d)
-trap 'git worktree remove --force "$wt" >/dev/null 2>&1 || true' EXIT
+trap 'git worktree remove --force "$wt" >/dev/null 2>&1; rm -rf "$wt"' EXIT
 git worktree add -q --detach "$wt" "$base"
 (cd "$wt/bench" && go build -ldflags='-s -w' -o "$out/compare-then" ./cmd/compare)
 (cd bench && go build -ldflags='-s -w' -o "$out/compare-now" ./cmd/compare &&

@@ -1,48 +1,67 @@
 #!/usr/bin/env bash
-# Runs on the many-core machine from the repository root, with .devbin/
-# built by scripts/manycore/build.sh: the CAS probe, three alternating runs
-# of the baseline and current comparison tools, a scaling run of the
-# default filter against its peers from 1 to 64 goroutines, and the
-# concurrency tests under the race detector with GOMAXPROCS = the cores.
-# Everything lands in one archive, $OUT/manycore.tgz (a device run returns
-# at most a few files), written again after each step so that a run cut
-# short still returns what it finished. About 6 minutes on 16 cores.
+# Runs on the many-core machine, from .devbin/ as built by
+# scripts/manycore/build.sh (bash .devbin/run.sh): the CAS probe, the
+# concurrency tests under the race detector with GOMAXPROCS = the cores,
+# three alternating runs of the baseline and current comparison tools, and
+# a scaling run of the default filter against its peers up to 64
+# goroutines (or four per core, whichever is more). Everything lands in one
+# archive, $OUT/manycore.tgz (a device run returns only a few files),
+# replaced after each step so that a run cut short still returns what it
+# finished; status.txt in it has each step's exit status. Each step's time
+# limit is cut to what is left of BUDGET seconds (default 540), so the
+# whole run ends within it; on 16 cores it takes about 6 minutes.
 set -uo pipefail
-bin=$PWD/.devbin
+bin=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(dirname "$bin")
 res=$(mktemp -d)
+trap 'rm -rf "$res"' EXIT
 out=${OUT:-/tmp}
+deadline=$((SECONDS + ${BUDGET:-540}))
 ncpu=$(nproc)
 gs=1 # 1, 2, 4, ... below the cores, then the cores
-for g in 2 4 8 16 32 64 128; do
+for g in 2 4 8 16 32 64 128 256; do
 	if [ "$g" -lt "$ncpu" ]; then gs=$gs,$g; fi
 done
 if [ "$ncpu" -gt 1 ]; then gs=$gs,$ncpu; fi
-many=$gs
-if [ "$ncpu" -lt 64 ]; then many=$gs,64; fi
-pack() { tar czf "$out/manycore.tgz" -C "$res" .; }
+many=$gs,$((4 * ncpu > 64 ? 4 * ncpu : 64))
+
+pack() {
+	tar czf "$out/.manycore.tgz.part" -C "$res" . && mv -f "$out/.manycore.tgz.part" "$out/manycore.tgz"
+}
+# step LIMIT NAME OUTFILE COMMAND...: runs COMMAND with its output in
+# OUTFILE, for at most LIMIT seconds or what is left of the budget.
+step() {
+	local limit=$1 name=$2 file=$3 left=$((deadline - SECONDS))
+	shift 3
+	if [ "$left" -lt 10 ]; then
+		echo "$name: skipped (budget spent)" | tee -a "$res/status.txt"
+		return
+	fi
+	if [ "$limit" -gt "$left" ]; then limit=$left; fi
+	timeout "$limit" "$@" > "$res/$file" 2>&1
+	echo "$name: exit $?" | tee -a "$res/status.txt"
+	pack
+}
+
+{ date; nproc; lscpu; free -g; } > "$res/machine.txt" 2>&1
+pack
+step 60 casprobe casprobe.txt "$bin/casprobe" -bytes 1140326,1729672,2207248,8388608,268435456 \
+	-goroutines "$gs" -runs 3
+cd "$root" # the tests read testdata/ from the repository root
+step 150 "race tests" race.txt "$bin/race.test" -test.short -test.v -test.cpu "$ncpu" \
+	-test.run 'Race|Concurrent|UnderRelocation|UnderChurn|Unique|Snapshot|Reset|NoFalseNegatives|Relocation'
+grep -E '^(--- FAIL|FAIL|ok|PASS|panic)' "$res/race.txt"
 cd "$res"
-{ date; nproc; lscpu; free -g; } > machine.txt 2>&1
-pack
-timeout 60 "$bin/casprobe" -bytes 1140326,2207248,8388608,268435456 -goroutines "$gs" -runs 3 > casprobe.txt 2>&1
-pack
 cmp=(-sizes 1M -impls cuckoo-lockfree-f8,cuckoo-lockfree-f12,xor8 -goroutines "$gs"
 	-workloads fill,lookup-pos,lookup-neg -duration 300ms -reps 3 -q)
 for r in 1 2 3; do
-	for b in then now; do
-		timeout 90 "$bin/compare-$b" "${cmp[@]}" -json "$b-$r.json" > "$b-$r.txt" 2>&1
-		echo "$b run $r: exit $?"
+	order="then now"
+	if [ "$r" = 2 ]; then order="now then"; fi # no binary always runs first
+	for b in $order; do
+		step 90 "compare $b run $r" "$b-$r.txt" "$bin/compare-$b" "${cmp[@]}" -json "$res/$b-$r.json"
 	done
-	pack
 done
-timeout 120 "$bin/compare-now" -sizes 1M \
+step 120 scaling scaling.txt "$bin/compare-now" -sizes 1M \
 	-impls cuckoo-lockfree-f12,cuckoo-locked-f12,seiflotfy-mutex,seiflotfy-rwmutex,probe \
 	-goroutines "$many" -workloads fill,lookup-pos,lookup-neg,mixed -duration 300ms -reps 3 -q \
-	-json scaling.json > scaling.txt 2>&1
-echo "scaling: exit $?"
-pack
-(cd - >/dev/null && timeout 150 "$bin/race.test" -test.short -test.v -test.cpu "$ncpu" -test.timeout 145s \
-	-test.run 'Race|Concurrent|UnderRelocation|UnderChurn|Unique|Snapshot|Reset|NoFalseNegatives|Relocation') \
-	> race.txt 2>&1
-echo "race tests: exit $?"
-grep -E '^(--- FAIL|FAIL|ok|PASS|panic)' race.txt
-pack
+	-json "$res/scaling.json"
