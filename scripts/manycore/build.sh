@@ -6,13 +6,14 @@
 #
 # .devbin/compare-now   the comparison tool at the checked-out tree
 # .devbin/compare-then  the same at BASELINE_COMMIT (default de69bda, the
-#                       filter before the packed and five-slot layouts)
+#                       one-word 8-bit layout before the packed one, and
+#                       before the bounds on shards and stripes)
 # .devbin/casprobe      random CASes into arrays, the ceiling of a fill
 # .devbin/race.test     the library's tests under the race detector
 # .devbin/run.sh        the runner (scripts/manycore/run.sh)
 #
 # Then carry .devbin to the many-core machine and run `bash .devbin/run.sh`
-# there from the repository root; BENCHMARKS.md, "Sixteen cores", has the
+# there; BENCHMARKS.md, "Sixteen cores", has the
 # figures of the last such run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
