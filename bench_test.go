@@ -3,6 +3,8 @@ package cuckoo_test
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,7 +16,7 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 2s
 //
-// Each benchmark reports ops/s over all goroutines (b.RunParallel runs
+// Each benchmark reports ops/s over all goroutines (runParallel runs
 // GOMAXPROCS of them; use -cpu 1,2 to vary) and allocations per operation.
 // Keys are 8-byte little-endian counters: positive keys are 0..n-1, negative
 // keys have bit 62 set and were never inserted.
@@ -54,14 +56,73 @@ func benchFilter(b *testing.B, mode cuckoo.Mode, bits, n, fill int) *cuckoo.Filt
 	return f
 }
 
-// runParallel times body under b.RunParallel and reports allocations and
-// ops/s over all goroutines.
-func runParallel(b *testing.B, body func(pb *testing.PB)) {
+// runParallel runs body in GOMAXPROCS goroutines (as b.RunParallel does)
+// until they have taken b.N operations from their ops between them, and
+// reports allocations and ops/s over all goroutines.
+//
+// Why not b.RunParallel: its testing.PB takes operations from a shared
+// counter in grains sized by the previous round's time, and with a fixed
+// -benchtime Nx the previous round is a single operation, whose goroutine
+// start-up makes the grain one or a few operations. Every goroutine then
+// adds to one shared cache line every operation or so: on 16 cores a
+// fill's profile spent 60% of its samples in testing.(*PB).Next, and the
+// default filter's fill measured the same 15 Mops/s from 1 and 16
+// goroutines (BENCHMARKS.md, "The library's own benchmarks"). ops takes
+// opBlock operations at a time instead.
+func runParallel(b *testing.B, body func(o *ops)) {
 	b.ReportAllocs()
+	total := &opTotal{n: uint64(b.N)}
+	procs := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	wg.Add(procs)
 	b.ResetTimer()
 	start := time.Now()
-	b.RunParallel(body)
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+	for range procs {
+		go func() {
+			defer wg.Done()
+			body(&ops{total: total})
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "ops/s")
+}
+
+// opBlock is how many operations a goroutine takes from opTotal at once:
+// enough that the shared counter is touched once per several microseconds
+// of work, few enough that goroutines finish within a block of each other.
+const opBlock = 256
+
+// opTotal is a benchmark's b.N and the count of operations taken so far,
+// on a cache line of its own.
+type opTotal struct {
+	_    [64]byte
+	n    uint64
+	next atomic.Uint64
+	_    [64]byte
+}
+
+// ops is one goroutine's share of a benchmark's operations, used like
+// testing.PB: the loop runs while Next reports true, and over all
+// goroutines Next reports true exactly b.N times.
+type ops struct {
+	total *opTotal
+	left  uint64
+}
+
+// Next reports whether there is another operation to do, and takes it.
+func (o *ops) Next() bool {
+	if o.left == 0 {
+		end := o.total.next.Add(opBlock)
+		first := end - opBlock
+		if first >= o.total.n {
+			return false
+		}
+		o.left = min(opBlock, o.total.n-first)
+	}
+	o.left--
+	return true
 }
 
 func BenchmarkFilter(b *testing.B) {
@@ -105,15 +166,20 @@ func reportLockStats(b *testing.B, f *cuckoo.Filter) {
 // five slots, 95% with four), starting over with Reset
 // whenever it gets there. Goroutines claim keys in blocks, so that the
 // shared key counter is not a cache line passed between cores on every
-// insert.
+// insert. It reports the keys not inserted (ErrFull) per operation: with
+// many goroutines, keys of a round can land after its Reset, in the next
+// round, and push it past the load the filter was sized for.
 func benchInsert(b *testing.B, mode cuckoo.Mode, bits, n int) {
 	f := benchFilter(b, mode, bits, n, 0)
 	target := uint64(n) // n keys: the load New sized the table for
 	var next atomic.Uint64
-	runParallel(b, func(pb *testing.PB) {
+	var failed atomic.Int64
+	runParallel(b, func(o *ops) {
 		var k [8]byte
+		var lost int64
+		defer func() { failed.Add(lost) }()
 		for {
-			i, m := claim(pb, &next, 64)
+			i, m := claim(o, &next, 64)
 			if m == 0 {
 				return
 			}
@@ -121,10 +187,13 @@ func benchInsert(b *testing.B, mode cuckoo.Mode, bits, n int) {
 				if i%target == target-1 {
 					f.Reset()
 				}
-				_ = f.Insert(putKey(k[:], i))
+				if f.Insert(putKey(k[:], i)) != nil {
+					lost++
+				}
 			}
 		}
 	})
+	b.ReportMetric(float64(failed.Load())/float64(b.N), "not-inserted/op")
 	reportLockStats(b, f)
 }
 
@@ -133,12 +202,15 @@ func benchInsertBatch(b *testing.B, mode cuckoo.Mode, bits, n int) {
 	f := benchFilter(b, mode, bits, n, 0)
 	target := uint64(n)
 	var next atomic.Uint64
-	runParallel(b, func(pb *testing.PB) {
+	var failed atomic.Int64
+	runParallel(b, func(o *ops) {
 		const batch = 64
 		var buf [batch * 8]byte
 		keys := make([][]byte, batch)
+		var lost int64
+		defer func() { failed.Add(lost) }()
 		for {
-			i, m := claim(pb, &next, batch)
+			i, m := claim(o, &next, batch)
 			if m == 0 {
 				return
 			}
@@ -148,15 +220,17 @@ func benchInsertBatch(b *testing.B, mode cuckoo.Mode, bits, n int) {
 			for j := range m {
 				keys[j] = putKey(buf[j*8:j*8+8], i+j)
 			}
-			_, _ = f.InsertBatch(keys[:m])
+			done, _ := f.InsertBatch(keys[:m]) // ErrFull: keys[done:] not inserted
+			lost += int64(m) - int64(done)
 		}
 	})
+	b.ReportMetric(float64(failed.Load())/float64(b.N), "not-inserted/op")
 }
 
-// claim takes up to max operations from pb and as many consecutive keys
-// from next; it returns the first key and the count (0 when pb is done).
-func claim(pb *testing.PB, next *atomic.Uint64, max uint64) (first, m uint64) {
-	for m < max && pb.Next() {
+// claim takes up to max operations from o and as many consecutive keys
+// from next; it returns the first key and the count (0 when o is done).
+func claim(o *ops, next *atomic.Uint64, max uint64) (first, m uint64) {
+	for m < max && o.Next() {
 		m++
 	}
 	return next.Add(m) - m, m
@@ -175,13 +249,13 @@ func benchLookup(b *testing.B, mode cuckoo.Mode, bits, n int, salt uint64) {
 func runLookup(b *testing.B, f interface{ Lookup(key []byte) bool }, n int, salt uint64) int64 {
 	var seq atomic.Uint64
 	var hits atomic.Int64
-	runParallel(b, func(pb *testing.PB) {
+	runParallel(b, func(o *ops) {
 		var k [8]byte
 		// Each goroutine walks its own stride of a multiplicative
 		// permutation of 0..n-1, so accesses are random in the table.
 		i := seq.Add(1) * 0x9e3779b97f4a7c15
 		h := 0
-		for pb.Next() {
+		for o.Next() {
 			i += 0x9e3779b97f4a7c15
 			if f.Lookup(putKey(k[:], i%uint64(n)|salt)) {
 				h++
@@ -199,7 +273,7 @@ func benchMixed(b *testing.B, mode cuckoo.Mode, bits, n int) {
 	fill := n * 90 / 95
 	f := benchFilter(b, mode, bits, n, fill)
 	var seq atomic.Uint64
-	runParallel(b, func(pb *testing.PB) {
+	runParallel(b, func(o *ops) {
 		var k [8]byte
 		g := seq.Add(1)
 		i := g * 0x9e3779b97f4a7c15
@@ -208,7 +282,7 @@ func benchMixed(b *testing.B, mode cuckoo.Mode, bits, n int) {
 		own := g % 64
 		var pending []uint64
 		step := uint64(0)
-		for pb.Next() {
+		for o.Next() {
 			step++
 			i += 0x9e3779b97f4a7c15
 			switch r := step % 20; {
@@ -248,7 +322,7 @@ func runLookupBatch(b *testing.B, f interface {
 }, n int) {
 	const group = 64
 	var seq atomic.Uint64
-	runParallel(b, func(pb *testing.PB) {
+	runParallel(b, func(o *ops) {
 		buf := make([]byte, 8*group)
 		keys := make([][]byte, group)
 		for j := range keys {
@@ -257,7 +331,7 @@ func runLookupBatch(b *testing.B, f interface {
 		found := make([]bool, group)
 		i := seq.Add(1) * 0x9e3779b97f4a7c15
 		j := group
-		for pb.Next() {
+		for o.Next() {
 			if j == group {
 				for j = range keys {
 					i += 0x9e3779b97f4a7c15
@@ -269,4 +343,32 @@ func runLookupBatch(b *testing.B, f interface {
 			j++
 		}
 	})
+}
+
+// TestOpsHandOutExactlyN checks the benchmarks' harness: over all
+// goroutines Next reports true exactly n times, for n below, at and
+// above a block.
+func TestOpsHandOutExactlyN(t *testing.T) {
+	for _, n := range []uint64{0, 1, opBlock - 1, opBlock, opBlock + 1, 10*opBlock + 7} {
+		total := &opTotal{n: n}
+		var got atomic.Uint64
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				o := ops{total: total}
+				for o.Next() {
+					got.Add(1)
+				}
+				if o.Next() {
+					t.Error("Next reported true after reporting false")
+				}
+			}()
+		}
+		wg.Wait()
+		if got.Load() != n {
+			t.Errorf("n = %d: Next reported true %d times", n, got.Load())
+		}
+	}
 }
