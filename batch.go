@@ -12,6 +12,9 @@ const batchGroup = 16
 // key's buckets.
 type group struct {
 	b1, b2, fp, w1, w2 [batchGroup]uint64
+	// e holds each key's raw read of the wrap epoch of b1's stripe,
+	// taken before its bucket reads (one-word layouts; twophase.go).
+	e [batchGroup]uint64
 }
 
 // hashAndRead hashes keys (at most batchGroup of them), then reads both
@@ -64,7 +67,13 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	for j := range h {
 		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
 	}
+	// Each key's epoch is read before its buckets, as in Lookup. The
+	// epochs are few and usually in cache, and InsertBatch pays for them
+	// too, but one loop keeps the bucket loads back to back.
+	ep := f.t.vers
+	mask := uint64(len(ep) - 1)
 	for j := range n {
+		g.e[j] = ep[g.b1[j]&mask].Load()
 		g.w1[j] = f.t.words[g.b1[j]].Load()
 		g.w2[j] = f.t.words[g.b2[j]].Load()
 	}
@@ -99,19 +108,18 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) (n int) {
 	for base := 0; base < n; base += batchGroup {
 		keys := keys[base:min(base+batchGroup, n)]
 		found := found[base : base+len(keys)]
-		e := f.t.epoch.Load() // before the group's reads, as in Lookup
 		f.hashAndRead(&g, keys)
-		f.lookupGroup(&g, e, found)
+		f.lookupGroup(&g, found)
 	}
 	return n
 }
 
 // lookupGroup answers the first len(found) keys of a group that was read
-// (hashAndRead, placeAndRead) after the epoch read e: LookupBatch's and
-// LookupBatchHash's decision for each key.
-func (f *Filter) lookupGroup(g *group, e uint64, found []bool) {
+// (hashAndRead, placeAndRead), each after its epoch read g.e[j]:
+// LookupBatch's and LookupBatchHash's decision for each key.
+func (f *Filter) lookupGroup(g *group, found []bool) {
 	for j := range found {
-		b1, w1, w2 := g.b1[j], g.w1[j], g.w2[j]
+		b1, w1, w2, e := g.b1[j], g.w1[j], g.w2[j], g.e[j]
 		if (w1|w2|e)&tagMask == 0 {
 			// As in Lookup and lookupLocked: found, or absent with b1
 			// unchanged (words never hold tags in Locked mode).

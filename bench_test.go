@@ -194,7 +194,20 @@ func benchInsert(b *testing.B, mode cuckoo.Mode, bits, n int) {
 		}
 	})
 	b.ReportMetric(float64(failed.Load())/float64(b.N), "not-inserted/op")
+	reportMoveStats(b, f)
 	reportLockStats(b, f)
+}
+
+// reportMoveStats reports a fill's relocations and the K-CAS helps and
+// retries of its moves (LockFree mode) per operation, from Stats.
+func reportMoveStats(b *testing.B, f *cuckoo.Filter) {
+	st := f.Stats()
+	n := float64(b.N)
+	b.ReportMetric(float64(st.Relocations)/n, "moves/op")
+	if st.Mode == cuckoo.LockFree {
+		b.ReportMetric(float64(st.KCASHelps)/n, "kcas-helps/op")
+		b.ReportMetric(float64(st.KCASRetries)/n, "kcas-retries/op")
+	}
 }
 
 // benchInsertBatch is benchInsert through InsertBatch, 64 keys a call.
@@ -225,6 +238,7 @@ func benchInsertBatch(b *testing.B, mode cuckoo.Mode, bits, n int) {
 		}
 	})
 	b.ReportMetric(float64(failed.Load())/float64(b.N), "not-inserted/op")
+	reportMoveStats(b, f)
 }
 
 // claim takes up to max operations from o and as many consecutive keys

@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -24,6 +25,16 @@ func NewTestFilter(tb testing.TB, capacity int, mode Mode, bits int, seed uint64
 		tb.Fatalf("New(%d, mode=%v, bits=%d, seed=%d): got error %q; want nil", capacity, mode, bits, seed, err)
 	}
 	return f
+}
+
+// setEpochs gives a new one-word filter n wrap epochs (a power of two),
+// before any operation, so that a small table's buckets fall in several
+// stripes.
+func setEpochs(f *Filter, n int) {
+	if f.lay.packed || n&(n-1) != 0 {
+		panic("setEpochs: a one-word filter and a power of two")
+	}
+	f.t.vers = make([]atomic.Uint64, n)
 }
 
 // Bits12x5 stands, in the tests' lists of fingerprint sizes, for the

@@ -359,10 +359,11 @@ func (f *Filter) adopt(words []atomic.Uint64, lay layout, seed uint64, alg uint8
 func (f *Filter) adoptWith(words []atomic.Uint64, lay layout, seed uint64, alg uint8, mode Mode, n int64, locks *stripedLocks, sb uint) {
 	f.t.words = words
 	f.m = uint64(len(words))
-	f.t.vers = nil
 	if lay.packed {
 		f.m *= 2
 		f.t.vers = newVersions(uint64(len(words)))
+	} else {
+		f.t.vers = newEpochs(uint64(len(words)))
 	}
 	f.lay = lay
 	f.fpRange = 1<<lay.f - 1
@@ -562,9 +563,8 @@ func (f *Filter) Lookup(key []byte) bool {
 		return f.lookupOther(b1, b2, fp)
 	}
 	// Phase 1 of the two-phase search (twophase.go), inlined: most lookups
-	// end here. The epoch is read first; its load does not wait for the
-	// hash.
-	e := f.t.epoch.Load()
+	// end here. The epoch of b1's stripe is read first.
+	e := f.t.epochOf(b1).Load()
 	words := f.t.words // one load of the slice header for both reads
 	w1, w2 := words[b1].Load(), words[b2].Load()
 	if (w1|w2|e)&tagMask == 0 {

@@ -245,14 +245,28 @@ type kcasTable struct {
 	words []atomic.Uint64
 	_     [40]byte // keeps epoch, written now and then, off the line of words
 	// epoch is a word that K-CAS operations may include by the index
-	// epochWord, beside the table's own words: the filter counts
-	// migration-counter wraps in it (twophase.go). Lookups read it on
-	// every call and it changes rarely, so it has a line of its own.
+	// epochWord, beside the table's own words: a Growing filter's table
+	// counts its migration-counter wraps in it (grow_table.go). Its
+	// lookups read it on every call and it changes rarely, so it has a
+	// line of its own.
 	epoch atomic.Uint64
 	_     [56]byte
-	// vers are the version words of a packed table (packed.go), named
-	// by K-CAS indices versionBase and up; nil in the other layouts.
+	// vers are named by K-CAS indices versionBase and up: the version
+	// words of a packed table (packed.go), or the wrap epochs of a fixed
+	// filter's one-word layouts, one per stripe of buckets (twophase.go,
+	// "Counter wraps"; epochOf).
 	vers []atomic.Uint64
+}
+
+// epochIdx returns the K-CAS index of the wrap epoch of bucket b's stripe
+// (one-word layouts of a fixed filter).
+func (t *kcasTable) epochIdx(b uint64) uint64 {
+	return versionBase + b&uint64(len(t.vers)-1)
+}
+
+// epochOf returns the wrap epoch of bucket b's stripe.
+func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
+	return &t.vers[b&uint64(len(t.vers)-1)]
 }
 
 // epochWord is the index by which a K-CAS names the epoch word. It is above

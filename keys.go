@@ -116,7 +116,7 @@ func (f *Filter) LookupHash(h uint64) bool {
 // Lookup's search once the key is placed (LookupHash, and the nodes of a
 // Growing filter).
 func (f *Filter) contains(b1, b2, fp uint64) bool {
-	e := f.t.epoch.Load() // before the buckets, as in Lookup
+	e := f.t.epochOf(b1).Load() // before the buckets, as in Lookup
 	return f.decide(b1, b2, fp, e, f.t.words[b1].Load(), f.t.words[b2].Load())
 }
 
@@ -197,9 +197,8 @@ func (f *Filter) LookupBatchHash(hs []uint64, found []bool) (n int) {
 	var g group
 	for base := 0; base < n; base += batchGroup {
 		hs := hs[base:min(base+batchGroup, n)]
-		e := f.t.epoch.Load() // before the group's reads, as in LookupBatch
 		f.readHashed(&g, hs)
-		f.lookupGroup(&g, e, found[base:base+len(hs)])
+		f.lookupGroup(&g, found[base:base+len(hs)])
 	}
 	return n
 }

@@ -25,14 +25,17 @@ package cuckoo
 // before clearing b2 and after t1 (the copy was not in b1 at t1). That store
 // bumped b1's counter inside (t1, t3), so the third read differs from the
 // first, unless b1's counter wrapped around to the same value, which takes
-// 2^c relocations through b1 (c = 14 bits at f=12, 30 at f=8, 2 at f=15) during the
-// lookup. The lookup rules that out with the epoch, read before t1 and
-// again after t3 (f.unchanged).
+// 2^c relocations through b1 (c counter bits; twophase.go, "Counter
+// wraps", lists them) during the lookup. The lookup rules that
+// out with the wrap epoch of b1's stripe (twophase.go, "Counter wraps"),
+// read before t1 and again after t3 (f.unchanged).
 //
 // Claim: if 2^c (c >= 1) relocation steps through b1 fall within (t1, t3),
-// the epoch changes between its two reads. Proof: one of those steps, W,
-// takes b1's counter from its maximum to 0; W adds one to the epoch under
-// its locks before its stores and again after them. If W is not the first
+// the epoch of b1's stripe changes between its two reads. Proof: one of
+// those steps, W, takes b1's counter from its maximum to 0; W adds one to
+// the epoch of b1's stripe under its locks before its stores and again
+// after them (a step adds to the epoch of each bucket whose counter it
+// wraps). If W is not the first
 // of the steps, the step before it released b1's lock after t1 and W took
 // it after that, so W's first add falls within (t1, t3). If W is the first,
 // the step after it needs b1's lock, which W releases only after its second
@@ -95,7 +98,7 @@ func (f *Filter) addHeld(b, fp uint64) bool {
 // lookups got about 7 times faster (1M keys, bench/cmd/compare -impls
 // cuckoo-locked-f12; BENCHMARKS.md, "Figures behind code comments").
 func (f *Filter) lookupLocked(b1, b2, fp uint64) bool {
-	e := f.t.epoch.Load()
+	e := f.t.epochOf(b1).Load()
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
 	if f.lay.containsEither(w1, w2, fp) {
 		return true
@@ -160,12 +163,15 @@ func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 	e := l.emptySlot(wd)
 	ok := l.slot(ws, s) == fp && e >= 0
 	if ok {
-		// A step that wraps a counter counts in the epoch before and
-		// after its stores, both under the locks (see the top of this
-		// file).
-		wrap := l.wraps(ws) || l.wraps(wd)
-		if wrap {
-			f.t.epoch.Add(1)
+		// A step that wraps a counter counts in the epoch of that
+		// bucket's stripe before and after its stores, both under the
+		// locks (see the top of this file).
+		wrapS, wrapD := l.wraps(ws), l.wraps(wd)
+		if wrapS {
+			f.t.epochOf(src).Add(1)
+		}
+		if wrapD {
+			f.t.epochOf(dst).Add(1)
 		}
 		// Destination first: unlocked lookups rely on the fingerprint
 		// being in one of its buckets at every instant (see the top of
@@ -175,8 +181,11 @@ func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 		if raceEnabled {
 			l.checkRelocation(ws, f.t.words[src].Load(), wd, f.t.words[dst].Load(), fp)
 		}
-		if wrap {
-			f.t.epoch.Add(1)
+		if wrapS {
+			f.t.epochOf(src).Add(1)
+		}
+		if wrapD {
+			f.t.epochOf(dst).Add(1)
 		}
 	}
 	f.locks.unlockBuckets(g)

@@ -251,7 +251,7 @@ func (f *Filter) migrate(buckets []uint64, slots []int, fps []uint64, depth int)
 // then, and migrate releases it after the path).
 //
 // LockFree mode moves with one K-CAS of the two bucket words (and of the
-// epoch when a counter wraps, twophase.go "Counter wraps"): fp leaves src
+// epoch of a wrapping counter's stripe, twophase.go "Counter wraps"): fp leaves src
 // and enters dst at one instant, so no operation can see a half-done move
 // (twophase.go, "Moves are atomic", says what each operation relies on).
 // Locked mode does the same under both stripes' locks.
@@ -282,11 +282,20 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 		var op kcasOp
 		op.add(src, ws, l.bumpCounter(l.setSlot(ws, s, 0)))
 		op.add(dst, wd, l.bumpCounter(nd))
-		if l.wraps(ws) || l.wraps(wd) {
-			// A counter goes from its maximum to 0: the epoch counts
-			// the wrap in the same atomic step (twophase.go).
-			ep := f.t.load(epochWord)
-			op.add(epochWord, ep, ep+1)
+		// A counter that goes from its maximum to 0 is counted in the
+		// epoch of its bucket's stripe in the same atomic step
+		// (twophase.go, "Counter wraps"); one add when both wrap in one
+		// stripe, since a K-CAS names each word once.
+		wrapS, wrapD := l.wraps(ws), l.wraps(wd)
+		if wrapS {
+			i := f.t.epochIdx(src)
+			ep := f.t.load(i)
+			op.add(i, ep, ep+1)
+		}
+		if wrapD && !(wrapS && f.t.epochIdx(dst) == f.t.epochIdx(src)) {
+			i := f.t.epochIdx(dst)
+			ep := f.t.load(i)
+			op.add(i, ep, ep+1)
 		}
 		if raceEnabled {
 			l.checkRelocation(op.old[0], op.new[0], op.old[1], op.new[1], fp)

@@ -81,6 +81,7 @@ type mproto struct {
 	threshold uint64
 	bits      int  // fingerprint size of the filter (0: 12)
 	wrap      bool // both counters start at their maximum, so a bucket's first move wraps it
+	oneStripe bool // b1 and b2 share a wrap epoch (else their stripes differ)
 	// The packed layout (packed_model_test.go): sameVersion puts both
 	// buckets under one version word, sameWord in one word; lateVersion
 	// breaks the search on purpose, reading the version after the first
@@ -113,12 +114,14 @@ func (r *mrun) maskOf(i uint64) uint8 {
 	if r.f.lay.packed {
 		return r.pkMaskOf(i)
 	}
-	switch i {
-	case r.b1:
+	switch {
+	case i == r.b1:
 		return mB1
-	case r.b2:
+	case i == r.b2:
 		return mB2
-	case epochWord:
+	case i >= versionBase:
+		// The wrap epochs of b1's and b2's stripes: one mask for both
+		// only makes the checker treat more actions as conflicting.
 		return mEpoch
 	}
 	panic(fmt.Sprintf("model: word %d outside the pair", i))
@@ -167,8 +170,9 @@ func (c *mctx) find() (uint64, bool) {
 	r := c.r
 	l := &r.f.lay
 	b1, b2, fp := r.b1, r.b2, r.fp
+	ep := r.f.t.epochIdx(b1)
 	for {
-		e := c.load(epochWord)
+		e := c.load(ep)
 		w1 := c.load(b1)
 		w2 := c.load(b2)
 		if l.contains(w1, fp) {
@@ -182,17 +186,13 @@ func (c *mctx) find() (uint64, bool) {
 			return b1, true
 		}
 		if (l.counter(v1)-l.counter(w1))&l.ctrMask < r.proto.threshold {
-			if c.load(epochWord) == e {
+			if c.load(ep) == e {
 				return 0, false
 			}
 			continue
 		}
-		v2 := c.load(b2)
-		if l.contains(v2, fp) {
+		if l.contains(c.load(b2), fp) {
 			return b2, true
-		}
-		if (l.counter(v2)-l.counter(w2))&l.ctrMask < r.proto.threshold && c.load(epochWord) == e {
-			return 0, false
 		}
 	}
 }
@@ -289,11 +289,12 @@ func (c *mctx) count() int {
 	r := c.r
 	l := &r.f.lay
 	for {
-		e := c.load(epochWord)
+		ep := r.f.t.epochIdx(r.b1)
+		e := c.load(ep)
 		w1 := c.load(r.b1)
 		w2 := c.load(r.b2)
 		v1 := c.load(r.b1)
-		if l.counter(v1) == l.counter(w1) && c.load(epochWord) == e {
+		if l.counter(v1) == l.counter(w1) && c.load(ep) == e {
 			return l.matches(w1, r.fp) + l.matches(w2, r.fp)
 		}
 	}
@@ -434,7 +435,11 @@ func explore(f *Filter, b1, b2, fp uint64, proto *mproto, cfg mconfig) (runs int
 			f.t.words[b1].Store(w1)
 			f.t.words[b2].Store(w2)
 		}
-		f.t.epoch.Store(0)
+		if !l.packed {
+			for i := range f.t.vers {
+				f.t.vers[i].Store(0)
+			}
+		}
 		r := &mrun{f: f, b1: b1, b2: b2, fp: fp, proto: proto, acts: make([]maction, n)}
 		nexts := make([]func() (struct{}, bool), n)
 		stops := make([]func(), n)
@@ -688,14 +693,16 @@ func modelConfigs() []mconfig {
 }
 
 // modelPair returns a LockFree filter, a fingerprint and its two distinct
-// buckets.
-func modelPair(t *testing.T, bits int) (f *Filter, b1, b2, fp uint64) {
+// buckets, with wrap epochs in several stripes: the buckets' stripes
+// differ, or are one stripe if oneStripe.
+func modelPair(t *testing.T, bits int, oneStripe bool) (f *Filter, b1, b2, fp uint64) {
 	f = NewTestFilter(t, 1000, LockFree, bits, 1)
+	setEpochs(f, 64)
 	b1, fp = 5, 1
-	for f.alt(b1, fp) == b1 {
+	for b2 = f.alt(b1, fp); b2 == b1 || (f.t.epochIdx(b1) == f.t.epochIdx(b2)) != oneStripe; b2 = f.alt(b1, fp) {
 		fp++
 	}
-	return f, b1, f.alt(b1, fp), fp
+	return f, b1, b2, fp
 }
 
 // TestRelocationModel checks the LockFree protocol (moves by one K-CAS,
@@ -721,6 +728,7 @@ func TestRelocationModel(t *testing.T) {
 		{mproto{name: "kcas-move", move: moveKCAS, threshold: 2}, true},
 		{mproto{name: "kcas-move/bits=15/wrapping", move: moveKCAS, threshold: 2, bits: 15, wrap: true}, true},
 		{mproto{name: "kcas-move/bits=12/slots=5/wrapping", move: moveKCAS, threshold: 2, bits: Bits12x5, wrap: true}, true},
+		{mproto{name: "kcas-move/bits=12/slots=5/wrapping/one-stripe", move: moveKCAS, threshold: 2, bits: Bits12x5, wrap: true, oneStripe: true}, true},
 		{mproto{name: "packed/kcas-move", move: pkModelMove, bits: 8}, true},
 		{mproto{name: "packed/kcas-move/one-version", move: pkModelMove, bits: 8, sameVersion: true}, true},
 		{mproto{name: "packed/kcas-move/one-word", move: pkModelMove, bits: 8, sameWord: true}, true},
@@ -742,9 +750,12 @@ func TestRelocationModel(t *testing.T) {
 			if bits == 0 {
 				bits = 12
 			}
-			f, b1, b2, fp := modelPair(t, bits)
-			if pc.proto.bits == 8 {
+			var f *Filter
+			var b1, b2, fp uint64
+			if bits == 8 {
 				f, b1, b2, fp = pkModelPair(t, LockFree, pc.proto.sameVersion, pc.proto.sameWord)
+			} else {
+				f, b1, b2, fp = modelPair(t, bits, pc.proto.oneStripe)
 			}
 			total, caught := 0, 0
 			for _, cfg := range modelConfigs() {

@@ -1,5 +1,7 @@
 package cuckoo
 
+import "sync/atomic"
+
 // The two-phase search (LockFree mode), and what every operation sees of
 // a relocation.
 //
@@ -7,8 +9,8 @@ package cuckoo
 // b2 and moves between them only by a relocation (migrate.go, move): one
 // K-CAS of both bucket words that takes a copy of fp out of one, puts it
 // into the other and adds one to both migration counters (and, when a
-// counter wraps, adds one to the epoch in the same K-CAS; "Counter wraps"
-// below). Inserting into an empty slot and deleting are one CAS of one
+// counter wraps, adds one to the epoch of its bucket's stripe in the same
+// K-CAS; "Counter wraps" below). Inserting into an empty slot and deleting are one CAS of one
 // word and do not touch the counters.
 //
 // The logical table is the table as kcasTable.load reads it: a word that
@@ -56,7 +58,8 @@ package cuckoo
 //     first, the CAS fails (the counter changed) and the search runs
 //     again. "false" comes from the search's "absent", argued below.
 //   - Count: reads b1, b2 and b1 again and accepts the two first reads
-//     only if b1's counter did not move (unique.go). Every move of a copy
+//     only if b1's counter did not move, nor the epoch of b1's stripe
+//     (unique.go). Every move of a copy
 //     of fp for this pair goes through b1, so no copy moved between the
 //     reads and none is counted twice or missed; copies in both words
 //     come only from the operations that put them there.
@@ -64,63 +67,80 @@ package cuckoo
 //   - Snapshots and Reset hold the snapshot gate, which excludes moves
 //     (snapshot.go, lockfree.go), and read every word logically.
 //
-// The search reads b1 at t1, b2 at t2, b1 again at t3 and b2 again at t4
-// (t1 < t2 < t3 < t4, each read an atomic logical read: kcasTable.load),
-// and the epoch before t1 and after its last read (see "Counter wraps"). It
-// reports the fingerprint present as soon as one read shows it. If none
-// does, it compares the counters of the first and second read of each bucket:
-// d1 = c1(t3) - c1(t1) and d2 = c2(t4) - c2(t2), modulo the counter width.
+// The search reads the wrap epoch of b1's stripe (see "Counter wraps")
+// at t0, b1 at t1, b2 at t2 and b1 again at t3 (t0 < t1 < t2 < t3, each
+// read an atomic logical read: kcasTable.load), and before it answers
+// "absent" that epoch again. It reports the fingerprint present as soon as
+// one read shows it. If none does, it compares the counters of the two
+// reads of b1: d1 = c1(t3) - c1(t1), modulo the counter width.
 //
-// Claim: if a copy of the fingerprint is in b1 or b2 during all of [t1, t4]
-// and no read saw it, then d1 >= 2 and d2 >= 2. Proof: a copy is always in
-// exactly one of the buckets (the invariant above: a move takes it from one
-// and puts it into the other at one instant). Not in b1 at t1 and not in b2
-// at t2 means it moved b2 -> b1 in (t1, t2); not in b1 at t3 means it moved
-// b1 -> b2 in (t2, t3); not in b2 at t4 means it moved b2 -> b1 in (t3, t4).
-// b1 took part in the first two moves, both inside (t1, t3): d1 >= 2. b2
-// took part in the last two, both inside (t2, t4): d2 >= 2. (Copies of fp
-// in one bucket are interchangeable: they all belong to the pair of that
-// bucket and alt(b, fp); "the copy" is followed through the moves that
-// take a copy of fp out of the bucket it is in.)
+// Claim: if a copy of the fingerprint is in b1 or b2 during all of [t1, t3]
+// and no read saw it, then d1 >= 2. Proof: a copy is always in exactly
+// one of the buckets (the invariant above: a move takes it from one and
+// puts it into the other at one instant). Not in b1 at t1 and not in b2 at
+// t2 means it moved b2 -> b1 in (t1, t2); not in b1 at t3 means it moved
+// b1 -> b2 in (t2, t3). b1 took part in both moves, both inside (t1, t3):
+// d1 >= 2. (Copies of fp in one bucket are interchangeable: they all
+// belong to the pair of that bucket and alt(b, fp); "the copy" is followed
+// through the moves that take a copy of fp out of the bucket it is in.)
 //
-// So when d1 < 2 or d2 < 2 the fingerprint was not present throughout, and
+// So when d1 < 2 the fingerprint was not present throughout, and
 // answering "absent" is correct for every key not being deleted meanwhile;
-// otherwise the search starts over. This is the paper's test without its
-// cross-bucket term c2' >= c1+3, which needs unbounded counters. A retry
-// needs two relocations through each of the two buckets inside one
-// search, which is rare even at 95% load, and every retry means other
-// inserts made progress, so the search is lock-free.
+// otherwise the search reads b2 once more (a read that shows fp still
+// answers "present") and starts over. This is the paper's test without its
+// cross-bucket term c2' >= c1+3, which needs unbounded counters, and
+// without a second test on b2's counters, which would need b2's stripe's
+// epoch too. A retry needs two relocations through b1 inside one search,
+// which is rare even at 95% load, and every retry means other inserts made
+// progress, so the search is lock-free.
 //
 // Counter wraps. The counters wrap (14 bits at f=12, 30 at f=8, 2 at
-// f=15, where every fourth relocation through a bucket wraps), and d is
-// taken modulo 2^c: 2^c relocations through b1 while a search is between
-// its reads (a few milliseconds of relocations on one core, as the review
-// that found it measured: less than a scheduler time slice) would make d1
-// look like 0. The epoch (kcasTable.epoch) closes this. Every relocation
-// that takes a counter from its maximum to 0 adds one to the epoch in its
-// K-CAS (migrate.go, move), so the epoch's logical value is the number of
-// wraps so far, changing atomically with them. A search reads the epoch
-// (e0) before its first read of b1, and before it answers "absent" it
-// reads the epoch again; it answers only if the two reads are equal, and
-// otherwise starts over.
+// f=15 and with five 12-bit slots, where every fourth relocation through a
+// bucket wraps), and d1 is taken modulo 2^c: 2^c relocations through b1
+// while a search is between its reads (a few milliseconds of relocations
+// on one core, as the review that found it measured: less than a scheduler
+// time slice) would make d1 look like 0. The wrap epochs close this. The
+// buckets are cut into stripes (bucket b is in stripe b mod the number of
+// stripes, epochsFor), each with an epoch word (kcasTable.vers, epochOf).
+// Every relocation that takes a counter from its maximum to 0 adds one to
+// the epoch of that bucket's stripe in its K-CAS (migrate.go, move; one
+// add for both buckets when both wrap and share a stripe), so an epoch's
+// logical value is the number of wraps in its stripe so far, changing
+// atomically with them. A search reads b1's stripe's epoch (e0) before its
+// first read of b1, and before it answers "absent" it reads that epoch
+// again; it answers only if the two reads are equal, and otherwise starts
+// over.
 //
-// Claim: if the epoch reads are equal, every counter difference the search
-// computed counts exactly the relocations through that bucket between its
-// two reads (up to 2^c-1 of them). Proof: with no wrap in between, a
-// counter only grows by one per relocation and never passes its maximum,
-// so the difference of two reads, taken as plain integers, is the number
-// of relocations; equal epoch values mean no wrap took effect in between
-// (the epoch only grows). The fast path's "b1 read again is bit for bit
-// what phase 1 read" is d1 = 0 with the same condition. With the wrap
-// accounted for, the claim above holds however long a search is delayed.
-// A plain read of the epoch that shows a K-CAS reference is not compared
-// as a raw word: the fast paths then take the full search, which resolves
-// it (load).
+// Claim: if the epoch reads are equal, d1 counts exactly the relocations
+// through b1 between the search's two reads of b1 (up to 2^c-1 of them).
+// Proof: a wrap of b1's counter adds one to the epoch of b1's stripe in
+// the same atomic step, and the epoch only grows, so equal reads at t0 and
+// after t3 mean no wrap of b1's counter took effect in (t0, t3) ⊇ (t1,
+// t3); with no wrap, a counter only grows by one per relocation and never
+// passes its maximum, so the difference of two reads, taken as plain
+// integers, is the number of relocations. The fast path's "b1 read again
+// is bit for bit what phase 1 read" is d1 = 0 with the same condition.
+// With the wrap accounted for, the claim above holds however long a search
+// is delayed. A plain read of an epoch that shows a K-CAS reference is
+// not compared as a raw word: the fast paths then take the full search,
+// which resolves it (load). Wraps of b2's counter need no epoch: the
+// search draws no conclusion from b2's counter.
 //
-// Cost: the epoch is one word on a line of its own, read twice per absent
-// answer, written once per 2^(c-1) relocations on average. Epoch retries
-// are rarer than counter retries; like them, each one means relocations
-// made progress.
+// Why stripes, not one epoch for the table. With 2-bit counters a wrap
+// comes with every fourth relocation through a bucket, and once a table
+// has seen churn its counters are spread evenly: 44% of relocations then
+// wrap a counter (measured: 37% of the moves of repeated fills after
+// Reset, which keeps the counters). With one epoch every such move put the
+// same word into its K-CAS, and on 16 cores those K-CASes failed and
+// helped one another: 0.12 retries per insert at 0.077 relocations per
+// insert, 84% of a batch fill's time in the moves' K-CAS (BENCHMARKS.md,
+// "Sixteen cores"). Stripes spread those writes over epochsFor's words.
+//
+// Cost: one epoch word per epochStripeWords table words or more (32 at
+// 1M keys in five-slot buckets: 256 bytes), read twice per absent answer (the
+// stripe's line is usually in cache), written once per 2^(c-1)
+// relocations through its stripe on average. Epoch retries are rarer than
+// counter retries; like them, each one means relocations made progress.
 //
 // What this guarantees, precisely: a search finds the fingerprint if some
 // copy of it stays in the filter for the whole search. Copies come from
@@ -142,7 +162,7 @@ func (f *Filter) unchanged(b1, w1, e uint64) bool {
 	if f.t.words[b1].Load() != w1 {
 		return false
 	}
-	return f.t.epoch.Load() == e
+	return f.t.epochOf(b1).Load() == e
 }
 
 // find runs the two-phase search for fp in buckets b1 and b2 and returns the
@@ -151,7 +171,7 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 	l := &f.lay
 	t := &f.t
 	for {
-		e := t.load(epochWord)
+		e := t.load(t.epochIdx(b1))
 		// Phase 1. Both loads are issued before either is tested, so
 		// their cache misses overlap; b1 is still read first.
 		w1, w2 := t.words[b1].Load(), t.words[b2].Load()
@@ -173,20 +193,14 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 	}
 }
 
-// phase2 completes a search whose first phase read the epoch's logical
-// value e, then w1 from b1 and then w2 from b2, without finding fp. done is
-// false when the counters or the epoch show that fp may have been in flight
-// and the search must start over.
+// phase2 completes a search whose first phase read the logical value e of
+// b1's stripe's epoch, then w1 from b1 and then w2 from b2, without finding
+// fp. done is false when b1's counter or that epoch show that fp may have
+// been in flight and the search must start over.
 //
-// It reads b1 again first and stops there when b1's counter moved by less
-// than 2: three reads that missed a copy present throughout (b1 at t1, b2
-// at t2, b1 at t3) need a move b2 -> b1 in (t1, t2) and a move b1 -> b2 in
-// (t2, t3), both counted by b1 within (t1, t3), so d1 < 2 already rules that
-// out. This saves the fourth read on almost every absent key (negative
-// lookups about 7% faster with 2 goroutines in the comparison module;
-// BENCHMARKS.md, "Figures behind code comments"); only when d1 >= 2 does it
-// read b2 and apply the full test above. Either way the answer "absent"
-// stands only if the epoch did not move.
+// It reads b1 again and answers "absent" when b1's counter moved by less
+// than 2 and the epoch did not move (the claim above). Otherwise it reads
+// b2 once more, which can only find fp.
 func (f *Filter) phase2(b1, b2, fp, w1, w2, e uint64) (b uint64, ok, done bool) {
 	if b1 == b2 {
 		// A key with one bucket never moves: one read decides.
@@ -202,13 +216,38 @@ func (f *Filter) phase2(b1, b2, fp, w1, w2, e uint64) (b uint64, ok, done bool) 
 		return b1, true, true
 	}
 	if (l.counter(v1)-l.counter(w1))&l.ctrMask < 2 {
-		return 0, false, t.load(epochWord) == e
+		return 0, false, t.load(t.epochIdx(b1)) == e
 	}
-	v2 := t.load(b2)
-	if l.contains(v2, fp) {
+	if l.contains(t.load(b2), fp) {
 		return b2, true, true
 	}
-	return 0, false, (l.counter(v2)-l.counter(w2))&l.ctrMask < 2 && t.load(epochWord) == e
+	return 0, false, false
+}
+
+// epochStripeWords is the number of table words per wrap epoch: each
+// stripe's epoch costs 8 bytes per 32 KiB of table or more (1/4096 of
+// it). Tables below 8,192 words have one epoch (tests give a small table
+// more with setEpochs).
+const epochStripeWords = 4096
+
+// maxEpochs bounds the wrap epochs of a table (128 KiB of them, from 2^26
+// words on).
+const maxEpochs = 1 << 14
+
+// epochsFor returns the number of wrap epochs for a one-word table of n
+// words: the largest power of two that gives each at least
+// epochStripeWords words, 1 to maxEpochs.
+func epochsFor(n uint64) uint64 {
+	v := uint64(1)
+	for v < maxEpochs && 2*v*epochStripeWords <= n {
+		v <<= 1
+	}
+	return v
+}
+
+// newEpochs returns the wrap epochs of a one-word table of n words.
+func newEpochs(n uint64) []atomic.Uint64 {
+	return make([]atomic.Uint64, epochsFor(n))
 }
 
 // findAfter finishes a search whose first phase read the epoch (e, a raw

@@ -234,14 +234,14 @@ func (f *Filter) countCopies(b1, b2, fp uint64) int {
 		return l.matches(w1, fp) + l.matches(w2, fp)
 	}
 	for {
-		e := f.t.load(epochWord)
+		e := f.t.load(f.t.epochIdx(b1))
 		w1 := f.t.load(b1)
 		if b1 == b2 {
 			return l.matches(w1, fp)
 		}
 		w2 := f.t.load(b2)
 		v1 := f.t.load(b1)
-		if l.counter(v1) == l.counter(w1) && f.t.load(epochWord) == e {
+		if l.counter(v1) == l.counter(w1) && f.t.load(f.t.epochIdx(b1)) == e {
 			return l.matches(w1, fp) + l.matches(w2, fp)
 		}
 		f.stats.add(statLookupRetries, 1)

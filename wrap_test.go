@@ -39,6 +39,9 @@ func testLookupAcrossWraps(t *testing.T, mode Mode, fb, cycles int) {
 	if fb == bits8OneWord {
 		f.lay.ctrMask = 1<<14 - 1
 	}
+	// Several epoch stripes, and a victim whose buckets are in different
+	// ones: a wrap counted in the other bucket's stripe must not pass.
+	setEpochs(f, 64)
 	l := &f.lay
 	c := bits.Len64(l.ctrMask)
 	moves := cycles << c
@@ -49,7 +52,7 @@ func testLookupAcrossWraps(t *testing.T, mode Mode, fb, cycles int) {
 	for i := 0; ; i++ {
 		key = []byte(fmt.Sprintf("victim-%d", i))
 		b1, fp, _ = f.hash(key)
-		if b2 = f.alt(b1, fp); b2 != b1 {
+		if b2 = f.alt(b1, fp); b2 != b1 && f.t.epochIdx(b1) != f.t.epochIdx(b2) {
 			break
 		}
 	}
@@ -73,8 +76,9 @@ func testLookupAcrossWraps(t *testing.T, mode Mode, fb, cycles int) {
 		moveVictim(b1, b2)
 	}
 
-	// The stalled lookup: epoch, then b1 (the victim is in b2) ...
-	e := f.t.epoch.Load()
+	// The stalled lookup: b1's stripe's epoch, then b1 (the victim is in
+	// b2) ...
+	e := f.t.epochOf(b1).Load()
 	w1 := f.t.words[b1].Load()
 	// ... the victim moves to b1 before the lookup reads b2 ...
 	moveVictim(b2, b1)
@@ -131,5 +135,80 @@ func testLookupAcrossWraps(t *testing.T, mode Mode, fb, cycles int) {
 	}
 	if !f.Delete(key) {
 		t.Error("Delete did not find the victim")
+	}
+}
+
+// TestMoveCountsWrapInItsStripe checks the accounting that the search's
+// claim relies on (twophase.go, "Counter wraps"): a move that takes a
+// bucket's counter from its maximum to 0 adds to the epoch of that
+// bucket's stripe, not of the other bucket's, and a move that wraps
+// neither counter leaves every epoch alone. LockFree adds one in the
+// move's K-CAS; Locked adds one before and one after its stores.
+func TestMoveCountsWrapInItsStripe(t *testing.T) {
+	for _, mode := range []Mode{LockFree, Locked} {
+		for _, fb := range []int{12, 15, Bits12x5} {
+			for _, sameStripe := range []bool{false, true} {
+				name := fmt.Sprintf("mode=%v/bits=%s/same-stripe=%v", mode, layoutName(fb), sameStripe)
+				t.Run(name, func(t *testing.T) {
+					testMoveCountsWrap(t, mode, fb, sameStripe)
+				})
+			}
+		}
+	}
+}
+
+func testMoveCountsWrap(t *testing.T, mode Mode, fb int, sameStripe bool) {
+	f := NewTestFilter(t, 1000, mode, fb, 3)
+	setEpochs(f, 64)
+	l := &f.lay
+	perWrap := uint64(1)
+	if mode == Locked {
+		perWrap = 2
+	}
+	var src, dst, fp uint64
+	for src, fp = 7, 1; ; fp++ {
+		dst = f.alt(src, fp)
+		if dst != src && (f.t.epochIdx(src) == f.t.epochIdx(dst)) == sameStripe {
+			break
+		}
+	}
+	for _, c := range []struct {
+		name         string
+		wrapS, wrapD bool
+	}{{"neither", false, false}, {"source", true, false}, {"destination", false, true}, {"both", true, true}} {
+		ctr := func(wraps bool) uint64 {
+			if wraps {
+				return l.ctrMask
+			}
+			return 0
+		}
+		f.t.words[src].Store(l.setSlot(ctr(c.wrapS)<<l.ctrShift, 0, fp))
+		f.t.words[dst].Store(ctr(c.wrapD) << l.ctrShift)
+		es, ed := f.t.epochOf(src).Load(), f.t.epochOf(dst).Load()
+		if !f.testMove(src, 0, fp, dst) {
+			t.Fatalf("%s: the move did not apply", c.name)
+		}
+		var wantS, wantD uint64
+		if c.wrapS {
+			wantS += perWrap
+		}
+		if c.wrapD {
+			wantD += perWrap
+		}
+		if sameStripe {
+			// One epoch for both: at least one wrap's worth when
+			// either wraps (LockFree adds once for both).
+			got := f.t.epochOf(src).Load() - es
+			if (got == 0) != (wantS+wantD == 0) || got > wantS+wantD {
+				t.Errorf("%s: the shared stripe's epoch grew by %d; want %d to %d", c.name, got, min(perWrap, wantS+wantD), wantS+wantD)
+			}
+			continue
+		}
+		if got := f.t.epochOf(src).Load() - es; got != wantS {
+			t.Errorf("%s: the source's stripe's epoch grew by %d; want %d", c.name, got, wantS)
+		}
+		if got := f.t.epochOf(dst).Load() - ed; got != wantD {
+			t.Errorf("%s: the destination's stripe's epoch grew by %d; want %d", c.name, got, wantD)
+		}
 	}
 }
