@@ -70,10 +70,8 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	// Each key's epoch is read before its buckets, as in Lookup. The
 	// epochs are few and usually in cache, and InsertBatch pays for them
 	// too, but one loop keeps the bucket loads back to back.
-	ep := f.t.vers
-	mask := uint64(len(ep) - 1)
 	for j := range n {
-		g.e[j] = ep[g.b1[j]&mask].Load()
+		g.e[j] = f.t.epochOf(g.b1[j]).Load()
 		g.w1[j] = f.t.words[g.b1[j]].Load()
 		g.w2[j] = f.t.words[g.b2[j]].Load()
 	}

@@ -34,7 +34,7 @@ func setEpochs(f *Filter, n int) {
 	if f.lay.packed || n&(n-1) != 0 {
 		panic("setEpochs: a one-word filter and a power of two")
 	}
-	f.t.vers = make([]atomic.Uint64, n)
+	f.t.setVers(make([]atomic.Uint64, n))
 }
 
 // Bits12x5 stands, in the tests' lists of fingerprint sizes, for the
