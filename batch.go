@@ -75,6 +75,15 @@ func (f *Filter) placeAndRead(g *group, n int) {
 		g.w1[j] = f.t.words[g.b1[j]].Load()
 		g.w2[j] = f.t.words[g.b2[j]].Load()
 	}
+	if raceEnabled {
+		// The tests' stall points (twophase.go, searchStalls).
+		for j := range n {
+			g.w1[j] = f.t.words[g.b1[j]].Load()
+			searchStalled(f, g.b1[j], 1)
+			g.w2[j] = f.t.words[g.b2[j]].Load()
+			searchStalled(f, g.b1[j], 2)
+		}
+	}
 }
 
 // LookupBatch looks up keys[i] and stores the answer in found[i], with the

@@ -184,7 +184,8 @@ package cuckoo
 //	guarantee or claim                             where argued      tests
 //	no false negatives under concurrent churn      doc.go            TestNoFalseNegativesUnderChurn, TestLookupBatchNoFalseNegatives, TestInsertBatchConcurrent
 //	two-phase retry decision (d1 >= 2, wrap)       twophase.go       TestPhase2Decision, TestTwoPhaseInterleavings
-//	a wrap counted in its bucket's stripe's epoch  twophase.go, locked.go  TestMoveCountsWrapInItsStripe, TestLookupSurvivesCounterWrap, TestRelocationModel
+//	a wrap counted in its bucket's stripe's epoch  twophase.go, locked.go  TestMoveCountsWrapInItsStripe, TestLookupSurvivesCounterWrap
+//	every search reads its first bucket's epoch    twophase.go       TestSearchesReadTheirFirstBucketsEpoch (race builds: stall points)
 //	counter +1 mod 2^c per step, wraps             bucket.go         TestBumpCounterWraps, TestDiscoverAndMakeRoom, TestMoveStaleStep; checkRelocation (race builds)
 //	LockFree: a move is one K-CAS; every operation linearizable against moves; copies invariant  twophase.go, unique.go  TestRelocationModel (every interleaving; fails on the two-CAS move and on threshold 3), TestUniqueOwnersAgainstRelocation, TestQuiescentCopiesEqualLen, TestCountUnderRelocation
 //	Locked: Count under both stripes' locks        unique.go         TestUniqueOwnersAgainstRelocation

@@ -104,10 +104,12 @@ type Option func(*config)
 // left by the K-CAS tags are split between fingerprints and the migration
 // counter: 14 counter bits at four 12-bit slots, 2 at 15 and at five
 // 12-bit slots. A narrower counter wraps more often, and each wrap adds one
-// to the table's epoch, which an absent lookup that overlaps it must read
-// again (twophase.go, "Counter wraps"): with 2-bit counters about every
-// other relocation does, which slows lookups that run during a fill but not
-// lookups of a table nobody is filling. New rejects other sizes.
+// to the epoch of its bucket's stripe, which an absent lookup of a key
+// whose first bucket is in that stripe and that overlaps the wrap must
+// read again (twophase.go, "Counter wraps"): with 2-bit counters about
+// every other relocation under churn wraps one, which slows lookups that
+// run during a fill but not lookups of a table nobody is filling. New
+// rejects other sizes.
 // WithFalsePositiveRate chooses the layout from a rate instead.
 func WithFingerprintBits(bits int) Option {
 	return func(c *config) { c.bits, c.bitsSet = bits, true }
@@ -568,6 +570,14 @@ func (f *Filter) Lookup(key []byte) bool {
 	e := ep.Load()
 	words := f.t.words // one load of the slice header for both reads
 	w1, w2 := words[b1].Load(), words[b2].Load()
+	if raceEnabled {
+		// The stall points of the tests (searchStalls), in race builds
+		// only: read again, in order, around them.
+		w1 = words[b1].Load()
+		searchStalled(f, b1, 1)
+		w2 = words[b2].Load()
+		searchStalled(f, b1, 2)
+	}
 	if (w1|w2|e)&tagMask == 0 {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true

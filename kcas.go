@@ -244,7 +244,7 @@ var descFieldsWritten func(slot uint32)
 // and K-CAS. The filter's bucket table is one.
 type kcasTable struct {
 	words []atomic.Uint64
-	_     [40]byte // keeps epoch, written now and then, off the line of words
+	_     [40]byte // keeps epoch (a Growing table's), written now and then, off the line of words
 	// epoch is a word that K-CAS operations may include by the index
 	// epochWord, beside the table's own words: a Growing filter's table
 	// counts its migration-counter wraps in it (grow_table.go). Its

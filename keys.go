@@ -113,18 +113,24 @@ func (f *Filter) LookupHash(h uint64) bool {
 
 // contains reports whether fp is in bucket b1 or b2, with Lookup's
 // guarantee: never false for a copy present throughout the call. It is
-// Lookup's search once the key is placed (LookupHash, and the nodes of a
-// Growing filter).
+// Lookup's search once the key is placed (LookupHash).
 func (f *Filter) contains(b1, b2, fp uint64) bool {
 	e := f.t.epochOf(b1).Load() // before the buckets, as in Lookup
-	return f.decide(b1, b2, fp, e, f.t.words[b1].Load(), f.t.words[b2].Load())
+	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
+	if raceEnabled {
+		// The tests' stall points (twophase.go, searchStalls).
+		w1 = f.t.words[b1].Load()
+		searchStalled(f, b1, 1)
+		w2 = f.t.words[b2].Load()
+		searchStalled(f, b1, 2)
+	}
+	return f.decide(b1, b2, fp, e, w1, w2)
 }
 
-// decide is Lookup's search once the key is placed and its epoch e and
-// buckets w1, w2 are read in that order: the fast answers of Lookup's
-// phase 1 (present; absent with b1 unchanged), else the full search of the
-// mode: contains once its reads are taken, for callers that read ahead
-// (Growing.lookupGroup).
+// decide is Lookup's search once the key is placed and the epoch e of
+// b1's stripe and buckets w1, w2 are read in that order: the fast answers
+// of Lookup's phase 1 (present; absent with b1 unchanged), else the full
+// search of the mode.
 func (f *Filter) decide(b1, b2, fp, e, w1, w2 uint64) bool {
 	if (w1|w2|e)&tagMask == 0 {
 		if f.lay.containsEither(w1, w2, fp) {

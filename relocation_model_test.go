@@ -709,7 +709,11 @@ func modelPair(t *testing.T, bits int, oneStripe bool) (f *Filter, b1, b2, fp ui
 // searches starting over at counter differences of 2) on every
 // configuration, at 12 bits, and at 15 bits and five 12-bit slots (the
 // layouts with 2-bit counters) with counters that wrap at the first move,
-// so that every move also changes the epoch; and
+// so that every move also changes an epoch. Its runs make at most two
+// moves, fewer than the four through b1 that bring a 2-bit counter back
+// to a value a search read, so it does not test the epochs themselves
+// (TestLookupSurvivesCounterWrap and TestSearchesReadTheirFirstBucketsEpoch
+// do). It also
 // checks that the checker can fail: the relocation in two CASes (a move
 // visible half-done) and a search that starts over only at differences of
 // 3 must each be caught on some configuration.

@@ -138,9 +138,13 @@ import "sync/atomic"
 //
 // Cost: one epoch word per epochStripeWords table words or more (32 at
 // 1M keys in five-slot buckets: 256 bytes), read twice per absent answer (the
-// stripe's line is usually in cache), written once per 2^(c-1)
-// relocations through its stripe on average. Epoch retries are rarer than
-// counter retries; like them, each one means relocations made progress.
+// stripe's line is usually in cache; eight epochs share a line), written
+// by one relocation in 2^(c-1) through its stripe on average. A search
+// starts over on any wrap in its first bucket's stripe, not only in that
+// bucket: with 2-bit counters and churn that is the more frequent cause
+// of retries (Stats counts both as LookupRetries; their shares are not
+// measured). Like a counter retry, each one means relocations made
+// progress.
 //
 // What this guarantees, precisely: a search finds the fingerprint if some
 // copy of it stays in the filter for the whole search. Copies come from
@@ -175,6 +179,12 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 		// Phase 1. Both loads are issued before either is tested, so
 		// their cache misses overlap; b1 is still read first.
 		w1, w2 := t.words[b1].Load(), t.words[b2].Load()
+		if raceEnabled {
+			w1 = t.words[b1].Load()
+			searchStalled(f, b1, 1)
+			w2 = t.words[b2].Load()
+			searchStalled(f, b1, 2)
+		}
 		if (w1|w2)&tagMask != 0 {
 			// A relocation is in flight: resolve, reading in order.
 			w1 = t.load(b1)
@@ -248,6 +258,23 @@ func epochsFor(n uint64) uint64 {
 // newEpochs returns the wrap epochs of a one-word table of n words.
 func newEpochs(n uint64) []atomic.Uint64 {
 	return make([]atomic.Uint64, epochsFor(n))
+}
+
+// searchStalls, in race builds only, is called by every search of a
+// one-word table (Lookup, LookupBatch, LookupHash, LookupBatchHash, find
+// and so Delete, Count, and Locked mode's lookups) after its first read of
+// b1 (stage 1) and after its first read of b2 (stage 2), with the filter
+// and b1. Tests set it to relocate while a search is stalled between its
+// reads (TestSearchesReadTheirFirstBucketsEpoch); it must only act on
+// their own filter, since other tests' searches call it too. In other
+// builds the calls are compiled out.
+var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
+
+// searchStalled calls searchStalls, if set (race builds only).
+func searchStalled(f *Filter, b1 uint64, stage int) {
+	if h := searchStalls.Load(); h != nil {
+		(*h)(f, b1, stage)
+	}
 }
 
 // findAfter finishes a search whose first phase read the epoch (e, a raw

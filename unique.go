@@ -239,7 +239,13 @@ func (f *Filter) countCopies(b1, b2, fp uint64) int {
 		if b1 == b2 {
 			return l.matches(w1, fp)
 		}
+		if raceEnabled {
+			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
+		}
 		w2 := f.t.load(b2)
+		if raceEnabled {
+			searchStalled(f, b1, 2)
+		}
 		v1 := f.t.load(b1)
 		if l.counter(v1) == l.counter(w1) && f.t.load(f.t.epochIdx(b1)) == e {
 			return l.matches(w1, fp) + l.matches(w2, fp)

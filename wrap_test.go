@@ -212,3 +212,118 @@ func testMoveCountsWrap(t *testing.T, mode Mode, fb int, sameStripe bool) {
 		}
 	}
 }
+
+// TestSearchesReadTheirFirstBucketsEpoch stalls every search entry point
+// (and find, the search of Delete) between its reads (searchStalls, race builds only) and relocates under
+// it so that b1's counter wraps back to what the search first read while
+// b2's does not wrap: the victim moves b2 -> b1 after the first read of
+// b1, and after the read of b2 it moves back to b2 while another
+// fingerprint leaves b1 for a third bucket and returns, four moves through
+// b1 (2-bit counters: one wrap) and two through b2. Only the epoch of
+// b1's stripe shows the wrap, so a search that read another stripe's epoch
+// (b2's, say) would find b1 bit for bit unchanged and answer "absent" for
+// a key present throughout. The buckets are in different stripes.
+func TestSearchesReadTheirFirstBucketsEpoch(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
+	}
+	type entry struct {
+		name  string
+		modes []Mode
+		found func(f *Filter, key []byte) bool
+	}
+	entries := []entry{
+		{"Lookup", []Mode{LockFree, Locked}, func(f *Filter, k []byte) bool { return f.Lookup(k) }},
+		{"LookupHash", []Mode{LockFree, Locked}, func(f *Filter, k []byte) bool { return f.LookupHash(xxhash.Sum64(k)) }},
+		{"LookupBatch", []Mode{LockFree, Locked}, func(f *Filter, k []byte) bool {
+			found := make([]bool, 1)
+			f.LookupBatch([][]byte{k}, found)
+			return found[0]
+		}},
+		{"LookupBatchHash", []Mode{LockFree, Locked}, func(f *Filter, k []byte) bool {
+			found := make([]bool, 1)
+			f.LookupBatchHash([]uint64{xxhash.Sum64(k)}, found)
+			return found[0]
+		}},
+		{"Count", []Mode{LockFree}, func(f *Filter, k []byte) bool { return f.Count(k) > 0 }},
+		// Delete's own first reads answer only when they show the key;
+		// otherwise it searches with find.
+		{"find", []Mode{LockFree}, func(f *Filter, k []byte) bool {
+			b1, fp, b2 := f.hash(k)
+			_, ok := f.find(b1, b2, fp)
+			return ok
+		}},
+	}
+	for _, en := range entries {
+		for _, mode := range en.modes {
+			t.Run(fmt.Sprintf("%s/mode=%v", en.name, mode), func(t *testing.T) {
+				testSearchStalledAcrossWrap(t, mode, en.found)
+			})
+		}
+	}
+}
+
+func testSearchStalledAcrossWrap(t *testing.T, mode Mode, found func(*Filter, []byte) bool) {
+	f := NewTestFilter(t, 1000, mode, Bits12x5, 11)
+	setEpochs(f, 64)
+	l := &f.lay
+	if l.ctrMask != 3 {
+		t.Fatalf("counter mask %d; the schedule assumes 2-bit counters", l.ctrMask)
+	}
+	// The victim: a key whose buckets are in different stripes; another
+	// fingerprint g in b1 whose other bucket b3 is neither.
+	var key []byte
+	var b1, b2, fp, g, b3 uint64
+	for i := 0; ; i++ {
+		key = []byte(fmt.Sprintf("stalled-%d", i))
+		b1, fp, b2 = f.hash(key)
+		if b2 != b1 && f.t.epochIdx(b1) != f.t.epochIdx(b2) {
+			break
+		}
+	}
+	for g = fp + 1; ; g++ {
+		if b3 = f.alt(b1, g); b3 != b1 && b3 != b2 {
+			break
+		}
+	}
+	f.t.words[b1].Store(l.setSlot(0, 0, g))
+	f.t.words[b2].Store(l.setSlot(0, 0, fp))
+	f.t.words[b3].Store(0)
+	f.count.add(2)
+
+	move := func(src, dst, v uint64) {
+		s := l.match(f.t.load(src), v)
+		if s < 0 || !f.testMove(src, s, v, dst) {
+			t.Errorf("could not move %d from bucket %d to %d", v, src, dst)
+		}
+	}
+	var done [3]bool
+	stall := func(sf *Filter, sb1 uint64, stage int) {
+		if sf != f || sb1 != b1 || done[stage] || stage == 2 && !done[1] {
+			return
+		}
+		done[stage] = true
+		if stage == 1 {
+			move(b2, b1, fp)
+			return
+		}
+		move(b1, b2, fp)
+		move(b1, b3, g)
+		move(b3, b1, g)
+	}
+	searchStalls.Store(&stall)
+	defer searchStalls.Store(nil)
+	e1, e2 := f.t.epochOf(b1).Load(), f.t.epochOf(b2).Load()
+
+	if !found(f, key) {
+		t.Errorf("the victim, present throughout, was reported absent")
+	}
+	if !done[1] || !done[2] {
+		t.Fatalf("the search did not reach both stall points (stage 1: %v, stage 2: %v)", done[1], done[2])
+	}
+	// The schedule did what it says: one wrap in b1's stripe, none in b2's.
+	if f.t.epochOf(b1).Load() == e1 || f.t.epochOf(b2).Load() != e2 {
+		t.Fatalf("epochs: b1's stripe %d -> %d, b2's %d -> %d; want a change in b1's only",
+			e1, f.t.epochOf(b1).Load(), e2, f.t.epochOf(b2).Load())
+	}
+}
