@@ -70,10 +70,13 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	// Each key's epoch is read before its buckets, as in Lookup. The
 	// epochs are few and usually in cache, and InsertBatch pays for them
 	// too, but one loop keeps the bucket loads back to back.
+	words, eps := f.t.words, f.t.vers
+	mask := uint64(len(eps) - 1)
 	for j := range n {
-		g.e[j] = f.t.epochOf(g.b1[j]).Load()
-		g.w1[j] = f.t.words[g.b1[j]].Load()
-		g.w2[j] = f.t.words[g.b2[j]].Load()
+		b1 := g.b1[j]
+		g.e[j] = eps[b1&mask].Load()
+		g.w1[j] = words[b1].Load()
+		g.w2[j] = words[g.b2[j]].Load()
 	}
 	if raceEnabled {
 		// The tests' stall points (twophase.go, searchStalls).

@@ -91,8 +91,9 @@ import "sync/atomic"
 // cross-bucket term c2' >= c1+3, which needs unbounded counters, and
 // without a second test on b2's counters, which would need b2's stripe's
 // epoch too. A retry needs two relocations through b1 inside one search,
-// which is rare even at 95% load, and every retry means other inserts made
-// progress, so the search is lock-free.
+// which is rare even at 95% load, or a wrap in b1's stripe ("Counter
+// wraps"); every retry means other inserts made progress, so the search is
+// lock-free.
 //
 // Counter wraps. The counters wrap (14 bits at f=12, 30 at f=8, 2 at
 // f=15 and with five 12-bit slots, where every fourth relocation through a
