@@ -76,15 +76,12 @@ func (f *Filter) placeAndRead(g *group, n int) {
 		b1 := g.b1[j]
 		g.e[j] = eps[b1&mask].Load()
 		g.w1[j] = words[b1].Load()
+		if raceEnabled {
+			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
+		}
 		g.w2[j] = words[g.b2[j]].Load()
-	}
-	if raceEnabled {
-		// The tests' stall points (twophase.go, searchStalls).
-		for j := range n {
-			g.w1[j] = f.t.words[g.b1[j]].Load()
-			searchStalled(f, g.b1[j], 1)
-			g.w2[j] = f.t.words[g.b2[j]].Load()
-			searchStalled(f, g.b1[j], 2)
+		if raceEnabled {
+			searchStalled(f, b1, 2)
 		}
 	}
 }

@@ -569,13 +569,12 @@ func (f *Filter) Lookup(key []byte) bool {
 	ep := f.t.epochOf(b1)
 	e := ep.Load()
 	words := f.t.words // one load of the slice header for both reads
-	w1, w2 := words[b1].Load(), words[b2].Load()
+	w1 := words[b1].Load()
 	if raceEnabled {
-		// The stall points of the tests (searchStalls), in race builds
-		// only: read again, in order, around them.
-		w1 = words[b1].Load()
-		searchStalled(f, b1, 1)
-		w2 = words[b2].Load()
+		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
+	}
+	w2 := words[b2].Load()
+	if raceEnabled {
 		searchStalled(f, b1, 2)
 	}
 	if (w1|w2|e)&tagMask == 0 {

@@ -179,11 +179,12 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 		e := t.load(t.epochIdx(b1))
 		// Phase 1. Both loads are issued before either is tested, so
 		// their cache misses overlap; b1 is still read first.
-		w1, w2 := t.words[b1].Load(), t.words[b2].Load()
+		w1 := t.words[b1].Load()
 		if raceEnabled {
-			w1 = t.words[b1].Load()
-			searchStalled(f, b1, 1)
-			w2 = t.words[b2].Load()
+			searchStalled(f, b1, 1) // the tests' stall points (searchStalls)
+		}
+		w2 := t.words[b2].Load()
+		if raceEnabled {
 			searchStalled(f, b1, 2)
 		}
 		if (w1|w2)&tagMask != 0 {

@@ -281,8 +281,11 @@ func testSearchStalledAcrossWrap(t *testing.T, mode Mode, found func(*Filter, []
 			break
 		}
 	}
-	for g = fp + 1; ; g++ {
-		if b3 = f.alt(b1, g); b3 != b1 && b3 != b2 {
+	for g = 1; ; g++ {
+		if g > f.fpRange {
+			t.Fatal("no fingerprint has a third bucket as its other bucket")
+		}
+		if b3 = f.alt(b1, g); g != fp && b3 != b1 && b3 != b2 {
 			break
 		}
 	}
