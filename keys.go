@@ -116,14 +116,7 @@ func (f *Filter) LookupHash(h uint64) bool {
 // Lookup's search once the key is placed (LookupHash).
 func (f *Filter) contains(b1, b2, fp uint64) bool {
 	e := f.t.epochOf(b1).Load() // before the buckets, as in Lookup
-	w1 := f.t.words[b1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-	}
-	w2 := f.t.words[b2].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 2)
-	}
+	w1, w2 := f.readPair(b1, b2)
 	return f.decide(b1, b2, fp, e, w1, w2)
 }
 

@@ -99,14 +99,7 @@ func (f *Filter) addHeld(b, fp uint64) bool {
 // cuckoo-locked-f12; BENCHMARKS.md, "Figures behind code comments").
 func (f *Filter) lookupLocked(b1, b2, fp uint64) bool {
 	e := f.t.epochOf(b1).Load()
-	w1 := f.t.words[b1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-	}
-	w2 := f.t.words[b2].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 2)
-	}
+	w1, w2 := f.readPair(b1, b2)
 	if f.lay.containsEither(w1, w2, fp) {
 		return true
 	}

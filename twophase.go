@@ -179,14 +179,7 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 		e := t.load(t.epochIdx(b1))
 		// Phase 1. Both loads are issued before either is tested, so
 		// their cache misses overlap; b1 is still read first.
-		w1 := t.words[b1].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 1) // the tests' stall points (searchStalls)
-		}
-		w2 := t.words[b2].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 2)
-		}
+		w1, w2 := f.readPair(b1, b2)
 		if (w1|w2)&tagMask != 0 {
 			// A relocation is in flight: resolve, reading in order.
 			w1 = t.load(b1)
@@ -271,6 +264,20 @@ func newEpochs(n uint64) []atomic.Uint64 {
 // their own filter, since other tests' searches call it too. In other
 // builds the calls are compiled out.
 var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
+
+// readPair reads b1 and then b2 with plain loads, stopping at the tests'
+// stall points after each read in race builds: a search's first reads.
+func (f *Filter) readPair(b1, b2 uint64) (w1, w2 uint64) {
+	w1 = f.t.words[b1].Load()
+	if raceEnabled {
+		searchStalled(f, b1, 1)
+	}
+	w2 = f.t.words[b2].Load()
+	if raceEnabled {
+		searchStalled(f, b1, 2)
+	}
+	return w1, w2
+}
 
 // searchStalled calls searchStalls, if set (race builds only).
 func searchStalled(f *Filter, b1 uint64, stage int) {
