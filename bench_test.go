@@ -64,11 +64,11 @@ func benchFilter(b *testing.B, mode cuckoo.Mode, bits, n, fill int) *cuckoo.Filt
 // counter in grains sized by the previous round's time, and with a fixed
 // -benchtime Nx the previous round is a single operation, whose goroutine
 // start-up makes the grain one or a few operations. Every goroutine then
-// adds to one shared cache line every operation or so: on 16 cores a
-// fill's profile spent 60% of its samples in testing.(*PB).Next, and the
-// default filter's fill measured the same 15 Mops/s from 1 and 16
-// goroutines (BENCHMARKS.md, "The library's own benchmarks"). ops takes
-// opBlock operations at a time instead.
+// adds to one shared cache line every operation or so: on 16 cores the
+// profiles of 8-bit fills spent 22% to 68% of their samples in
+// testing.(*PB).Next, and 16 goroutines' lookups measured 33-40 Mops/s
+// against 556-616 with this harness (BENCHMARKS.md, "The library's own
+// benchmarks"). ops takes opBlock operations at a time instead.
 func runParallel(b *testing.B, body func(o *ops)) {
 	b.ReportAllocs()
 	total := &opTotal{n: uint64(b.N)}
