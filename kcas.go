@@ -278,10 +278,11 @@ func (t *kcasTable) epochIdx(b uint64) uint64 {
 
 // epochOf returns the wrap epoch of bucket b's stripe. Single-key lookups
 // call it, so it indexes without a bounds check: b&verMask < len(vers)
-// (setVers). (A batch's group read indexes the slice itself, with the
-// check: with the slice header in a local that took fewer instructions.) With a checked index the default's lookups took 9 (present)
+// (setVers). With a checked index the default's lookups took 9 (present)
 // to 16 (absent) more instructions than with the one epoch before
-// stripes, by cachegrind (BENCHMARKS.md, "Cost of the wrap epoch").
+// stripes, by cachegrind (BENCHMARKS.md, "Cost of the wrap epoch"). A
+// batch's group read (placeAndRead) indexes the slice itself, with the
+// check: with the slice header in a local that took fewer instructions.
 func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
 }

@@ -191,7 +191,7 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 		if l.contains(w2, fp) {
 			return b2, true
 		}
-		if b, ok, done := f.phase2(b1, b2, fp, w1, w2, e); done {
+		if b, ok, done := f.phase2(b1, b2, fp, w1, e); done {
 			return b, ok
 		}
 		f.stats.add(statLookupRetries, 1)
@@ -206,7 +206,7 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 // It reads b1 again and answers "absent" when b1's counter moved by less
 // than 2 and the epoch did not move (the claim above). Otherwise it reads
 // b2 once more, which can only find fp.
-func (f *Filter) phase2(b1, b2, fp, w1, w2, e uint64) (b uint64, ok, done bool) {
+func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	if b1 == b2 {
 		// A key with one bucket never moves: one read decides.
 		return 0, false, true
@@ -295,7 +295,7 @@ func (f *Filter) findAfter(b1, b2, fp, w1, w2, e uint64) bool {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true
 		}
-		if _, ok, done := f.phase2(b1, b2, fp, w1, w2, e); done {
+		if _, ok, done := f.phase2(b1, b2, fp, w1, e); done {
 			return ok
 		}
 		f.stats.add(statLookupRetries, 1)

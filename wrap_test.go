@@ -104,7 +104,7 @@ func testLookupAcrossWraps(t *testing.T, mode Mode, fb, cycles int) {
 	}
 	switch mode {
 	case LockFree:
-		if _, ok, done := f.phase2(b1, b2, fp, w1, w2, e); done && !ok {
+		if _, ok, done := f.phase2(b1, b2, fp, w1, e); done && !ok {
 			t.Errorf("phase2 decided absent after %d relocations through b1", moves)
 		}
 		if !f.findAfter(b1, b2, fp, w1, w2, e) {
