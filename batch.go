@@ -86,6 +86,25 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	}
 }
 
+// placeAndReadForInsert is placeAndRead for InsertBatch and
+// InsertBatchHash: it places the keys, prefetches their words for writing
+// (prefetch.go) and reads them, and reads no epochs, which an insert does
+// not use.
+func (f *Filter) placeAndReadForInsert(g *group, n int) {
+	h := g.b1[:n]
+	f.keyHashes(h)
+	m, fpRange := f.m, f.fpRange
+	for j := range h {
+		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
+	}
+	words := f.t.words
+	prefetchForWrite(words, &g.b1, &g.b2, n, 0)
+	for j := range n {
+		g.w1[j] = words[g.b1[j]].Load()
+		g.w2[j] = words[g.b2[j]].Load()
+	}
+}
+
 // LookupBatch looks up keys[i] and stores the answer in found[i], with the
 // same guarantees as Lookup for each key, for every i below n =
 // min(len(keys), len(found)), and returns n. Like the copy built-in it
@@ -167,7 +186,7 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 		for base := 0; base < len(keys); base += batchGroup {
 			keys := keys[base:min(base+batchGroup, len(keys))]
 			hashKeys(g.b1[:], keys)
-			f.pkReadGroup(&g, len(keys))
+			f.pkReadGroupForInsert(&g, len(keys))
 			if j, ok := f.pkInsertGroup(&g, len(keys)); !ok {
 				return base + j, ErrFull
 			}
@@ -177,7 +196,8 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 	var g group
 	for base := 0; base < len(keys); base += batchGroup {
 		keys := keys[base:min(base+batchGroup, len(keys))]
-		f.hashAndRead(&g, keys)
+		hashKeys(g.b1[:], keys)
+		f.placeAndReadForInsert(&g, len(keys))
 		if j, ok := f.insertGroup(&g, len(keys)); !ok {
 			return base + j, ErrFull
 		}

@@ -353,6 +353,14 @@ func TestHTMEncoding(t *testing.T) {
 		"cpuid": {0x8b, 0x44, 0x24, 0x08, 0x8b, 0x4c, 0x24, 0x0c, 0x0f, 0xa2,
 			0x89, 0x44, 0x24, 0x10, 0x89, 0x5c, 0x24, 0x14, 0x89, 0x4c, 0x24, 0x18, 0x89, 0x54, 0x24, 0x1c, 0xc3},
 	}
+	checkAssembly(t, want)
+}
+
+// checkAssembly checks that each function named in want (by its name in
+// this package) assembled to exactly the bytes given, reading the test
+// binary itself.
+func checkAssembly(t *testing.T, want map[string][]byte) {
+	t.Helper()
 	// go test strips the symbol table, but the function table the runtime
 	// uses for tracebacks (.gopclntab) names every function.
 	exe, err := os.Executable()

@@ -218,7 +218,7 @@ func (f *Filter) InsertBatchHash(hs []uint64) (n int, err error) {
 		for base := 0; base < len(hs); base += batchGroup {
 			hs := hs[base:min(base+batchGroup, len(hs))]
 			copy(g.b1[:], hs)
-			f.pkReadGroup(&g, len(hs))
+			f.pkReadGroupForInsert(&g, len(hs))
 			if j, ok := f.pkInsertGroup(&g, len(hs)); !ok {
 				return base + j, ErrFull
 			}
@@ -228,7 +228,8 @@ func (f *Filter) InsertBatchHash(hs []uint64) (n int, err error) {
 	var g group
 	for base := 0; base < len(hs); base += batchGroup {
 		hs := hs[base:min(base+batchGroup, len(hs))]
-		f.readHashed(&g, hs)
+		copy(g.b1[:], hs)
+		f.placeAndReadForInsert(&g, len(hs))
 		if j, ok := f.insertGroup(&g, len(hs)); !ok {
 			return base + j, ErrFull
 		}

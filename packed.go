@@ -586,7 +586,26 @@ func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 	}
 }
 
-// pkInsertGroup inserts the first k keys of a group read by pkReadGroup in
+// pkReadGroupForInsert is pkReadGroup for InsertBatch: it places the keys,
+// prefetches their words for writing (prefetch.go) and reads them, and
+// reads no versions, which an insert does not use.
+func (f *Filter) pkReadGroupForInsert(g *pkGroup, n int) {
+	h := g.b1[:n]
+	f.keyHashes(h)
+	m, fpRange := f.m, f.fpRange
+	for j := range h {
+		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
+	}
+	words := f.t.words
+	prefetchForWrite(words, &g.b1, &g.b2, n, 1)
+	for j := range n {
+		g.w1[j] = words[g.b1[j]>>1].Load()
+		g.w2[j] = words[g.b2[j]>>1].Load()
+	}
+}
+
+// pkInsertGroup inserts the first k keys of a group read by
+// pkReadGroupForInsert in
 // order, as a loop of Inserts would place them, and counts them once for
 // the group. It returns how many it inserted and false if the next one did
 // not fit. A key's first attempt uses the group's reads of its words (one

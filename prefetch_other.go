@@ -1,0 +1,11 @@
+//go:build !amd64 || !gc || purego
+
+package cuckoo
+
+import "sync/atomic"
+
+// prefetchAsm reports whether prefetchPairs is the assembly one.
+const prefetchAsm = false
+
+// prefetchPairs does nothing on this build: a prefetch is only a hint.
+func prefetchPairs(base *atomic.Uint64, b1, b2 *uint64, n int, shift uint64) {}
