@@ -225,3 +225,88 @@ func TestGrowingInsertUniqueRace(t *testing.T) {
 		})
 	}
 }
+
+// TestGrowingInsertBatchMatchesInsert inserts the same keys into two
+// bounded Growing filters, one key a call into one and in batches of
+// uneven lengths into the other (all three forms), until the bound stops
+// them: the batches must stop at the same key, report how many they
+// inserted, and leave the same filter (through its doublings).
+func TestGrowingInsertBatchMatchesInsert(t *testing.T) {
+	keys := make([]string, 40000)
+	for i := range keys {
+		keys[i] = fmt.Sprint("batch-key-", i)
+	}
+	for _, form := range []string{"bytes", "string", "hash"} {
+		t.Run("form="+form, func(t *testing.T) {
+			opts := []cuckoo.Option{cuckoo.WithSeed(5), cuckoo.WithMaxCapacity(20000)}
+			single, err := cuckoo.NewGrowing(1000, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batched, err := cuckoo.NewGrowing(1000, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := len(keys)
+			for i, k := range keys {
+				if err := single.InsertString(k); err != nil {
+					if err != cuckoo.ErrFull {
+						t.Fatalf("Insert: %v", err)
+					}
+					want = i
+					break
+				}
+			}
+			if want == len(keys) || single.Doublings() == 0 {
+				t.Fatalf("Insert took %d of %d keys with %d doublings; the test needs doublings and an ErrFull", want, len(keys), single.Doublings())
+			}
+			got := 0
+			for lo := 0; lo < len(keys); {
+				hi := min(lo+1+lo%41, len(keys))
+				part := keys[lo:hi]
+				var n int
+				switch form {
+				case "bytes":
+					bs := make([][]byte, len(part))
+					for j, k := range part {
+						bs[j] = []byte(k)
+					}
+					n, err = batched.InsertBatch(bs)
+				case "string":
+					n, err = batched.InsertBatchString(part)
+				case "hash":
+					hs := make([]uint64, len(part))
+					for j, k := range part {
+						hs[j] = xxhash.Sum64String(k)
+					}
+					n, err = batched.InsertBatchHash(hs)
+				}
+				got += n
+				if err != nil {
+					if err != cuckoo.ErrFull || n >= len(part) {
+						t.Fatalf("batch [%d, %d): n=%d, err %v; want n < %d and ErrFull", lo, hi, n, err, len(part))
+					}
+					break
+				}
+				if n != len(part) {
+					t.Fatalf("batch [%d, %d): n=%d with nil error", lo, hi, n)
+				}
+				lo = hi
+			}
+			if got != want {
+				t.Fatalf("the batches stopped after %d keys; Insert after %d", got, want)
+			}
+			a, err := batched.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := single.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(a) != string(b) {
+				t.Fatal("batched and single inserts of the same keys left different filters")
+			}
+		})
+	}
+}

@@ -23,9 +23,14 @@ func (g *Growing) CountHash(h uint64) int {
 
 // InsertBatchString is InsertBatch for string keys, without copying them.
 func (g *Growing) InsertBatchString(keys []string) (n int, err error) {
-	for n = range keys {
-		if err = g.Insert(bytesOf(keys[n])); err != nil {
-			return n, err
+	var hs [batchGroup]uint64
+	for base := 0; base < len(keys); base += batchGroup {
+		ks := keys[base:min(base+batchGroup, len(keys))]
+		for j, k := range ks {
+			hs[j] = xxhash.Sum64String(k)
+		}
+		if j, err := g.insertGroup(hs[:len(ks)]); err != nil {
+			return base + j, err
 		}
 	}
 	return len(keys), nil
@@ -36,9 +41,10 @@ func (g *Growing) InsertBatchString(keys []string) (n int, err error) {
 // than len(hs), the key with hash hs[n] did not fit, err is ErrFull (or
 // ErrZeroFilter on a zero Growing), and hs[n:] were not inserted.
 func (g *Growing) InsertBatchHash(hs []uint64) (n int, err error) {
-	for n = range hs {
-		if err = g.InsertHash(hs[n]); err != nil {
-			return n, err
+	for base := 0; base < len(hs); base += batchGroup {
+		end := min(base+batchGroup, len(hs))
+		if j, err := g.insertGroup(hs[base:end]); err != nil {
+			return base + j, err
 		}
 	}
 	return len(hs), nil
