@@ -14,6 +14,7 @@ type group struct {
 	b1, b2, fp, w1, w2 [batchGroup]uint64
 	// e holds each key's raw read of the wrap epoch of b1's stripe,
 	// taken before its bucket reads (one-word layouts; twophase.go).
+	// Insert groups (placeAndReadForInsert) leave it unset.
 	e [batchGroup]uint64
 }
 
@@ -58,8 +59,8 @@ func (f *Filter) keyHashes(h []uint64) {
 
 // placeAndRead keys the first n raw key hashes held in g.b1 with the seed,
 // places them, and reads both buckets of every key: the part of
-// hashAndRead that LookupBatchHash and InsertBatchHash, whose keys come
-// hashed, share with it.
+// hashAndRead that LookupBatchHash, whose keys come hashed, shares with
+// it.
 func (f *Filter) placeAndRead(g *group, n int) {
 	h := g.b1[:n] // the raw hashes, until place replaces them
 	f.keyHashes(h)
@@ -68,8 +69,8 @@ func (f *Filter) placeAndRead(g *group, n int) {
 		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
 	}
 	// Each key's epoch is read before its buckets, as in Lookup. The
-	// epochs are few and usually in cache, and InsertBatch pays for them
-	// too, but one loop keeps the bucket loads back to back.
+	// epochs are few and usually in cache, and one loop keeps the bucket
+	// loads back to back.
 	words, eps := f.t.words, f.t.vers
 	mask := uint64(len(eps) - 1)
 	for j := range n {

@@ -558,8 +558,10 @@ func (f *Filter) lookupOther(b1, b2, fp uint64) bool {
 	return f.lookupLocked(b1, b2, fp)
 }
 
-// pkGroup holds one group of placed keys of a packed batch lookup, with the
-// version of each key's b1 and first reads of both of its words.
+// pkGroup holds one group of placed keys of a packed batch, with first
+// reads of both of each key's words and, in a lookup's group
+// (pkReadGroup), the version of each key's b1; an insert's group
+// (pkReadGroupForInsert) leaves v unset.
 type pkGroup struct {
 	b1, b2, fp, v, w1, w2 [batchGroup]uint64
 }
@@ -586,9 +588,11 @@ func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 	}
 }
 
-// pkReadGroupForInsert is pkReadGroup for InsertBatch: it places the keys,
-// prefetches their words for writing (prefetch.go) and reads them, and
-// reads no versions, which an insert does not use.
+// pkReadGroupForInsert is pkReadGroup for InsertBatch and InsertBatchHash:
+// it places the keys, prefetches their words for writing (prefetch.go) and
+// reads them, and reads no versions, which an insert does not use. A
+// wrong first read would cost only a failed CAS or a needless search
+// (pkAdd builds the new word from the value its CAS compares).
 func (f *Filter) pkReadGroupForInsert(g *pkGroup, n int) {
 	h := g.b1[:n]
 	f.keyHashes(h)
@@ -605,8 +609,7 @@ func (f *Filter) pkReadGroupForInsert(g *pkGroup, n int) {
 }
 
 // pkInsertGroup inserts the first k keys of a group read by
-// pkReadGroupForInsert in
-// order, as a loop of Inserts would place them, and counts them once for
+// pkReadGroupForInsert in order, as a loop of Inserts would place them, and counts them once for
 // the group. It returns how many it inserted and false if the next one did
 // not fit. A key's first attempt uses the group's reads of its words (one
 // read when its buckets share a word; later keys of the group may have

@@ -10,7 +10,8 @@ import "sync/atomic"
 // which the batch's overlapped reads do not hide (the likely cause of the
 // gain below; these VMs expose no cache counters to confirm it).
 // InsertBatch therefore first asks for every word of a group with
-// PREFETCHW, which brings the lines in owned, all requests in flight at
+// PREFETCHW (amd64 with the gc compiler, not the purego build, and only on
+// processors that list the instruction: prefetchW), which brings the lines in owned, all requests in flight at
 // once, and then reads them. Measured on the 2-vCPU Xeon (BENCHMARKS.md,
 // "The packed layout: speed"), batch fills of 1M keys with two goroutines
 // ran 1.17x (packed layout) and 1.09x (five-slot default) as fast with it,
@@ -27,7 +28,7 @@ import "sync/atomic"
 // b2[j], j < n (bucket b in word b>>shift: shift is 1 in the packed layout,
 // 0 in the others; every word below len(words)).
 func prefetchForWrite(words []atomic.Uint64, b1, b2 *[batchGroup]uint64, n int, shift uint64) {
-	if n > 0 {
+	if prefetchW && n > 0 {
 		prefetchPairs(&words[0], &b1[0], &b2[0], n, shift)
 	}
 }
@@ -35,5 +36,7 @@ func prefetchForWrite(words []atomic.Uint64, b1, b2 *[batchGroup]uint64, n int, 
 // prefetchTwo prefetches words[b1] and words[b2] for writing (both below
 // len(words)).
 func prefetchTwo(words []atomic.Uint64, b1, b2 uint64) {
-	prefetchPairs(&words[0], &b1, &b2, 1, 0)
+	if prefetchW {
+		prefetchPairs(&words[0], &b1, &b2, 1, 0)
+	}
 }

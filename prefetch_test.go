@@ -1,6 +1,9 @@
 package cuckoo
 
 import (
+	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 )
@@ -56,6 +59,9 @@ func TestPrefetchForWriteChangesNothing(t *testing.T) {
 				b2[j] = uint64(n<<shift - 1 - lo - j)
 			}
 			prefetchForWrite(words, &b1, &b2, batchGroup, shift)
+			if prefetchW {
+				prefetchPairs(&words[0], &b1[0], &b2[0], batchGroup, shift)
+			}
 			prefetchForWrite(words, &b1, &b2, 1, shift)
 			prefetchForWrite(words, &b1, &b2, 0, shift)
 		}
@@ -64,5 +70,33 @@ func TestPrefetchForWriteChangesNothing(t *testing.T) {
 		if got := words[i].Load(); got != val(i) {
 			t.Fatalf("word %d: got %#x after the prefetches; want %#x", i, got, val(i))
 		}
+	}
+}
+
+// TestPrefetchWMatchesCPUInfo checks the CPUID test behind prefetchW
+// against the flags Linux reports ("3dnowprefetch" is the same bit).
+func TestPrefetchWMatchesCPUInfo(t *testing.T) {
+	if !prefetchAsm {
+		if prefetchW {
+			t.Fatal("prefetchW is true on a build without the assembly")
+		}
+		t.Skip("no assembly on this build")
+	}
+	info, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Skipf("no /proc/cpuinfo to compare with: %v", err)
+	}
+	var flags []string
+	for _, line := range strings.Split(string(info), "\n") {
+		if name, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "flags" {
+			flags = strings.Fields(value)
+			break
+		}
+	}
+	if flags == nil {
+		t.Skip("/proc/cpuinfo lists no flags")
+	}
+	if listed := slices.Contains(flags, "3dnowprefetch"); listed != prefetchW {
+		t.Fatalf("prefetchW = %v; /proc/cpuinfo lists 3dnowprefetch: %v", prefetchW, listed)
 	}
 }
