@@ -14,7 +14,7 @@ type group struct {
 	b1, b2, fp, w1, w2 [batchGroup]uint64
 	// e holds each key's raw read of the wrap epoch of b1's stripe,
 	// taken before its bucket reads (one-word layouts; twophase.go).
-	// Insert groups (placeAndReadForInsert) leave it unset.
+	// Insert groups (readForInsert) leave it unset.
 	e [batchGroup]uint64
 }
 
@@ -87,22 +87,28 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	}
 }
 
-// placeAndReadForInsert is placeAndRead for InsertBatch and
-// InsertBatchHash: it places the keys, prefetches their words for writing
-// (prefetch.go) and reads them, and reads no epochs, which an insert does
-// not use.
-func (f *Filter) placeAndReadForInsert(g *group, n int) {
-	h := g.b1[:n]
+// readForInsert is the group read of InsertBatch and InsertBatchHash in
+// every layout: it keys the first n raw key hashes held in b1 with the
+// seed, places them (b1, fp, b2), prefetches the words of both buckets of
+// every key for writing (prefetch.go) and reads them into w1 and w2, the
+// inserts' first tries. Bucket b is in word b>>shift (1 in the packed
+// layout, 0 in the others). It reads no epochs or versions, which only
+// searches use. A wrong first read would cost an insert only a failed CAS
+// or a needless search: the adds build the word they write from the value
+// their CAS compares (or read under the lock, in Locked mode).
+func (f *Filter) readForInsert(b1, fp, b2, w1, w2 *[batchGroup]uint64, n int, shift uint64) {
+	h := b1[:n]
 	f.keyHashes(h)
 	m, fpRange := f.m, f.fpRange
 	for j := range h {
-		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
+		b1[j], fp[j], b2[j] = place(h[j], m, fpRange)
 	}
 	words := f.t.words
-	prefetchForWrite(words, &g.b1, &g.b2, n, 0)
+	prefetchForWrite(words, b1, b2, n, shift)
+	shift &= 63
 	for j := range n {
-		g.w1[j] = words[g.b1[j]].Load()
-		g.w2[j] = words[g.b2[j]].Load()
+		w1[j] = words[b1[j]>>shift].Load()
+		w2[j] = words[b2[j]>>shift].Load()
 	}
 }
 
@@ -187,7 +193,7 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 		for base := 0; base < len(keys); base += batchGroup {
 			keys := keys[base:min(base+batchGroup, len(keys))]
 			hashKeys(g.b1[:], keys)
-			f.pkReadGroupForInsert(&g, len(keys))
+			f.readForInsert(&g.b1, &g.fp, &g.b2, &g.w1, &g.w2, len(keys), 1)
 			if j, ok := f.pkInsertGroup(&g, len(keys)); !ok {
 				return base + j, ErrFull
 			}
@@ -198,7 +204,7 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 	for base := 0; base < len(keys); base += batchGroup {
 		keys := keys[base:min(base+batchGroup, len(keys))]
 		hashKeys(g.b1[:], keys)
-		f.placeAndReadForInsert(&g, len(keys))
+		f.readForInsert(&g.b1, &g.fp, &g.b2, &g.w1, &g.w2, len(keys), 0)
 		if j, ok := f.insertGroup(&g, len(keys)); !ok {
 			return base + j, ErrFull
 		}

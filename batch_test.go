@@ -1,6 +1,8 @@
 package cuckoo_test
 
 import (
+	"bytes"
+	"encoding"
 	"encoding/binary"
 	"fmt"
 	"runtime"
@@ -189,15 +191,7 @@ func TestInsertBatchMatchesInsert(t *testing.T) {
 						t.Fatalf("inserted key %d not found", i)
 					}
 				}
-				a, err := batched.MarshalBinary()
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := single.MarshalBinary()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if string(a) != string(b) {
+				if !sameEncoding(t, batched, single) {
 					t.Fatal("InsertBatch and Insert of the same keys left different tables")
 				}
 			})
@@ -342,4 +336,18 @@ func TestLookupBatchLengths(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameEncoding reports whether a and b marshal to the same bytes.
+func sameEncoding(t *testing.T, a, b encoding.BinaryMarshaler) bool {
+	t.Helper()
+	x, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := b.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(x, y)
 }

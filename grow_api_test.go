@@ -296,15 +296,7 @@ func TestGrowingInsertBatchMatchesInsert(t *testing.T) {
 			if got != want {
 				t.Fatalf("the batches stopped after %d keys; Insert after %d", got, want)
 			}
-			a, err := batched.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := single.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(a) != string(b) {
+			if !sameEncoding(t, batched, single) {
 				t.Fatal("batched and single inserts of the same keys left different filters")
 			}
 		})

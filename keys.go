@@ -218,7 +218,7 @@ func (f *Filter) InsertBatchHash(hs []uint64) (n int, err error) {
 		for base := 0; base < len(hs); base += batchGroup {
 			hs := hs[base:min(base+batchGroup, len(hs))]
 			copy(g.b1[:], hs)
-			f.pkReadGroupForInsert(&g, len(hs))
+			f.readForInsert(&g.b1, &g.fp, &g.b2, &g.w1, &g.w2, len(hs), 1)
 			if j, ok := f.pkInsertGroup(&g, len(hs)); !ok {
 				return base + j, ErrFull
 			}
@@ -229,7 +229,7 @@ func (f *Filter) InsertBatchHash(hs []uint64) (n int, err error) {
 	for base := 0; base < len(hs); base += batchGroup {
 		hs := hs[base:min(base+batchGroup, len(hs))]
 		copy(g.b1[:], hs)
-		f.placeAndReadForInsert(&g, len(hs))
+		f.readForInsert(&g.b1, &g.fp, &g.b2, &g.w1, &g.w2, len(hs), 0)
 		if j, ok := f.insertGroup(&g, len(hs)); !ok {
 			return base + j, ErrFull
 		}

@@ -561,7 +561,7 @@ func (f *Filter) lookupOther(b1, b2, fp uint64) bool {
 // pkGroup holds one group of placed keys of a packed batch, with first
 // reads of both of each key's words and, in a lookup's group
 // (pkReadGroup), the version of each key's b1; an insert's group
-// (pkReadGroupForInsert) leaves v unset.
+// (readForInsert) leaves v unset.
 type pkGroup struct {
 	b1, b2, fp, v, w1, w2 [batchGroup]uint64
 }
@@ -588,32 +588,12 @@ func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 	}
 }
 
-// pkReadGroupForInsert is pkReadGroup for InsertBatch and InsertBatchHash:
-// it places the keys, prefetches their words for writing (prefetch.go) and
-// reads them, and reads no versions, which an insert does not use. A
-// wrong first read would cost only a failed CAS or a needless search
-// (pkAdd builds the new word from the value its CAS compares).
-func (f *Filter) pkReadGroupForInsert(g *pkGroup, n int) {
-	h := g.b1[:n]
-	f.keyHashes(h)
-	m, fpRange := f.m, f.fpRange
-	for j := range h {
-		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
-	}
-	words := f.t.words
-	prefetchForWrite(words, &g.b1, &g.b2, n, 1)
-	for j := range n {
-		g.w1[j] = words[g.b1[j]>>1].Load()
-		g.w2[j] = words[g.b2[j]>>1].Load()
-	}
-}
-
-// pkInsertGroup inserts the first k keys of a group read by
-// pkReadGroupForInsert in order, as a loop of Inserts would place them, and counts them once for
-// the group. It returns how many it inserted and false if the next one did
-// not fit. A key's first attempt uses the group's reads of its words (one
-// read when its buckets share a word; later keys of the group may have
-// changed them, which only fails that attempt's CAS).
+// pkInsertGroup inserts the first k keys of a group read by readForInsert
+// in order, as a loop of Inserts would place them, and counts them once
+// for the group. It returns how many it inserted and false if the next
+// one did not fit. A key's first attempt uses the group's reads of its
+// words (one read when its buckets share a word; later keys of the group
+// may have changed them, which only fails that attempt's CAS).
 func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 	for j := range k {
 		w2 := g.w2[j]

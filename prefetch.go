@@ -15,7 +15,7 @@ import "sync/atomic"
 // once, and then reads them. Measured on the 2-vCPU Xeon (BENCHMARKS.md,
 // "The packed layout: speed"), batch fills of 1M keys with two goroutines
 // ran 1.17x (packed layout) and 1.09x (five-slot default) as fast with it,
-// at 9.8 more instructions per insert in the default layout (2.1 fewer in
+// at 9.7 more instructions per insert in the default layout (4.4 fewer in
 // the packed one, whose group no longer reads the version words). A single
 // Insert that prefetched its two words the same way ran no faster (0.89x
 // and 1.01x with one and two goroutines, six alternating runs): the call
