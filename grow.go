@@ -672,10 +672,10 @@ func (g *Growing) Count(key []byte) int {
 // InsertBatch inserts keys in order and returns how many it inserted; if
 // that is less than len(keys), keys[n] did not fit (only where Insert
 // returns ErrFull), err is ErrFull (or ErrZeroFilter on a zero Growing),
-// and keys[n:] were not inserted. It hashes a group of keys and asks for
-// their bucket words ready for writing (prefetch.go) before it inserts
-// any of them, so that their cache misses overlap; each key is then
-// inserted exactly as by Insert.
+// and keys[n:] were not inserted. It hashes a group of keys and, where
+// the build prefetches (prefetch.go), asks for their bucket words ready
+// for writing before it inserts any of them, so that their cache misses
+// overlap; each key is then inserted exactly as by Insert.
 func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	var hs [batchGroup]uint64
 	for base := 0; base < len(keys); base += batchGroup {
@@ -694,12 +694,10 @@ func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 // order, after prefetching the words of both buckets of every key in the
 // table its shard has now (a hint only: if the shard doubles meanwhile,
 // the insert goes to the new table as InsertHash's does). It returns how
-// many it inserted and the error of the next one.
+// many it inserted and the error of the next one. Callers pass at least
+// one key.
 func (g *Growing) insertGroup(hs []uint64) (int, error) {
 	if g.st == nil {
-		if len(hs) == 0 {
-			return 0, nil
-		}
 		return 0, ErrZeroFilter
 	}
 	for _, h := range hs {

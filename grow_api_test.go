@@ -260,27 +260,37 @@ func TestGrowingInsertBatchMatchesInsert(t *testing.T) {
 			if want == len(keys) || single.Doublings() == 0 {
 				t.Fatalf("Insert took %d of %d keys with %d doublings; the test needs doublings and an ErrFull", want, len(keys), single.Doublings())
 			}
-			got := 0
-			for lo := 0; lo < len(keys); {
-				hi := min(lo+1+lo%41, len(keys))
-				part := keys[lo:hi]
-				var n int
+			insert := func(g *cuckoo.Growing, part []string) (int, error) {
 				switch form {
 				case "bytes":
 					bs := make([][]byte, len(part))
 					for j, k := range part {
 						bs[j] = []byte(k)
 					}
-					n, err = batched.InsertBatch(bs)
+					return g.InsertBatch(bs)
 				case "string":
-					n, err = batched.InsertBatchString(part)
-				case "hash":
+					return g.InsertBatchString(part)
+				default:
 					hs := make([]uint64, len(part))
 					for j, k := range part {
 						hs[j] = xxhash.Sum64String(k)
 					}
-					n, err = batched.InsertBatchHash(hs)
+					return g.InsertBatchHash(hs)
 				}
+			}
+			// All keys in one call: the ErrFull falls in a later group.
+			whole, err := cuckoo.NewGrowing(1000, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := insert(whole, keys); n != want || err != cuckoo.ErrFull {
+				t.Fatalf("one batch of all %d keys: n=%d, err %v; want %d, ErrFull", len(keys), n, err, want)
+			}
+			got := 0
+			for lo := 0; lo < len(keys); {
+				hi := min(lo+1+lo%41, len(keys))
+				part := keys[lo:hi]
+				n, err := insert(batched, part)
 				got += n
 				if err != nil {
 					if err != cuckoo.ErrFull || n >= len(part) {

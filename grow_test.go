@@ -673,8 +673,8 @@ func TestGrowingReset(t *testing.T) {
 	}
 }
 
-// TestGrowingZeroAllocs: Insert (into a table with room), Lookup, Delete
-// and Count allocate nothing.
+// TestGrowingZeroAllocs: Insert (into a table with room), Lookup, Delete,
+// Count and the batch forms allocate nothing.
 func TestGrowingZeroAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -682,6 +682,8 @@ func TestGrowingZeroAllocs(t *testing.T) {
 	g := newTestGrowing(t, 1000)
 	key := []byte("key")
 	batch := [][]byte{key, []byte("other"), key}
+	strs := []string{"key", "other", "key"}
+	hs := []uint64{1, 2, 3}
 	found := make([]bool, 3)
 	if a := testing.AllocsPerRun(100, func() {
 		_ = g.Insert(key)
@@ -690,8 +692,20 @@ func TestGrowingZeroAllocs(t *testing.T) {
 		_ = g.Delete(key)
 		_ = g.LookupString("key")
 		_ = g.LookupBatch(batch, found)
+		_, _ = g.InsertBatch(batch)
+		_, _ = g.InsertBatchString(strs)
+		_, _ = g.InsertBatchHash(hs)
+		for _, k := range batch {
+			_ = g.Delete(k)
+		}
+		for _, k := range strs {
+			_ = g.DeleteString(k)
+		}
+		for _, h := range hs {
+			_ = g.DeleteHash(h)
+		}
 	}); a != 0 {
-		t.Errorf("%.1f allocations per Insert+Lookup+Count+Delete+LookupBatch; want 0", a)
+		t.Errorf("%.1f allocations per Insert+Lookup+Count+Delete+LookupBatch+InsertBatch (all forms)+Deletes; want 0", a)
 	}
 }
 
@@ -1180,4 +1194,106 @@ func TestGrowingMaxCapacityCapBound(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d maxima end a few slots above maxCapacity/0.95", over, len(maxima))
+}
+
+// TestGrowingInsertBatchConcurrent: more writers than processors insert
+// their own keys in batches of uneven lengths, through all three batch
+// forms in turn, from NewGrowing(1000) through many doublings, while
+// readers look up the keys the writers have published and a snapshot
+// goroutine writes the filter out; every key is found while the writers
+// run and at the end, and Len counts them all.
+func TestGrowingInsertBatchConcurrent(t *testing.T) {
+	perWriter := 40_000
+	if raceEnabled {
+		perWriter = 3_000
+	}
+	for _, mode := range growModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			g := newTestGrowing(t, 1000, WithMode(mode))
+			writers := 2*runtime.GOMAXPROCS(0) + 2
+			published := make([]atomic.Int64, writers) // keys below are inserted
+			var wg, others sync.WaitGroup
+			var stop atomic.Bool
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for lo, call := 0, 0; lo < perWriter; call++ {
+						hi := min(lo+1+(lo*7+w)%37, perWriter)
+						var bs [][]byte
+						var strs []string
+						var hs []uint64
+						for i := lo; i < hi; i++ {
+							k := growTestKey(nil, w, i)
+							bs, strs, hs = append(bs, k), append(strs, string(k)), append(hs, xxhash.Sum64(k))
+						}
+						var n int
+						var err error
+						switch call % 3 {
+						case 0:
+							n, err = g.InsertBatch(bs)
+						case 1:
+							n, err = g.InsertBatchString(strs)
+						default:
+							n, err = g.InsertBatchHash(hs)
+						}
+						if n != hi-lo || err != nil {
+							t.Errorf("writer %d: batch [%d, %d): n=%d, err %v", w, lo, hi, n, err)
+							return
+						}
+						published[w].Store(int64(hi))
+						lo = hi
+					}
+				}()
+			}
+			var checked atomic.Int64
+			others.Add(2)
+			go func() { // reader
+				defer others.Done()
+				r := rand.New(rand.NewPCG(1, 2))
+				var buf []byte
+				for !stop.Load() {
+					w := r.IntN(writers)
+					if n := published[w].Load(); n > 0 {
+						i := r.IntN(int(n))
+						if buf = growTestKey(buf, w, i); !g.Lookup(buf) {
+							t.Errorf("Lookup(%s) = false for a key whose batch returned", buf)
+							return
+						}
+						checked.Add(1)
+					}
+				}
+			}()
+			go func() { // snapshots under load
+				defer others.Done()
+				for !stop.Load() {
+					var b bytes.Buffer
+					if _, err := g.WriteTo(&b); err != nil {
+						t.Errorf("WriteTo under load: %v", err)
+						return
+					}
+				}
+			}()
+			wg.Wait()
+			stop.Store(true)
+			others.Wait()
+			if g.Doublings() == 0 {
+				t.Fatal("the filter did not grow; the test needs doublings")
+			}
+			if checked.Load() == 0 {
+				t.Error("the reader checked no key")
+			}
+			if got, want := g.Len(), writers*perWriter; got < want {
+				t.Errorf("Len %d after %d inserts", got, want)
+			}
+			var buf []byte
+			for w := range writers {
+				for i := range perWriter {
+					if buf = growTestKey(buf, w, i); !g.Lookup(buf) {
+						t.Fatalf("Lookup(%s) = false after all batches returned", buf)
+					}
+				}
+			}
+		})
+	}
 }
