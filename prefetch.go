@@ -10,19 +10,23 @@ import "sync/atomic"
 // which the batch's overlapped reads do not hide (the likely cause of the
 // gain below; these VMs expose no cache counters to confirm it).
 // InsertBatch therefore first asks for every word of a group with
-// PREFETCHW (amd64 with the gc compiler, not the purego build, and only on
-// processors that list the instruction: prefetchW), which brings the lines in owned, all requests in flight at
-// once, and then reads them. Measured on the 2-vCPU Xeon (BENCHMARKS.md,
-// "The packed layout: speed"), batch fills of 1M keys with two goroutines
-// ran 1.17x (packed layout) and 1.09x (five-slot default) as fast with it,
-// at 9.7 more instructions per insert in the default layout (4.4 fewer in
-// the packed one, whose group no longer reads the version words). A single
-// Insert that prefetched its two words the same way ran no faster (0.89x
-// and 1.01x with one and two goroutines, six alternating runs): the call
-// and the line it does not write cost what the prefetch saves. The
-// Growing filter's batch inserts prefetch the same way (insertGroup):
-// 1.34x and 1.21x the rate of a loop of Inserts with one and two
-// goroutines (BENCHMARKS.md, "Growing filter").
+// PREFETCHW, which brings the lines in owned, all requests in flight at
+// once, and then reads them. It runs on amd64 with the gc compiler, not in
+// the purego build, and only on processors that list the instruction
+// (prefetchW); elsewhere prefetchPairs does nothing.
+//
+// Measured on the 2-vCPU Xeon (BENCHMARKS.md, "The packed layout:
+// speed"), batch fills of 1M keys with two goroutines ran 1.17x (packed
+// layout) and 1.09x (five-slot default) as fast with it, at 9.7 more
+// instructions per insert in the default layout (4.4 fewer in the packed
+// one, whose group no longer reads the version words). A single Insert
+// that prefetched its two words the same way ran at 0.95x to 1.02x of the
+// build without it (20 paired runs, both layouts, one and two
+// goroutines): the call and the line it does not write cost what the
+// prefetch saves, so Insert does not prefetch. The Growing filter's batch
+// inserts prefetch the same way (insertGroup): 1.34x and 1.21x the rate
+// of a loop of Inserts with one and two goroutines (BENCHMARKS.md,
+// "Growing filter").
 
 // prefetchForWrite prefetches for writing the words of buckets b1[j] and
 // b2[j], j < n (bucket b in word b>>shift: shift is 1 in the packed layout,
