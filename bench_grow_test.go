@@ -81,6 +81,61 @@ func BenchmarkGrowing(b *testing.B) {
 	}
 }
 
+// BenchmarkGrowingFill fills NewGrowing(1000) to n keys through Insert or
+// through InsertBatch (16 keys a call), starting over with Reset (which
+// shrinks every shard back to its first table) whenever it gets there, so
+// that every round grows the filter 1,000 times over:
+//
+//	go test -run '^$' -bench 'BenchmarkGrowingFill' -benchtime 8000000x
+func BenchmarkGrowingFill(b *testing.B) {
+	for _, size := range growBenchSizes[:3] {
+		b.Run("n="+size.name+"/workload=insert", func(b *testing.B) { benchGrowFill(b, size.n, 1) })
+		b.Run("n="+size.name+"/workload=insert-batch", func(b *testing.B) { benchGrowFill(b, size.n, 16) })
+	}
+}
+
+// benchGrowFill is BenchmarkGrowingFill's cell: goroutines claim blocks of
+// 64 keys and insert them batch keys a call, through Insert when batch is
+// 1.
+func benchGrowFill(b *testing.B, n, batch int) {
+	g, err := cuckoo.NewGrowing(1000, cuckoo.WithSeed(0x5eed))
+	if err != nil {
+		b.Fatal(err)
+	}
+	target := uint64(n)
+	var next atomic.Uint64
+	runParallel(b, func(o *ops) {
+		const block = 64
+		var buf [block * 8]byte
+		keys := make([][]byte, block)
+		for {
+			i, m := claim(o, &next, block)
+			if m == 0 {
+				return
+			}
+			if (i+m)/target != i/target {
+				g.Reset()
+			}
+			for j := range m {
+				keys[j] = putKey(buf[j*8:j*8+8], i+j)
+			}
+			for lo := uint64(0); lo < m; lo += uint64(batch) {
+				part := keys[lo:min(lo+uint64(batch), m)]
+				var err error
+				if batch == 1 {
+					err = g.Insert(part[0])
+				} else {
+					_, err = g.InsertBatch(part)
+				}
+				if err != nil {
+					b.Errorf("key %d: %v", i+lo, err)
+					return
+				}
+			}
+		}
+	})
+}
+
 // benchGrowLookup looks up inserted (salt 0) or never-inserted keys; for
 // never-inserted keys it also reports the false-positive rate it saw, and
 // for both the heap bits per key of the filter.

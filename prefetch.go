@@ -25,8 +25,9 @@ import "sync/atomic"
 // goroutines): the call and the line it does not write cost what the
 // prefetch saves, so Insert does not prefetch. The Growing filter's batch
 // inserts prefetch the same way (insertGroup): 1.34x and 1.21x the rate
-// of a loop of Inserts with one and two goroutines (BENCHMARKS.md,
-// "Growing filter").
+// of a loop of Inserts with one and two goroutines when the keys come from
+// a large slice in memory, within the noise (1.05x to 1.11x) when they are
+// made on the fly (BENCHMARKS.md, "Growing filter").
 
 // prefetchForWrite prefetches for writing the words of buckets b1[j] and
 // b2[j], j < n (bucket b in word b>>shift: shift is 1 in the packed layout,
