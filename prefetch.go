@@ -17,7 +17,9 @@ import "sync/atomic"
 //
 // Measured on the 2-vCPU Xeon (BENCHMARKS.md, "The packed layout:
 // speed"), batch fills of 1M keys with two goroutines ran 1.17x (packed
-// layout) and 1.09x (five-slot default) as fast with it, at 9.7 more
+// layout) and 1.09x (five-slot default) as fast with it in eight
+// alternating runs (earlier, shorter sets: 1.01x to 1.13x packed, 0.92x
+// and 1.04x five-slot), at 9.7 more
 // instructions per insert in the default layout (4.4 fewer in the packed
 // one, whose group no longer reads the version words). A single Insert
 // that prefetched its two words the same way ran at 0.95x to 1.02x of the
