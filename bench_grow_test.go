@@ -153,6 +153,13 @@ func benchGrowLookupBatch(b *testing.B, kind string, n int) {
 	runLookupBatch(b, f, n)
 }
 
+// paddedCount is a count that one goroutine writes, linePad bytes from
+// any other.
+type paddedCount struct {
+	n atomic.Int64
+	_ [linePad - 8]byte
+}
+
 // BenchmarkGrowingLookupLatency times single lookups of present keys one
 // by one and reports their median, 99th and 99.9th percentile and maximum
 // (ns, including about one clock read). phase=growing: writers (one per P)
@@ -182,7 +189,7 @@ func BenchmarkGrowingLookupLatency(b *testing.B) {
 			var wg sync.WaitGroup
 			d0 := g.Doublings()
 			procs := uint64(runtime.GOMAXPROCS(0))
-			pub := make([]atomic.Int64, procs)
+			pub := make([]paddedCount, procs) // each writer's on lines of its own
 			for w := range procs {
 				wg.Add(1)
 				go func() {
@@ -193,13 +200,13 @@ func BenchmarkGrowingLookupLatency(b *testing.B) {
 						if phase == "growing" {
 							// Writer w inserts seeded+w, seeded+w+procs,
 							// ... and publishes how many it has inserted.
-							t := uint64(pub[w].Load())
+							t := uint64(pub[w].n.Load())
 							i := seeded + w + t*procs
 							if i >= n {
 								return
 							}
 							_ = g.Insert(putKey(k[:], i))
-							pub[w].Store(int64(t + 1))
+							pub[w].n.Store(int64(t + 1))
 							continue
 						}
 						// Each writer churns keys of its own: deleting a
@@ -224,7 +231,7 @@ func BenchmarkGrowingLookupLatency(b *testing.B) {
 					// A key inserted already: one of the seeded ones, or
 					// one a writer has published.
 					w := i >> 32 % procs
-					t := uint64(pub[w].Load())
+					t := uint64(pub[w].n.Load())
 					if seeded+w+t*procs >= n {
 						break
 					}

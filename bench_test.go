@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/seed25b00da8/cuckoo"
 )
@@ -80,7 +81,7 @@ func runParallel(b *testing.B, body func(o *ops)) {
 	for range procs {
 		go func() {
 			defer wg.Done()
-			body(&ops{total: total})
+			body(newOps(total))
 		}()
 	}
 	wg.Wait()
@@ -105,10 +106,55 @@ type opTotal struct {
 
 // ops is one goroutine's share of a benchmark's operations, used like
 // testing.PB: the loop runs while Next reports true, and over all
-// goroutines Next reports true exactly b.N times.
+// goroutines Next reports true exactly b.N times. Next writes left for
+// every operation, so ops keeps two cache lines clear on either side:
+// unpadded, the goroutines' ops (heap objects of one size class,
+// allocated one after another) shared lines, and every operation took
+// the line from the other cores.
 type ops struct {
+	_     [linePad]byte
 	total *opTotal
 	left  uint64
+	_     [linePad]byte
+}
+
+// linePad is two cache lines, which the spatial prefetcher pairs.
+const linePad = 128
+
+func newOps(total *opTotal) *ops { return &ops{total: total} }
+
+// TestBenchScratchPadded checks that what the benchmarks' goroutines
+// write for every operation (ops.left, scratch key buffers) lies at least
+// linePad bytes from what any other goroutine writes.
+func TestBenchScratchPadded(t *testing.T) {
+	var total opTotal
+	type span struct{ lo, hi uintptr }
+	var spans []span
+	var keep []any // on the heap, all alive at once, as in a benchmark
+	for range 16 {
+		o := newOps(&total)
+		lo := uintptr(unsafe.Pointer(&o.left))
+		spans = append(spans, span{lo, lo + 8})
+		k := scratch(8)
+		lo = uintptr(unsafe.Pointer(unsafe.SliceData(k)))
+		spans = append(spans, span{lo, lo + 8})
+		keep = append(keep, o, k)
+	}
+	runtime.KeepAlive(keep)
+	for i, x := range spans {
+		for j, y := range spans {
+			if i != j && x.lo < y.hi+linePad && y.lo < x.hi+linePad {
+				t.Fatalf("spans %d and %d within %d bytes: %#x and %#x", i, j, linePad, x.lo, y.lo)
+			}
+		}
+	}
+}
+
+// scratch returns n bytes with linePad unused bytes on either side, for a
+// key buffer that a goroutine writes for every operation and that escapes
+// to the heap (see ops).
+func scratch(n int) []byte {
+	return make([]byte, n+2*linePad)[linePad : linePad+n : linePad+n]
 }
 
 // Next reports whether there is another operation to do, and takes it.
@@ -264,14 +310,14 @@ func runLookup(b *testing.B, f interface{ Lookup(key []byte) bool }, n int, salt
 	var seq atomic.Uint64
 	var hits atomic.Int64
 	runParallel(b, func(o *ops) {
-		var k [8]byte
+		k := scratch(8) // f is an interface, so the key escapes
 		// Each goroutine walks its own stride of a multiplicative
 		// permutation of 0..n-1, so accesses are random in the table.
 		i := seq.Add(1) * 0x9e3779b97f4a7c15
 		h := 0
 		for o.Next() {
 			i += 0x9e3779b97f4a7c15
-			if f.Lookup(putKey(k[:], i%uint64(n)|salt)) {
+			if f.Lookup(putKey(k, i%uint64(n)|salt)) {
 				h++
 			}
 		}
