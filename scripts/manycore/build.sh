@@ -7,7 +7,8 @@
 # .devbin/compare-now   the comparison tool at the checked-out tree
 # .devbin/compare-then  the same at BASELINE_COMMIT (default de69bda, the
 #                       one-word 8-bit layout before the packed one, and
-#                       before the bounds on shards and stripes)
+#                       before the bounds on shards and stripes), with the
+#                       checked-out tree's harness loop
 # .devbin/compare-wide  the comparison tool at the checked-out tree with the
 #                       bound of one shard per wordsPerShard table words
 #                       lifted (shard.go; two shards per P, at most 64, as
@@ -33,6 +34,10 @@ wide=$(mktemp -d)
 trap 'git worktree remove --force "$wt" >/dev/null 2>&1; rm -rf "$wt";
 	git worktree remove --force "$wide" >/dev/null 2>&1; rm -rf "$wide"' EXIT
 git worktree add -q --detach "$wt" "$base"
+# The baseline measures with today's harness loop (internal/benchkit/run.go,
+# whose workers keep their key buffers on cache lines of their own), so
+# that the two builds differ only in the filter.
+if [ -f "$wt/internal/benchkit/run.go" ]; then cp internal/benchkit/run.go "$wt/internal/benchkit/run.go"; fi
 (cd "$wt/bench" && go build -ldflags='-s -w' -o "$out/compare-then" ./cmd/compare)
 git worktree add -q --detach "$wide" HEAD
 git diff HEAD -- . | (cd "$wide" && git apply --allow-empty) # uncommitted changes too
@@ -42,5 +47,5 @@ grep -Eq '^\s*wordsPerShard\s*=\s*1$' "$wide/shard.go" || { echo "build.sh: shar
 (cd bench && go build -ldflags='-s -w' -o "$out/compare-now" ./cmd/compare &&
 	go build -ldflags='-s -w' -o "$out/casprobe" ./cmd/casprobe)
 go test -c -race -o "$out/race.test" .
-cp scripts/manycore/run.sh scripts/manycore/fills.sh "$out/"
+cp scripts/manycore/run.sh scripts/manycore/fills.sh scripts/manycore/speed.sh "$out/"
 du -sh "$out"
