@@ -15,6 +15,8 @@
 // makes valgrind count the runtime's lock spinning (4,138 instructions per
 // lookup in one such run, 244 with GOGC=off).
 //
+// -locked runs the filter in Locked mode.
+//
 // Every run first fills the filter with the 8-byte keys 0..2^20-1 (seed
 // 0), so the run with -n 0 counts the fill alone: divide its counts by 2^20
 // for a fill's cost per insert. The fill calls Insert once per key, or
@@ -49,8 +51,13 @@ func main() {
 	n := flag.Int("n", 0, "operations after the fill (0: the fill alone)")
 	fill := flag.String("fill", "insert", "how the fill inserts: insert (one key a call) or batch (InsertBatch, 16 keys a call)")
 	bits := flag.Int("bits", cuckoo.DefaultFingerprintBits, "fingerprint bits of -impl cuckoo: 8, 12 (five per bucket) or 15; 124 for four 12-bit slots per bucket")
+	locked := flag.Bool("locked", false, "-impl cuckoo and growing in Locked mode (LockFree otherwise)")
 	flag.Parse()
-	if err := run(*impl, *fill, *workload, *n, *bits, os.Stdout); err != nil {
+	mode := cuckoo.LockFree
+	if *locked {
+		mode = cuckoo.Locked
+	}
+	if err := run(*impl, *fill, *workload, *n, *bits, mode, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -65,7 +72,7 @@ type filter interface {
 
 // run fills the filter impl with keys 0..size-1 (fill: insert or batch),
 // then runs n operations of workload and prints how many keys were found.
-func run(impl, fill, workload string, n, bits int, w io.Writer) error {
+func run(impl, fill, workload string, n, bits int, mode cuckoo.Mode, w io.Writer) error {
 	var k [8]byte
 	if fill != "insert" && fill != "batch" {
 		return fmt.Errorf("unknown fill %q (want insert or batch)", fill)
@@ -89,13 +96,13 @@ func run(impl, fill, workload string, n, bits int, w io.Writer) error {
 	var err error
 	switch impl {
 	case "cuckoo":
-		layout := []cuckoo.Option{cuckoo.WithFingerprintBits(bits), cuckoo.WithSeed(0)}
+		layout := []cuckoo.Option{cuckoo.WithFingerprintBits(bits), cuckoo.WithSeed(0), cuckoo.WithMode(mode)}
 		if bits == 124 {
-			layout = []cuckoo.Option{cuckoo.WithSlotsPerBucket(4), cuckoo.WithSeed(0)} // four 12-bit slots
+			layout = []cuckoo.Option{cuckoo.WithSlotsPerBucket(4), cuckoo.WithSeed(0), cuckoo.WithMode(mode)} // four 12-bit slots
 		}
 		f, err = cuckoo.New(size, layout...)
 	case "growing":
-		f, err = cuckoo.NewGrowing(1000, cuckoo.WithSeed(0))
+		f, err = cuckoo.NewGrowing(1000, cuckoo.WithSeed(0), cuckoo.WithMode(mode))
 	default:
 		return fmt.Errorf("unknown filter %q (want cuckoo, growing or seiflotfy)", impl)
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/seed25b00da8/cuckoo"
 )
 
 // TestRun checks each filter and workload: present keys are all found,
@@ -18,6 +20,9 @@ func TestRun(t *testing.T) {
 		{"cuckoo", "insert", "pos", 10_000, 10_000, 10_000},
 		{"cuckoo", "batch", "pos", 10_000, 10_000, 10_000},
 		{"cuckoo8", "batch", "pos", 10_000, 10_000, 10_000},
+		{"cuckoo8-locked", "insert", "pos", 10_000, 10_000, 10_000},
+		{"cuckoo-locked", "batch", "neg", 10_000, 0, 100},
+		{"growing-locked", "insert", "pos", 10_000, 10_000, 10_000},
 		{"cuckoo15", "insert", "neg", 10_000, 0, 20},
 		{"cuckoo", "insert", "neg", 10_000, 0, 100},
 		{"cuckoo", "insert", "batch", 6400, 3200, 3300},
@@ -27,14 +32,17 @@ func TestRun(t *testing.T) {
 		{"seiflotfy", "insert", "neg", 0, size, size},
 	} {
 		var out bytes.Buffer
-		impl, bits := tc.impl, 12
+		impl, bits, mode := tc.impl, 12, cuckoo.LockFree
+		if name, ok := strings.CutSuffix(impl, "-locked"); ok {
+			impl, mode = name, cuckoo.Locked
+		}
 		switch impl {
 		case "cuckoo15":
 			impl, bits = "cuckoo", 15
 		case "cuckoo8":
 			impl, bits = "cuckoo", 8
 		}
-		if err := run(impl, tc.fill, tc.workload, tc.n, bits, &out); err != nil {
+		if err := run(impl, tc.fill, tc.workload, tc.n, bits, mode, &out); err != nil {
 			t.Fatalf("%s %s %s: %v", tc.impl, tc.fill, tc.workload, err)
 		}
 		got, err := strconv.Atoi(strings.TrimSpace(out.String()))
@@ -43,11 +51,11 @@ func TestRun(t *testing.T) {
 		}
 	}
 	for _, bad := range [][3]string{{"nope", "insert", "pos"}, {"cuckoo", "insert", "nope"}, {"cuckoo", "nope", "pos"}, {"seiflotfy", "batch", "neg"}} {
-		if err := run(bad[0], bad[1], bad[2], 0, 12, &bytes.Buffer{}); err == nil {
+		if err := run(bad[0], bad[1], bad[2], 0, 12, cuckoo.LockFree, &bytes.Buffer{}); err == nil {
 			t.Errorf("run(%q, %q, %q): no error", bad[0], bad[1], bad[2])
 		}
 	}
-	if err := run("seiflotfy", "insert", "pos", 1, 12, &bytes.Buffer{}); err == nil {
+	if err := run("seiflotfy", "insert", "pos", 1, 12, cuckoo.LockFree, &bytes.Buffer{}); err == nil {
 		t.Error("seiflotfy with lookups: no error")
 	}
 }
