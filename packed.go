@@ -517,9 +517,12 @@ func (f *Filter) pkInsert(b1, b2, fp uint64) error {
 	w1, w2 := f.pkReadPair(b1, b2)
 	if f.mode != Locked && (w1|w2)&tagMask == 0 { // pkAddFirst, written out
 		b, w, put := pkChoose(b1, b2, fp, w1, w2)
-		if put != 0 && f.t.words[b>>1].CompareAndSwap(w, w|put) {
-			f.count.add(1)
-			return nil
+		if put != 0 {
+			if f.t.words[b>>1].CompareAndSwap(w, w|put) {
+				f.count.add(1)
+				return nil
+			}
+			w1, w2 = f.pkReadPair(b1, b2) // stale: pkAdd would read again
 		}
 	}
 	if !f.pkInsertRead(b1, b2, fp, w1, w2) {
@@ -529,21 +532,24 @@ func (f *Filter) pkInsert(b1, b2, fp uint64) error {
 	return nil
 }
 
-// pkAddFirst: pkInsert and pkInsertGroup make pkAdd's first try in
-// LockFree mode themselves, written out (a function calling pkChoose is
-// not inlined), before they call pkInsertRead: most inserts end there,
-// with fp put in from the caller's reads w1 and w2 by one CAS. Nothing is
-// tried in Locked mode or when a read holds a K-CAS reference, and a
-// failed try leaves the filter unchanged, so pkInsertRead then runs as if
-// it had not been made. A LockFree packed fill of 2^20 keys took
-// 629.7M instructions through Insert and 635.1M through InsertBatch with
+// pkAddFirst, the first try: pkInsert and pkInsertGroup make pkAdd's
+// first try in LockFree mode themselves, written out (a function calling
+// pkChoose is not inlined), before they call pkInsertRead: most inserts
+// end there, with fp put in from the caller's reads w1 and w2 by one CAS.
+// Nothing is tried in Locked mode or when a read holds a K-CAS reference,
+// and a failed try leaves the filter unchanged; after a failed CAS the
+// words are read again, as pkAdd's loop does, and pkInsertRead then runs
+// as if the try had not been made (with no room for fp, pkAdd fails on
+// the same reads and the relocation starts). A LockFree packed fill of 2^20 keys took
+// 632.0M instructions through Insert and 638.3M through InsertBatch with
 // it, 654.8M and 661.8M without (bench/cmd/opcount -bits 8 -fill
 // insert|batch).
 
 // pkInsertRead stores fp in b1 or b2, relocating fingerprints when neither
 // has a slot that may take it, and reports whether it did; it does not
 // count it. w1 and w2 are recent reads of the words (pkReadPair), which
-// LockFree mode tries first.
+// LockFree mode tries first (Insert and InsertBatch have tried them once
+// already: pkAddFirst).
 func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 	for round := 0; ; round++ {
 		var ok bool
@@ -611,7 +617,8 @@ func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 // for the group. It returns how many it inserted and false if the next
 // one did not fit. A key's first attempt uses the group's reads of its
 // words (one read when its buckets share a word; later keys of the group
-// may have changed them, which only fails that attempt's CAS).
+// may have changed them, which only fails that attempt's CAS, after which
+// the words are read again).
 func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 	for j := range k {
 		b1, b2, fp, w1, w2 := g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]
@@ -620,8 +627,11 @@ func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 		}
 		if f.mode != Locked && (w1|w2)&tagMask == 0 { // pkAddFirst, written out
 			b, w, put := pkChoose(b1, b2, fp, w1, w2)
-			if put != 0 && f.t.words[b>>1].CompareAndSwap(w, w|put) {
-				continue
+			if put != 0 {
+				if f.t.words[b>>1].CompareAndSwap(w, w|put) {
+					continue
+				}
+				w1, w2 = f.pkReadPair(b1, b2) // stale: pkAdd would read again
 			}
 		}
 		if !f.pkInsertRead(b1, b2, fp, w1, w2) {
