@@ -17,9 +17,12 @@
 #                       committed
 # .devbin/casprobe      random CASes into arrays, the ceiling of a fill
 # .devbin/race.test     the library's tests under the race detector
+# .devbin/common.sh     what the three runners share
 # .devbin/run.sh        the runner (scripts/manycore/run.sh)
 # .devbin/fills.sh      fills only, then / now / wide alternately
 #                       (scripts/manycore/fills.sh)
+# .devbin/speed.sh      fills and lookups, then / now alternately, 1M and
+#                       32M keys (scripts/manycore/speed.sh)
 #
 # Then carry .devbin to the many-core machine and run `bash .devbin/run.sh`
 # there; BENCHMARKS.md, "Sixteen cores", has the
@@ -47,5 +50,5 @@ grep -Eq '^\s*wordsPerShard\s*=\s*1$' "$wide/shard.go" || { echo "build.sh: shar
 (cd bench && go build -ldflags='-s -w' -o "$out/compare-now" ./cmd/compare &&
 	go build -ldflags='-s -w' -o "$out/casprobe" ./cmd/casprobe)
 go test -c -race -o "$out/race.test" .
-cp scripts/manycore/run.sh scripts/manycore/fills.sh scripts/manycore/speed.sh "$out/"
+cp scripts/manycore/common.sh scripts/manycore/run.sh scripts/manycore/fills.sh scripts/manycore/speed.sh "$out/"
 du -sh "$out"

@@ -10,22 +10,9 @@
 # 3), each build first in one of them. Everything lands in $OUT/fills.tgz, replaced
 # after each step; status.txt has each step's exit. BUDGET seconds
 # (default 360) bound the whole run.
-set -uo pipefail
-bin=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-res=$(mktemp -d)
-trap 'rm -rf "$res"' EXIT
-out=${OUT:-/tmp}
+ARCHIVE=fills
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 deadline=$((SECONDS + ${BUDGET:-360}))
-ncpu=$(nproc)
-gs=1
-for g in 2 4 8 16 32 64 128 256; do
-	if [ "$g" -lt "$ncpu" ]; then gs=$gs,$g; fi
-done
-if [ "$ncpu" -gt 1 ]; then gs=$gs,$ncpu; fi
-
-pack() {
-	tar czf "$out/.fills.tgz.part" -C "$res" . && mv -f "$out/.fills.tgz.part" "$out/fills.tgz"
-}
 { date; nproc; lscpu; free -g; } > "$res/machine.txt" 2>&1
 pack
 cd "$res"

@@ -10,24 +10,10 @@
 # finished; status.txt in it has each step's exit status. Each step's time
 # limit is cut to what is left of BUDGET seconds (default 540), so the
 # whole run ends within it; on 16 cores it takes about 6 minutes.
-set -uo pipefail
-bin=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(dirname "$bin")
-res=$(mktemp -d)
-trap 'rm -rf "$res"' EXIT
-out=${OUT:-/tmp}
+ARCHIVE=manycore
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 deadline=$((SECONDS + ${BUDGET:-540}))
-ncpu=$(nproc)
-gs=1 # 1, 2, 4, ... below the cores, then the cores
-for g in 2 4 8 16 32 64 128 256; do
-	if [ "$g" -lt "$ncpu" ]; then gs=$gs,$g; fi
-done
-if [ "$ncpu" -gt 1 ]; then gs=$gs,$ncpu; fi
 many=$gs,$((4 * ncpu > 64 ? 4 * ncpu : 64))
-
-pack() {
-	tar czf "$out/.manycore.tgz.part" -C "$res" . && mv -f "$out/.manycore.tgz.part" "$out/manycore.tgz"
-}
 # step LIMIT NAME OUTFILE COMMAND...: runs COMMAND with its output in
 # OUTFILE, for at most LIMIT seconds or what is left of the budget.
 step() {

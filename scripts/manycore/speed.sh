@@ -11,23 +11,9 @@
 # 1M, ROUNDS32 (default 2) at 32M, BUDGET seconds (default 480) for all;
 # what the budget leaves at the end goes to the concurrency tests under
 # the race detector.
-set -uo pipefail
-bin=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(dirname "$bin")
-res=$(mktemp -d)
-trap 'rm -rf "$res"' EXIT
-out=${OUT:-/tmp}
+ARCHIVE=speed
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 deadline=$((SECONDS + ${BUDGET:-480}))
-ncpu=$(nproc)
-gs=1
-for g in 2 4 8 16 32 64 128 256; do
-	if [ "$g" -lt "$ncpu" ]; then gs=$gs,$g; fi
-done
-if [ "$ncpu" -gt 1 ]; then gs=$gs,$ncpu; fi
-
-pack() {
-	tar czf "$out/.speed.tgz.part" -C "$res" . && mv -f "$out/.speed.tgz.part" "$out/speed.tgz"
-}
 # step LIMIT NAME COMMAND...: runs COMMAND for at most LIMIT seconds or
 # what is left of the budget, and records its exit.
 step() {
