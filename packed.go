@@ -540,10 +540,10 @@ func (f *Filter) pkInsert(b1, b2, fp uint64) error {
 // and a failed try leaves the filter unchanged; after a failed CAS the
 // words are read again, as pkAdd's loop does, and pkInsertRead then runs
 // as if the try had not been made (with no room for fp, pkAdd fails on
-// the same reads and the relocation starts). A LockFree packed fill of 2^20 keys took
-// 632.0M instructions through Insert and 638.3M through InsertBatch with
-// it, 654.8M and 661.8M without (bench/cmd/opcount -bits 8 -fill
-// insert|batch).
+// the same reads and the relocation starts). A LockFree packed fill of
+// 2^20 keys took 632.0M instructions through Insert and 638.3M through
+// InsertBatch with it, 654.8M and 661.8M without (bench/cmd/opcount
+// -bits 8 -fill insert|batch).
 
 // pkInsertRead stores fp in b1 or b2, relocating fingerprints when neither
 // has a slot that may take it, and reports whether it did; it does not
