@@ -121,7 +121,29 @@ type ops struct {
 // linePad is two cache lines, which the spatial prefetcher pairs.
 const linePad = 128
 
+// newOps returns a goroutine's share, on the heap.
 func newOps(total *opTotal) *ops { return &ops{total: total} }
+
+// scratch returns n bytes with linePad unused bytes on either side, for a
+// key buffer that a goroutine writes for every operation and that escapes
+// to the heap (see ops).
+func scratch(n int) []byte {
+	return make([]byte, n+2*linePad)[linePad : linePad+n : linePad+n]
+}
+
+// Next reports whether there is another operation to do, and takes it.
+func (o *ops) Next() bool {
+	if o.left == 0 {
+		end := o.total.next.Add(opBlock)
+		first := end - opBlock
+		if first >= o.total.n {
+			return false
+		}
+		o.left = min(opBlock, o.total.n-first)
+	}
+	o.left--
+	return true
+}
 
 // TestBenchScratchPadded checks that what the benchmarks' goroutines
 // write for every operation (ops.left, scratch key buffers) lies at least
@@ -148,27 +170,6 @@ func TestBenchScratchPadded(t *testing.T) {
 			}
 		}
 	}
-}
-
-// scratch returns n bytes with linePad unused bytes on either side, for a
-// key buffer that a goroutine writes for every operation and that escapes
-// to the heap (see ops).
-func scratch(n int) []byte {
-	return make([]byte, n+2*linePad)[linePad : linePad+n : linePad+n]
-}
-
-// Next reports whether there is another operation to do, and takes it.
-func (o *ops) Next() bool {
-	if o.left == 0 {
-		end := o.total.next.Add(opBlock)
-		first := end - opBlock
-		if first >= o.total.n {
-			return false
-		}
-		o.left = min(opBlock, o.total.n-first)
-	}
-	o.left--
-	return true
 }
 
 func BenchmarkFilter(b *testing.B) {
