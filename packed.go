@@ -514,15 +514,18 @@ func (f *Filter) pkMove(src uint64, s int, fp uint64, dst uint64, my **descLease
 
 // pkInsert is Insert for a packed table once the key is placed.
 func (f *Filter) pkInsert(b1, b2, fp uint64) error {
-	w1, w2 := f.pkReadPair(b1, b2)
-	if f.mode != Locked && (w1|w2)&tagMask == 0 { // pkAddFirst, written out
-		b, w, put := pkChoose(b1, b2, fp, w1, w2)
-		if put != 0 {
-			if f.t.words[b>>1].CompareAndSwap(w, w|put) {
-				f.count.add(1)
-				return nil
+	var w1, w2 uint64 // Locked mode's pkAddLocked makes its own reads
+	if f.mode != Locked {
+		w1, w2 = f.pkReadPair(b1, b2)
+		if (w1|w2)&tagMask == 0 { // pkAddFirst, written out
+			b, w, put := pkChoose(b1, b2, fp, w1, w2)
+			if put != 0 {
+				if f.t.words[b>>1].CompareAndSwap(w, w|put) {
+					f.count.add(1)
+					return nil
+				}
+				w1, w2 = f.pkReadPair(b1, b2) // stale: pkAdd would read again
 			}
-			w1, w2 = f.pkReadPair(b1, b2) // stale: pkAdd would read again
 		}
 	}
 	if !f.pkInsertRead(b1, b2, fp, w1, w2) {
@@ -547,9 +550,10 @@ func (f *Filter) pkInsert(b1, b2, fp uint64) error {
 
 // pkInsertRead stores fp in b1 or b2, relocating fingerprints when neither
 // has a slot that may take it, and reports whether it did; it does not
-// count it. w1 and w2 are recent reads of the words (pkReadPair), which
-// LockFree mode tries first (Insert and InsertBatch have tried them once
-// already: pkAddFirst).
+// count it. In LockFree mode w1 and w2 are recent reads of the words
+// (pkReadPair), which it tries first (Insert and InsertBatch have tried
+// them once already: pkAddFirst); Locked mode ignores them, since
+// pkAddLocked makes its own reads.
 func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 	for round := 0; ; round++ {
 		var ok bool
