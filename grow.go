@@ -680,9 +680,7 @@ func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	var hs [batchGroup]uint64
 	for base := 0; base < len(keys); base += batchGroup {
 		ks := keys[base:min(base+batchGroup, len(keys))]
-		for j, k := range ks {
-			hs[j] = xxhash.Sum64(k)
-		}
+		hashKeys(hs[:len(ks)], ks)
 		if j, err := g.insertGroup(hs[:len(ks)]); err != nil {
 			return base + j, err
 		}

@@ -23,13 +23,13 @@ func (g *Growing) CountHash(h uint64) int {
 
 // InsertBatchString is InsertBatch for string keys, without copying them.
 func (g *Growing) InsertBatchString(keys []string) (n int, err error) {
-	var hs [batchGroup]uint64
+	var views [batchGroup][]byte
 	for base := 0; base < len(keys); base += batchGroup {
 		ks := keys[base:min(base+batchGroup, len(keys))]
 		for j, k := range ks {
-			hs[j] = xxhash.Sum64String(k)
+			views[j] = bytesOf(k)
 		}
-		if j, err := g.insertGroup(hs[:len(ks)]); err != nil {
+		if j, err := g.InsertBatch(views[:len(ks)]); err != nil {
 			return base + j, err
 		}
 	}
