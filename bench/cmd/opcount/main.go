@@ -96,11 +96,11 @@ func run(impl, fill, workload string, n, bits int, mode cuckoo.Mode, w io.Writer
 	var err error
 	switch impl {
 	case "cuckoo":
-		layout := []cuckoo.Option{cuckoo.WithFingerprintBits(bits), cuckoo.WithSeed(0), cuckoo.WithMode(mode)}
+		layout := cuckoo.WithFingerprintBits(bits)
 		if bits == 124 {
-			layout = []cuckoo.Option{cuckoo.WithSlotsPerBucket(4), cuckoo.WithSeed(0), cuckoo.WithMode(mode)} // four 12-bit slots
+			layout = cuckoo.WithSlotsPerBucket(4) // four 12-bit slots
 		}
-		f, err = cuckoo.New(size, layout...)
+		f, err = cuckoo.New(size, layout, cuckoo.WithSeed(0), cuckoo.WithMode(mode))
 	case "growing":
 		f, err = cuckoo.NewGrowing(1000, cuckoo.WithSeed(0), cuckoo.WithMode(mode))
 	default:
