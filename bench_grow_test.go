@@ -153,8 +153,9 @@ func benchGrowLookupBatch(b *testing.B, kind string, n int) {
 	runLookupBatch(b, f, n)
 }
 
-// paddedCount is a count that one goroutine writes, linePad bytes from
-// any other.
+// paddedCount is a count that one goroutine writes; in a slice of them
+// the counts lie linePad bytes apart, so no two share a cache line or a
+// pair of lines.
 type paddedCount struct {
 	n atomic.Int64
 	_ [linePad - 8]byte
