@@ -514,20 +514,7 @@ func (f *Filter) pkMove(src uint64, s int, fp uint64, dst uint64, my **descLease
 
 // pkInsert is Insert for a packed table once the key is placed.
 func (f *Filter) pkInsert(b1, b2, fp uint64) error {
-	var w1, w2 uint64 // Locked mode's pkAddLocked makes its own reads
-	if f.mode != Locked {
-		w1, w2 = f.pkReadPair(b1, b2)
-		if (w1|w2)&tagMask == 0 { // pkAddFirst, written out
-			b, w, put := pkChoose(b1, b2, fp, w1, w2)
-			if put != 0 {
-				if f.t.words[b>>1].CompareAndSwap(w, w|put) {
-					f.count.add(1)
-					return nil
-				}
-				w1, w2 = f.pkReadPair(b1, b2) // stale: pkAdd would read again
-			}
-		}
-	}
+	w1, w2 := f.pkReadPair(b1, b2)
 	if !f.pkInsertRead(b1, b2, fp, w1, w2) {
 		return ErrFull
 	}
@@ -535,25 +522,10 @@ func (f *Filter) pkInsert(b1, b2, fp uint64) error {
 	return nil
 }
 
-// pkAddFirst, the first try: pkInsert and pkInsertGroup make pkAdd's
-// first try in LockFree mode themselves, written out (a function calling
-// pkChoose is not inlined), before they call pkInsertRead: most inserts
-// end there, with fp put in from the caller's reads w1 and w2 by one CAS.
-// Nothing is tried in Locked mode or when a read holds a K-CAS reference,
-// and a failed try leaves the filter unchanged; after a failed CAS the
-// words are read again, as pkAdd's loop does, and pkInsertRead then runs
-// as if the try had not been made (with no room for fp, pkAdd fails on
-// the same reads and the relocation starts). A LockFree packed fill of
-// 2^20 keys took 632.0M instructions through Insert and 638.3M through
-// InsertBatch with it, 654.8M and 661.8M without (bench/cmd/opcount
-// -bits 8 -fill insert|batch).
-
 // pkInsertRead stores fp in b1 or b2, relocating fingerprints when neither
 // has a slot that may take it, and reports whether it did; it does not
-// count it. In LockFree mode w1 and w2 are recent reads of the words
-// (pkReadPair), which it tries first (Insert and InsertBatch have tried
-// them once already: pkAddFirst); Locked mode ignores them, since
-// pkAddLocked makes its own reads.
+// count it. w1 and w2 are recent reads of the words (pkReadPair), which
+// LockFree mode tries first.
 func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 	for round := 0; ; round++ {
 		var ok bool
@@ -621,24 +593,14 @@ func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 // for the group. It returns how many it inserted and false if the next
 // one did not fit. A key's first attempt uses the group's reads of its
 // words (one read when its buckets share a word; later keys of the group
-// may have changed them, which only fails that attempt's CAS, after which
-// the words are read again).
+// may have changed them, which only fails that attempt's CAS).
 func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 	for j := range k {
-		b1, b2, fp, w1, w2 := g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]
-		if b1>>1 == b2>>1 {
-			w2 = w1
+		w2 := g.w2[j]
+		if g.b1[j]>>1 == g.b2[j]>>1 {
+			w2 = g.w1[j]
 		}
-		if f.mode != Locked && (w1|w2)&tagMask == 0 { // pkAddFirst, written out
-			b, w, put := pkChoose(b1, b2, fp, w1, w2)
-			if put != 0 {
-				if f.t.words[b>>1].CompareAndSwap(w, w|put) {
-					continue
-				}
-				w1, w2 = f.pkReadPair(b1, b2) // stale: pkAdd would read again
-			}
-		}
-		if !f.pkInsertRead(b1, b2, fp, w1, w2) {
+		if !f.pkInsertRead(g.b1[j], g.b2[j], g.fp[j], g.w1[j], w2) {
 			f.count.add(int64(j))
 			return j, false
 		}
