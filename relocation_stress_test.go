@@ -30,6 +30,23 @@ func physicalCount(t *testing.T, f *Filter) int {
 	return n
 }
 
+// whereIs describes key k in f for a failure message: its fingerprint and
+// buckets, what Lookup and Count say, and every bucket whose slots hold
+// its fingerprint. Call it only at quiescence.
+func whereIs(f *Filter, k []byte) string {
+	b1, fp, b2 := f.hash(k)
+	var in []string
+	for b := uint64(0); b < f.m; b++ {
+		for s, x := range bucketFps(f, b) {
+			if x == fp {
+				in = append(in, fmt.Sprintf("%d/%d", b, s))
+			}
+		}
+	}
+	return fmt.Sprintf("fingerprint %d, buckets %d and %d; Lookup %v, Count %d; the fingerprint is in bucket/slot %v",
+		fp, b1, b2, f.Lookup(k), f.Count(k), in)
+}
+
 // key8 is an 8-byte key.
 func key8(prefix byte, i int) []byte {
 	k := make([]byte, 9)
@@ -268,6 +285,7 @@ func testQuiescent(t *testing.T, mode Mode, bits, capacity, churners, rounds int
 	batch := max((cp-nStable)*105/100/churners, 2)
 	var wg sync.WaitGroup
 	errs := make(chan error, churners)
+	lost := make(chan []byte, churners)
 	for g := 0; g < churners; g++ {
 		wg.Add(1)
 		go func() {
@@ -284,7 +302,8 @@ func testQuiescent(t *testing.T, mode Mode, bits, capacity, churners, rounds int
 				}
 				for _, k := range keys[:n] {
 					if !f.Delete(k) {
-						errs <- fmt.Errorf("Delete of a key InsertBatch inserted returned false")
+						errs <- fmt.Errorf("Delete of a key InsertBatch inserted returned false: key %x", k)
+						lost <- k
 						return
 					}
 				}
@@ -312,6 +331,10 @@ func testQuiescent(t *testing.T, mode Mode, bits, capacity, churners, rounds int
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	close(lost)
+	for k := range lost {
+		t.Errorf("at quiescence, the key whose Delete failed: %s", whereIs(f, k))
 	}
 	if got, want := physicalCount(t, f), f.Len(); got != want {
 		t.Errorf("the table holds %d fingerprints at quiescence; Len = %d", got, want)
