@@ -66,7 +66,9 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	f.keyHashes(h)
 	m, fpRange := f.m, f.fpRange
 	for j := range h {
-		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
+		b1, fp, b2 := place(h[j], m, fpRange)
+		g.b1[j], g.b2[j] = searchPair(b1, b2)
+		g.fp[j] = fp
 	}
 	// Each key's epoch is read before its buckets, as in Lookup. The
 	// epochs are few and usually in cache, and one loop keeps the bucket

@@ -7,9 +7,10 @@
 // False negatives are impossible: Lookup reports true for every key that was
 // inserted and has not been deleted, including while other goroutines insert,
 // delete and relocate fingerprints, however long the Lookup is delayed
-// between its reads. Precisely, a Lookup finds a key if some copy of the
-// key's fingerprint stays in the filter for the whole call (see
-// "Duplicates" below for the one corner this excludes).
+// between its reads. Precisely, a Lookup finds a key if at least one
+// Insert of it that returned before the call began is not undone by a
+// Delete of it that takes effect before the call returns, whatever other
+// keys (colliding ones included) do meanwhile (see "Duplicates" below).
 //
 // False positives happen at a rate of about 2·b·α/(2^f-1) for b slots per
 // bucket, fingerprint size f and load factor α: Lookup may report true for
@@ -62,9 +63,9 @@
 // table has buckets); each Delete removes one. Deleting a
 // key that was never inserted can remove the fingerprint of a different key
 // that collides with it, creating a false negative for that key: only
-// delete keys you inserted. If a Lookup overlaps both an Insert of a new
-// copy and the Delete of the last older copy of the same fingerprint, it
-// may miss.
+// delete keys you inserted. A Lookup that overlaps both an Insert of a key
+// and the Delete of the key's last older copy may miss it, as if it ran
+// after the Delete and before the Insert.
 //
 // # Quick tour
 //

@@ -477,6 +477,14 @@ func place(h, m, fpRange uint64) (b1, fp, b2 uint64) {
 	return b1, fp, altBucket(b1, fp, m)
 }
 
+// searchPair returns a pair's two buckets in the order in which every
+// search reads them and every Delete prefers them: the lower index first,
+// whichever of them is the key's first bucket. Keys that collide on
+// fingerprint and buckets may have them in either order, and a search is
+// only sound when every Delete of a colliding key looks where it looks
+// first (twophase.go, "One order for every search").
+func searchPair(b1, b2 uint64) (x, y uint64) { return min(b1, b2), max(b1, b2) }
+
 // alt returns the other bucket of fp when it is in bucket b.
 func (f *Filter) alt(b, fp uint64) uint64 { return altBucket(b, fp, f.m) }
 
@@ -561,6 +569,7 @@ func (f *Filter) Lookup(key []byte) bool {
 		h = f.keyed(h)
 	}
 	b1, fp, b2 := place(h, f.m, f.fpRange)
+	b1, b2 = searchPair(b1, b2)
 	if !f.inline {
 		return f.lookupOther(b1, b2, fp)
 	}
@@ -609,6 +618,7 @@ func (f *Filter) Delete(key []byte) bool {
 // deleteFp removes one copy of fp from b1 or b2 and counts it: Delete's
 // work once the key is hashed.
 func (f *Filter) deleteFp(b1, b2, fp uint64) bool {
+	b1, b2 = searchPair(b1, b2)
 	var ok bool
 	if f.lay.packed {
 		if f.mode == Locked {

@@ -105,6 +105,7 @@ func (f *Filter) LookupHash(h uint64) bool {
 		return false
 	}
 	b1, fp, b2 := f.placeHash(h)
+	b1, b2 = searchPair(b1, b2)
 	if f.lay.packed {
 		return f.lookupOther(b1, b2, fp)
 	}

@@ -44,6 +44,16 @@ package cuckoo
 // would not do: the first add of a step that stalls while holding the locks
 // can precede the lookup; its second add can follow it.)
 //
+// Colliding keys. The lookup's b1 is the pair's lower bucket (searchPair),
+// and Delete takes from b1 whenever its read of b1 (unlocked, or under
+// both locks) shows the fingerprint, so the counting proof of twophase.go
+// ("One order for every search") applies: an unchanged b1 means no step
+// moved a copy into b1 during the lookup, so copies entered b1 only by
+// inserts and left b2 only by deletes, and a lookup does not answer
+// "absent" while one insert of the key from before it is not undone by a
+// Delete of the key. (A step stores b2's copy into b1 before clearing b2;
+// a copy in both only helps a read find it.)
+//
 // Path discovery runs without locks; each step re-validates under its locks
 // that the fingerprint is still in the slot and the destination still has
 // room, and otherwise the path is discovered again (migrate.go). Stripes are

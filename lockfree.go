@@ -57,7 +57,7 @@ func (f *Filter) addEither(b1, b2, fp, w1, w2 uint64) bool {
 // CAS, a K-CAS in flight) takes the general loop.
 func (f *Filter) remove(b1, b2, fp uint64) bool {
 	l := &f.lay
-	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
+	w1, w2 := f.readPair(b1, b2)
 	if (w1|w2)&tagMask == 0 {
 		// take changes a word exactly when the word holds fp.
 		n1, _ := l.take(w1, fp)

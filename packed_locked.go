@@ -27,7 +27,11 @@ import "math/bits"
 // When b1 and b2 share a word the lookup decides from one read of it. □
 //
 // InsertUnique, Count and Delete hold both words' locks, so their reads
-// and writes are one instant.
+// and writes are one instant. With colliding keys, whose copies are
+// interchangeable and whose first bucket may be the other's second, the
+// lookup's b1 is the pair's lower bucket (searchPair) and Delete takes
+// from it first, so the counting proof of twophase.go ("One order for
+// every search") applies with the version in place of b1's counter.
 
 // pkLockedWords locks the stripes of the words of b1 and b2.
 func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
@@ -98,7 +102,14 @@ func (f *Filter) pkAddHeld(b1, b2, fp uint64) bool {
 func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
 	ver := f.t.verOf(b1)
 	v := ver.Load()
-	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
+	w1 := f.t.words[b1>>1].Load()
+	if raceEnabled {
+		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
+	}
+	w2 := f.t.words[b2>>1].Load()
+	if raceEnabled {
+		searchStalled(f, b1, 2)
+	}
 	if pkHasEither(w1, w2, b1, b2, fp) {
 		return true
 	}
@@ -116,7 +127,7 @@ func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
 }
 
 // pkDeleteLocked removes one copy of fp from b1 (else b2) under both words'
-// locks.
+// locks; its callers pass the pair in search order (searchPair).
 func (f *Filter) pkDeleteLocked(b1, b2, fp uint64) bool {
 	g := f.pkLockedWords(b1, b2)
 	ok := f.pkDeleteHeld(b1, fp) || f.pkDeleteHeld(b2, fp)

@@ -706,7 +706,7 @@ func modelPair(t *testing.T, bits int, oneStripe bool) (f *Filter, b1, b2, fp ui
 }
 
 // TestRelocationModel checks the LockFree protocol (moves by one K-CAS,
-// searches starting over at counter differences of 2) on every
+// searches starting over at any counter difference, twophase.go) on every
 // configuration, at 12 bits, and at 15 bits and five 12-bit slots (the
 // layouts with 2-bit counters) with counters that wrap at the first move,
 // so that every move also changes an epoch. Its runs make at most two
@@ -729,10 +729,10 @@ func TestRelocationModel(t *testing.T) {
 		proto   mproto
 		correct bool
 	}{
-		{mproto{name: "kcas-move", move: moveKCAS, threshold: 2}, true},
-		{mproto{name: "kcas-move/bits=15/wrapping", move: moveKCAS, threshold: 2, bits: 15, wrap: true}, true},
-		{mproto{name: "kcas-move/bits=12/slots=5/wrapping", move: moveKCAS, threshold: 2, bits: Bits12x5, wrap: true}, true},
-		{mproto{name: "kcas-move/bits=12/slots=5/wrapping/one-stripe", move: moveKCAS, threshold: 2, bits: Bits12x5, wrap: true, oneStripe: true}, true},
+		{mproto{name: "kcas-move", move: moveKCAS, threshold: 1}, true},
+		{mproto{name: "kcas-move/bits=15/wrapping", move: moveKCAS, threshold: 1, bits: 15, wrap: true}, true},
+		{mproto{name: "kcas-move/bits=12/slots=5/wrapping", move: moveKCAS, threshold: 1, bits: Bits12x5, wrap: true}, true},
+		{mproto{name: "kcas-move/bits=12/slots=5/wrapping/one-stripe", move: moveKCAS, threshold: 1, bits: Bits12x5, wrap: true, oneStripe: true}, true},
 		{mproto{name: "packed/kcas-move", move: pkModelMove, bits: 8}, true},
 		{mproto{name: "packed/kcas-move/one-version", move: pkModelMove, bits: 8, sameVersion: true}, true},
 		{mproto{name: "packed/kcas-move/one-word", move: pkModelMove, bits: 8, sameWord: true}, true},
@@ -741,7 +741,7 @@ func TestRelocationModel(t *testing.T) {
 		{mproto{name: "packed/kcas-move/source-version", move: pkModelMoveSourceVersion, bits: 8}, false},
 		{mproto{name: "packed/count-reads-one-version", move: pkModelMove, bits: 8, countOneVersion: true}, false},
 		{mproto{name: "packed/search-reads-version-late", move: pkModelMove, bits: 8, lateVersion: true}, false},
-		{mproto{name: "two-cas-move", move: moveTwoStep, threshold: 2}, false},
+		{mproto{name: "two-cas-move", move: moveTwoStep, threshold: 1}, false},
 		{mproto{name: "kcas-move/threshold-3", move: moveKCAS, threshold: 3}, false},
 	}
 	for _, pc := range protos {

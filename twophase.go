@@ -57,12 +57,13 @@ import "sync/atomic"
 //     removed was logically present. If a move took fp out of that bucket
 //     first, the CAS fails (the counter changed) and the search runs
 //     again. "false" comes from the search's "absent", argued below.
-//   - Count: reads b1, b2 and b1 again and accepts the two first reads
-//     only if b1's counter did not move, nor the epoch of b1's stripe
-//     (unique.go). Every move of a copy
-//     of fp for this pair goes through b1, so no copy moved between the
-//     reads and none is counted twice or missed; copies in both words
-//     come only from the operations that put them there.
+//   - Count: reads b1, b2 and b1 again (b1 the lower bucket, searchPair)
+//     and accepts the two first reads only if b1's counter did not move,
+//     nor the epoch of b1's stripe (unique.go). Every move of a copy of fp
+//     for this pair goes through b1, so no copy moved between the reads
+//     and none is counted twice; and a colliding key's Delete takes from
+//     b2 only when it read b1 without a copy, so the count of "One order
+//     for every search" applies to it too.
 //   - Lookup, LookupBatch and the search of Delete: the claim below.
 //   - Snapshots and Reset hold the snapshot gate, which excludes moves
 //     (snapshot.go, lockfree.go), and read every word logically.
@@ -70,30 +71,62 @@ import "sync/atomic"
 // The search reads the wrap epoch of b1's stripe (see "Counter wraps")
 // at t0, b1 at t1, b2 at t2 and b1 again at t3 (t0 < t1 < t2 < t3, each
 // read an atomic logical read: kcasTable.load), and before it answers
-// "absent" that epoch again. It reports the fingerprint present as soon as
-// one read shows it. If none does, it compares the counters of the two
-// reads of b1: d1 = c1(t3) - c1(t1), modulo the counter width.
+// "absent" that epoch again. Here b1 is the first bucket of the pair in
+// search order (searchPair: the lower index), which is the key's own
+// first bucket or its second. It reports the fingerprint present as soon
+// as one read shows it. If none does, it compares the counters of the two
+// reads of b1: d1 = c1(t3) - c1(t1), modulo the counter width, and answers
+// "absent" only when d1 = 0 and the epoch did not move.
 //
-// Claim: if a copy of the fingerprint is in b1 or b2 during all of [t1, t3]
-// and no read saw it, then d1 >= 2. Proof: a copy is always in exactly
-// one of the buckets (the invariant above: a move takes it from one and
-// puts it into the other at one instant). Not in b1 at t1 and not in b2 at
-// t2 means it moved b2 -> b1 in (t1, t2); not in b1 at t3 means it moved
-// b1 -> b2 in (t2, t3). b1 took part in both moves, both inside (t1, t3):
-// d1 >= 2. (Copies of fp in one bucket are interchangeable: they all
-// belong to the pair of that bucket and alt(b, fp); "the copy" is followed
-// through the moves that take a copy of fp out of the bucket it is in.)
+// One order for every search. Every search of a pair (Lookup, LookupBatch,
+// the Hash forms, Count, and the search of Delete) reads the pair's lower
+// bucket first, and every Delete takes a copy from the lower bucket when
+// its read of it shows one. Keys that collide on fingerprint and buckets
+// have interchangeable copies, and a colliding key's first bucket may be
+// the searched key's second; inserts and deletes move no counter. Were
+// the orders different, key C (first bucket b2) could be inserted into b1
+// after the search read b1, and C's Delete, reading b2 first, could take
+// the searched key's copy from b2 before the search read it: a key
+// inserted before the search and never deleted would be reported absent
+// (TestSearchAgainstCollidingKeys, "opposite").
 //
-// So when d1 < 2 the fingerprint was not present throughout, and
-// answering "absent" is correct for every key not being deleted meanwhile;
-// otherwise the search reads b2 once more (a read that shows fp still
-// answers "present") and starts over. This is the paper's test without its
-// cross-bucket term c2' >= c1+3, which needs unbounded counters, and
-// without a second test on b2's counters, which would need b2's stripe's
-// epoch too. A retry needs two relocations through b1 inside one search,
-// which is rare even at 95% load, or a wrap in b1's stripe ("Counter
-// wraps"); every retry means other inserts made progress, so the search is
-// lock-free.
+// Claim: if some key K with fingerprint fp and this pair was inserted
+// before t1 and no Delete of K takes effect before t3, the search does
+// not answer "absent". Proof: suppose it does, so d1 = 0 with the epoch
+// unchanged: no move went through b1 in (t1, t3) (the wrap claim below),
+// and b1 held no copy at t1 or t3, nor b2 at t2. Count copies in the pair
+// (the invariant above: each insert adds one, each delete takes one, moves
+// keep the number). Let A(t) be the copies in b1; A(t1) = 0, and since the
+// copies present at t2 are at least 1 (K's, counted from its insert) and
+// b2 held none, A(t2) >= 1. Between t1 and t2 copies enter b1 only by
+// inserts (no move into b1); let tau be the last instant in (t1, t2] at
+// which A went from 0 to 1. Write N for the copies at t1 (all in b2),
+// and, for (t1, t2): iX, iY the inserts into b1 and b2, dX, dY the deletes
+// from them, mXY the moves b1 -> b2. b2 is empty at t2 and loses copies
+// only to deletes (a move out of b2 goes into b1), so dY = N + iY + mXY.
+// The deletes belong to keys present at t1 other than K (at most N - 1)
+// and to keys inserted in (t1, t2) and deleted there, at most kX of them
+// inserted into b1 and iY into b2: dX + dY <= N - 1 + kX + iY, hence
+// dX + mXY + 1 <= kX. A Delete takes from b2 only after a read of b1 that
+// showed no copy, made after its key's insert returned. A key inserted
+// into b1 at tau or later is deleted from b1, since from tau to t2 b1
+// holds a copy (so at most dX' of them, dX' the deletes from b1 after
+// tau); one inserted into b1 before tau is one of the inserts into b1 in
+// (t1, tau), which equal the copies that left b1 in that time, since A is
+// 0 at t1 and just before tau: dX'' + mXY'' of them (the deletes and
+// moves out of b1 before tau). So kX <= dX + mXY, a contradiction. □
+//
+// So an "absent" answer needs every key inserted before the search began
+// to have been deleted meanwhile, which is what a Lookup (and a Delete
+// that returns false) may report. A single move through b1 already
+// forces a retry: with d1 = 1 allowed (the paper's rule, which holds for
+// a single copy that only moves), a copy moved b2 -> b1 after the read of
+// b1 could be taken from b1 by a colliding key's Delete (one whose copy
+// went into b2 after the read of b2) before b1 is read again
+// (TestSearchAgainstCollidingKeys, "moved"). A retry needs a relocation
+// through b1 during the search, or a wrap in b1's stripe ("Counter
+// wraps"); every retry means other inserts made progress, so the search
+// is lock-free.
 //
 // Counter wraps. The counters wrap (14 bits at f=12, 30 at f=8, 2 at
 // f=15 and with five 12-bit slots, where every fourth relocation through a
@@ -147,16 +180,12 @@ import "sync/atomic"
 // measured). Like a counter retry, each one means relocations made
 // progress.
 //
-// What this guarantees, precisely: a search finds the fingerprint if some
-// copy of it stays in the filter for the whole search. Copies come from
-// inserting a key more than once or from keys that collide on fingerprint
-// and buckets. If, during one search, a new copy is inserted and an older
-// one is deleted, no single copy spans the search and the search may
-// answer "absent" even though a copy existed at every instant (inserts and
-// deletes do not move the counters); a key that is only inserted, or whose
-// deletes do not overlap the search, is always found, and a key with no
-// copy at some instant of the search may be reported absent. Moves alone
-// never make a search miss a copy.
+// What this guarantees, precisely (the claim of "One order for every
+// search"): a search finds a key if at least one of the key's inserts
+// that returned before the search began is not undone by a Delete of the
+// key that takes effect before the search returns, whatever other keys,
+// colliding ones included, are inserted, deleted and relocated meanwhile.
+// Moves alone never make a search miss a copy.
 
 // unchanged reports whether b1 holds w1, bit for bit, and the epoch still
 // holds e: the fast paths' proof that fp, absent from phase 1's reads of b1
@@ -203,9 +232,9 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 // fp. done is false when b1's counter or that epoch show that fp may have
 // been in flight and the search must start over.
 //
-// It reads b1 again and answers "absent" when b1's counter moved by less
-// than 2 and the epoch did not move (the claim above). Otherwise it reads
-// b2 once more, which can only find fp.
+// It reads b1 again and answers "absent" when b1's counter did not move
+// and the epoch did not move (the claim above). Otherwise it reads b2 once
+// more, which can only find fp.
 func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	if b1 == b2 {
 		// A key with one bucket never moves: one read decides.
@@ -220,7 +249,7 @@ func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	if l.contains(v1, fp) {
 		return b1, true, true
 	}
-	if (l.counter(v1)-l.counter(w1))&l.ctrMask < 2 {
+	if l.counter(v1) == l.counter(w1) {
 		return 0, false, t.load(t.epochIdx(b1)) == e
 	}
 	if l.contains(t.load(b2), fp) {

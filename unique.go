@@ -217,6 +217,7 @@ func (l *layout) matches(w, fp uint64) int {
 // before t1 and the source store after t3, or b1 is the source and both
 // stores fall after t2) and count it twice.
 func (f *Filter) countCopies(b1, b2, fp uint64) int {
+	b1, b2 = searchPair(b1, b2)
 	if f.lay.packed {
 		if f.mode == Locked {
 			return f.pkCountLocked(b1, b2, fp)
