@@ -110,7 +110,8 @@ func (c *mctx) pkOp(kind string) int {
 // them hides the copy from both).
 func (c *mctx) pkLookup() bool {
 	r := c.r
-	b1, b2, fp := r.b1, r.b2, r.fp
+	b1, b2 := c.searchOrder()
+	fp := r.fp
 	vi := r.f.t.verIdx(b1)
 	v := c.load(vi)
 	w1 := c.load(b1 >> 1)
@@ -136,7 +137,8 @@ func (c *mctx) pkLookup() bool {
 // broken on purpose.
 func (c *mctx) pkFind() (uint64, bool) {
 	r := c.r
-	b1, b2, fp := r.b1, r.b2, r.fp
+	b1, b2 := c.searchOrder()
+	fp := r.fp
 	vi := r.f.t.verIdx(b1)
 	for {
 		var v, w1 uint64
@@ -189,18 +191,19 @@ func (c *mctx) pkRemove() bool {
 // loadPair reads the words of b1 and b2 as the writers do: one read when
 // they are one word.
 func (c *mctx) loadPair() (w1, w2 uint64) {
-	r := c.r
-	w1 = c.load(r.b1 >> 1)
-	if r.b2>>1 == r.b1>>1 {
+	b1, b2 := c.keyPair()
+	w1 = c.load(b1 >> 1)
+	if b2>>1 == b1>>1 {
 		return w1, w1
 	}
-	return w1, c.load(r.b2 >> 1)
+	return w1, c.load(b2 >> 1)
 }
 
 // pkInsert is Filter.pkAdd; the model keeps room in the pair.
 func (c *mctx) pkInsert() bool {
 	r := c.r
-	b1, b2, fp := r.b1, r.b2, r.fp
+	b1, b2 := c.keyPair()
+	fp := r.fp
 	for {
 		w1, w2 := c.loadPair()
 		b, w, put := pkChoose(b1, b2, fp, w1, w2)
@@ -216,7 +219,8 @@ func (c *mctx) pkInsert() bool {
 // pkInsertUnique is Filter.pkAddUnique.
 func (c *mctx) pkInsertUnique() bool {
 	r := c.r
-	b1, b2, fp := r.b1, r.b2, r.fp
+	b1, b2 := c.keyPair()
+	fp := r.fp
 	for {
 		w1, w2 := c.loadPair()
 		if pkHasEither(w1, w2, b1, b2, fp) {
@@ -253,7 +257,8 @@ func (c *mctx) pkInsertUnique() bool {
 // only, a copy moving b1 -> b2 between the bucket reads is counted twice.
 func (c *mctx) pkCount() int {
 	r := c.r
-	b1, b2, fp := r.b1, r.b2, r.fp
+	b1, b2 := c.searchOrder()
+	fp := r.fp
 	vi, vj := r.f.t.verIdx(b1), r.f.t.verIdx(b2)
 	for {
 		v := c.load(vi)

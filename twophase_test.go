@@ -38,17 +38,19 @@ func tpBuckets(t *testing.T, bits int) (f *Filter, b1, b2, fp uint64) {
 // TestPhase2Decision drives phase2 with constructed words: w1 and w2 are
 // what phase 1 read from b1 and b2 (neither holds fp), v1 and v2 what the
 // table holds when phase 2 reads it again. d1 and d2 are the counter
-// differences v1-w1 and v2-w2 modulo the counter width; the claim in
-// twophase.go says a copy present throughout and missed by the three reads
-// of b1, b2 and b1 needs d1 >= 2, so d1 < 2 must answer "absent" and
-// d1 >= 2 must retry, whatever d2 is (the search has no epoch for b2's
-// stripe, so it draws no conclusion from b2's counter), unless the read
-// of b2 that follows finds fp. The rows failed, when these were written,
-// under these mutations of phase2, each checked and reverted: a bound of
-// 1, 3 or "exactly 2" instead of 2; a difference taken without the
-// counter mask, the wrong way round, or against the other bucket's first
-// read; b2 read although d1 < 2 already decides; no look for fp in the
-// re-read b1; a key with one bucket not answered from its single read.
+// differences v1-w1 and v2-w2 modulo the counter width. The search
+// answers "absent" only for d1 = 0 (twophase.go, "One order for every
+// search": a single move through b1 can hide a colliding key's insert and
+// delete) and retries for any other d1, whatever d2 is (the search has no
+// epoch for b2's stripe, so it draws no conclusion from b2's counter),
+// unless the read of b2 that follows finds fp. The paper's rule, d1 < 2,
+// fails the d1=1 rows (checked). When the rows were written for that rule
+// they failed under these mutations of phase2, each checked and reverted:
+// a bound of 1, 3 or "exactly 2" instead of 2; a difference taken without
+// the counter mask, the wrong way round, or against the other bucket's
+// first read; b2 read although the counters already decide; no look for
+// fp in the re-read b1; a key with one bucket not answered from its single
+// read.
 func TestPhase2Decision(t *testing.T) {
 	for _, bits := range []int{bits8OneWord, 12, 15, Bits12x5} {
 		t.Run(fmt.Sprintf("bits=%s", layoutName(bits)), func(t *testing.T) {
@@ -70,15 +72,15 @@ func TestPhase2Decision(t *testing.T) {
 				want           want
 			}{
 				{name: "d1=0", w1c: 5, w2c: 9, v1c: 5, v2c: 12, want: absent},
-				{name: "d1=1", w1c: 5, w2c: 9, v1c: 6, v2c: 12, want: absent},
-				{name: "d1=1/fp-now-in-b2", w1c: 5, w2c: 9, v1c: 6, v2c: 12, fpInV2: true, want: absent},
+				{name: "d1=1", w1c: 5, w2c: 9, v1c: 6, v2c: 12, want: retry},
+				{name: "d1=1/fp-now-in-b2", w1c: 5, w2c: 9, v1c: 6, v2c: 12, fpInV2: true, want: want{b: b2, ok: true, done: true}},
 				{name: "d1=2/d2=0", w1c: 5, w2c: 9, v1c: 7, v2c: 9, want: retry},
 				{name: "d1=2/d2=1", w1c: 5, w2c: 9, v1c: 7, v2c: 10, want: retry},
 				{name: "d1=2/d2=2", w1c: 5, w2c: 9, v1c: 7, v2c: 11, want: retry},
 				{name: "d1=3/d2=7", w1c: 5, w2c: 9, v1c: 8, v2c: 16, want: retry},
 				{name: "fp-in-b1/d1=0", w1c: 5, w2c: 9, v1c: 5, v2c: 9, fpInV1: true, want: want{b: b1, ok: true, done: true}},
 				{name: "fp-in-b2/d1=2", w1c: 5, w2c: 9, v1c: 7, v2c: 9, fpInV2: true, want: want{b: b2, ok: true, done: true}},
-				{name: "wrap/d1=1", w1c: top, w2c: 9, v1c: top + 1, v2c: 12, want: absent},
+				{name: "wrap/d1=1", w1c: top, w2c: 9, v1c: top + 1, v2c: 12, want: retry},
 				{name: "wrap/d1=2/d2=2", w1c: top - 1, w2c: top, v1c: top + 1, v2c: top + 2, want: retry},
 				{name: "wrap/d1=2/d2=1", w1c: top, w2c: top, v1c: top + 2, v2c: top + 1, want: retry},
 				{name: "wrap/d1=2/d2=0", w1c: top, w2c: top, v1c: top + 2, v2c: top, want: retry},
