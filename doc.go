@@ -63,7 +63,7 @@
 // table has buckets); each Delete removes one. Deleting a
 // key that was never inserted can remove the fingerprint of a different key
 // that collides with it, creating a false negative for that key: only
-// delete keys you inserted. A Lookup that overlaps both an Insert of a key
+// delete keys you inserted, after their Insert returned. A Lookup that overlaps both an Insert of a key
 // and the Delete of the key's last older copy may miss it, as if it ran
 // after the Delete and before the Insert.
 //
@@ -102,7 +102,7 @@
 //
 //	g, err := cuckoo.NewGrowing(10_000)  // the first table's capacity
 //	err = g.Insert(key)                  // doubles the table when it is full
-//	ok := g.Lookup(key)                  // never false for a key inserted and not deleted
+//	ok := g.Lookup(key)                  // true for a key inserted and not deleted (see Growing)
 //
 // It is sixteen shards (a key's hash picks one), each one table of
 // four-slot buckets that doubles in place, the shards at evenly spaced

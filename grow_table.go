@@ -57,12 +57,25 @@ import (
 // whole table, which is the fixed filter's striped epochs with a single
 // stripe (its 5-bit counters wrap at one move in 32 through a bucket, so
 // the shared word is written far less often than the fixed filter's with
-// 2-bit counters was). The claims and proofs there hold word for word for
-// this table: they use only that a
-// move takes an entry out of one of its buckets and puts it into the other
-// at one instant (LockFree), that it bumps the counters of both buckets it
-// changes, and that inserts and deletes do not touch counters. The frozen
-// bit set by an expansion (grow.go) moves nothing.
+// 2-bit counters was). The single-copy claims there (a copy that stays in
+// the pair throughout a search, moving only by relocations, is found) hold
+// word for word for this table: they use only that a move takes an entry
+// out of one of its buckets and puts it into the other at one instant
+// (LockFree), that it bumps the counters of both buckets it changes, and
+// that inserts and deletes do not touch counters. The frozen bit set by an
+// expansion (grow.go) moves nothing. The fixed filter's stronger claim,
+// for keys whose colliding keys are inserted and deleted during the search
+// (twophase.go, "One order for every search"), does not carry over: this
+// table's searches read a key's own first bucket first and allow one move
+// through it, and Delete takes the youngest match, on a tie from the
+// deleting key's own first bucket. Two colliding keys inserted and deleted
+// during one Lookup, one in each bucket order, can take the searched key's
+// entry from the bucket the Lookup has yet to read and the colliding entry
+// from the one it re-reads, changing no counter: Lookup then misses a key
+// inserted before it and never deleted. Not fixed: the counting proof needs
+// every Delete to take from the bucket every search reads first whenever
+// that bucket holds a match, and the youngest-match rule (below) can
+// prefer the other bucket.
 //
 // Why Delete removes the youngest match. Entries of different ages
 // compare different numbers of bits, so a key X may match an entry E_Y of

@@ -112,9 +112,9 @@ func (f *Filter) LookupHash(h uint64) bool {
 	return f.contains(b1, b2, fp)
 }
 
-// contains reports whether fp is in bucket b1 or b2, with Lookup's
-// guarantee: never false for a copy present throughout the call. It is
-// Lookup's search once the key is placed (LookupHash).
+// contains reports whether fp is in bucket b1 or b2 (b1 the lower bucket,
+// searchPair), with Lookup's guarantee (twophase.go, "One order for every
+// search"). It is Lookup's search once the key is placed (LookupHash).
 func (f *Filter) contains(b1, b2, fp uint64) bool {
 	e := f.t.epochOf(b1).Load() // before the buckets, as in Lookup
 	w1, w2 := f.readPair(b1, b2)
