@@ -102,7 +102,7 @@
 //
 //	g, err := cuckoo.NewGrowing(10_000)  // the first table's capacity
 //	err = g.Insert(key)                  // doubles the table when it is full
-//	ok := g.Lookup(key)                  // true for a key inserted and not deleted (see Growing)
+//	ok := g.Lookup(key)                  // never false for a key inserted and not deleted
 //
 // It is sixteen shards (a key's hash picks one), each one table of
 // four-slot buckets that doubles in place, the shards at evenly spaced

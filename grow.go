@@ -82,12 +82,9 @@ import (
 // match of x; if it reads O, no write has reached C yet, so T is not C: T
 // is O or earlier, O's own copy finished before C was made (expansions
 // start only from a table writable returned, whose copy was done), and O
-// holds a match of x. The search of that table is the fixed filter's
-// (twophase.go or locked.go), whose single-copy claim needs that a match
-// stays in the pair throughout, which (a) gives when no Delete of a key
-// colliding with x overlaps the Lookup (grow_table.go, "Relocation": with
-// colliding keys deleted during the Lookup, a match can leave the pair
-// while another arrives, and the search can miss both). A Reset between T and C would
+// holds a match of x. The search of that table finds x when x's pair
+// holds a match of x at every instant of the search (grow_table.go,
+// "Deletes move both counters"), which (a) gives. A Reset between T and C would
 // break the chain, but a Reset begun after the insert is outside the
 // claim.
 //
@@ -168,11 +165,9 @@ const growFullLoad = 0.5
 
 // Growing is a concurrent cuckoo filter that grows when it is full,
 // instead of returning ErrFull, up to an optional maximum
-// (WithMaxCapacity). It keeps most guarantees of Filter: no false
-// negatives for keys inserted and not deleted, also while it grows, except
-// that a Lookup overlapping Deletes of keys that collide with its key (the
-// same tag, position bits and buckets) can miss it (grow_table.go,
-// "Relocation"); deletes of
+// (WithMaxCapacity). It keeps the guarantees of Filter: no false negatives
+// for keys inserted and not deleted, also while it grows and while keys
+// that collide with them are inserted and deleted; deletes of
 // inserted keys are safe (the insert, delete and reinsert of one key under
 // growth included); lookups never wait for another goroutine. Create one
 // with NewGrowing; a zero Growing holds nothing and reports every Insert as
@@ -603,8 +598,7 @@ func (g *Growing) InsertHash(h uint64) error {
 }
 
 // Lookup reports whether key may be in the filter: true for every key
-// inserted and not deleted (also while the filter grows; see Growing for
-// the one exception, Deletes of colliding keys during the call), and true with
+// inserted and not deleted (also while the filter grows), and true with
 // the probability FalsePositiveRate reports for a key never inserted.
 func (g *Growing) Lookup(key []byte) bool { return g.LookupHash(xxhash.Sum64(key)) }
 

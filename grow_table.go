@@ -63,19 +63,44 @@ import (
 // out of one of its buckets and puts it into the other at one instant
 // (LockFree), that it bumps the counters of both buckets it changes, and
 // that inserts and deletes do not touch counters. The frozen bit set by an
-// expansion (grow.go) moves nothing. The fixed filter's stronger claim,
-// for keys whose colliding keys are inserted and deleted during the search
-// (twophase.go, "One order for every search"), does not carry over: this
-// table's searches read a key's own first bucket first and allow one move
-// through it, and Delete takes the youngest match, on a tie from the
-// deleting key's own first bucket. Two colliding keys inserted and deleted
-// during one Lookup, one in each bucket order, can take the searched key's
-// entry from the bucket the Lookup has yet to read and the colliding entry
-// from the one it re-reads, changing no counter: Lookup then misses a key
-// inserted before it and never deleted. Not fixed: the counting proof needs
-// every Delete to take from the bucket every search reads first whenever
-// that bucket holds a match, and the youngest-match rule (below) can
-// prefer the other bucket.
+// expansion (grow.go) moves nothing.
+//
+// Deletes move both counters. Keys that collide (same tag, position bits
+// and buckets) have interchangeable entries, and one key's first bucket may
+// be the other's second. A search that trusted its first bucket's counter
+// alone could then miss a key inserted before it and never deleted, with
+// no entry moved: stalled after reading its first bucket P (empty) it sees
+// a colliding key C, whose first bucket is the searched key's second
+// bucket Q, inserted into P and deleted by a Delete that takes the
+// searched key's entry from Q (youngest match, a tie going to C's first
+// bucket); after reading Q it sees a key D in the searched key's order
+// inserted into Q and deleted from P; P then reads the same again
+// (TestGrowingSearchAgainstCollidingDeletes). So a Delete that removes an
+// entry adds one to the counters of both buckets of its pair (LockFree: in
+// the K-CAS over both words it already makes, with the epoch when a
+// counter wraps; Locked: under both locks, the epoch added before and
+// after the stores), and the search answers "absent" only when its first
+// bucket's counter did not move at all.
+//
+// Claim: a search of key x's pair P, Q (P read first, at t1 and again at
+// t3, Q at t2) that answers "absent" with P's counter and the epoch
+// unchanged is right: x had no entry matching it throughout, or a Delete
+// of x took effect during the search. Proof: an unchanged counter with an
+// unchanged epoch means no move through P and no Delete of an entry of
+// the pair in (t1, t3) (each adds one to P's counter; one that wraps it
+// adds one to the epoch). An entry that matches x belongs to x's pair (its
+// other bucket follows from its bucket and tag). So in (t1, t2) no
+// matching entry left Q: it could leave only by a Delete (none) or a move
+// into P (none). If x was inserted before the search and not deleted,
+// the pair held a match of x at t1 (Delete's youngest-match rule keeps
+// one for x when other keys are deleted, "Why Delete removes the youngest
+// match"); P held none, so Q held one at t1, and still at t2, where the
+// read would have shown it. In Locked mode a Delete stores its two words
+// one after the other under both locks, so with P unchanged in (t1, t3)
+// its store to P fell outside that time: Q's value after its store to Q
+// then completes, with P's value read at t1, the pair as the Delete left
+// it, which holds a match of x if x was not the key deleted; so the read
+// of Q at t2, before or after that store, shows a match. □
 //
 // Why Delete removes the youngest match. Entries of different ages
 // compare different numbers of bits, so a key X may match an entry E_Y of
@@ -200,7 +225,14 @@ func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 	t := &x.t
 	if g.mode == Locked {
 		e := t.epoch.Load()
-		w1, w2 := t.words[k.b1].Load(), t.words[k.b2].Load()
+		w1 := t.words[k.b1].Load()
+		if raceEnabled {
+			growSearchStalled(x, k.b1, 1)
+		}
+		w2 := t.words[k.b2].Load()
+		if raceEnabled {
+			growSearchStalled(x, k.b1, 2)
+		}
 		if k.matches(w1, w2) {
 			return true
 		}
@@ -215,7 +247,13 @@ func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 	for {
 		e := t.load(epochWord)
 		w1 := t.load(k.b1)
+		if raceEnabled {
+			growSearchStalled(x, k.b1, 1)
+		}
 		w2 := t.load(k.b2)
+		if raceEnabled {
+			growSearchStalled(x, k.b1, 2)
+		}
 		if k.matches(w1, w2) {
 			return true
 		}
@@ -226,7 +264,7 @@ func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 		if matchLanes(v1, k.q1) != 0 {
 			return true
 		}
-		if (growCounter(v1)-growCounter(w1))&growCtrMask < 2 {
+		if growCounter(v1) == growCounter(w1) {
 			if t.load(epochWord) == e {
 				return false
 			}
@@ -484,10 +522,32 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 			return false, growFrozen
 		}
 		b, w, s, ok := youngestOf(k, w1, w2)
-		if ok {
-			t.words[b].Store(setLane(w, s, 0))
+		if !ok {
+			return false, growDone
 		}
-		return ok, growDone
+		if k.b1 == k.b2 {
+			t.words[b].Store(setLane(w, s, 0))
+			return true, growDone
+		}
+		// Both counters bumped ("Deletes move both counters" above), a
+		// wrap counted in the epoch before and after the stores, as a
+		// Locked move does.
+		wrap := growWraps(w1) || growWraps(w2)
+		if wrap {
+			t.epoch.Add(1)
+		}
+		n1, n2 := w1, w2
+		if b == k.b1 {
+			n1 = setLane(w, s, 0)
+		} else {
+			n2 = setLane(w, s, 0)
+		}
+		t.words[k.b1].Store(growBump(n1))
+		t.words[k.b2].Store(growBump(n2))
+		if wrap {
+			t.epoch.Add(1)
+		}
+		return true, growDone
 	}
 	if !g.lookupIn(x, k) {
 		return false, growDone
@@ -525,6 +585,16 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 			n2 = nw
 		}
 		var op kcasOp
+		if ok {
+			// A delete moves both counters ("Deletes move both
+			// counters" above), a wrap counted in the epoch in the
+			// same K-CAS, as a move does.
+			if growWraps(w1) || growWraps(w2) {
+				e := t.load(epochWord)
+				op.add(epochWord, e, e+1)
+			}
+			n1, n2 = growBump(n1), growBump(n2)
+		}
 		op.add(k.b1, w1, n1)
 		op.add(k.b2, w2, n2)
 		if my == nil {
@@ -601,5 +671,18 @@ func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 		if w&frozenBit != 0 || t.cas(j, w, w|frozenBit) {
 			return w &^ frozenBit
 		}
+	}
+}
+
+// growSearchStalls, in race builds only, is called by lookupIn after its
+// first read of b1 (stage 1) and of b2 (stage 2) in each round, with the
+// table and b1: the growing filter's counterpart of searchStalls
+// (twophase.go). In other builds the calls are compiled out.
+var growSearchStalls atomic.Pointer[func(x *growTable, b1 uint64, stage int)]
+
+// growSearchStalled calls growSearchStalls, if set.
+func growSearchStalled(x *growTable, b1 uint64, stage int) {
+	if h := growSearchStalls.Load(); h != nil {
+		(*h)(x, b1, stage)
 	}
 }
