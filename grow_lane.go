@@ -37,8 +37,9 @@ import "math/bits"
 // The frozen bit marks a word that an expansion has copied or is copying
 // into the next table (grow.go): no operation changes a frozen word. The
 // counter counts the relocations through the bucket, as in the fixed
-// filter's word (twophase.go); it is 5 bits wide, and its wraps are counted
-// in the table's epoch.
+// filter's word (twophase.go), and the deletes that remove an entry from
+// the bucket's pair (grow_table.go, "Deletes move both counters"); it is 5
+// bits wide, and its wraps are counted in the table's epoch.
 
 const (
 	laneBits     = 14

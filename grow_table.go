@@ -55,15 +55,13 @@ import (
 // the destination stored first. The move adds one to both buckets'
 // counters, counting counter wraps in the table's epoch: one epoch for the
 // whole table, which is the fixed filter's striped epochs with a single
-// stripe (its 5-bit counters wrap at one move in 32 through a bucket, so
-// the shared word is written far less often than the fixed filter's with
-// 2-bit counters was). The single-copy claims there (a copy that stays in
-// the pair throughout a search, moving only by relocations, is found) hold
-// word for word for this table: they use only that a move takes an entry
-// out of one of its buckets and puts it into the other at one instant
-// (LockFree), that it bumps the counters of both buckets it changes, and
-// that inserts and deletes do not touch counters. The frozen bit set by an
-// expansion (grow.go) moves nothing.
+// stripe (its 5-bit counters wrap at one change in 32 through a bucket,
+// moves and deletes both counting, so the shared word is written far less
+// often than the fixed filter's with 2-bit counters was). A move takes an
+// entry out of one of its buckets and puts it into the other at one
+// instant (LockFree) and bumps the counters of both buckets it changes;
+// inserts do not touch counters, and deletes bump both of their pair's
+// (below). The frozen bit set by an expansion (grow.go) moves nothing.
 //
 // Deletes move both counters. Keys that collide (same tag, position bits
 // and buckets) have interchangeable entries, and one key's first bucket may
@@ -219,8 +217,9 @@ const (
 )
 
 // lookupIn reports whether the table x holds an entry matching k: the
-// two-phase search of twophase.go (LockFree) or the unlocked reads of
-// locked.go (Locked).
+// search of "Deletes move both counters" above (LockFree), or the unlocked
+// reads of locked.go with the same argument and, when the first bucket
+// changed, both buckets read under their locks (Locked).
 func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 	t := &x.t
 	if g.mode == Locked {
