@@ -286,9 +286,10 @@ func newEpochs(n uint64) []atomic.Uint64 {
 
 // searchStalls, in race builds only, is called by every search of a
 // one-word table (Lookup, LookupBatch, LookupHash, LookupBatchHash, find
-// and so Delete, Count, and Locked mode's lookups) after its first read of
-// b1 (stage 1) and after its first read of b2 (stage 2), with the filter
-// and b1. Tests set it to relocate while a search is stalled between its
+// and so Delete, Count, remove's first reads, and Locked mode's lookups)
+// and by the packed layout's lookups and pkFind (both modes), after its
+// first read of b1 (stage 1) and after its first read of b2 (stage 2),
+// with the filter and b1 (the lower bucket, searchPair). Tests set it to relocate while a search is stalled between its
 // reads (TestSearchesReadTheirFirstBucketsEpoch); it must only act on
 // their own filter, since other tests' searches call it too. In other
 // builds the calls are compiled out.
