@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"fmt"
+	"math/bits"
 	"testing"
 )
 
@@ -42,7 +43,7 @@ func TestGrowingSearchAgainstCollidingDeletes(t *testing.T) {
 			}
 			if matchLanes(x.t.load(p), k.q1) != 0 {
 				// Move K's entry to q, as a relocation would.
-				s := bitsLane(matchLanes(x.t.load(p), k.q1))
+				s := bits.TrailingZeros64(matchLanes(x.t.load(p), k.q1)) / laneBits // as longestMatch
 				v := lane(x.t.load(p), s)
 				var my *descLease
 				if mode == LockFree {
@@ -88,15 +89,4 @@ func TestGrowingSearchAgainstCollidingDeletes(t *testing.T) {
 			}
 		})
 	}
-}
-
-// bitsLane returns the lane of the lowest lane bit set in m (matchLanes'
-// result).
-func bitsLane(m uint64) int {
-	for s := 0; s < 4; s++ {
-		if m>>(uint(s)*laneBits)&laneMask != 0 {
-			return s
-		}
-	}
-	return -1
 }

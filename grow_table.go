@@ -474,15 +474,7 @@ func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint
 		if lane(ws, s) != v || !ok {
 			return growStale
 		}
-		wrap := growWraps(ws) || growWraps(wd)
-		if wrap {
-			t.epoch.Add(1)
-		}
-		t.words[dst].Store(growBump(nd)) // destination first (locked.go)
-		t.words[src].Store(growBump(setLane(ws, s, 0)))
-		if wrap {
-			t.epoch.Add(1)
-		}
+		x.storeBumped(dst, wd, nd, src, ws, setLane(ws, s, 0)) // destination first (locked.go)
 		return growDone
 	}
 	for {
@@ -495,15 +487,38 @@ func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint
 			return growStale
 		}
 		var op kcasOp
-		op.add(src, ws, growBump(setLane(ws, s, 0)))
-		op.add(dst, wd, growBump(nd))
-		if growWraps(ws) || growWraps(wd) {
-			ep := t.load(epochWord)
-			op.add(epochWord, ep, ep+1)
-		}
+		x.addBumped(&op, src, ws, setLane(ws, s, 0), dst, wd, nd)
 		if t.kcasWith(&op, my.slot) {
 			return growDone
 		}
+	}
+}
+
+// addBumped adds to op a LockFree step that changes buckets i and j from
+// wi, wj to ni, nj, both counters bumped, and the table's epoch bumped
+// when either counter wraps: a relocation step or a delete.
+func (x *growTable) addBumped(op *kcasOp, i, wi, ni, j, wj, nj uint64) {
+	op.add(i, wi, growBump(ni))
+	op.add(j, wj, growBump(nj))
+	if growWraps(wi) || growWraps(wj) {
+		e := x.t.load(epochWord)
+		op.add(epochWord, e, e+1)
+	}
+}
+
+// storeBumped is addBumped for Locked mode, with both buckets' locks held:
+// it stores bucket i, then bucket j, and counts a wrap in the epoch before
+// and after the stores (the wrap claim at the top of locked.go).
+func (x *growTable) storeBumped(i, wi, ni, j, wj, nj uint64) {
+	t := &x.t
+	wrap := growWraps(wi) || growWraps(wj)
+	if wrap {
+		t.epoch.Add(1)
+	}
+	t.words[i].Store(growBump(ni))
+	t.words[j].Store(growBump(nj))
+	if wrap {
+		t.epoch.Add(1)
 	}
 }
 
@@ -528,24 +543,14 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 			t.words[b].Store(setLane(w, s, 0))
 			return true, growDone
 		}
-		// Both counters bumped ("Deletes move both counters" above), a
-		// wrap counted in the epoch before and after the stores, as a
-		// Locked move does.
-		wrap := growWraps(w1) || growWraps(w2)
-		if wrap {
-			t.epoch.Add(1)
-		}
+		// Both counters bumped ("Deletes move both counters" above).
 		n1, n2 := w1, w2
 		if b == k.b1 {
 			n1 = setLane(w, s, 0)
 		} else {
 			n2 = setLane(w, s, 0)
 		}
-		t.words[k.b1].Store(growBump(n1))
-		t.words[k.b2].Store(growBump(n2))
-		if wrap {
-			t.epoch.Add(1)
-		}
+		x.storeBumped(k.b1, w1, n1, k.b2, w2, n2)
 		return true, growDone
 	}
 	if !g.lookupIn(x, k) {
@@ -586,16 +591,12 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 		var op kcasOp
 		if ok {
 			// A delete moves both counters ("Deletes move both
-			// counters" above), a wrap counted in the epoch in the
-			// same K-CAS, as a move does.
-			if growWraps(w1) || growWraps(w2) {
-				e := t.load(epochWord)
-				op.add(epochWord, e, e+1)
-			}
-			n1, n2 = growBump(n1), growBump(n2)
+			// counters" above).
+			x.addBumped(&op, k.b1, w1, n1, k.b2, w2, n2)
+		} else {
+			op.add(k.b1, w1, n1)
+			op.add(k.b2, w2, n2)
 		}
-		op.add(k.b1, w1, n1)
-		op.add(k.b2, w2, n2)
 		if my == nil {
 			my = leaseDesc()
 		}

@@ -102,14 +102,7 @@ func (f *Filter) pkAddHeld(b1, b2, fp uint64) bool {
 func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
 	ver := f.t.verOf(b1)
 	v := ver.Load()
-	w1 := f.t.words[b1>>1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-	}
-	w2 := f.t.words[b2>>1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 2)
-	}
+	w1, w2 := f.pkReadSearch(b1, b2)
 	if pkHasEither(w1, w2, b1, b2, fp) {
 		return true
 	}
