@@ -367,6 +367,8 @@ func benchMixed(b *testing.B, mode cuckoo.Mode, bits, n int) {
 			_ = f.Insert(putKey(k[:], key))
 		}
 	})
+	reportMoveStats(b, f)
+	b.ReportMetric(float64(f.Stats().LookupRetries)/float64(b.N), "search-retries/op")
 	reportLockStats(b, f)
 }
 

@@ -47,10 +47,11 @@ type Stats struct {
 	// and were tried again.
 	KCASRetries uint64
 	// LookupRetries counts searches (Lookup, Delete, Count and their
-	// forms) whose reads could not decide: in LockFree mode two-phase
-	// searches that started over because relocations went through both
-	// buckets meanwhile; in Locked mode lookups and counts that took the
-	// locks because a relocation went through their first bucket.
+	// forms) whose reads could not decide: in LockFree mode searches that
+	// read their buckets again because a relocation moved the counter or
+	// version they were checked against (their first bucket's) while they
+	// read; in Locked mode lookups and counts that took the locks because
+	// a relocation went through their first bucket.
 	LookupRetries uint64
 	// Lock reports Locked mode's lock waits (Lock.Waits: acquisitions that
 	// found the stripe held and queued for it) and its RTM elision
