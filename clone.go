@@ -26,7 +26,8 @@ func (f *Filter) Clone() *Filter {
 // copyTable copies f's fingerprints into words (as many as f has), without the
 // runtime state of the words (migration counters, K-CAS references,
 // resolved to their logical values), and returns how many it copied. It
-// holds the snapshot gate, as appendTable does.
+// holds the snapshot gate and reads the words in ascending order, as
+// appendTable does, with appendTable's claim.
 func (f *Filter) copyTable(words []atomic.Uint64) uint64 {
 	f.gate.beginSnapshot()
 	defer f.gate.endSnapshot()
@@ -40,6 +41,9 @@ func (f *Filter) copyTable(words []atomic.Uint64) uint64 {
 		w &= l.fpMask
 		count += uint64(l.occupied(w))
 		words[i].Store(w)
+		if raceEnabled {
+			snapshotStalled(f, uint64(i)) // the tests' stall point (snapshot.go)
+		}
 	}
 	return count
 }

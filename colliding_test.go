@@ -48,6 +48,53 @@ func collidingKeys(t *testing.T, f *Filter) (a, c []byte, p, q, fp uint64) {
 	return
 }
 
+// collision is a filter holding key a, whose only copy is in q, and a key c
+// that collides with it in the opposite bucket order (collidingKeys).
+type collision struct {
+	t        *testing.T
+	f        *Filter
+	a, c     []byte
+	p, q, fp uint64
+}
+
+// newCollision inserts a into f and moves its copy to q if it landed in p.
+func newCollision(t *testing.T, f *Filter) *collision {
+	t.Helper()
+	x := &collision{t: t, f: f}
+	x.a, x.c, x.p, x.q, x.fp = collidingKeys(t, f)
+	if err := f.Insert(x.a); err != nil {
+		t.Fatal(err)
+	}
+	if slotOf(f, x.p, x.fp) >= 0 {
+		x.move(x.p, x.q)
+	}
+	return x
+}
+
+// move relocates one copy of the fingerprint from src to dst, as a
+// relocation step does (holding the snapshot gate).
+func (x *collision) move(src, dst uint64) {
+	m := x.f.gate.enterMove()
+	defer x.f.gate.exitMove(m)
+	if s := slotOf(x.f, src, x.fp); s < 0 || !x.f.testMove(src, s, x.fp, dst) {
+		x.t.Fatalf("could not move %d from bucket %d to %d", x.fp, src, dst)
+	}
+}
+
+// churn inserts c, checks that its copy landed in bucket want, and
+// deletes c.
+func (x *collision) churn(want uint64) {
+	if err := x.f.Insert(x.c); err != nil {
+		x.t.Fatal(err)
+	}
+	if slotOf(x.f, want, x.fp) < 0 {
+		x.t.Fatalf("the colliding key did not land in bucket %d", want)
+	}
+	if !x.f.Delete(x.c) {
+		x.t.Fatal("Delete of the colliding key returned false")
+	}
+}
+
 // slotOf returns the slot of bucket b holding fp, or -1.
 func slotOf(f *Filter, b, fp uint64) int {
 	for s, x := range bucketFps(f, b) {
@@ -109,31 +156,9 @@ func TestSearchAgainstCollidingKeys(t *testing.T) {
 //     empty again with its counter moved once, and answer absent.
 func testSearchAgainstColliding(t *testing.T, sc string, bits int, mode Mode, found func(*Filter, []byte) bool) {
 	f := NewTestFilter(t, 64, mode, bits, 99)
-	a, c, p, q, fp := collidingKeys(t, f)
-	if err := f.Insert(a); err != nil {
-		t.Fatal(err)
-	}
-	move := func(src, dst uint64) {
-		m := f.gate.enterMove()
-		defer f.gate.exitMove(m)
-		if s := slotOf(f, src, fp); s < 0 || !f.testMove(src, s, fp, dst) {
-			t.Fatalf("could not move %d from bucket %d to %d", fp, src, dst)
-		}
-	}
-	if slotOf(f, p, fp) >= 0 {
-		move(p, q)
-	}
-	churn := func(want uint64) {
-		if err := f.Insert(c); err != nil {
-			t.Fatal(err)
-		}
-		if slotOf(f, want, fp) < 0 {
-			t.Fatalf("the colliding key did not land in bucket %d", want)
-		}
-		if !f.Delete(c) {
-			t.Fatal("Delete of the colliding key returned false")
-		}
-	}
+	x := newCollision(t, f)
+	a, p, q := x.a, x.p, x.q
+	move, churn := x.move, x.churn
 	var done [3]bool
 	stall := func(sf *Filter, sb1 uint64, stage int) {
 		if sf != f || sb1 != p || done[stage] || stage == 2 && !done[1] {

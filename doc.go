@@ -187,6 +187,7 @@ package cuckoo
 //	two-phase retry decision (d1 >= 2, wrap)       twophase.go       TestPhase2Decision, TestTwoPhaseInterleavings
 //	a wrap counted in its bucket's stripe's epoch  twophase.go, locked.go  TestMoveCountsWrapInItsStripe, TestLookupSurvivesCounterWrap
 //	every search reads its first bucket's epoch    twophase.go       TestSearchesReadTheirFirstBucketsEpoch (race builds: stall points)
+//	no search miss against colliding keys' churn  twophase.go, grow_table.go  TestSearchAgainstCollidingKeys, TestGrowingSearchAgainstCollidingDeletes (race builds: stall points)
 //	counter +1 mod 2^c per step, wraps             bucket.go         TestBumpCounterWraps, TestDiscoverAndMakeRoom, TestMoveStaleStep; checkRelocation (race builds)
 //	LockFree: a move is one K-CAS; every operation linearizable against moves; copies invariant  twophase.go, unique.go  TestRelocationModel (every interleaving; fails on the two-CAS move and on threshold 3), TestUniqueOwnersAgainstRelocation, TestQuiescentCopiesEqualLen, TestCountUnderRelocation
 //	Locked: Count under both stripes' locks        unique.go         TestUniqueOwnersAgainstRelocation
@@ -213,3 +214,4 @@ package cuckoo
 //	Growing: no false negatives while it grows     grow.go           TestGrowingNoFalseNegativesUnderGrowth, TestGrowingFrom1000To10M, TestGrowingLookupBatchAgrees
 //	Growing: lanes, splits, youngest-match delete  grow_lane.go, grow_table.go  TestGrowLaneArithmetic, TestGrowSplitKeepsMatches, TestGrowingDeleteYoungestMatch
 //	Growing: snapshots, format, the bound          grow_encode.go    TestGrowingSnapshotUnderLoad, TestGrowingDecodeRejects, TestGrowingEncodingRoundTrip, TestGrowingMaxCapacity
+//	snapshots keep keys against colliding deletes  encode.go, grow_table.go  TestSnapshotAgainstCollidingKeys, TestGrowingSnapshotAgainstCollidingDeletes (race builds: stall points)

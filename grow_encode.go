@@ -44,9 +44,10 @@ const (
 // WriteTo writes the filter in the growing format of FORMAT.md. It may run
 // while other goroutines use the filter: every key inserted before it
 // began and not deleted is found by a filter read back from what it wrote.
-// While it copies the tables, relocations and the copying of an expansion
-// wait (inserts into free slots, deletes and lookups go on); it copies the
-// tables first and writes them out after, so w does not hold them back.
+// While it copies the tables, relocations, deletes and the copying of an
+// expansion wait (inserts into free slots and lookups go on); it copies
+// the tables first and writes them out after, so w does not hold them
+// back.
 // Errors from w are returned wrapped, with the prefix "cuckoo: ".
 func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 	if g.st == nil {
@@ -92,11 +93,12 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 }
 
 // capture returns the words of the tables lookups search, encoded shard by
-// shard, and each table's doublings. Under the snapshot gate no relocation
-// and no copying of an expansion runs, so no entry moves while it reads:
-// each table is its shard's lookups' table throughout, holding every key
-// of the shard whose insert finished before (grow.go's claim), and each
-// word is read whole.
+// shard, and each table's doublings. Under the snapshot gate no
+// relocation, no Delete and no copying of an expansion runs, so no entry
+// moves or leaves while it reads: each table is its shard's lookups' table
+// throughout, holding every key of the shard whose insert finished before
+// (grow.go's claim), and each word is read whole ("Deletes wait for
+// snapshots", grow_table.go).
 func (g *Growing) capture() ([]byte, [growShards]uint64) {
 	g.gate.beginSnapshot()
 	defer g.gate.endSnapshot()
@@ -110,8 +112,11 @@ func (g *Growing) capture() ([]byte, [growShards]uint64) {
 	}
 	data := make([]byte, 0, 8*m)
 	for _, x := range xs {
-		for i := range x.t.words {
-			data = binary.LittleEndian.AppendUint64(data, x.t.load(uint64(i))&lanesMask)
+		for i := range uint64(len(x.t.words)) {
+			data = binary.LittleEndian.AppendUint64(data, x.t.load(i)&lanesMask)
+			if raceEnabled {
+				snapshotStalled(x, i) // the tests' stall point (snapshot.go)
+			}
 		}
 	}
 	return data, ds

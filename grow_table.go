@@ -100,6 +100,29 @@ import (
 // it, which holds a match of x if x was not the key deleted; so the read
 // of Q at t2, before or after that store, shows a match. □
 //
+// Deletes wait for snapshots. A snapshot (capture, grow_encode.go) reads
+// the table one word at a time, in ascending order, and no order of reads
+// is safe against the schedule above by itself: after the snapshot read P,
+// C is inserted into P and C's Delete takes the searched key's entry from
+// Q, which the snapshot reads afterwards (a tie may go to either bucket,
+// so no bucket order of Deletes lines up with the snapshot's). So deleteIn
+// holds the snapshot gate (snapshot.go) for its whole run, as a relocation
+// step does: it waits for a snapshot in progress, and a snapshot waits for
+// the deletes in progress to finish.
+//
+// Claim: a snapshot holds an entry matching every key x inserted before it
+// began and not deleted before it ended. Proof: the gate keeps every
+// Delete, move and expansion copy apart from the snapshot (Dekker's
+// protocol, snapshot.go), so while it reads, entries are only added to
+// the table it reads (capture: the table lookups search, which holds
+// every key whose insert finished before, grow.go). x had a matching entry
+// when the snapshot began (youngest-match rule), that entry stays in its
+// word until the snapshot ends, and the snapshot reads that word once,
+// whole. □ Without the gate in deleteIn, TestGrowingSnapshotAgainstColliding-
+// Deletes loses the key in both modes. The cost is two atomic adds on the
+// deleting goroutine's shard and two loads per Delete, and a Delete that
+// meets a snapshot waits for it (at memory speed, as a relocation does).
+//
 // Why Delete removes the youngest match. Entries of different ages
 // compare different numbers of bits, so a key X may match an entry E_Y of
 // another key Y as well as its own E_X. Delete(X) removes, from one atomic
@@ -525,8 +548,10 @@ func (x *growTable) storeBumped(i, wi, ni, j, wj, nj uint64) {
 // deleteIn removes the youngest entry matching k from x, chosen from one
 // atomic view of both buckets (see "Why Delete removes the youngest match"
 // above), and reports whether there was one; st is growFrozen if x is
-// being copied.
+// being copied. It holds the snapshot gate, as a relocation step does
+// ("Deletes wait for snapshots" above).
 func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
+	defer g.gate.exitMove(g.gate.enterMove())
 	t := &x.t
 	if g.mode == Locked {
 		gd := x.locks.lockBuckets(k.b1, k.b2)

@@ -9,7 +9,8 @@ import (
 // MarshalBinary) reads the table bucket by bucket while other goroutines keep
 // inserting and deleting; a fingerprint moving from a bucket not yet written
 // to one already written would be missing from it. So while a snapshot runs,
-// relocations wait; inserts into free slots, deletes and lookups go on.
+// relocations wait, and so do a growing filter's deletes (grow_table.go);
+// inserts into free slots, lookups and the fixed filter's deletes go on.
 //
 // The protocol is Dekker's: a mover announces itself in a movers shard and
 // then checks snapshots; a snapshot announces itself in snapshots and then
@@ -68,3 +69,19 @@ func (g *snapshotGate) beginSnapshot() {
 }
 
 func (g *snapshotGate) endSnapshot() { g.snapshots.Add(-1) }
+
+// snapshotStalls, in race builds only, is called by every snapshot's copy
+// of a table (appendTable, copyTable, and the growing filter's capture)
+// after it reads word i, with the table's owner (the *Filter, or the
+// *growTable of a growing filter's shard): tests set it to write while a
+// snapshot is stalled between its reads (TestSnapshotAgainstCollidingKeys).
+// It must act only on its own table, since other tests' snapshots call it
+// too. In other builds the calls are compiled out.
+var snapshotStalls atomic.Pointer[func(owner any, i uint64)]
+
+// snapshotStalled calls snapshotStalls, if set.
+func snapshotStalled(owner any, i uint64) {
+	if h := snapshotStalls.Load(); h != nil {
+		(*h)(owner, i)
+	}
+}
