@@ -356,8 +356,8 @@ func (f *Filter) adopt(words []atomic.Uint64, lay layout, seed uint64, alg uint8
 }
 
 // adoptWith is adopt with the Locked mode's locks (nil in LockFree mode)
-// and the counters' shard bits chosen by the caller: the nodes of a Growing
-// filter share one set of locks and carry fewer shards.
+// and the shard bits of the snapshot gate and the event counters chosen by
+// the caller (the count of fingerprints takes countShardBitsFor's).
 func (f *Filter) adoptWith(words []atomic.Uint64, lay layout, seed uint64, alg uint8, mode Mode, n int64, locks *stripedLocks, sb uint) {
 	f.t.words = words
 	f.m = uint64(len(words))
@@ -373,7 +373,7 @@ func (f *Filter) adoptWith(words []atomic.Uint64, lay layout, seed uint64, alg u
 	f.mode = mode
 	f.inline = mode == LockFree && !lay.packed
 	f.locks = locks
-	f.count.init(sb)
+	f.count.init(countShardBitsFor(uint64(len(words))))
 	f.count.add(n)
 	f.gate.movers.init(sb)
 	// The event counters count from New: a filter that loads another's

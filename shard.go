@@ -59,10 +59,23 @@ const maxShardBits = 6
 // of the table whatever GOMAXPROCS is (a 1M-key filter, 2^17 to 2^18
 // words, gets 8 or 16 shards at most), so a class's bits per key hold on
 // any machine.
-func shardBitsFor(m uint64) uint {
+func shardBitsFor(m uint64) uint { return shardBitsPer(m, wordsPerShard) }
+
+// countShardBitsFor is shardBitsFor for the count of stored fingerprints,
+// which every Insert and Delete writes (the other shard sets are written
+// by relocations, retries and rarer events), with up to one shard per
+// wordsPerCountShard words: 1/256 of the table, so that a 1M-key filter
+// gets the 64 shards that 32 processors want (4 KiB, 0.03 bits per key)
+// instead of 8 or 16. With 16 goroutines filling a 1M-key packed filter
+// through 8 shards, a CPU profile on 16 cores put 23% of Insert's time on
+// the count's atomic add: two or more cores took turns with each shard's
+// cache line (BENCHMARKS.md, "Sixteen cores").
+func countShardBitsFor(m uint64) uint { return shardBitsPer(m, wordsPerCountShard) }
+
+func shardBitsPer(m, wordsPer uint64) uint {
 	bits := uint(0)
 	for 1<<bits < 2*runtime.GOMAXPROCS(0) && bits < maxShardBits && 16<<(bits+1) <= m &&
-		(bits < minCappedShardBits || wordsPerShard<<(bits+1) <= m) {
+		(bits < minCappedShardBits || wordsPer<<(bits+1) <= m) {
 		bits++
 	}
 	return bits
@@ -70,10 +83,11 @@ func shardBitsFor(m uint64) uint {
 
 // Shard sets above 1<<minCappedShardBits shards have at most one shard
 // (64 bytes) per wordsPerShard table words (8 bytes each): 1/2048 of the
-// table.
+// table; the count, one per wordsPerCountShard words: 1/256.
 const (
 	minCappedShardBits = 2
 	wordsPerShard      = 16384
+	wordsPerCountShard = 2048
 )
 
 // shardedCount is the number of stored fingerprints, spread over padded
