@@ -493,7 +493,13 @@ func (f *Filter) pkCount(b1, b2, fp uint64) int {
 		if b1>>1 == b2>>1 {
 			return n + bits.OnesCount64(pkMatches(pkHalf(w1, b2), fp))
 		}
+		if raceEnabled {
+			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
+		}
 		n += bits.OnesCount64(pkMatches(pkHalf(t.load(b2>>1), b2), fp))
+		if raceEnabled {
+			searchStalled(f, b1, 2)
+		}
 		if t.load(vi) == v && t.load(vj) == u {
 			return n
 		}

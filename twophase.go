@@ -287,7 +287,7 @@ func newEpochs(n uint64) []atomic.Uint64 {
 // searchStalls, in race builds only, is called by every search of a
 // one-word table (Lookup, LookupBatch, LookupHash, LookupBatchHash, find
 // and so Delete, Count, remove's first reads, and Locked mode's lookups)
-// and by the packed layout's lookups and pkFind (both modes), after its
+// and by the packed layout's lookups, pkFind (both modes) and pkCount, after its
 // first read of b1 (stage 1) and after its first read of b2 (stage 2),
 // with the filter and b1 (the lower bucket, searchPair). Tests set it to relocate while a search is stalled between its
 // reads (TestSearchesReadTheirFirstBucketsEpoch); it must only act on
