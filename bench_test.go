@@ -435,3 +435,53 @@ func TestOpsHandOutExactlyN(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLookupUnderRelocation looks up inserted keys in a full filter
+// (n keys in New(n)) while one goroutine churns it: it deletes the oldest
+// key and inserts a new one, so that its inserts relocate as they do near
+// full load. It reports the search retries per lookup (searches that read
+// their buckets again because a relocation moved their first bucket's
+// counter or version meanwhile, Stats.LookupRetries) and the relocations
+// per churn step; ops/s counts lookups and churn steps together.
+func BenchmarkLookupUnderRelocation(b *testing.B) {
+	for _, bits := range []int{8, 12} {
+		b.Run(fmt.Sprintf("mode=lockfree/bits=%d/n=1M", bits), func(b *testing.B) {
+			const n = 1 << 20
+			f := benchFilter(b, cuckoo.LockFree, bits, n, n)
+			before := f.Stats()
+			var seq atomic.Uint64
+			var lookups, churns, full atomic.Int64
+			runParallel(b, func(o *ops) {
+				var k [8]byte
+				if seq.Add(1) == 1 {
+					// The churner: keys lo..lo+n-1 are in the filter.
+					var steps, failed int64
+					for lo := uint64(0); o.Next(); lo++ {
+						f.Delete(putKey(k[:], lo))
+						if f.Insert(putKey(k[:], lo+n)) != nil {
+							failed++
+						}
+						steps++
+					}
+					churns.Add(steps)
+					full.Add(failed)
+					return
+				}
+				var m int64
+				for i := seq.Load() * 0x9e3779b97f4a7c15; o.Next(); i += 0x9e3779b97f4a7c15 {
+					f.Lookup(putKey(k[:], i%n))
+					m++
+				}
+				lookups.Add(m)
+			})
+			st := f.Stats()
+			if l := lookups.Load(); l > 0 {
+				b.ReportMetric(float64(st.LookupRetries-before.LookupRetries)/float64(l), "search-retries/lookup")
+			}
+			if c := churns.Load(); c > 0 {
+				b.ReportMetric(float64(st.Relocations-before.Relocations)/float64(c), "moves/churn")
+				b.ReportMetric(float64(full.Load())/float64(c), "errfull/churn")
+			}
+		})
+	}
+}
