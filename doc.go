@@ -111,7 +111,8 @@
 // a doubling splits every bucket of a shard into two by one of those bits,
 // so no key is needed and a lookup reads two buckets at every size. Inserts and
 // deletes that arrive during a doubling help copy the table and wait for
-// it; lookups never wait (they read the old table until the copy is done),
+// it, and deletes wait while a snapshot copies the tables; lookups never
+// wait (they read the old table until the copy is done),
 // and deletes and reinserts stay safe while it grows (grow.go and
 // grow_table.go have the argument). What it costs: an entry compares one
 // bit fewer for each doubling it lived through (13 bits fresh, at least
@@ -142,7 +143,9 @@
 // before it began is gone when it returns; operations overlapping it may or
 // may not survive it. In LockFree mode the only waiting is bounded by
 // memory speed: while Reset sweeps the table or a snapshot copies it,
-// inserts that need to relocate fingerprints wait for it (see Mode).
+// inserts that need to relocate fingerprints wait for it (see Mode); a
+// Growing filter's deletes wait for snapshots too, and its writes for
+// doublings (see Growing).
 //
 // # Design
 //

@@ -97,7 +97,9 @@ import (
 // of the shard that arrives, but a copier that the scheduler stops while
 // it holds a chunk holds back the shard's writers until it runs again:
 // writes are not lock-free during an expansion (lookups are, and writes to
-// the other fifteen shards go on).
+// the other fifteen shards go on). Deletes and relocations also wait,
+// in every shard, while a snapshot copies the tables (memory speed;
+// "Deletes wait for snapshots", grow_table.go).
 
 const (
 	// growShardBits sets the number of shards, growShards = 16. More
@@ -201,7 +203,8 @@ const growFullLoad = 0.5
 //     table and copies the old one into it; inserts and deletes of that
 //     shard that arrive while the copy runs share the copying and wait for
 //     it to end; lookups never wait, and read the old table until the copy
-//     is done.
+//     is done. Deletes, and inserts that relocate, also wait while a
+//     snapshot (WriteTo, MarshalBinary, Clone) copies the tables.
 //
 // Its method set is Filter's, with the String and Hash forms, except for
 // Stats and LockStats: the operation counters and lock statistics live

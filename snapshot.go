@@ -20,9 +20,31 @@ import (
 // ends. Movers count in the shard of their goroutine's stack (shard.go), so
 // that two cores relocating at once do not pass one counter's cache line
 // back and forth twice per move.
+//
+// Turns. A mover that had to wait counts itself in waiting until it gets
+// in, and a snapshot starts only when no mover waits. Otherwise snapshots
+// that kept overlapping (several goroutines writing snapshots in a loop)
+// would keep snapshots above zero and hold a mover back for as long as
+// they went on. Claim: a mover waits only for the snapshots that passed
+// their waiting check before it counted itself, and a snapshot waits only
+// for the movers that were waiting or stepping when it arrived (and for
+// those that counted themselves between its check and its announcement,
+// which can only wait for snapshots already admitted). Proof: once a
+// waiting mover M has counted itself, every snapshot that has not yet
+// passed its check waits until M, and every other waiting mover, got in;
+// the snapshots admitted before M end at memory speed, snapshots then
+// drops to 0 and M's next look gets it in. A snapshot arriving while
+// movers wait lets them in first; movers arriving after those found
+// snapshots at 0 never wait and never count themselves, and when the
+// snapshot announces itself new movers withdraw, so the movers shards
+// drain after the steps in progress. waiting is a hint for the order
+// only: mutual exclusion rests on the two announcements above, which it
+// does not touch. TestSnapshotGateTakesTurns fails without the
+// snapshot's wait for waiting movers.
 type snapshotGate struct {
 	movers    shardSet[moverShard] // read-only header: the shards are elsewhere
 	snapshots atomic.Int32         // snapshots in progress
+	waiting   atomic.Int32         // movers that met a snapshot and wait for their turn
 }
 
 type moverShard struct {
@@ -30,10 +52,11 @@ type moverShard struct {
 	_ [60]byte
 }
 
-// enterMove waits until no snapshot runs and registers a relocation step. It
-// returns the shard to pass to exitMove.
+// enterMove waits until no snapshot runs and registers a relocation step (or
+// a growing filter's Delete). It returns the shard to pass to exitMove.
 func (g *snapshotGate) enterMove() *atomic.Int32 {
 	m := &g.movers.mine().n
+	waited := false
 	for {
 		if g.snapshots.Load() == 0 {
 			if raceEnabled {
@@ -47,9 +70,16 @@ func (g *snapshotGate) enterMove() *atomic.Int32 {
 			}
 			m.Add(1)
 			if g.snapshots.Load() == 0 {
+				if waited {
+					g.waiting.Add(-1)
+				}
 				return m
 			}
 			m.Add(-1)
+		}
+		if !waited {
+			waited = true
+			g.waiting.Add(1) // snapshots not yet begun wait for this mover
 		}
 		runtime.Gosched()
 	}
@@ -58,8 +88,12 @@ func (g *snapshotGate) enterMove() *atomic.Int32 {
 func (g *snapshotGate) exitMove(m *atomic.Int32) { m.Add(-1) }
 
 // beginSnapshot returns once no relocation is in progress; none starts until
-// endSnapshot.
+// endSnapshot. Movers that were waiting for an earlier snapshot get in
+// first ("Turns" above).
 func (g *snapshotGate) beginSnapshot() {
+	for g.waiting.Load() != 0 {
+		runtime.Gosched()
+	}
 	g.snapshots.Add(1)
 	for i := range g.movers.shards {
 		for g.movers.shards[i].n.Load() != 0 {
