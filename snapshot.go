@@ -26,21 +26,25 @@ import (
 // that kept overlapping (several goroutines writing snapshots in a loop)
 // would keep snapshots above zero and hold a mover back for as long as
 // they went on. Claim: a mover waits only for the snapshots that passed
-// their waiting check before it counted itself, and a snapshot waits only
-// for the movers that were waiting or stepping when it arrived (and for
-// those that counted themselves between its check and its announcement,
-// which can only wait for snapshots already admitted). Proof: once a
-// waiting mover M has counted itself, every snapshot that has not yet
-// passed its check waits until M, and every other waiting mover, got in;
-// the snapshots admitted before M end at memory speed, snapshots then
-// drops to 0 and M's next look gets it in. A snapshot arriving while
-// movers wait lets them in first; movers arriving after those found
-// snapshots at 0 never wait and never count themselves, and when the
-// snapshot announces itself new movers withdraw, so the movers shards
-// drain after the steps in progress. waiting is a hint for the order
-// only: mutual exclusion rests on the two announcements above, which it
-// does not touch. TestSnapshotGateTakesTurns fails without the
-// snapshot's wait for waiting movers.
+// their waiting check before it counted itself. Proof: once a waiting
+// mover M has counted itself, no snapshot passes its check until M, and
+// every other waiting mover, got in; the snapshots that passed it before
+// end at memory speed, snapshots then drops to 0 and M's next look gets
+// it in. waiting is a hint for the order only: mutual exclusion rests on
+// the two announcements above, which it does not touch.
+// TestSnapshotGateTakesTurns fails without the snapshot's wait for
+// waiting movers.
+//
+// What snapshots pay: a snapshot waits while any mover waits, and a mover
+// waits only while another snapshot is admitted, so with one goroutine
+// taking snapshots it waits at most for the movers that met the previous
+// one. With several, the order among snapshots is not first come, first
+// served: a snapshot that yields while waiting movers get in can find
+// that a later snapshot was admitted meanwhile, and new movers waiting
+// behind that one. A reviewer's gate-only test (8 snapshotting and 32
+// moving goroutines on 2 processors, one run) saw the longest snapshot
+// wait go from about 0.12 s to 0.35 s, and the longest mover wait from
+// about 2 s to 70 µs.
 type snapshotGate struct {
 	movers    shardSet[moverShard] // read-only header: the shards are elsewhere
 	snapshots atomic.Int32         // snapshots in progress

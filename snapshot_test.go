@@ -51,11 +51,6 @@ func TestSnapshotGateExcludes(t *testing.T) {
 	g.endSnapshot()
 }
 
-// TestSnapshotGateStress runs movers and snapshotters on one gate, more
-// goroutines than processors, and fails if a mover and a snapshot are ever
-// inside the gate at once. Each side announces itself in a counter once the
-// gate let it in and then checks the other side's counter, so any overlap
-// is seen by at least one of them.
 // TestSnapshotGateTakesTurns: a mover that waits for a snapshot gets in
 // before a snapshot that arrives while it waits. Snapshot A runs; mover M
 // waits for it; snapshot B arrives; A ends. Without turns B would begin at
@@ -83,6 +78,8 @@ func TestSnapshotGateTakesTurns(t *testing.T) {
 	}()
 	select {
 	case <-bBegun:
+		g.endSnapshot() // let M and B finish
+		close(bEnd)
 		t.Fatal("a snapshot began while a mover waited for the one before it")
 	case <-time.After(20 * time.Millisecond):
 	}
@@ -97,6 +94,11 @@ func TestSnapshotGateTakesTurns(t *testing.T) {
 	close(bEnd)
 }
 
+// TestSnapshotGateStress runs movers and snapshotters on one gate, more
+// goroutines than processors, and fails if a mover and a snapshot are ever
+// inside the gate at once. Each side announces itself in a counter once the
+// gate let it in and then checks the other side's counter, so any overlap
+// is seen by at least one of them.
 func TestSnapshotGateStress(t *testing.T) {
 	for _, movers := range []int{1, runtime.GOMAXPROCS(0), 100} {
 		t.Run(fmt.Sprintf("movers=%d", movers), func(t *testing.T) {
