@@ -25,37 +25,8 @@ func TestGrowingSearchAgainstCollidingDeletes(t *testing.T) {
 	}
 	for _, mode := range []Mode{LockFree, Locked} {
 		t.Run(fmt.Sprintf("mode=%v", mode), func(t *testing.T) {
-			g, err := NewGrowing(1000, WithMode(mode), WithSeed(7))
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := g.st.shards[0].cur.Load()
-			var k growKey
-			for h := uint64(1); ; h++ {
-				if k = x.place(h * 0x9e3779b97f4a7c15); k.b1 != k.b2 {
-					break
-				}
-			}
-			c := growKey{b1: k.b2, b2: k.b1, q1: k.q2, q2: k.q1}
+			g, x, k, c := growCollision(t, mode, func(k growKey) bool { return k.b1 != k.b2 })
 			p, q := k.b1, k.b2
-			if st := g.addIn(x, k); st != growDone {
-				t.Fatalf("insert of K: status %d", st)
-			}
-			if matchLanes(x.t.load(p), k.q1) != 0 {
-				// Move K's entry to q, as a relocation would.
-				s := bits.TrailingZeros64(matchLanes(x.t.load(p), k.q1)) / laneBits // as longestMatch
-				v := lane(x.t.load(p), s)
-				var my *descLease
-				if mode == LockFree {
-					my = leaseDesc()
-				}
-				if st := g.moveIn(x, p, s, v, q, x.altValue(v), my); st != growDone {
-					t.Fatalf("move of K's entry: status %d", st)
-				}
-				if my != nil {
-					my.release()
-				}
-			}
 			churn := func(key growKey, want uint64, wantQ uint64) {
 				if st := g.addIn(x, key); st != growDone {
 					t.Fatalf("insert of a colliding key: status %d", st)
@@ -89,4 +60,43 @@ func TestGrowingSearchAgainstCollidingDeletes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// growCollision returns a growing filter in mode, the table of its shard 0,
+// and two colliding keys of that table: K, the first placement that keep
+// accepts, inserted with its entry in its second bucket Q (moved there as a
+// relocation would if it landed in P), and C, K in the opposite bucket
+// order, not inserted.
+func growCollision(t *testing.T, mode Mode, keep func(growKey) bool) (g *Growing, x *growTable, k, c growKey) {
+	t.Helper()
+	g, err := NewGrowing(1000, WithMode(mode), WithSeed(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x = g.st.shards[0].cur.Load()
+	for h := uint64(1); ; h++ {
+		if k = x.place(h * 0x9e3779b97f4a7c15); keep(k) {
+			break
+		}
+	}
+	c = growKey{b1: k.b2, b2: k.b1, q1: k.q2, q2: k.q1}
+	p, q := k.b1, k.b2
+	if st := g.addIn(x, k); st != growDone {
+		t.Fatalf("insert of K: status %d", st)
+	}
+	if matchLanes(x.t.load(p), k.q1) != 0 {
+		s := bits.TrailingZeros64(matchLanes(x.t.load(p), k.q1)) / laneBits // as longestMatch
+		v := lane(x.t.load(p), s)
+		var my *descLease
+		if mode == LockFree {
+			my = leaseDesc()
+		}
+		if st := g.moveIn(x, p, s, v, q, x.altValue(v), my); st != growDone {
+			t.Fatalf("move of K's entry: status %d", st)
+		}
+		if my != nil {
+			my.release()
+		}
+	}
+	return g, x, k, c
 }

@@ -3,7 +3,6 @@ package cuckoo
 import (
 	"bytes"
 	"fmt"
-	"math/bits"
 	"testing"
 	"time"
 )
@@ -90,36 +89,9 @@ func TestGrowingSnapshotAgainstCollidingDeletes(t *testing.T) {
 	}
 	for _, mode := range []Mode{LockFree, Locked} {
 		t.Run(fmt.Sprintf("mode=%v", mode), func(t *testing.T) {
-			g, err := NewGrowing(1000, WithMode(mode), WithSeed(7))
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := g.st.shards[0].cur.Load()
-			var k growKey
-			for h := uint64(1); ; h++ {
-				if k = x.place(h * 0x9e3779b97f4a7c15); k.b1 < k.b2 {
-					break // P = k.b1 is the lower word: the snapshot reads it first
-				}
-			}
-			c := growKey{b1: k.b2, b2: k.b1, q1: k.q2, q2: k.q1}
+			// P = k.b1 is the lower word: the snapshot reads it first.
+			g, x, k, c := growCollision(t, mode, func(k growKey) bool { return k.b1 < k.b2 })
 			p, q := k.b1, k.b2
-			if st := g.addIn(x, k); st != growDone {
-				t.Fatalf("insert of K: status %d", st)
-			}
-			if matchLanes(x.t.load(p), k.q1) != 0 {
-				s := bits.TrailingZeros64(matchLanes(x.t.load(p), k.q1)) / laneBits // as longestMatch
-				v := lane(x.t.load(p), s)
-				var my *descLease
-				if mode == LockFree {
-					my = leaseDesc()
-				}
-				if st := g.moveIn(x, p, s, v, q, x.altValue(v), my); st != growDone {
-					t.Fatalf("move of K's entry: status %d", st)
-				}
-				if my != nil {
-					my.release()
-				}
-			}
 			churned := make(chan string, 1)
 			stalled := false
 			stall := func(owner any, i uint64) {
