@@ -72,6 +72,8 @@ func shardBitsFor(m uint64) uint { return shardBitsPer(m, wordsPerShard) }
 // cache line (BENCHMARKS.md, "Sixteen cores").
 func countShardBitsFor(m uint64) uint { return shardBitsPer(m, wordsPerCountShard) }
 
+// shardBitsPer is shardBitsFor with at most one shard per wordsPer words
+// above 1<<minCappedShardBits shards.
 func shardBitsPer(m, wordsPer uint64) uint {
 	bits := uint(0)
 	for 1<<bits < 2*runtime.GOMAXPROCS(0) && bits < maxShardBits && 16<<(bits+1) <= m &&
