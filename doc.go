@@ -141,7 +141,7 @@
 // LoadFactor are exact when no operation is in flight, and always within
 // [0, Cap()] and [0, 1]. Reset empties the filter: every fingerprint stored
 // before it began is gone when it returns; operations overlapping it may or
-// may not survive it. In LockFree mode the only waiting is bounded by
+// may not survive it. In LockFree mode the only waiting is for work at
 // memory speed: while Reset sweeps the table or a snapshot copies it,
 // inserts that need to relocate fingerprints wait for it (see Mode); a
 // Growing filter's deletes wait for snapshots too, and its writes for

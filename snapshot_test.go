@@ -51,49 +51,6 @@ func TestSnapshotGateExcludes(t *testing.T) {
 	g.endSnapshot()
 }
 
-// TestSnapshotGateTakesTurns: a mover that waits for a snapshot gets in
-// before a snapshot that arrives while it waits. Snapshot A runs; mover M
-// waits for it; snapshot B arrives; A ends. Without turns B would begin at
-// once and M would wait for B too, and behind B for any snapshot that
-// overlapped it (several goroutines writing snapshots in a loop held a
-// growing filter's Delete back for seconds).
-func TestSnapshotGateTakesTurns(t *testing.T) {
-	var g snapshotGate
-	g.movers.init(3)
-	g.beginSnapshot() // A
-	moved := make(chan struct{})
-	go func() {
-		g.exitMove(g.enterMove()) // M
-		close(moved)
-	}()
-	for g.waiting.Load() == 0 {
-		runtime.Gosched() // until M waits
-	}
-	bBegun, bEnd := make(chan struct{}), make(chan struct{})
-	go func() {
-		g.beginSnapshot() // B
-		close(bBegun)
-		<-bEnd
-		g.endSnapshot()
-	}()
-	select {
-	case <-bBegun:
-		g.endSnapshot() // let M and B finish
-		close(bEnd)
-		t.Fatal("a snapshot began while a mover waited for the one before it")
-	case <-time.After(20 * time.Millisecond):
-	}
-	g.endSnapshot() // A ends: M's turn, then B's
-	select {
-	case <-moved:
-	case <-time.After(10 * time.Second):
-		close(bEnd)
-		t.Fatal("the mover still waited after the snapshot it met had ended: a later snapshot went first")
-	}
-	WaitOrFail(t, bBegun, time.Minute, "the second snapshot after the mover's step")
-	close(bEnd)
-}
-
 // TestSnapshotGateStress runs movers and snapshotters on one gate, more
 // goroutines than processors, and fails if a mover and a snapshot are ever
 // inside the gate at once. Each side announces itself in a counter once the
