@@ -202,6 +202,7 @@ package cuckoo
 //	MCS exclusion, FIFO, ascending stripe order    mcs.go            TestMCSMutualExclusion, TestMCSFIFO, TestStripeNoDeadlock, TestLockBucketsShapes; checkStripeOrder (race builds)
 //	RTM elision policy and encoding                htm_amd64.go      TestRTMForcedOff, TestRTMForcedOn, TestRTMTxRetryable, TestHTMCPUID, TestHTMEncoding
 //	snapshot gate: no move overlaps a snapshot     snapshot.go       TestSnapshotGateExcludes, TestSnapshotGateStress, TestEncodeSnapshotUnderLoad
+//	snapshot gate: movers get in between snapshots snapshot.go     TestMoverGetsInBetweenOverlappingSnapshots, TestRelocationsGetInBetweenOverlappingSnapshots, TestGrowingDeletesGetInBetweenOverlappingSnapshots
 //	false-positive rate within 10% of 2bα/(2^f-1)  doc.go            TestFalsePositiveRate, TestFalsePositiveRateClasses
 //	n keys fit New(n); target load from 1,000 keys doc.go            TestLoadFactorAtFirstErrFull, TestSmallCapacityHolds
 //	New(n) is the standard class (5 x 12 bits)     filter.go         TestDefaultLayout

@@ -25,9 +25,10 @@ const (
 	// never wait for another goroutine; a stalled goroutine never blocks
 	// the others. The one wait: while WriteTo, MarshalBinary or Reset
 	// copies or sweeps the table (at memory speed), inserts that need to
-	// relocate fingerprints wait for it to end, and for any snapshot that
-	// overlaps it (a growing filter's deletes wait the same way, and also
-	// for its doublings; see Growing). It is the default.
+	// relocate fingerprints wait for it to end; when snapshots keep
+	// overlapping, a relocation that has waited a millisecond gets in
+	// before the next one begins (a growing filter's deletes wait the same
+	// way, and also for its doublings; see Growing). It is the default.
 	LockFree Mode = iota
 	// Locked guards every change to the buckets with striped MCS queue
 	// locks, elided with Intel RTM transactions where the processor

@@ -127,6 +127,51 @@ func TestSnapshotGateStress(t *testing.T) {
 	}
 }
 
+// TestMoverGetsInBetweenOverlappingSnapshots runs snapshotters in a loop,
+// more of them than processors, so that their snapshots keep overlapping
+// and the gate is almost never free of them, and checks that movers still
+// get in: a gate that lets a mover in only when it finds no snapshot at
+// all keeps them out for as long as the loop runs.
+func TestMoverGetsInBetweenOverlappingSnapshots(t *testing.T) {
+	var (
+		g     snapshotGate
+		stop  atomic.Bool
+		snaps atomic.Int64
+		wg    sync.WaitGroup
+	)
+	g.movers.init(3)
+	defer func() {
+		stop.Store(true)
+		WaitOrFail(t, Done(&wg), StressWatchdog, "snapshotters")
+	}()
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				g.beginSnapshot()
+				runtime.Gosched() // a snapshot's copy: others begin meanwhile
+				g.endSnapshot()
+				snaps.Add(1)
+			}
+		}()
+	}
+	for snaps.Load() < 100 {
+		runtime.Gosched()
+	}
+	const moves = 20
+	entered := make(chan struct{})
+	go func() {
+		for range moves {
+			g.exitMove(g.enterMove())
+		}
+		close(entered)
+	}()
+	// Each move waits for about one snapshot; a minute is a hang.
+	WaitOrFail(t, entered, time.Minute, fmt.Sprintf("%d moves beside 8 looping snapshotters", moves))
+	t.Logf("%d snapshots", snaps.Load())
+}
+
 // TestEncodeSnapshotUnderLoad takes snapshots (MarshalBinary and WriteTo,
 // several at once) while churn goroutines insert and delete at 90-95% load,
 // where most inserts need relocations, and checks that every snapshot loads
