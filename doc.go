@@ -145,7 +145,9 @@
 // memory speed: while Reset sweeps the table or a snapshot copies it,
 // inserts that need to relocate fingerprints wait for it (see Mode); a
 // Growing filter's deletes wait for snapshots too, and its writes for
-// doublings (see Growing).
+// doublings (see Growing). Snapshots and Reset, for their part, wait for
+// the relocations in progress, and when relocations starve behind
+// snapshots that come back to back, for one of them to get in.
 //
 // # Design
 //
@@ -202,7 +204,7 @@ package cuckoo
 //	MCS exclusion, FIFO, ascending stripe order    mcs.go            TestMCSMutualExclusion, TestMCSFIFO, TestStripeNoDeadlock, TestLockBucketsShapes; checkStripeOrder (race builds)
 //	RTM elision policy and encoding                htm_amd64.go      TestRTMForcedOff, TestRTMForcedOn, TestRTMTxRetryable, TestHTMCPUID, TestHTMEncoding
 //	snapshot gate: no move overlaps a snapshot     snapshot.go       TestSnapshotGateExcludes, TestSnapshotGateStress, TestEncodeSnapshotUnderLoad
-//	snapshot gate: movers get in between snapshots snapshot.go     TestMoverGetsInBetweenOverlappingSnapshots, TestRelocationsGetInBetweenOverlappingSnapshots, TestGrowingDeletesGetInBetweenOverlappingSnapshots
+//	snapshot gate: moves get in between snapshots  snapshot.go       TestMoverGetsInBetweenOverlappingSnapshots, TestRelocationsGetInBetweenOverlappingSnapshots, TestGrowingDeletesGetInBetweenOverlappingSnapshots
 //	false-positive rate within 10% of 2bα/(2^f-1)  doc.go            TestFalsePositiveRate, TestFalsePositiveRateClasses
 //	n keys fit New(n); target load from 1,000 keys doc.go            TestLoadFactorAtFirstErrFull, TestSmallCapacityHolds
 //	New(n) is the standard class (5 x 12 bits)     filter.go         TestDefaultLayout

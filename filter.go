@@ -25,10 +25,12 @@ const (
 	// never wait for another goroutine; a stalled goroutine never blocks
 	// the others. The one wait: while WriteTo, MarshalBinary or Reset
 	// copies or sweeps the table (at memory speed), inserts that need to
-	// relocate fingerprints wait for it to end; when snapshots keep
-	// overlapping, a relocation that has waited a millisecond gets in
-	// before the next one begins (a growing filter's deletes wait the same
-	// way, and also for its doublings; see Growing). It is the default.
+	// relocate fingerprints wait for it to end (a growing filter's deletes
+	// wait the same way, and also for its doublings; see Growing). When
+	// snapshots keep overlapping, relocations that keep finding one starve,
+	// and a new snapshot then waits until one of them got in: snapshots
+	// cannot shut relocations out, at the price of slower snapshots while
+	// they come back to back (snapshot.go). It is the default.
 	LockFree Mode = iota
 	// Locked guards every change to the buckets with striped MCS queue
 	// locks, elided with Intel RTM transactions where the processor

@@ -121,9 +121,9 @@ import (
 // whole. □ Without the gate in deleteIn, TestGrowingSnapshotAgainstColliding-
 // Deletes loses the key in both modes. The cost is two atomic adds on the
 // deleting goroutine's shard and two loads per Delete, and a Delete that
-// meets a snapshot waits for it as a relocation does: for the snapshots
-// in progress, and, once it has waited a millisecond, for no new ones
-// until a waiting mover got in (snapshot.go).
+// meets a snapshot waits for it as a relocation does, and like
+// relocations, deletes that keep finding snapshots starve and get in
+// between them (snapshot.go).
 //
 // Why Delete removes the youngest match. Entries of different ages
 // compare different numbers of bits, so a key X may match an entry E_Y of

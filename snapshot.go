@@ -23,63 +23,65 @@ import (
 // that two cores relocating at once do not pass one counter's cache line
 // back and forth twice per move.
 //
-// Waiting is bounded on both sides. A snapshot waits for the moves in
-// progress, each one relocation step (or one growing Delete, or one chunk
-// of a growing filter's copy), and, when movers starve, for one of them to
-// get in. A mover that finds a snapshot running retries, yielding, for
-// moverPatience; then it starves: it counts itself in waiting and sleeps
-// until the last snapshot ends (endSnapshot wakes the starving movers when
-// snapshots drops to 0), then retries. A snapshot that finds a mover
-// starving does not join the snapshots in progress: it sleeps until a
-// starving mover has got in (admitted moved; that mover wakes the sleeping
-// snapshots) or none starves, and only then adds itself to snapshots.
+// Snapshots cannot shut movers out. A mover that finds a snapshot running
+// retries, yielding; once it has done so for moverPatience, it starves: it counts itself in waiting and
+// sleeps until the last snapshot ends (endSnapshot wakes the starving
+// movers when snapshots drops to 0), then retries. A snapshot that finds
+// a mover starving does not join the snapshots in progress: it sleeps
+// until a starving mover has got in and finished its move (admitted moved;
+// that mover wakes the sleeping snapshots in exitMove) or none starves,
+// and only then adds itself to snapshots.
 //
 // Claim (movers are not shut out): if a mover starves from time t, then
 // once the snapshots in progress at t have ended, at most one more
 // snapshot per goroutine inside beginSnapshot at t can begin before some
 // starving mover gets in. Proof. A snapshot adds itself to snapshots only
 // after it read waiting. One that read it after t, while movers starve,
-// adds itself only after it saw admitted move, which a starving mover
-// does after it got in, after t. Only the snapshots that read waiting
+// adds itself only after it saw admitted move, which a starving mover does
+// after it got in, so after t. Only the snapshots that read waiting
 // before t, at most one per goroutine then inside beginSnapshot, can add
 // themselves without that. When the last of those ends, snapshots drops to
-// 0 with movers starving, and the starving movers wake and retry: no
-// snapshot can add itself until one of them gets in (or a straggler of
-// the bounded set above does, and the argument repeats when it ends). □
+// 0 with movers starving, the starving movers wake and retry, and no
+// snapshot can add itself until one of them got in (a straggler of the
+// bounded set above can, and the argument repeats when it ends). □
+// Without the admission wait, TestMoverGetsInBetweenOverlappingSnapshots
+// (every build), TestRelocationsGetInBetweenOverlappingSnapshots and
+// TestGrowingDeletesGetInBetweenOverlappingSnapshots (race builds) hang.
+//
+// This bounds the progress of movers as a whole, not of each one: which
+// starving mover gets in first is the scheduler's choice, and each
+// admission lets the snapshots that waited for it begin, so one mover can
+// lose several rounds (an adversarial reviewer measured single waits of up
+// to 2 s with 8 goroutines snapshotting in a loop and 32 to 100 movers on
+// 1 or 2 processors; without the admission wait, every mover waited for
+// the whole run).
 //
 // No lost wake-up. Each sleeper takes the channel it sleeps on (signal)
 // before it checks its condition, and a waker closes the channel current
 // when it wakes (broadcast) after it changed what the sleeper checks; a
 // channel is replaced only after it was closed. A starving mover takes the
-// channel, then reads snapshots != 0 (the check inside tryMove); the
-// decrement that later brings snapshots to 0 comes after that read, and
-// the snapshot that made it reads waiting after it, sees the mover still
-// counted, and closes the current channel: the mover's, or a later one
-// made after the mover's was closed. A snapshot takes its channel, then
-// reads admitted unchanged and waiting != 0; the mover whose admission or
-// departure from waiting changes either comes after those reads, and
-// broadcasts after it. With sequentially consistent atomics these orders
-// hold. □
+// channel, then reads snapshots != 0 (in tryMove); the decrement that later
+// brings snapshots to 0 comes after that read, and the snapshot that made
+// it reads waiting after it, sees the mover still counted (a mover leaves
+// waiting only in exitMove), and closes the current channel: the mover's,
+// or a later one made after the mover's was closed. A snapshot takes its
+// channel, then reads admitted unchanged and waiting != 0; the exitMove
+// that changes either comes after those reads and broadcasts after it.
+// With sequentially consistent atomics these orders hold. □
 //
-// The price: a snapshot that meets starving movers waits for one of them
-// to be scheduled, and with far more goroutines than processors that is a
-// wait for a turn of the scheduler. With 4 goroutines snapshotting in a
-// loop beside 100 relocating on 2 processors (TestEncodeSnapshotUnderLoad,
-// purego), the snapshots take several times longer than when movers only
-// ever waited (see BENCHMARKS.md, "Snapshot gate"); and waiting until no
-// mover waits at all, which was tried, starved snapshots instead (9 in 10
-// s against 32 in 0.2 s). Which starving mover gets in first is the
-// scheduler's choice: the claim bounds the movers' progress as a whole.
-// A mover that waits less than moverPatience, the usual case when
-// snapshots are taken now and then, costs snapshots nothing.
-//
-// Without the admission wait, snapshots that keep overlapping (several
-// goroutines writing snapshots in a loop) held movers back for as long as
-// they went on: an adversarial reviewer measured a growing filter's Delete
-// still waiting after 3 s beside 8 such goroutines, and the tests
-// TestMoverGetsInBetweenOverlappingSnapshots (every build) and
-// TestRelocationsGetInBetweenOverlappingSnapshots and
-// TestGrowingDeletesGetInBetweenOverlappingSnapshots (race builds) hang.
+// The price. A snapshot that meets starving movers waits until one of
+// them has been scheduled and moved, which with far more goroutines than
+// processors can be a turn of the scheduler. Snapshots taken now and then
+// do not meet starving movers (movers starve only while snapshots keep
+// coming), and pay nothing. Snapshots taken back to back by 8 goroutines
+// beside relocating ones were 2 to 4 times fewer than when movers could be
+// shut out with 8 relocating goroutines on 2 processors (and the
+// relocations 4 times more), and 10 to 25 times fewer with 100
+// (BENCHMARKS.md, "Snapshot gate"). Making
+// a snapshot wait until no mover waits at all, which was tried, starved
+// snapshots instead (9 in 10 s against 32 in 0.2 s). The starving mover
+// yields in exitMove so that the snapshot it woke runs next on its
+// processor rather than after the rest of its time slice.
 type snapshotGate struct {
 	movers        shardSet[moverShard] // read-only header: the shards are elsewhere
 	snapshots     atomic.Int32         // snapshots in progress
@@ -95,35 +97,52 @@ type moverShard struct {
 	_ [60]byte
 }
 
+// moveTicket is what enterMove returns and exitMove takes: the movers
+// shard the move counts in, and whether the mover starved on its way in.
+type moveTicket struct {
+	m       *atomic.Int32
+	starved bool
+}
+
 // enterMove waits until no snapshot runs and registers a relocation step (or
-// a growing filter's Delete, or a chunk of its copy). It returns the shard
-// to pass to exitMove.
-func (g *snapshotGate) enterMove() *atomic.Int32 {
+// a growing filter's Delete, or a chunk of its copy). Pass what it returns
+// to exitMove.
+func (g *snapshotGate) enterMove() moveTicket {
 	m := &g.movers.mine().n
 	if g.tryMove(m) {
-		return m
+		return moveTicket{m: m}
 	}
 	start := time.Now()
 	for time.Since(start) < moverPatience {
 		runtime.Gosched()
 		if g.tryMove(m) {
-			return m
+			return moveTicket{m: m}
 		}
 	}
-	// Starving: count in waiting, so that new snapshots let a waiting
+	// Starving: count in waiting, so that new snapshots let a starving
 	// mover in first, and sleep until the snapshots end.
 	g.waiting.Add(1)
 	for {
 		wake := g.signal(&g.moversWake)
 		if g.tryMove(m) {
-			break
+			return moveTicket{m: m, starved: true}
 		}
 		<-wake
 	}
-	g.admitted.Add(1)
-	g.waiting.Add(-1)
-	g.broadcast(&g.snapshotsWake)
-	return m
+}
+
+// exitMove ends the move that t registered. A mover that starved then
+// counts itself admitted, leaves waiting, wakes the snapshots that wait for
+// that and yields to them: a woken snapshot runs next on this processor
+// instead of after the rest of this goroutine's time slice.
+func (g *snapshotGate) exitMove(t moveTicket) {
+	t.m.Add(-1)
+	if t.starved {
+		g.admitted.Add(1)
+		g.waiting.Add(-1)
+		g.broadcast(&g.snapshotsWake)
+		runtime.Gosched()
+	}
 }
 
 // signal returns the channel *c, made if there is none, that the next
@@ -169,8 +188,6 @@ func (g *snapshotGate) tryMove(m *atomic.Int32) bool {
 	m.Add(-1)
 	return false
 }
-
-func (g *snapshotGate) exitMove(m *atomic.Int32) { m.Add(-1) }
 
 // beginSnapshot returns once no relocation is in progress; none starts until
 // endSnapshot.

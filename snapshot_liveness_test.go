@@ -48,6 +48,10 @@ func loopSnapshots(t *testing.T, n int, snap func() error) (stop func()) {
 	}
 }
 
+// livenessOps is how many relocating inserts or growing deletes each liveness test
+// makes: each waits for about one snapshot.
+const livenessOps = 100
+
 // TestRelocationsGetInBetweenOverlappingSnapshots churns a full fixed
 // filter, so that its inserts relocate, beside 8 goroutines taking
 // snapshots in a loop, and checks that the churn finishes and relocated.
@@ -67,7 +71,7 @@ func TestRelocationsGetInBetweenOverlappingSnapshots(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				for i := range 300 {
+				for i := range livenessOps {
 					k := fmt.Appendf(nil, "churn-%d", i)
 					if f.Insert(k) == nil {
 						j := i % len(keys)
@@ -76,7 +80,7 @@ func TestRelocationsGetInBetweenOverlappingSnapshots(t *testing.T) {
 					}
 				}
 			}()
-			WaitOrFail(t, done, time.Minute, "300 inserts at 93% load beside 8 looping snapshotters")
+			WaitOrFail(t, done, time.Minute, fmt.Sprintf("%d inserts at 93%% load beside 8 looping snapshotters", livenessOps))
 			stop()
 			if r := f.Stats().Relocations - before; r == 0 {
 				t.Errorf("the churn relocated nothing; want relocations, which wait for snapshots")
@@ -108,16 +112,16 @@ func TestGrowingDeletesGetInBetweenOverlappingSnapshots(t *testing.T) {
 			deleted := 0
 			go func() {
 				defer close(done)
-				for i := range 300 {
+				for i := range livenessOps {
 					if g.Delete(fmt.Appendf(nil, "k%d", i)) {
 						deleted++
 					}
 				}
 			}()
-			WaitOrFail(t, done, time.Minute, "300 growing deletes beside 8 looping snapshotters")
+			WaitOrFail(t, done, time.Minute, fmt.Sprintf("%d growing deletes beside 8 looping snapshotters", livenessOps))
 			stop()
-			if deleted != 300 {
-				t.Errorf("deleted %d of 300 inserted keys; want all", deleted)
+			if deleted != livenessOps {
+				t.Errorf("deleted %d of %d inserted keys; want all", deleted, livenessOps)
 			}
 		})
 	}
