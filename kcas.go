@@ -280,11 +280,29 @@ func (t *kcasTable) epochIdx(b uint64) uint64 {
 // call it, so it indexes without a bounds check: b&verMask < len(vers)
 // (setVers). With a checked index the default's lookups took 9 (present)
 // to 16 (absent) more instructions than with the one epoch before
-// stripes, by cachegrind (BENCHMARKS.md, "Cost of the wrap epoch"). A
-// batch's group read (placeAndRead) indexes the slice itself, with the
-// check: with the slice header in a local that took fewer instructions.
+// stripes, by cachegrind (BENCHMARKS.md, "Cost of the wrap epoch").
 func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
+}
+
+// epochIndex is the table's wrap epochs as a loop over many buckets uses
+// them (placeAndRead): the first epoch and verMask, held in registers
+// across the loop, since t's fields are loaded again after every store the
+// loop makes to memory that might alias them.
+type epochIndex struct {
+	base unsafe.Pointer
+	mask uint64
+}
+
+// epochs returns t's wrap epochs as an epochIndex.
+func (t *kcasTable) epochs() epochIndex {
+	return epochIndex{unsafe.Pointer(unsafe.SliceData(t.vers)), t.verMask}
+}
+
+// of returns the wrap epoch of bucket b's stripe, without a bounds check:
+// b&mask < len(vers) (setVers).
+func (x epochIndex) of(b uint64) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Add(x.base, (b&x.mask)*uint64(unsafe.Sizeof(atomic.Uint64{}))))
 }
 
 // epochWord is the index by which a K-CAS names the epoch word. It is above
