@@ -74,7 +74,7 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	// Each key's epoch is read before its buckets, as in Lookup. The
 	// epochs are few and usually in cache, and one loop keeps the bucket
 	// loads back to back.
-	words, eps := f.t.words, f.t.epochs()
+	words, eps := f.t.words, f.t.versIndex()
 	for j := range n {
 		b1 := g.b1[j]
 		g.e[j] = eps.of(b1).Load()
@@ -133,8 +133,7 @@ func (f *Filter) LookupBatch(keys [][]byte, found []bool) (n int) {
 		var g pkGroup
 		for base := 0; base < n; base += batchGroup {
 			keys := keys[base:min(base+batchGroup, n)]
-			hashKeys(g.b1[:], keys)
-			f.pkReadGroup(&g, len(keys))
+			f.pkHashAndRead(&g, keys)
 			f.pkLookupGroup(&g, found[base:base+len(keys)])
 		}
 		return n

@@ -285,24 +285,30 @@ func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
 }
 
-// epochIndex is the table's wrap epochs as a loop over many buckets uses
-// them (placeAndRead): the first epoch and verMask, held in registers
-// across the loop, since t's fields are loaded again after every store the
-// loop makes to memory that might alias them.
-type epochIndex struct {
+// versIndex is the table's vers words (the wrap epochs of a one-word
+// layout, the versions of a packed one) as a loop over many buckets
+// indexes them (placeAndRead, pkReadGroup): the first word and verMask,
+// which stay in registers across the loop, where t's fields are loaded
+// again after each of the loop's stores (they might alias them), and no
+// bounds check. placeAndRead took 4 more instructions per key with a
+// checked index of a local copy of t.vers (cachegrind, bench/cmd/opcount
+// -w batch; 2 of them the padding of the check's jump).
+type versIndex struct {
 	base unsafe.Pointer
 	mask uint64
 }
 
-// epochs returns t's wrap epochs as an epochIndex.
-func (t *kcasTable) epochs() epochIndex {
-	return epochIndex{unsafe.Pointer(unsafe.SliceData(t.vers)), t.verMask}
+// versIndex returns t's vers as a versIndex.
+func (t *kcasTable) versIndex() versIndex {
+	return versIndex{unsafe.Pointer(unsafe.SliceData(t.vers)), t.verMask}
 }
 
-// of returns the wrap epoch of bucket b's stripe, without a bounds check:
-// b&mask < len(vers) (setVers).
-func (x epochIndex) of(b uint64) *atomic.Uint64 {
-	return (*atomic.Uint64)(unsafe.Add(x.base, (b&x.mask)*uint64(unsafe.Sizeof(atomic.Uint64{}))))
+// of returns vers word i&mask, without a bounds check: i&mask < len(vers)
+// (setVers). For a one-word layout's bucket b, of(b) is the wrap epoch of
+// its stripe (epochOf); for a packed bucket, of(b>>1) is its version
+// (verOf).
+func (x versIndex) of(i uint64) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Add(x.base, (i&x.mask)*uint64(unsafe.Sizeof(atomic.Uint64{}))))
 }
 
 // epochWord is the index by which a K-CAS names the epoch word. It is above
