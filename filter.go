@@ -477,7 +477,7 @@ func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
 // never 0. It is small enough to inline, so a loop over many keys keeps m
 // and fpRange in registers.
 func place(h, m, fpRange uint64) (b1, fp, b2 uint64) {
-	b1, fp = (h>>32*m)>>32, (h&0xffffffff*fpRange)>>32+1
+	b1, fp = (h>>32*m)>>32, (uint64(uint32(h))*fpRange)>>32+1
 	return b1, fp, altBucket(b1, fp, m)
 }
 
