@@ -50,7 +50,11 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 		if i == 1 && b2 == b1 {
 			break
 		}
-		if pkFree(pkHalf(t.load(b>>1), b), b, fp) != 0 {
+		w := t.words[b>>1].Load()
+		if w&tagMask != 0 {
+			w = t.load(b >> 1) // as below
+		}
+		if pkFree(pkHalf(w, b), b, fp) != 0 {
 			return uint64(i), 0, true, false
 		}
 		q[n] = pkNode(b, fp, 0, uint64(i))
