@@ -205,7 +205,11 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 			// || the group took 2.8 more instructions per key
 			// (cachegrind, bench/cmd/opcount -w batch).
 			b1, e := g.b1[j], g.e[j]
-			moved := (t.words[b1].Load() ^ w1) | (t.epochOf(b1).Load() ^ e) | e&tagMask
+			r1 := t.words[b1].Load()
+			if raceEnabled {
+				searchStalled(f, b1, 3) // between b1's re-read and the epoch's
+			}
+			moved := (r1 ^ w1) | (t.epochOf(b1).Load() ^ e) | e&tagMask
 			if moved == 0 || b1 == g.b2[j] && e&tagMask == 0 {
 				found[j] = false
 				continue

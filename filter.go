@@ -609,7 +609,14 @@ func (f *Filter) Lookup(key []byte) bool {
 		// keys in a 32M-key filter took 38% less time per lookup
 		// (BenchmarkFilter lookup-neg at 32M, 2 goroutines; BENCHMARKS.md,
 		// "Figures behind code comments"), as fast as present ones.
-		if b1 == b2 || words[b1].Load() == w1 && ep.Load() == e {
+		if b1 == b2 {
+			return false
+		}
+		r1 := words[b1].Load()
+		if raceEnabled {
+			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
+		}
+		if r1 == w1 && ep.Load() == e {
 			return false
 		}
 	}

@@ -193,7 +193,11 @@ import "sync/atomic"
 // a plain epoch value for LockFree mode's callers (Locked mode's epoch is
 // always plain).
 func (f *Filter) unchanged(b1, w1, e uint64) bool {
-	if f.t.words[b1].Load() != w1 {
+	r1 := f.t.words[b1].Load()
+	if raceEnabled {
+		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
+	}
+	if r1 != w1 {
 		return false
 	}
 	return f.t.epochOf(b1).Load() == e
@@ -246,6 +250,9 @@ func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	if v1&tagMask != 0 {
 		v1 = t.load(b1)
 	}
+	if raceEnabled {
+		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
+	}
 	if l.contains(v1, fp) {
 		return b1, true, true
 	}
@@ -289,8 +296,12 @@ func newEpochs(n uint64) []atomic.Uint64 {
 // and so Delete, Count, remove's first reads, and Locked mode's lookups)
 // and by the packed layout's lookups, pkFind (both modes) and pkCount, after its
 // first read of b1 (stage 1) and after its first read of b2 (stage 2),
-// with the filter and b1 (the lower bucket, searchPair). Tests set it to relocate while a search is stalled between its
-// reads (TestSearchesReadTheirFirstBucketsEpoch); it must only act on
+// and by a one-word search deciding "absent" between its re-read of b1
+// and its re-read of the epoch (stage 3), with the filter and b1 (the
+// lower bucket, searchPair). Tests set it to relocate while a search is
+// stalled between its reads (TestSearchesReadTheirFirstBucketsEpoch,
+// whose second schedule completes a counter's wrap at stage 3, so that a
+// search re-reading the epoch before b1 misses the key); it must only act on
 // their own filter, since other tests' searches call it too. In other
 // builds the calls are compiled out.
 var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]

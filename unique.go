@@ -248,6 +248,9 @@ func (f *Filter) countCopies(b1, b2, fp uint64) int {
 			searchStalled(f, b1, 2)
 		}
 		v1 := f.t.load(b1)
+		if raceEnabled {
+			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
+		}
 		if l.counter(v1) == l.counter(w1) && f.t.load(f.t.epochIdx(b1)) == e {
 			return l.matches(w1, fp) + l.matches(w2, fp)
 		}
