@@ -38,6 +38,8 @@ func loopSnapshots(t *testing.T, n int, snap func() error) (stop func()) {
 			}
 		}()
 	}
+	// If the test fails before it calls stop, the snapshotters still end.
+	t.Cleanup(func() { done.Store(true) })
 	for snaps.Load() < int64(2*n) {
 		runtime.Gosched()
 	}
