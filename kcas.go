@@ -271,14 +271,16 @@ func (t *kcasTable) setVers(v []atomic.Uint64) {
 }
 
 // epochIdx returns the K-CAS index of the wrap epoch of bucket b's stripe
-// (one-word layouts of a fixed filter).
+// (one-word layouts of a fixed filter): vers word b&verMask. verIdx names
+// a packed table's version words through it.
 func (t *kcasTable) epochIdx(b uint64) uint64 {
 	return versionBase + b&t.verMask
 }
 
-// epochOf returns the wrap epoch of bucket b's stripe. Single-key lookups
-// call it, so it indexes without a bounds check: b&verMask < len(vers)
-// (setVers). With a checked index the default's lookups took 9 (present)
+// epochOf returns the wrap epoch of bucket b's stripe, vers word
+// b&verMask (verOf reaches a packed table's versions through it).
+// Single-key lookups call it, so it indexes without a bounds check:
+// b&verMask < len(vers) (setVers). With a checked index the default's lookups took 9 (present)
 // to 16 (absent) more instructions than with the one epoch before
 // stripes, by cachegrind (BENCHMARKS.md, "Cost of the wrap epoch").
 func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {

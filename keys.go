@@ -106,6 +106,9 @@ func (f *Filter) LookupHash(h uint64) bool {
 	}
 	b1, fp, b2 := f.placeHash(h)
 	b1, b2 = searchPair(b1, b2)
+	if f.pkDirect {
+		return f.pkLookup(b1, b2, fp)
+	}
 	if f.lay.packed {
 		return f.lookupOther(b1, b2, fp)
 	}
