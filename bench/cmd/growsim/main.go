@@ -53,7 +53,11 @@
 //
 // What it counts besides: inserts that found no path (and the shard's
 // load and p/N then), void copies made by splits, moves a void entry could
-// not make, and top bits dropped by moves into buckets of lower level.
+// not make, top bits dropped by moves into buckets of lower level, and the
+// words per key that a design copying its whole table at every growth
+// step would copy (the filter's expansion protocol, grow.go, copies every
+// word of the old table into the new one; a doubling copies N words, a
+// linear step N+p).
 // False negatives are counted by looking up every inserted key at each
 // checkpoint; false positives with -probes keys never inserted.
 //
@@ -104,6 +108,7 @@ var shardScale = [16]uint64{
 type config struct {
 	linear   bool
 	chunk    uint64  // buckets split per step (linear)
+	frac     uint64  // linear: if not 0, split ceil(N/frac) buckets per step instead of chunk
 	target   float64 // load a split keeps a shard under (linear)
 	tail     uint    // position bits an entry holds at most (T)
 	shards   int
@@ -117,6 +122,9 @@ func (c config) name() string {
 	if !c.linear {
 		return fmt.Sprintf("doubling, %d-bit lanes", lane)
 	}
+	if c.frac != 0 {
+		return fmt.Sprintf("linear chunk=N/%d, %d-bit lanes, target %.2f", c.frac, lane, c.target)
+	}
 	return fmt.Sprintf("linear chunk=%d, %d-bit lanes, target %.2f", c.chunk, lane, c.target)
 }
 
@@ -129,6 +137,7 @@ type stats struct {
 	voidBlocked uint64                      // moves a void entry could not make
 	dropped     uint64                      // bits lost moving into a bucket of lower level
 	steps       uint64                      // growth steps: chunks or doublings
+	rewritten   uint64                      // words a design that copies its whole table at each step would copy
 	queue       []node                      // the search's queue, reused
 }
 
@@ -372,7 +381,12 @@ func (s *sim) splitWord(w uint64) (lo, hi uint64, dups uint64) {
 // level).
 func (s *sim) splitChunk(sh *shard) {
 	N := sh.n()
-	for k := uint64(0); k < s.cfg.chunk && sh.p < N; k++ {
+	s.st.rewritten += sh.m()
+	chunk := s.cfg.chunk
+	if s.cfg.frac != 0 {
+		chunk = (N + s.cfg.frac - 1) / s.cfg.frac
+	}
+	for k := uint64(0); k < chunk && sh.p < N; k++ {
 		j := N + sh.p
 		if j>>s.segShift >= uint64(len(sh.segs)) {
 			sh.segs = append(sh.segs, make([]uint64, s.cfg.seg))
@@ -392,6 +406,7 @@ func (s *sim) splitChunk(sh *shard) {
 // double doubles sh in one step, into a new table.
 func (s *sim) double(sh *shard) {
 	N := sh.n()
+	s.st.rewritten += N
 	nt := make([]uint64, 2*N)
 	for j := range N {
 		lo, hi, dups := s.splitWord(sh.flat[j])
@@ -589,6 +604,7 @@ type result struct {
 	voidDups, blocked    uint64
 	dropped              uint64
 	steps                uint64
+	rewritten            float64 // words copied per key by a whole-table copy at each step
 }
 
 // measure fills one design to each size in sizes and measures it there.
@@ -604,7 +620,7 @@ func measure(cfg config, seed uint64, start int, sizes []uint64, probes uint64) 
 			s.insert(hs.hash(i))
 		}
 		h1 := heapAlloc()
-		r := result{cfg: cfg, keys: n, fails: st.fails, voidDups: st.voidDups, blocked: st.voidBlocked, steps: st.steps, dropped: st.dropped}
+		r := result{cfg: cfg, keys: n, fails: st.fails, voidDups: st.voidDups, blocked: st.voidBlocked, steps: st.steps, dropped: st.dropped, rewritten: float64(st.rewritten) / float64(n)}
 		r.heapBits = float64(h1-h0) * 8 / float64(n)
 		var buckets, alloc, entries, splitE, splitB, unE, unB uint64
 		var sumBits float64
@@ -698,8 +714,8 @@ func failQuantiles(h *[failBins + 1]uint64) (lo, med float64, total uint64) {
 // inserts, void copies and blocked moves are totals since the filter was
 // made.
 func printResults(w io.Writer, rs []result) {
-	fmt.Fprintln(w, "| design | keys | heap bits/key | slot bits/key | alloc bits/key | load | split/unsplit load | FPR % | false neg | mean bits compared | void entries | void copies | void moves blocked | top bits dropped | growth steps | failed inserts: n (min, median load), then n@median load by quartile of p/N |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+	fmt.Fprintln(w, "| design | keys | heap bits/key | slot bits/key | alloc bits/key | load | split/unsplit load | FPR % | false neg | mean bits compared | void entries | void copies | void moves blocked | top bits dropped | growth steps | words copied per key | failed inserts: n (min, median load), then n@median load by quartile of p/N |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
 	for _, r := range rs {
 		su := "-"
 		if r.cfg.linear {
@@ -716,9 +732,9 @@ func printResults(w io.Writer, rs []result) {
 				fails += fmt.Sprintf(" %d@%.3f", r.failX[x], r.failXMed[x])
 			}
 		}
-		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %.2f | %.3f | %s | %.3f | %d | %.2f | %d | %d | %d | %d | %d | %s |\n",
+		fmt.Fprintf(w, "| %s | %d | %.2f | %.2f | %.2f | %.3f | %s | %.3f | %d | %.2f | %d | %d | %d | %d | %d | %.2f | %s |\n",
 			r.cfg.name(), r.keys, r.heapBits, r.slotBits, r.allocBits, r.load, su, 100*r.fpr, r.fn,
-			r.meanBits, r.voids, r.voidDups, r.blocked, r.dropped, r.steps, fails)
+			r.meanBits, r.voids, r.voidDups, r.blocked, r.dropped, r.steps, r.rewritten, fails)
 	}
 }
 
@@ -778,6 +794,7 @@ func parseFloat(s string) (float64, error) {
 func main() {
 	designs := flag.String("designs", "doubling,linear", "designs to run: doubling, linear")
 	chunks := flag.String("chunks", "1024,64,1", "linear: buckets split per step")
+	fracs := flag.String("fractions", "", "linear: split ceil(N/k) buckets per step for each k listed (N: buckets of the level), besides -chunks")
 	targets := flag.String("targets", "0.90,0.93,0.95", "linear: load a shard is kept under")
 	tails := flag.String("tails", "7,8", "linear: position bits per entry (lane = 7+T bits)")
 	dtails := flag.String("dtails", "7", "doubling: position bits per entry")
@@ -801,10 +818,17 @@ func main() {
 	}
 	sizes := mustList("sizes", *sizesF, parseUint)
 	sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
-	cs := mustList("chunks", *chunks, parseUint)
+	var cs []uint64
+	if *chunks != "" {
+		cs = mustList("chunks", *chunks, parseUint)
+	}
 	ts := mustList("targets", *targets, parseFloat)
 	ls := mustList("tails", *tails, parseUint)
 	dls := mustList("dtails", *dtails, parseUint)
+	var fs []uint64
+	if *fracs != "" {
+		fs = mustList("fractions", *fracs, parseUint)
+	}
 	base := config{shards: *shards, seg: *seg, bfsNodes: *bfsNodes, maxPath: *maxPath}
 	var cfgs []config
 	for _, d := range strings.Split(*designs, ",") {
@@ -821,6 +845,13 @@ func main() {
 					for _, tg := range ts {
 						c := base
 						c.linear, c.chunk, c.target, c.tail = true, ch, tg, uint(t)
+						cfgs = append(cfgs, c)
+					}
+				}
+				for _, k := range fs {
+					for _, tg := range ts {
+						c := base
+						c.linear, c.chunk, c.frac, c.target, c.tail = true, 1, k, tg, uint(t)
 						cfgs = append(cfgs, c)
 					}
 				}
