@@ -241,7 +241,7 @@ func ExampleGrowing_FalsePositiveRate() {
 	fmt.Printf("%.4f %.4f\n", fresh, g.FalsePositiveRate())
 	// Output:
 	// 0
-	// 0.0005 0.0044
+	// 0.0003 0.0022
 }
 
 // Reset empties the filter and shrinks it back to its first tables.

@@ -14,11 +14,11 @@ import (
 //
 //	offset  size  field
 //	0       8     magic "CUCKOOGR"
-//	8       2     format version (3)
+//	8       2     format version (4)
 //	10      1     fingerprint bits (12)
 //	11      1     slots per bucket (4)
 //	12      1     hash algorithm id (2, as in the fixed format; 1 for seed 0)
-//	13      1     lane bits (14)
+//	13      1     lane bits (15)
 //	14      1     shards (16)
 //	15      9     reserved, zero
 //	24      8     seed
@@ -30,12 +30,15 @@ import (
 //	              little-endian, with their counter and frozen bits zero
 //	end-8   8     xxhash64 (seed 0) of every byte before it
 //
-// Versions 1 (a tree of fixed tables) and 2 (one table whose second
-// buckets had no masks) are no longer read.
+// Version 3 is the same with 14-bit lanes (a 6-bit tag and an 8-bit
+// tail); it is read, each entry becoming a 15-bit one that knows the same
+// index bits (lanesFrom14). Versions 1 (a tree of fixed tables) and 2 (one
+// table whose second buckets had no masks) are no longer read.
 
 const (
 	growFormatMagic      = "CUCKOOGR"
-	growFormatVersion    = 3
+	growFormatVersion    = 4
+	growFormatVersion14  = 3 // 14-bit lanes
 	growFormatHeaderSize = 48
 	growShardRecordSize  = 16
 	growFormatPrefix     = growFormatHeaderSize + growShards*growShardRecordSize
@@ -197,6 +200,7 @@ func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 		return nil, 0, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
 	}
 	seed := binary.LittleEndian.Uint64(hdr[24:])
+	v14 := binary.LittleEndian.Uint16(hdr[8:]) == growFormatVersion14
 	var bases, ds, maxD [growShards]uint64
 	size, largest := uint64(growFormatPrefix+8), uint64(0)
 	for i := range bases {
@@ -227,6 +231,12 @@ func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 			}
 			for j := range k {
 				w := binary.LittleEndian.Uint64(buf[8*j:])
+				if v14 {
+					if err := checkGrowWord14(w, i, uint64(len(words))); err != nil {
+						return nil, 0, cr.n, err
+					}
+					w = lanesFrom14(w)
+				}
 				if err := checkGrowWord(w, i, uint64(len(words))); err != nil {
 					return nil, 0, cr.n, err
 				}
@@ -266,11 +276,53 @@ func checkGrowWord(w uint64, shard int, i uint64) error {
 		return errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its lanes", shard, i, w)
 	}
 	for s := range slotsPerBucket {
-		if v := lane(w, s); v != 0 && v&0xff == 0 {
+		if v := lane(w, s); v != 0 && v&tailMask == 0 {
 			return errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", shard, i, s, v)
 		}
 	}
 	return nil
+}
+
+// The lanes of version 3: four of 14 bits, a 6-bit tag above an 8-bit
+// tail (7 index bits above the marker when fresh).
+const (
+	lane14Bits  = 14
+	lane14Mask  = 1<<lane14Bits - 1
+	tail14Mask  = 1<<8 - 1
+	lanes14Mask = 1<<(4*lane14Bits) - 1
+)
+
+// checkGrowWord14 is checkGrowWord for a word of version 3.
+func checkGrowWord14(w uint64, shard int, i uint64) error {
+	if w&^lanes14Mask != 0 {
+		return errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its 14-bit lanes", shard, i, w)
+	}
+	for s := range slotsPerBucket {
+		if v := w >> (s * lane14Bits) & lane14Mask; v != 0 && v&tail14Mask == 0 {
+			return errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", shard, i, s, v)
+		}
+	}
+	return nil
+}
+
+// lanesFrom14 returns the word of version 3 w (checked) with each entry
+// in a 15-bit lane: the same tag, and the tail shifted up one bit. The
+// entry keeps its index bits, with its top bit (the one the next doubling
+// takes) at the top of the new tail, and its marker one bit higher: it
+// reads as one doubling older, which is what it is to a 15-bit lane (one
+// index bit fewer than a fresh entry holds). Matching, splitting and
+// moving then treat it as any entry of that age.
+func lanesFrom14(w uint64) uint64 {
+	var nw uint64
+	for s := range slotsPerBucket {
+		v := w >> (s * lane14Bits) & lane14Mask
+		if v == 0 {
+			continue
+		}
+		nv := v>>8<<tagShift | (v&tail14Mask)<<1
+		nw |= nv << (s * laneBits)
+	}
+	return nw
 }
 
 // checkGrowHeader validates the header at the start of data, which may be
@@ -286,14 +338,15 @@ func checkGrowHeader(data []byte) error {
 	if len(data) < 10 {
 		return nil
 	}
-	if v := binary.LittleEndian.Uint16(data[8:]); v != growFormatVersion {
+	v := binary.LittleEndian.Uint16(data[8:])
+	if v != growFormatVersion && v != growFormatVersion14 {
 		switch v {
 		case 1:
-			return errFormat("cuckoo: growing format version 1 (a tree of tables) is no longer read; this package reads version %d", growFormatVersion)
+			return errFormat("cuckoo: growing format version 1 (a tree of tables) is no longer read; this package reads versions %d and %d", growFormatVersion14, growFormatVersion)
 		case 2:
-			return errFormat("cuckoo: growing format version 2 (second buckets without masks) is no longer read; this package reads version %d", growFormatVersion)
+			return errFormat("cuckoo: growing format version 2 (second buckets without masks) is no longer read; this package reads versions %d and %d", growFormatVersion14, growFormatVersion)
 		}
-		return errFormat("cuckoo: unknown growing format version %d (this package reads version %d)", v, growFormatVersion)
+		return errFormat("cuckoo: unknown growing format version %d (this package reads versions %d and %d)", v, growFormatVersion14, growFormatVersion)
 	}
 	if len(data) < growFormatHeaderSize {
 		return nil
@@ -304,8 +357,12 @@ func checkGrowHeader(data []byte) error {
 	if s := data[11]; s != slotsPerBucket {
 		return errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", s, slotsPerBucket)
 	}
-	if l := data[13]; l != laneBits {
-		return errFormat("cuckoo: impossible parameters: %d-bit lanes (want %d)", l, laneBits)
+	want := byte(laneBits)
+	if v == growFormatVersion14 {
+		want = lane14Bits
+	}
+	if l := data[13]; l != want {
+		return errFormat("cuckoo: impossible parameters: %d-bit lanes in version %d (want %d)", l, v, want)
 	}
 	seed := binary.LittleEndian.Uint64(data[24:])
 	switch alg := data[12]; {

@@ -14,15 +14,19 @@ import (
 //	r1 = (kh>>32)·c >> 32            its base bucket, in [0, c)
 //	lo = uint32(kh) ^ uint32(kh>>32) 32 bits for the rest:
 //	tag = lo>>26                     6 bits, the same in every table
-//	g_j = bit 25-j of lo             the index bit a doubling j adds
+//	P   = (lo mod 2^26)·2            27 position bits, the last one 0
+//	g_j = bit 26-j of P              the index bit a doubling j adds
 //	s   = g_0 .. g_d-1               d bits, g_0 the most significant
-//	M   = mask[tag]                  26 bits, M_j = bit 25-j of M
+//	M   = mask[tag]                  27 bits, the last one 0, M_j = bit 26-j
 //	b1  = r1·2^d + s
 //	b2  = r2·2^d + (s XOR M_0..M_d-1), r2 = (off[tag] - r1) mod c
 //
 // off is a table of 64 offsets in [0, c) and mask one of 64 masks, both
-// drawn from the seed. The key's entry in b1 is tag<<8 | p<<1 | 1 with
-// p = g_d..g_d+6 (grow_lane.go); in b2 the same with p XOR M_d..M_d+6.
+// drawn from the seed. The key's entry in b1 is tag<<9 | p<<1 | 1 with
+// p = g_d..g_d+7 (grow_lane.go); in b2 the same with p XOR M_d..M_d+7.
+// g_26 and M_26 are 0 for every key and mask (lo has 26 bits below the
+// tag), so at d = 19 an entry holds the key's last 7 bits and a 0 that
+// every key shares: it compares as a 7-bit tail would.
 // So an entry stores the next index bits of the bucket it is in (its
 // position bits), not its key's: in b1 they are the key's, in b2 they are
 // the key's XOR the mask. r1 -> r2 is an involution for every c, and so is
@@ -42,7 +46,7 @@ import (
 // table are the two halves of bucket r·2^d + s: an entry goes to the half
 // its top position bit names. That is the key's bit g_d in b1, and
 // g_d XOR M_d in b2, which is where the key's b2 is in the next table. So
-// copying bucket j moves each entry to bucket 2j + (bit 7 of its tail)
+// copying bucket j moves each entry to bucket 2j + (bit 8 of its tail)
 // with that bit taken out of the tail (splitLane), and a void entry,
 // which no longer knows the bit, to both. The entry's new bucket is one of
 // its key's new pair, in the same role, and its remaining bits are the
@@ -53,11 +57,12 @@ import (
 // moves between its two buckets (its position bits flipped by the mask) in
 // one K-CAS of both words; in Locked mode under both stripes' locks with
 // the destination stored first. The move adds one to both buckets'
-// counters, counting counter wraps in the table's epoch: one epoch for the
-// whole table, which is the fixed filter's striped epochs with a single
-// stripe (its 5-bit counters wrap at one change in 32 through a bucket,
-// moves and deletes both counting, so the shared word is written far less
-// often than the fixed filter's with 2-bit counters was). A move takes an
+// counters, counting a counter's wrap in the epoch of its bucket's stripe
+// (kcasTable.vers, epochOf: the fixed filter's striped epochs, twophase.go
+// "Counter wraps"). The counters are one bit wide (grow_lane.go), so every
+// second change through a bucket wraps it; the stripes spread those
+// writes over many words, where one epoch for the table would take one
+// from about every other move or delete of the shard. A move takes an
 // entry out of one of its buckets and puts it into the other at one
 // instant (LockFree) and bumps the counters of both buckets it changes;
 // inserts do not touch counters, and deletes bump both of their pair's
@@ -81,12 +86,15 @@ import (
 // bucket's counter did not move at all.
 //
 // Claim: a search of key x's pair P, Q (P read first, at t1 and again at
-// t3, Q at t2) that answers "absent" with P's counter and the epoch
-// unchanged is right: x had no entry matching it throughout, or a Delete
-// of x took effect during the search. Proof: an unchanged counter with an
-// unchanged epoch means no move through P and no Delete of an entry of
-// the pair in (t1, t3) (each adds one to P's counter; one that wraps it
-// adds one to the epoch). An entry that matches x belongs to x's pair (its
+// t3, Q at t2) that answers "absent" with P's counter and the epoch of P's
+// stripe unchanged is right: x had no entry matching it throughout, or a
+// Delete of x took effect during the search. Proof: an unchanged counter
+// with an unchanged epoch means no move through P and no Delete of an
+// entry of the pair in (t1, t3) (each adds one to P's counter; one that
+// wraps it adds one to the epoch of P's stripe in the same atomic step,
+// LockFree, or before and after its stores, Locked; a one-bit counter
+// reads the same again only after an even number of changes, at least
+// one of them a wrap). An entry that matches x belongs to x's pair (its
 // other bucket follows from its bucket and tag). So in (t1, t2) no
 // matching entry left Q: it could leave only by a Delete (none) or a move
 // into P (none). If x was inserted before the search and not deleted,
@@ -147,11 +155,13 @@ import (
 const (
 	growTagBits   = 6
 	growTags      = 1 << growTagBits
-	growTailBits  = 7
-	growIndexBits = 26 // bits of lo left below the tag for s and the tail
+	growTailBits  = tailBits - 1      // index bits a fresh entry holds
+	growIndexBits = 26                // bits of lo left below the tag for s and the tail
+	growPosBits   = growIndexBits + 1 // bits of P: lo's and a 0 below them
 	// growMaxDoublings bounds d: the tail of a key written into a table of
-	// d doublings is bits 25-d .. 19-d of lo.
-	growMaxDoublings = growIndexBits - growTailBits
+	// d doublings is bits 26-d .. 19-d of P (for d = 19, lo's last 7 bits
+	// and P's 0).
+	growMaxDoublings = growPosBits - growTailBits
 )
 
 // growTable is one table and the state of the expansion into it.
@@ -163,8 +173,8 @@ type growTable struct {
 	// so that placement reads them without following a pointer.
 	c         uint64
 	off, mask [growTags]uint32
-	// Placement's shifts for d (growIndexBits-d, growIndexBits-7-d) and
-	// the mask of d bits. Shifts are written x >> (sh & 63): the shifts are
+	// Placement's shifts of P and of a mask for d (growPosBits-d for s,
+	// growPosBits-8-d for the tail) and the mask of d bits. Shifts are written x >> (sh & 63): the shifts are
 	// below 64, and the mask spares the compiler's check for larger ones.
 	sShift, tShift, sMask uint64
 	locks                 *stripedLocks
@@ -192,10 +202,11 @@ func (x *growTable) place(kh uint64) growKey {
 	r1 := (kh >> 32 * x.c) >> 32
 	lo := uint64(uint32(kh) ^ uint32(kh>>32))
 	tag := lo >> growIndexBits & (growTags - 1)
+	p := lo << 1 // P, with the tag above it: every use masks it off
 	m := uint64(x.mask[tag])
-	s := lo >> (x.sShift & 63) & x.sMask
+	s := p >> (x.sShift & 63) & x.sMask
 	r2 := growAltBase(r1, uint64(x.off[tag]), x.c)
-	q1 := tag<<tagShift | lo>>(x.tShift&63)&(1<<growTailBits-1)<<1 | 1
+	q1 := tag<<tagShift | p>>(x.tShift&63)&(1<<growTailBits-1)<<1 | 1
 	return growKey{
 		b1: r1<<(x.d&63) | s,
 		b2: r2<<(x.d&63) | (s ^ m>>(x.sShift&63)&x.sMask),
@@ -227,9 +238,9 @@ func (x *growTable) altBucket(b, tag uint64) uint64 {
 // index bits above the marker flipped by its tag's mask.
 func (x *growTable) altValue(v uint64) uint64 {
 	m := uint64(x.mask[v>>tagShift&(growTags-1)])
-	tail := v & 0xff
+	tail := v & tailMask
 	above := -(tail & -tail) << 1 // the bits above the marker
-	return v ^ m>>(x.tShift&63)&(1<<growTailBits-1)<<1&above&0xff
+	return v ^ m>>(x.tShift&63)&(1<<growTailBits-1)<<1&above&tailMask
 }
 
 // Statuses of a write on one table.
@@ -248,7 +259,8 @@ const (
 func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 	t := &x.t
 	if g.mode == Locked {
-		e := t.epoch.Load()
+		ep := t.epochOf(k.b1)
+		e := ep.Load()
 		w1 := t.words[k.b1].Load()
 		if raceEnabled {
 			growSearchStalled(x, k.b1, 1)
@@ -260,7 +272,7 @@ func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 		if k.matches(w1, w2) {
 			return true
 		}
-		if k.b1 == k.b2 || (t.words[k.b1].Load() == w1 && t.epoch.Load() == e) {
+		if k.b1 == k.b2 || (t.words[k.b1].Load() == w1 && ep.Load() == e) {
 			return false
 		}
 		gd := x.locks.lockBuckets(k.b1, k.b2)
@@ -268,8 +280,9 @@ func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 		x.locks.unlockBuckets(gd)
 		return k.matches(w1, w2)
 	}
+	ei := t.epochIdx(k.b1)
 	for {
-		e := t.load(epochWord)
+		e := t.load(ei)
 		w1 := t.load(k.b1)
 		if raceEnabled {
 			growSearchStalled(x, k.b1, 1)
@@ -289,7 +302,7 @@ func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 			return true
 		}
 		if growCounter(v1) == growCounter(w1) {
-			if t.load(epochWord) == e {
+			if t.load(ei) == e {
 				return false
 			}
 			continue
@@ -520,30 +533,46 @@ func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint
 }
 
 // addBumped adds to op a LockFree step that changes buckets i and j from
-// wi, wj to ni, nj, both counters bumped, and the table's epoch bumped
-// when either counter wraps: a relocation step or a delete.
+// wi, wj to ni, nj, both counters bumped, and the epoch of the stripe of
+// each bucket whose counter wraps bumped with them (one add when both
+// wrap in one stripe, since a K-CAS names each word once): a relocation
+// step or a delete. op then names at most four words.
 func (x *growTable) addBumped(op *kcasOp, i, wi, ni, j, wj, nj uint64) {
 	op.add(i, wi, growBump(ni))
 	op.add(j, wj, growBump(nj))
-	if growWraps(wi) || growWraps(wj) {
-		e := x.t.load(epochWord)
-		op.add(epochWord, e, e+1)
+	wrapI, wrapJ := growWraps(wi), growWraps(wj)
+	if wrapI {
+		ei := x.t.epochIdx(i)
+		e := x.t.load(ei)
+		op.add(ei, e, e+1)
+	}
+	if wrapJ && !(wrapI && x.t.epochIdx(j) == x.t.epochIdx(i)) {
+		ej := x.t.epochIdx(j)
+		e := x.t.load(ej)
+		op.add(ej, e, e+1)
 	}
 }
 
 // storeBumped is addBumped for Locked mode, with both buckets' locks held:
-// it stores bucket i, then bucket j, and counts a wrap in the epoch before
-// and after the stores (the wrap claim at the top of locked.go).
+// it stores bucket i, then bucket j, and counts each wrap in the epoch of
+// its bucket's stripe before and after the stores (the wrap claim at the
+// top of locked.go).
 func (x *growTable) storeBumped(i, wi, ni, j, wj, nj uint64) {
 	t := &x.t
-	wrap := growWraps(wi) || growWraps(wj)
-	if wrap {
-		t.epoch.Add(1)
+	wrapI, wrapJ := growWraps(wi), growWraps(wj)
+	if wrapI {
+		t.epochOf(i).Add(1)
+	}
+	if wrapJ {
+		t.epochOf(j).Add(1)
 	}
 	t.words[i].Store(growBump(ni))
 	t.words[j].Store(growBump(nj))
-	if wrap {
-		t.epoch.Add(1)
+	if wrapI {
+		t.epochOf(i).Add(1)
+	}
+	if wrapJ {
+		t.epochOf(j).Add(1)
 	}
 }
 

@@ -43,7 +43,7 @@ func slowMatch(w, q uint64) uint64 {
 	var m uint64
 	for s := range 4 {
 		v := lane(w, s)
-		if v&0xff == 0 {
+		if v&tailMask == 0 {
 			continue
 		}
 		a := bits.TrailingZeros64(v)
@@ -65,9 +65,9 @@ func randomGrowWord(r *rand.Rand, q uint64) uint64 {
 		default:
 			v := r.Uint64() & laneMask
 			if r.IntN(2) == 0 {
-				v = q ^ uint64(r.IntN(4))<<r.IntN(14)
+				v = q ^ uint64(r.IntN(4))<<r.IntN(laneBits-1)
 			}
-			a := uint(r.IntN(8))
+			a := uint(r.IntN(tailBits))
 			v = v&^(1<<(a+1)-1) | 1<<a
 			w = setLane(w, s, v)
 		}
@@ -80,7 +80,7 @@ func randomGrowWord(r *rand.Rand, q uint64) uint64 {
 func TestGrowLaneArithmetic(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 200_000 {
-		q := r.Uint64()&(laneMask&^0xff) | (r.Uint64()&0x7f)<<1 | 1
+		q := r.Uint64()&(laneMask&^tailMask) | (r.Uint64()&(tailVoid-1))<<1 | 1
 		w := randomGrowWord(r, q)
 		if got, want := matchLanes(w, q), slowMatch(w, q); got != want {
 			t.Fatalf("matchLanes(%#016x, %#04x) = %#016x; want %#016x", w, q, got, want)
@@ -372,18 +372,19 @@ func TestGrowingFrom1000To10M(t *testing.T) {
 // youngerCollider returns, for the key hash hy (seed 0, so that the keyed
 // hash is the hash) in table x of its shard, a hash hx of a different key
 // in the same shard with the same buckets and tag in x, whose fresh entry
-// shares its first 6 index bits with hy's but not the last one: hx matches
+// shares its first 7 index bits with hy's but not the last one: hx matches
 // an entry of hy that is at least one doubling old, hy does not match hx's
 // fresh entry. It searches the high halves near hy's (which keep r1 as it
 // is unless they cross into the next base bucket) for one whose shard is
 // hy's, with the low half chosen so that lo differs from hy's in that last
-// bit only; ok is false if none of 4096 is.
+// bit only (bit tShift-1 of lo, bit tShift of P = lo<<1); ok is false
+// if none of 4096 is. x must have fewer than 19 doublings.
 func youngerCollider(g *Growing, x *growTable, hy uint64) (hx uint64, ok bool) {
 	sh, ky := g.shardOf(hy), x.place(hy)
 	hi := hy >> 32
 	for delta := uint64(1); delta < 4096; delta++ {
 		hi2 := (hi + delta) & 0xffffffff
-		lo2 := uint64(uint32(hy)^uint32(hi)^uint32(hi2)) ^ 1<<x.tShift
+		lo2 := uint64(uint32(hy)^uint32(hi)^uint32(hi2)) ^ 1<<(x.tShift-1)
 		hx = hi2<<32 | lo2
 		if kx := x.place(hx); g.shardOf(hx) == sh && kx.b1 == ky.b1 && kx.b2 == ky.b2 {
 			return hx, true
@@ -822,7 +823,7 @@ func TestGrowingDecodeRejects(t *testing.T) {
 	}
 	// Damage behind a valid checksum: a word with bits above its lanes, and
 	// a lane with a tag but no marker.
-	for _, w := range []uint64{1 << 60, 0x3f00} {
+	for _, w := range []uint64{1 << 60, 0x3f << tagShift} {
 		b := bytes.Clone(data)
 		binary.LittleEndian.PutUint64(b[growFormatPrefix+8:], w)
 		check(fmt.Sprintf("word %#x", w), encReseal(b))
@@ -930,8 +931,9 @@ func tinyGrowing(tb testing.TB, base uint64, n int) *Growing {
 
 // FuzzGrowingUnmarshalBinary: the growing decoder never panics, fails with
 // "cuckoo: " errors that leave the receiver as it was, and accepts only
-// canonical encodings (what decodes re-encodes to the same bytes). Each
-// input is also tried with its trailing checksum recomputed, so that
+// canonical encodings (what decodes re-encodes to the same bytes; an
+// accepted version-3 encoding re-encodes to a version-4 one that does).
+// Each input is also tried with its trailing checksum recomputed, so that
 // mutations reach the checks behind it.
 func FuzzGrowingUnmarshalBinary(f *testing.F) {
 	for _, n := range []int{0, 5, 40, 90} {
@@ -940,6 +942,13 @@ func FuzzGrowingUnmarshalBinary(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(data)
+		if n == 0 {
+			// The same empty filter in version 3 (14-bit lanes).
+			v3 := bytes.Clone(data)
+			binary.LittleEndian.PutUint16(v3[8:], growFormatVersion14)
+			v3[13] = lane14Bits
+			f.Add(encReseal(v3))
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		recv := tinyGrowing(t, 4, 30)
@@ -962,6 +971,14 @@ func FuzzGrowingUnmarshalBinary(f *testing.F) {
 			again, err := recv.MarshalBinary()
 			if err != nil {
 				t.Fatal(err)
+			}
+			if binary.LittleEndian.Uint16(in[8:]) == growFormatVersion14 {
+				var h Growing
+				if err := h.UnmarshalBinary(again); err != nil {
+					t.Fatalf("a version-3 encoding re-encodes to one that does not decode: %v", err)
+				}
+				in = again
+				again, _ = h.MarshalBinary()
 			}
 			if !bytes.Equal(again, in) {
 				t.Fatalf("decoded %d bytes re-encode to %d different bytes", len(in), len(again))
@@ -1016,11 +1033,12 @@ func TestGrowingMemoryPerKey(t *testing.T) {
 }
 
 // TestGrowingFalsePositiveRate compares FalsePositiveRate with the rate
-// measured on never-inserted keys, and both with a fixed 12-bit filter's
-// at 95% load (the bound: at most 4 times it after 1,000 times
-// growth), at 1,000 and 4,000 times the capacity the filter started with
-// (right after a doubling, where entries are oldest, and near the top of
-// the cycle). Under the race detector, at smaller sizes.
+// measured on never-inserted keys, and the measured rate with a fixed
+// 12-bit filter's (New's default) holding 1M keys: at most 2 times it, at
+// 1,000 and 3,800 times the capacity the filter started with (right after
+// a doubling, where entries are oldest, and near the top of the cycle).
+// With 15-bit lanes it measured 1.16x and 1.39x; 14-bit lanes measured
+// 2.45x and 2.92x. Under the race detector, at smaller sizes.
 func TestGrowingFalsePositiveRate(t *testing.T) {
 	g := newTestGrowing(t, 1000, WithSeed(31))
 	fixed := NewTestFilter(t, 1_000_000, LockFree, 12, 31)
@@ -1064,8 +1082,8 @@ func TestGrowingFalsePositiveRate(t *testing.T) {
 		if measured < 0.9*want || measured > 1.1*want {
 			t.Errorf("%d keys: measured false-positive rate %.5f; FalsePositiveRate says %.5f (want within 10%%)", n, measured, want)
 		}
-		if measured > 4*fixedRate {
-			t.Errorf("%d keys: false-positive rate %.5f is more than 4 times the fixed filter's %.5f", n, measured, fixedRate)
+		if measured > 2*fixedRate {
+			t.Errorf("%d keys: false-positive rate %.5f is more than 2 times the fixed filter's %.5f", n, measured, fixedRate)
 		}
 	}
 }

@@ -244,18 +244,11 @@ var descFieldsWritten func(slot uint32)
 // and K-CAS. The filter's bucket table is one.
 type kcasTable struct {
 	words []atomic.Uint64
-	_     [40]byte // keeps epoch (a Growing table's), written now and then, off the line of words
-	// epoch is a word that K-CAS operations may include by the index
-	// epochWord, beside the table's own words: a Growing filter's table
-	// counts its migration-counter wraps in it (grow_table.go). Its
-	// lookups read it on every call and it changes rarely, so it has a
-	// line of its own.
-	epoch atomic.Uint64
-	_     [56]byte
 	// vers are named by K-CAS indices versionBase and up: the version
-	// words of a packed table (packed.go), or the wrap epochs of a fixed
-	// filter's one-word layouts, one per stripe of buckets (twophase.go,
-	// "Counter wraps"; epochOf).
+	// words of a packed table (packed.go), or the wrap epochs of a
+	// one-word table (a fixed filter's one-word layouts, a Growing
+	// filter's tables), one per stripe of buckets (twophase.go, "Counter
+	// wraps"; epochOf).
 	vers []atomic.Uint64
 	// verMask is len(vers)-1 (a power of two minus one), set with vers by
 	// setVers.
@@ -313,22 +306,14 @@ func (x versIndex) of(i uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(x.base, (i&x.mask)*uint64(unsafe.Sizeof(atomic.Uint64{}))))
 }
 
-// epochWord is the index by which a K-CAS names the epoch word. It is above
-// every bucket index, so the epoch is installed last.
-const epochWord = 1 << 32
+// versionBase is the K-CAS index of the first vers word: vers word v is
+// versionBase+v, above every bucket word, so versions and epochs are
+// installed after the bucket words of a move.
+const versionBase = 1 << 32
 
-// versionBase is the K-CAS index of the first version word: version v is
-// versionBase+v, above every bucket word, so versions are installed after
-// the bucket words of a move.
-const versionBase = epochWord + 1
-
-// word returns the word with index i: a word of the table, the epoch, or a
-// version word.
+// word returns the word with index i: a word of the table or a vers word.
 func (t *kcasTable) word(i uint64) *atomic.Uint64 {
-	if i >= epochWord {
-		if i == epochWord {
-			return &t.epoch
-		}
+	if i >= versionBase {
 		return &t.vers[i-versionBase]
 	}
 	return &t.words[i]

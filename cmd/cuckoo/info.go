@@ -54,7 +54,7 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fpr := fmt.Sprintf("%.4g%% (%d·α/(2^%d-1))", 100*falsePositiveRate(f), 2*per, bits)
 	g, growing := f.(*cuckoo.Growing)
 	if growing {
-		// Entries compare 13 bits when fresh and one fewer per doubling
+		// Entries compare 14 bits when fresh and one fewer per doubling
 		// they lived through: the rate comes from the entries stored.
 		fpr = fmt.Sprintf("%.4g%% (from the entries stored: 2^-k for each entry that compares k bits, over a key's two buckets)",
 			100*falsePositiveRate(f))
