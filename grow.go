@@ -624,12 +624,26 @@ func (g *Growing) LookupHash(h uint64) bool {
 	t := &x.t
 	ep := t.epochOf(k.b1)
 	e := ep.Load()
-	w1, w2 := t.words[k.b1].Load(), t.words[k.b2].Load()
+	w1 := t.words[k.b1].Load()
+	if raceEnabled {
+		growSearchStalled(x, k.b1, 1) // the tests' stall points (grow_table.go)
+	}
+	w2 := t.words[k.b2].Load()
+	if raceEnabled {
+		growSearchStalled(x, k.b1, 2)
+	}
 	if (w1|w2|e)&tagMask == 0 {
 		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 { // k.matches, inlined
 			return true
 		}
-		if k.b1 == k.b2 || (t.words[k.b1].Load() == w1 && ep.Load() == e) {
+		if k.b1 == k.b2 {
+			return false
+		}
+		r1 := t.words[k.b1].Load()
+		if raceEnabled {
+			growSearchStalled(x, k.b1, 3) // between b1's re-read and the epoch's
+		}
+		if r1 == w1 && ep.Load() == e {
 			return false
 		}
 	}
@@ -760,20 +774,36 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 	for j := range hs {
 		t, k := &xs[j].t, &ks[j]
 		e[j] = t.epochOf(k.b1).Load()
-		w1[j], w2[j] = t.words[k.b1].Load(), t.words[k.b2].Load()
+		w1[j] = t.words[k.b1].Load()
+		if raceEnabled {
+			growSearchStalled(xs[j], k.b1, 1) // the tests' stall points (grow_table.go)
+		}
+		w2[j] = t.words[k.b2].Load()
+		if raceEnabled {
+			growSearchStalled(xs[j], k.b1, 2)
+		}
 	}
 	for j := range hs {
 		k, t := &ks[j], &xs[j].t
-		switch {
-		case (w1[j]|w2[j]|e[j])&tagMask != 0:
-			found[j] = g.lookupIn(xs[j], *k)
-		case matchLanes(w1[j], k.q1)|matchLanes(w2[j], k.q2) != 0: // k.matches, inlined
-			found[j] = true
-		case k.b1 == k.b2 || (t.words[k.b1].Load() == w1[j] && t.epochOf(k.b1).Load() == e[j]):
-			found[j] = false
-		default:
-			found[j] = g.lookupIn(xs[j], *k)
+		if (w1[j]|w2[j]|e[j])&tagMask == 0 {
+			if matchLanes(w1[j], k.q1)|matchLanes(w2[j], k.q2) != 0 { // k.matches, inlined
+				found[j] = true
+				continue
+			}
+			if k.b1 == k.b2 {
+				found[j] = false
+				continue
+			}
+			r1 := t.words[k.b1].Load()
+			if raceEnabled {
+				growSearchStalled(xs[j], k.b1, 3) // between b1's re-read and the epoch's
+			}
+			if r1 == w1[j] && t.epochOf(k.b1).Load() == e[j] {
+				found[j] = false
+				continue
+			}
 		}
+		found[j] = g.lookupIn(xs[j], *k)
 	}
 }
 
@@ -861,7 +891,7 @@ func (g *Growing) FalsePositiveRate() float64 {
 			w := x.t.load(uint64(i))
 			for s := range slotsPerBucket {
 				if v := lane(w, s); v != 0 {
-					perBits[matchBits(v)]++
+					perBits[x.matchBits(v)]++
 				}
 			}
 		}
@@ -917,7 +947,8 @@ func (g *Growing) Mode() Mode { return g.mode }
 
 // FingerprintBits returns 12, the fingerprint size a growing filter is
 // compared with (0 for a zero Growing): a fresh entry compares 14 bits of
-// its key, an entry that lived through k doublings 14-k (at least 6).
+// its key (13 in a shard at its last, 19th, doubling), an entry that lived
+// through k doublings 14-k (at least 6).
 func (g *Growing) FingerprintBits() int {
 	if g.st == nil {
 		return 0

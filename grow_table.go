@@ -215,6 +215,17 @@ func (x *growTable) place(kh uint64) growKey {
 	}
 }
 
+// matchBits returns the number of hash bits entry v of x is compared on:
+// matchBits's, less one for an entry written at the last doubling, whose
+// last tail bit is g_26, 0 for every key.
+func (x *growTable) matchBits(v uint64) int {
+	n := matchBits(v)
+	if x.d == growMaxDoublings && laneAge(v) == 0 {
+		n--
+	}
+	return n
+}
+
 // matches reports whether an entry of w1 (the word of b1) or of w2 (of
 // b2) matches k.
 func (k *growKey) matches(w1, w2 uint64) bool {
@@ -272,7 +283,14 @@ func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 		if k.matches(w1, w2) {
 			return true
 		}
-		if k.b1 == k.b2 || (t.words[k.b1].Load() == w1 && ep.Load() == e) {
+		if k.b1 == k.b2 {
+			return false
+		}
+		r1 := t.words[k.b1].Load()
+		if raceEnabled {
+			growSearchStalled(x, k.b1, 3) // between b1's re-read and the epoch's
+		}
+		if r1 == w1 && ep.Load() == e {
 			return false
 		}
 		gd := x.locks.lockBuckets(k.b1, k.b2)
@@ -302,6 +320,9 @@ func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 			return true
 		}
 		if growCounter(v1) == growCounter(w1) {
+			if raceEnabled {
+				growSearchStalled(x, k.b1, 3)
+			}
 			if t.load(ei) == e {
 				return false
 			}
@@ -730,8 +751,10 @@ func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 	}
 }
 
-// growSearchStalls, in race builds only, is called by lookupIn after its
-// first read of b1 (stage 1) and of b2 (stage 2) in each round, with the
+// growSearchStalls, in race builds only, is called by lookupIn (in each
+// round), LookupHash's fast path and lookupGroup after their first read of
+// b1 (stage 1) and of b2 (stage 2), and, on the way to "absent", between
+// their re-read of b1 and their re-read of the epoch (stage 3), with the
 // table and b1: the growing filter's counterpart of searchStalls
 // (twophase.go). In other builds the calls are compiled out.
 var growSearchStalls atomic.Pointer[func(x *growTable, b1 uint64, stage int)]

@@ -378,8 +378,11 @@ func TestGrowingFrom1000To10M(t *testing.T) {
 // is unless they cross into the next base bucket) for one whose shard is
 // hy's, with the low half chosen so that lo differs from hy's in that last
 // bit only (bit tShift-1 of lo, bit tShift of P = lo<<1); ok is false
-// if none of 4096 is. x must have fewer than 19 doublings.
+// if none of 4096 is, or if x has 19 doublings.
 func youngerCollider(g *Growing, x *growTable, hy uint64) (hx uint64, ok bool) {
+	if x.tShift == 0 {
+		return 0, false // d = 19: a fresh entry's last bit is 0 for every key
+	}
 	sh, ky := g.shardOf(hy), x.place(hy)
 	hi := hy >> 32
 	for delta := uint64(1); delta < 4096; delta++ {
@@ -1313,5 +1316,37 @@ func TestGrowingInsertBatchConcurrent(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGrowMatchBitsAtTheLastDoubling: a key's fresh entries in a table of
+// 19 doublings end in g_26, which is 0 for every key (and mask), so they
+// compare 13 bits, not the 14 a fresh entry compares below that; an entry
+// one doubling old compares 13 bits at every d.
+func TestGrowMatchBitsAtTheLastDoubling(t *testing.T) {
+	var bases, maxD [growShards]uint64
+	for i := range bases {
+		bases[i], maxD[i] = 64, growMaxDoublings
+	}
+	st := newGrowState(&bases, &maxD, 11)
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, d := range []uint64{0, 18, 19} {
+		x := st.tableShape(&st.shards[0], d)
+		for range 1000 {
+			k := x.place(r.Uint64())
+			fresh := 14
+			if d == growMaxDoublings {
+				fresh = 13
+				if k.q1&2 != 0 || k.q2&2 != 0 {
+					t.Fatalf("d=19: fresh entries %#x, %#x: the bit above the marker is not 0", k.q1, k.q2)
+				}
+			}
+			if got := x.matchBits(k.q1); got != fresh {
+				t.Fatalf("d=%d: a fresh entry compares %d bits; want %d", d, got, fresh)
+			}
+			if v, _, both := splitLane(k.q1); !both && x.matchBits(v) != 13 {
+				t.Fatalf("d=%d: an entry one doubling old compares %d bits; want 13", d, x.matchBits(v))
+			}
+		}
 	}
 }

@@ -3,6 +3,8 @@ package cuckoo
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 	"os"
@@ -137,4 +139,43 @@ func TestGrowingReadsVersion3(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGrowingRejectsDamagedVersion3: a version-3 word with bits above its
+// 14-bit lanes, or a 14-bit lane with a tag but no marker, is rejected
+// behind a valid checksum (ErrCorrupt), and so is a version-3 header that
+// claims 15-bit lanes or a version-4 one that claims 14-bit lanes
+// (ErrFormat). lanesFrom14 drops the bits above the lanes, so the first
+// needs its own check.
+func TestGrowingRejectsDamagedVersion3(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", growV3Golden))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := newTestGrowing(t, 1000, WithSeed(5))
+	_ = target.Insert([]byte("keep"))
+	check := func(what string, b []byte, want error) {
+		t.Helper()
+		err := target.UnmarshalBinary(encReseal(b))
+		if !errors.Is(err, want) {
+			t.Fatalf("%s: %v; want an error matching %v", what, err, want)
+		}
+		if !target.Lookup([]byte("keep")) || target.Len() != 1 || target.Seed() != 5 {
+			t.Fatalf("%s: the failed decode changed the filter", what)
+		}
+	}
+	for _, w := range []uint64{1 << 57, 1 << 63, 0x3f00, 0x3f00 << lane14Bits} {
+		b := bytes.Clone(data)
+		binary.LittleEndian.PutUint64(b[growFormatPrefix+8:], w)
+		check(fmt.Sprintf("version-3 word %#x", w), b, ErrCorrupt)
+	}
+	b := bytes.Clone(data)
+	b[13] = laneBits
+	check("version 3 with 15-bit lanes", b, ErrFormat)
+	v4, err := target.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v4[13] = lane14Bits
+	check("version 4 with 14-bit lanes", v4, ErrFormat)
 }
