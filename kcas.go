@@ -498,10 +498,11 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 	// install cannot be late. If the first word does not hold its old
 	// value the operation fails without ever having been visible.
 	i0, old0 := s.idx[0], s.old[0]
+	w0 := t.word(i0)
 	for {
-		v := t.word(i0).Load()
+		v := w0.Load()
 		if v == old0 {
-			if t.word(i0).CompareAndSwap(old0, s.ref) {
+			if w0.CompareAndSwap(old0, s.ref) {
 				break
 			}
 			continue
@@ -575,11 +576,12 @@ func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
 	if ok {
 		final = s.new[k]
 	}
+	w := t.word(i)
 	for {
-		v := t.word(i).Load()
+		v := w.Load()
 		switch {
 		case v == s.ref:
-			if t.word(i).CompareAndSwap(v, final) {
+			if w.CompareAndSwap(v, final) {
 				return
 			}
 		case v&tagRDCSS != 0:
@@ -614,8 +616,9 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 		h(my)
 	}
 	ref := rdcssRef(my, rseq)
+	w := t.word(i)
 	for {
-		v := t.word(i).Load()
+		v := w.Load()
 		if v&tagRDCSS != 0 {
 			t.completeRDCSSRef(v)
 			continue
@@ -623,7 +626,7 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 		if v != old {
 			return v
 		}
-		if t.word(i).CompareAndSwap(old, ref) {
+		if w.CompareAndSwap(old, ref) {
 			break
 		}
 	}
