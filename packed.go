@@ -235,45 +235,79 @@ func pkPut(w, b, fp, fr uint64) uint64 {
 // slot there (pkPut's addition), or put == 0 when neither bucket has a slot
 // that may take fp.
 //
-// Both buckets are tested at once, b1's 32 bits below b2's in one word:
-// empty marks the empty slots, free those fp may take, top the restricted
-// top slots among them that fp takes first (first marks the top slots of
-// odd buckets when fp is below pkTopLimit: odd ^ first are the ones it may
-// not take), and score holds b1's count of free slots in its byte 3 and
-// b2's in byte 7 (multiplying the slots' low bits by pkLo sums each half's
-// four bytes into its top byte), plus 8 for a top slot that wins
-// outright. This is pkFree, pkTopFirst and pkPut for both buckets without a
-// population count (whose fallback call spilled every register of pkAdd).
-//
-// The code is shaped for the compiler: the halves by shifts, not pkHalf's
-// selects (with pkHalf this function took 4 instructions more per call);
-// the shifts written out rather than through pkShift, whose inlining left
-// no-op instructions behind; the chosen half's shift selected with b, not
-// recomputed; uint32 conversions, one instruction each, instead of masks
-// with 64-bit constants; and empty computed once for free and top. These
-// took it from 77 to 73 instructions per call (a fill of 2^20 keys from
-// 587.6M to 582.8M instructions; cachegrind, bench/cmd/opcount -bits 8).
+// The choice is looked up in pkChoice, indexed by both buckets' empty
+// slots (b1's in bits 0 to 3, b2's in bits 4 to 7), their parities (bits
+// 8 and 9) and whether fp is pkTopLimit or more (bit 10). The empty slots
+// come from one SWAR test over a word that holds b1's 32 bits below b2's,
+// their high bits gathered into one byte by a multiplication (pkGather).
+// Computed with bit arithmetic instead (each bucket's free slots counted
+// by a multiplication, the counts compared, the lowest free slot
+// isolated), pkChoose took 73 instructions a call against 52, and a fill
+// of 2^20 keys 538.6M instructions against 515.2M (cachegrind,
+// bench/cmd/opcount -bits 8). The shifts of the halves are written out:
+// through pkShift, whose inlining left no-op instructions behind, or
+// with pkHalf's selects, it took 2 instructions more.
 func pkChoose(b1, b2, fp, w1, w2 uint64) (b, w, put uint64) {
 	s1, s2 := (b1&1)<<5, (b2&1)<<5 // pkShift(b1), pkShift(b2)
 	y := uint64(uint32(w1>>s1)) | w2>>s2<<32
-	odd := s1<<26 | b2<<63              // (b1&1)<<31 | (b2&1)<<63
-	small := (fp+256-pkTopLimit)>>8 - 1 // all ones when fp < pkTopLimit, else 0
 	empty := pkHi2 &^ ((y&^pkHi2 + (pkHi2 - pkLo2)) | y)
-	first := odd & small
-	free := empty &^ (odd ^ first)
-	top := empty & first
-	score := (free>>7)*pkLo + top>>4
-	b, w, sh, s := b1, w1, uint64(0), s1
-	if score>>56 > score>>24&0xff {
-		b, w, sh, s = b2, w2, 32, s2
+	i := (empty>>7)*pkGather>>56 | s1<<3 | s2<<4 | (fp+256-pkTopLimit)>>8<<10
+	x := pkChoice[i&(uint64(len(pkChoice))-1)]
+	b, w = b1, w1
+	if x&pkChoiceB2 != 0 {
+		b, w = b2, w2
 	}
-	fr := uint64(uint32(free >> sh))
-	z := fr & -fr
-	if t := uint64(uint32(top >> sh)); t != 0 {
-		z = t
-	}
-	return b, w, fp * (z >> 7) << s
+	return b, w, fp << (x &^ pkChoiceB2) // x&^pkChoiceB2 = 64 gives 0
 }
+
+// pkGather, multiplied by a word whose bytes are 0 or 1, gathers them
+// into its top byte, byte i into bit i (no two partial products meet).
+const pkGather = 0x0102040810204080
+
+// pkChoiceB2 marks a pkChoice entry that chooses b2.
+const pkChoiceB2 = 0x80
+
+// pkChoice is pkChoose's placement rule, written out slot by slot for
+// every index (see pkChoose): an entry is the position in its word of
+// the slot fp goes into, 32·parity + 8·slot, or 64 when neither bucket
+// has a slot that may take fp, plus pkChoiceB2 when the bucket is b2.
+// Free slots are the empty ones fp may take (not slot 3 of an odd bucket
+// for fp >= pkTopLimit); a free slot 3 of an odd bucket, for fp below
+// pkTopLimit, counts 8 more, and the fingerprint then goes there (pkPut);
+// b2 is chosen when its count is higher, and the fingerprint goes into
+// the top slot or else the lowest free one. Building it at package
+// initialization takes about 0.25M instructions (2 KiB of table).
+var pkChoice = func() (t [1 << 11]uint8) {
+	for i := range t {
+		big := i >> 10 // fp >= pkTopLimit
+		var score, slot [2]int
+		for c := range 2 {
+			empty, odd := i>>(4*c)&0xf, i>>(8+c)&1
+			slot[c] = -1
+			for s := packedSlots - 1; s >= 0; s-- {
+				if empty>>s&1 == 0 || s == 3 && odd == 1 && big == 1 {
+					continue // occupied, or fp may not take it
+				}
+				score[c]++
+				slot[c] = s
+			}
+			if empty>>3&1 == 1 && odd == 1 && big == 0 {
+				score[c] += 8
+				slot[c] = 3
+			}
+		}
+		c := 0
+		if score[1] > score[0] {
+			c = 1
+		}
+		x := 64
+		if slot[c] >= 0 {
+			x = 32*(i>>(8+c)&1) + 8*slot[c]
+		}
+		t[i] = uint8(x | c*pkChoiceB2)
+	}
+	return t
+}()
 
 // pkSlotOf returns the slot index of the lowest marked slot of z (z != 0).
 func pkSlotOf(z uint64) int { return bits.TrailingZeros64(z) >> 3 }
