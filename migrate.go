@@ -52,8 +52,17 @@ const (
 	// moves cost more than the search itself at 95% load, where a search
 	// typically ends after a handful of buckets. 128 nodes hold every
 	// bucket within two moves and most within three; only a search that
-	// outgrows them runs again with the full queue.
+	// outgrows them runs again with the full queue. (The Growing filter's
+	// search, grow_table.go, uses this size.)
 	bfsShortQueue = 128
+	// discoverShortQueue is the queue discover tries first: 64 nodes
+	// hold every bucket within two moves (2 + 10 + 50 with five slots). A
+	// fill of 2^20 keys took 4.6M more instructions at -bits 15 and 4.4M
+	// more at -bits 12 with 128 (cachegrind, bench/cmd/opcount); the
+	// Growing filter's fill took 4.5M more with 64. A search that
+	// outgrows the queue expands the nodes it queued in the same order,
+	// so it finds what a longer queue finds first, or runs again.
+	discoverShortQueue = 64
 )
 
 // A BFS node is bucket<<32 | depth<<16 | path: path holds the start bit and
@@ -66,7 +75,7 @@ func bfsNode(b uint64, depth int, path uint64) uint64 {
 // It returns the path code and its length (the number of moves, 0 if b1 or
 // b2 itself has room), or ok=false if none exists within maxPathLen moves.
 func (f *Filter) discover(b1, b2 uint64) (path uint64, depth int, ok bool) {
-	var q [bfsShortQueue]uint64
+	var q [discoverShortQueue]uint64
 	path, depth, ok, truncated := f.search(q[:], b1, b2)
 	if ok || !truncated {
 		return path, depth, ok
@@ -93,6 +102,14 @@ func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
 // (to be expanded in turn, from a now cached word) only if it is full. A
 // child is tested before any bucket of the next depth, so the first empty
 // slot found still ends a shortest path.
+//
+// A bucket has an empty slot when zeroSlots is non-zero (emptySlot, which
+// also computes the slot's index, cost a fill of 2^20 keys 6.5M more
+// instructions at -bits 12 and 15), and a node's children are computed
+// from its word shifted one slot at a time, with the table's words, m and
+// the layout's fields in locals (through slot, which multiplies and tests
+// its shift, 5.6M at -bits 15 and 6.6M at -bits 12; cachegrind,
+// bench/cmd/opcount).
 func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
 	l := &f.lay
 	t := &f.t
@@ -101,7 +118,11 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 		if i == 1 && b2 == b1 {
 			break
 		}
-		if l.emptySlot(t.load(b)) >= 0 {
+		w := t.words[b].Load()
+		if w&tagMask != 0 {
+			w = t.load(b) // as below
+		}
+		if l.zeroSlots(w) != 0 {
 			return uint64(i), 0, true, false
 		}
 		q[n] = bfsNode(b, 0, uint64(i))
@@ -114,16 +135,19 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 		if w&tagMask != 0 {
 			w = t.load(b) // load is not inlined: called only where needed
 		}
-		if l.emptySlot(w) >= 0 {
+		if l.zeroSlots(w) != 0 {
 			return p, d, true, false // emptied since it was tested
 		}
 		var cb, cw [maxSlots]uint64
 		nb := int(l.b)
-		for s := 0; s < nb; s++ {
-			cb[s] = f.alt(b, l.slot(w, s))
+		words, m, fb, mask := t.words, f.m, l.f&63, l.slotMask
+		ws := w
+		for s := range cb[:nb] {
+			cb[s] = altBucket(b, ws&mask, m) // l.slot(w, s)
+			ws >>= fb
 		}
-		for s := 0; s < nb; s++ {
-			cw[s] = t.words[cb[s]].Load()
+		for s := range cw[:nb] {
+			cw[s] = words[cb[s]].Load()
 		}
 		for s := 0; s < nb; s++ {
 			if cb[s] == b {
@@ -134,7 +158,7 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 			if wc&tagMask != 0 {
 				wc = t.load(cb[s])
 			}
-			if l.emptySlot(wc) >= 0 {
+			if l.zeroSlots(wc) != 0 {
 				return cp, d + 1, true, false
 			}
 			if d+1 == maxPathLen {

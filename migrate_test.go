@@ -46,6 +46,9 @@ func TestBFSNodeEncoding(t *testing.T) {
 	if within2 := 2 + 2*maxSlots + 2*maxSlots*maxSlots; bfsShortQueue < within2 || bfsShortQueue >= bfsQueueLen {
 		t.Errorf("bfsShortQueue = %d; want at least %d (every bucket within two moves) and below %d", bfsShortQueue, within2, bfsQueueLen)
 	}
+	if within2 := 2 + 2*maxSlots + 2*maxSlots*maxSlots; discoverShortQueue < within2 || discoverShortQueue >= bfsQueueLen {
+		t.Errorf("discoverShortQueue = %d; want at least %d (every bucket within two moves) and below %d", discoverShortQueue, within2, bfsQueueLen)
+	}
 }
 
 // refDepth is the reference for discover: the fewest moves that free a slot
