@@ -130,9 +130,11 @@ func (l *layout) emptySlot(w uint64) int {
 // slotUnit turns a zeroSlots result z into a word with 1 in the lowest bit
 // of the slot that z's lowest set bit marks (the slot's high bit), or 0 when
 // z is 0. Multiplying a fingerprint or slotMask by it addresses that slot
-// without computing the slot's index (a division by f).
+// without computing the slot's index (a division by f). The shift is
+// masked to 63, which f-1 never exceeds, so that it compiles without the
+// test for shifts of 64 or more (3 instructions a call).
 func (l *layout) slotUnit(z uint64) uint64 {
-	return (z & -z) >> (l.f - 1)
+	return (z & -z) >> ((l.f - 1) & 63)
 }
 
 // put returns w with fp in its first empty slot, and whether w had one
