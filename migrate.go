@@ -234,9 +234,9 @@ retry:
 // value of its word (0 when empty), in either kind of layout.
 func (f *Filter) slotAt(b uint64, s int) uint64 {
 	if f.lay.packed {
-		return f.t.load(b>>1) >> (pkShift(b) + uint64(s)*8) & 0xff
+		return f.t.loadWord(b>>1) >> (pkShift(b) + uint64(s)*8) & 0xff
 	}
-	return f.lay.slot(f.t.load(b), s)
+	return f.lay.slot(f.t.loadWord(b), s)
 }
 
 // migrate applies the moves of a replayed path backwards, from the free slot
@@ -294,11 +294,11 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 	}
 	l := &f.lay
 	for {
-		ws := f.t.load(src)
+		ws := f.t.loadWord(src)
 		if l.slot(ws, s) != fp {
 			return false
 		}
-		wd := f.t.load(dst)
+		wd := f.t.loadWord(dst)
 		nd, ok := l.put(wd, fp)
 		if !ok {
 			return false
