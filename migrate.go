@@ -47,13 +47,14 @@ const (
 	maxSlotsPow5 = maxSlots * maxSlots * maxSlots * maxSlots * maxSlots
 	// bfsSlotBits is the bits of one move's slot in a path code.
 	bfsSlotBits = 3
-	// bfsShortQueue is the queue discovery tries first. Go zeroes a local
-	// array on every call, and zeroing a queue for every path of five
-	// moves cost more than the search itself at 95% load, where a search
-	// typically ends after a handful of buckets. 128 nodes hold every
-	// bucket within two moves and most within three; only a search that
-	// outgrows them runs again with the full queue. (The Growing filter's
-	// search, grow_table.go, uses this size.)
+	// bfsShortQueue is the queue the Growing filter's discovery tries
+	// first (grow_table.go; discover's is discoverShortQueue, pkDiscover's
+	// pkShortQueue). Go zeroes a local array on every call, and zeroing a
+	// queue for every path of five moves cost more than the search itself
+	// at 95% load, where a search typically ends after a handful of
+	// buckets. 128 nodes hold every bucket within two moves and most
+	// within three; only a search that outgrows them runs again with the
+	// full queue.
 	bfsShortQueue = 128
 	// discoverShortQueue is the queue discover tries first: 64 nodes
 	// hold every bucket within two moves (2 + 10 + 50 with five slots). A

@@ -16,15 +16,15 @@ const (
 	// pkQueueLen bounds the nodes of a search: both roots and four
 	// children per node down to depth pkMaxPathLen-1.
 	pkQueueLen = 2 * (1<<(2*pkMaxPathLen) - 1) / 3
-	// pkShortQueue is the queue pkDiscover tries first (bfsShortQueue
-	// is discover's): 48 nodes hold every bucket within two moves (2 + 8
-	// + 32). A search at the packed layout's load expands about three
-	// nodes, and zeroing 128 nodes cost more than a search that outgrows
-	// 48 and runs again with the full queue: a fill of 2^20 keys took
-	// 5.7M instructions more with 128 and 0.8M more with 64, and 40 did
-	// no better (cachegrind, bench/cmd/opcount -bits 8; runs of one build
-	// differ by up to 0.1M). A truncated search finds what the full one
-	// would, or runs again (pkSearch).
+	// pkShortQueue is the queue pkDiscover tries first
+	// (discoverShortQueue is discover's): 48 nodes hold every bucket
+	// within two moves (2 + 8 + 32). A search at the packed layout's load
+	// expands about three nodes, and zeroing 128 nodes cost more than a
+	// search that outgrows 48 and runs again with the full queue: a fill
+	// of 2^20 keys took 5.7M instructions more with 128 and 0.8M more
+	// with 64, and 40 did no better (cachegrind, bench/cmd/opcount -bits
+	// 8; runs of one build differ by up to 0.1M). A truncated search
+	// finds what the full one would, or runs again (pkSearch).
 	pkShortQueue = 48
 )
 
