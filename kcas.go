@@ -417,10 +417,10 @@ func (t *kcasTable) load(i uint64) uint64 {
 	}
 }
 
-// loadWord is load for a word of the table (i below epochWord), for the
+// loadWord is load for a word of the table (i below versionBase), for the
 // callers that read one word at a time: a plain value is returned from
 // one atomic load, and load runs, reading the word again, only when the
-// word held a reference (load's loop and word's tests for epochWord cost
+// word held a reference (load's loop and word's test for versionBase cost
 // more than this call). With move and slotAt (migrate.go) calling load,
 // a fill of 2^20 keys took 2.1M more instructions at -bits 15, 1.9M more
 // at -bits 12 and 0.7M more at -bits 8 (cachegrind, bench/cmd/opcount).
