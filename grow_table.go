@@ -561,16 +561,8 @@ func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint
 func (x *growTable) addBumped(op *kcasOp, i, wi, ni, j, wj, nj uint64) {
 	op.add(i, wi, growBump(ni))
 	op.add(j, wj, growBump(nj))
-	wrapI, wrapJ := growWraps(wi), growWraps(wj)
-	if wrapI {
-		ei := x.t.epochIdx(i)
-		e := x.t.load(ei)
-		op.add(ei, e, e+1)
-	}
-	if wrapJ && !(wrapI && x.t.epochIdx(j) == x.t.epochIdx(i)) {
-		ej := x.t.epochIdx(j)
-		e := x.t.load(ej)
-		op.add(ej, e, e+1)
+	if wrapI, wrapJ := growWraps(wi), growWraps(wj); wrapI || wrapJ {
+		x.t.addWraps(op, i, wrapI, j, wrapJ)
 	}
 }
 

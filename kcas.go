@@ -270,6 +270,24 @@ func (t *kcasTable) epochIdx(b uint64) uint64 {
 	return versionBase + b&t.verMask
 }
 
+// addWraps adds to op, for each of buckets i and j whose migration
+// counter the step in op wraps (wrapI, wrapJ), one to the wrap epoch of
+// the bucket's stripe: once when both wrap in one stripe, since a K-CAS
+// names each word once (twophase.go, "Counter wraps"; a fixed filter's
+// relocation step, a Growing table's move or delete).
+func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ bool) {
+	if wrapI {
+		ei := t.epochIdx(i)
+		e := t.load(ei)
+		op.add(ei, e, e+1)
+	}
+	if wrapJ && !(wrapI && t.epochIdx(j) == t.epochIdx(i)) {
+		ej := t.epochIdx(j)
+		e := t.load(ej)
+		op.add(ej, e, e+1)
+	}
+}
+
 // epochOf returns the wrap epoch of bucket b's stripe, vers word
 // b&verMask (verOf reaches a packed table's versions through it).
 // Single-key lookups call it, so it indexes without a bounds check:

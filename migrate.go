@@ -309,18 +309,9 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 		op.add(dst, wd, l.bumpCounter(nd))
 		// A counter that goes from its maximum to 0 is counted in the
 		// epoch of its bucket's stripe in the same atomic step
-		// (twophase.go, "Counter wraps"); one add when both wrap in one
-		// stripe, since a K-CAS names each word once.
-		wrapS, wrapD := l.wraps(ws), l.wraps(wd)
-		if wrapS {
-			i := f.t.epochIdx(src)
-			ep := f.t.load(i)
-			op.add(i, ep, ep+1)
-		}
-		if wrapD && !(wrapS && f.t.epochIdx(dst) == f.t.epochIdx(src)) {
-			i := f.t.epochIdx(dst)
-			ep := f.t.load(i)
-			op.add(i, ep, ep+1)
+		// (twophase.go, "Counter wraps").
+		if wrapS, wrapD := l.wraps(ws), l.wraps(wd); wrapS || wrapD {
+			f.t.addWraps(&op, src, wrapS, dst, wrapD)
 		}
 		if raceEnabled {
 			l.checkRelocation(op.old[0], op.new[0], op.old[1], op.new[1], fp)
