@@ -215,6 +215,24 @@ func (x *growTable) place(kh uint64) growKey {
 	}
 }
 
+// settled reports whether a search of a key with buckets b1, b2 that read the epoch e of b1's
+// stripe (ep), then w1 from b1, and found no match in either bucket may
+// answer "absent" without more: the key has one bucket, or b1 reads w1 again
+// and then the epoch still reads e (in that order; stage 3 of the tests'
+// stall points sits between). lookupIn in Locked mode and LookupHash's
+// fast path call it, lookupGroup has it written out; the fixed filter's
+// counterpart is unchanged (twophase.go).
+func (x *growTable) settled(b1, b2, w1 uint64, ep *atomic.Uint64, e uint64) bool {
+	if b1 == b2 {
+		return true
+	}
+	r1 := x.t.words[b1].Load()
+	if raceEnabled {
+		growSearchStalled(x, b1, 3) // between b1's re-read and the epoch's
+	}
+	return r1 == w1 && ep.Load() == e
+}
+
 // matchBits returns the number of hash bits entry v of x is compared on:
 // matchBits's, less one for an entry written at the last doubling, whose
 // last tail bit is g_26, 0 for every key.
@@ -283,14 +301,7 @@ func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 		if k.matches(w1, w2) {
 			return true
 		}
-		if k.b1 == k.b2 {
-			return false
-		}
-		r1 := t.words[k.b1].Load()
-		if raceEnabled {
-			growSearchStalled(x, k.b1, 3) // between b1's re-read and the epoch's
-		}
-		if r1 == w1 && ep.Load() == e {
+		if x.settled(k.b1, k.b2, w1, ep, e) {
 			return false
 		}
 		gd := x.locks.lockBuckets(k.b1, k.b2)
