@@ -30,8 +30,9 @@ func allFound(g *cuckoo.Growing, n int) bool {
 }
 
 // A Growing filter needs no key count up front: it starts at its first
-// tables' capacity and its sixteen shards double their tables as keys
-// arrive (75 doublings in all here, four or five per shard).
+// tables' capacity and its sixteen shards grow their tables as keys
+// arrive, an eighth of a doubling at a time (62 doublings in all here,
+// about four per shard).
 func ExampleGrowing() {
 	g, err := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	if err != nil {
@@ -39,7 +40,7 @@ func ExampleGrowing() {
 	}
 	growKeys(g, 100_000)
 	fmt.Println(g.Len(), allFound(g, 100_000), g.Doublings())
-	// Output: 100000 true 75
+	// Output: 100000 true 62
 }
 
 // NewGrowing takes New's options but the fingerprint size (12 bits only);
@@ -200,7 +201,8 @@ func ExampleGrowing_Len() {
 }
 
 // Cap is the slots of the shards' tables: 4 per bucket, 1,452 buckets
-// at first, and each doubling of a shard adds its table's size.
+// at first, and each growth step of a shard adds an eighth of the buckets
+// its table had at its last doubling.
 func ExampleGrowing_Cap() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	fmt.Println(g.Cap())
@@ -208,7 +210,7 @@ func ExampleGrowing_Cap() {
 	fmt.Println(g.Cap())
 	// Output:
 	// 5808
-	// 10200
+	// 7948
 }
 
 func ExampleGrowing_LoadFactor() {
@@ -218,8 +220,9 @@ func ExampleGrowing_LoadFactor() {
 	// Output: 0.5
 }
 
-// Doublings counts how often a shard's table has doubled, over all
-// sixteen shards.
+// Doublings counts how often a shard's table has doubled (finished
+// splitting every bucket of a level, in eight steps), over all sixteen
+// shards.
 func ExampleGrowing_Doublings() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	fmt.Println(g.Doublings())
@@ -227,11 +230,11 @@ func ExampleGrowing_Doublings() {
 	fmt.Println(g.Doublings())
 	// Output:
 	// 0
-	// 75
+	// 62
 }
 
 // FalsePositiveRate is computed from the entries stored: older entries,
-// which lived through doublings, compare fewer bits.
+// whose buckets were split since they were written, compare fewer bits.
 func ExampleGrowing_FalsePositiveRate() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	fmt.Println(g.FalsePositiveRate())
@@ -241,7 +244,7 @@ func ExampleGrowing_FalsePositiveRate() {
 	fmt.Printf("%.4f %.4f\n", fresh, g.FalsePositiveRate())
 	// Output:
 	// 0
-	// 0.0003 0.0022
+	// 0.0003 0.0028
 }
 
 // Reset empties the filter and shrinks it back to its first tables.

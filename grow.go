@@ -11,39 +11,50 @@ import (
 )
 
 // A filter that grows (Growing): sixteen shards, each one table that
-// doubles in place.
+// grows by linear steps.
 //
 // A key belongs to one of growShards shards, chosen by its hash, and each
 // shard keeps one table at a time (grow_table.go has its placement and its
-// operations). When an insert finds no room in its shard's table and the
-// shard is at least growFullLoad full, the shard makes its next table,
-// with twice the buckets, and copies the old one into it bucket by bucket:
-// each old bucket splits into two adjacent new ones, each entry going to
-// the half its stored index bit names (splitLane). No key is needed, so
-// entries keep their place in every later table, and a lookup reads two
-// buckets whatever the size.
+// operations). A table has a level d (the doublings it has completed) and
+// a split pointer p: the first p of its c·2^d buckets of level d are split,
+// each into two buckets of level d+1. When an insert finds both its
+// buckets full in a shard at least growTargetLoad full, or finds no room
+// at all in one at least growFullLoad full, the shard makes its next
+// table, with an eighth of the level's buckets more split
+// (growTable.nextStep; the eighth step completes the doubling, d+1 and
+// p = 0), and copies the old table into it bucket by bucket: a bucket the
+// step splits sends each entry to the half its stored index bit names
+// (splitLane), the others are copied as they are, to their new index. No
+// key is needed, so entries keep their place in every later table, and a
+// lookup reads two buckets whatever the size.
 //
-// Why shards of different sizes. A table that doubles holds between 1 and
-// 2 times the memory of one sized for its keys, depending on where it is
-// in its cycle. The shards receive equal shares of the keys, but their
-// first tables have sizes spread evenly on a log scale over one factor of
-// two (shard i has 2^(i/16) times the buckets of shard 0), so they double
-// at sixteen evenly spaced points of each cycle, and the memory of the
-// whole filter rises in sixteen steps per doubling instead of one: about
-// 1.41 times the memory per key of a table filled to the same load, at
-// every size, instead of 1 to 2 times (BENCHMARKS.md has the figures).
+// Why steps of an eighth. A table that doubles at once holds between 1
+// and 2 times the memory of one sized for its keys; one that splits an
+// eighth of its level at a time falls from growTargetLoad (93%) to
+// between 83% and 87% at each step, so a shard's load stays between
+// about 83% and 93%, and the filter held 18.64 heap bits per key
+// at 2^20 keys from NewGrowing(1000), where doubling held 24.17
+// (BENCHMARKS.md, "Growing filter"). What it costs is copying: every
+// step copies the whole table, about 3.1 words per key inserted where
+// doubling copied 0.37, each a freezing CAS and a store (the copy runs at
+// memory speed, shared by the shard's writers). The shards' first tables
+// still have sizes spread evenly on a log scale over one factor of two
+// (shard i has 2^(i/16) times the buckets of shard 0), so that the shards
+// do not all step, or fill their last level, at once.
 //
 // The expansion protocol, per shard. A shard's tables form a chain through
 // next: its current table cur is the last one (or, for a moment, the one
 // before it).
 //
-//  1. Start: an insert that found its table x full makes n with n.old = x,
-//     publishes it with one CAS on x.next, and moves cur from x to n (a
-//     CAS, so cur only ever moves forward along the chain).
+//  1. Start: an insert that found its table x full makes n (x's next
+//     step) with n.old = x, publishes it with one CAS on x.next, and moves
+//     cur from x to n (a CAS, so cur only ever moves forward along the
+//     chain).
 //  2. Copy: the old table is cut into chunks of growChunk buckets, handed
 //     out by a counter (n.claimed). A copier freezes each bucket of its
 //     chunk (sets the word's frozen bit; a frozen word never changes
-//     again) and stores the two new words. When the last chunk is done,
+//     again) and stores its new word, or the two halves of a bucket the
+//     step splits (copyChunk). When the last chunk is done,
 //     n.old is set to nil.
 //  3. Writers: every insert, delete and Reset first takes the table from
 //     writable, which moves cur forward if next is set and, while cur's
@@ -133,25 +144,23 @@ var growShardScale = [growShards]uint64{
 	92682, 96785, 101070, 105545, 110218, 115098, 120194, 125515,
 }
 
-// growEagerLoad is the load from which a shard that may double does so
-// at the first insert whose two buckets are full, without searching for a
-// relocation path. Near full, searches grow long: a fill of 2^20 keys from
-// NewGrowing(1000) took 1,836 instructions per insert with no such line
-// (each shard doubling at its first failed insert, at 96% to 99.9% load),
-// 1,774 with it at 98% and 1,334 at 97% (cachegrind, bench/cmd/opcount
-// -impl growing -n 0), for at most 1% more memory per key
-// (TestGrowingMemoryPerKey: worst 1.449x, 1.449x and 1.458x).
-const growEagerLoad = 0.97
+// growTargetLoad is the load a shard keeps under: an insert that finds
+// both its buckets full in a shard at least this full grows the shard by
+// a step at once, without searching for a relocation path.
+const growTargetLoad = 0.93
 
-// growFullLoad is the load at which an insert that finds no room doubles
-// its shard's table; below it the insert returns ErrFull, as a fixed
-// filter's does. A table fails its first insert between about 96% and
-// 99.9% load (or doubles at growEagerLoad first), but one that holds many
+// growStepParts sets a growth step: it splits ceil(N/growStepParts) of
+// the N buckets of the table's level.
+const growStepParts = 8
+
+// growFullLoad is the load at which an insert that finds no room grows
+// its shard's table by a step; below it the insert returns ErrFull, as a
+// fixed filter's does. A table fails its first insert between about 96%
+// and 99.9% load (and steps at growTargetLoad first), but one that holds many
 // copies of some keys can fail earlier, so the line is low; what it
 // excludes is the case of a few keys with more copies than their pair
-// holds in a table far from full: doubling would not give them room
-// (their copies all go the same way), and each attempt would double the
-// memory. Copies of many keys fail far earlier (a key's copies share one
+// holds in a table far from full: growing would not give them room
+// (their copies all go the same way), and each attempt would add memory. Copies of many keys fail far earlier (a key's copies share one
 // other bucket, so full buckets whose entries can move only among
 // themselves, or only by paths longer than the search's, form at any load:
 // with three copies of every key the first ErrFull came at a median load
@@ -176,30 +185,28 @@ const growFullLoad = 0.5
 // ErrZeroFilter.
 //
 // A Growing filter is sixteen shards, each one table of four-slot buckets
-// (as a Filter made with WithSlotsPerBucket(4)), that doubles in place
-// when it is full: each bucket splits
-// into two and every entry moves to the half its stored bits name. A key
-// belongs to one shard, chosen by its hash. Its costs (measured in
-// BENCHMARKS.md, "Growing filter"):
+// (as a Filter made with WithSlotsPerBucket(4)) that grows by steps: each
+// step splits an eighth of the buckets of the table's level, each into
+// two, every entry of a split bucket moving to the half its stored bits
+// name, and eight steps double the table. A key belongs to one shard,
+// chosen by its hash. Its costs (measured in BENCHMARKS.md, "Growing
+// filter"):
 //
 //   - lookups read two buckets of one shard at every size, as in a fixed
 //     filter;
 //   - memory: 64 bits per bucket of four slots, as a four-slot fixed
-//     filter's; a shard doubles at 97% load (growEagerLoad), or earlier if
-//     an insert finds no room, and the shards' first tables are sized so
-//     that they double at evenly spaced points, so the filter holds about
-//     1.41 times (at most 1.46 times in the measurements) the memory of a
-//     four-slot fixed filter sized for its keys, at every size past its
-//     first doublings: 1.82 times New's five-slot default (24.17 against
-//     13.26 heap bits per key at 2^20 keys);
+//     filter's; a shard steps at 93% load (growTargetLoad), or earlier if
+//     an insert finds no room, and a step takes it to between 83% and 87%,
+//     so the filter holds 1.41 times the heap bits per key of New's
+//     five-slot default at 2^20 keys from NewGrowing(1000) (18.64 against
+//     13.26);
 //   - false positives: an entry has a 6-bit tag and up to 8 bits of its
-//     key's position, and each doubling moves one of those bits into the
-//     bucket index, so older entries compare fewer bits. An entry that has
-//     lived through k doublings compares 14-k bits (6 once k >= 8); since
-//     a shard doubles when full, half of its entries are from the last
-//     doubling, a quarter from the one before, and so on: 0.224% at 2^20
-//     keys from NewGrowing(1000), 0.94 times New's five-slot default's
-//     0.238%, and 0.266% at 3.8 million (BENCHMARKS.md). FalsePositiveRate
+//     key's position, and each split of its bucket moves one of those bits
+//     into the bucket index, so older entries compare fewer bits. An entry
+//     whose bucket was split k times since it was written compares 14-k
+//     bits (6 once k >= 8), one more in a bucket of the level being
+//     split: 0.282% at 2^20 keys from NewGrowing(1000), 1.18 times New's
+//     five-slot default's 0.238% (BENCHMARKS.md). FalsePositiveRate
 //     reports the expected rate from the entries actually stored;
 //   - growing: an insert that finds its shard full makes the shard's next
 //     table and copies the old one into it; inserts and deletes of that
@@ -211,7 +218,7 @@ const growFullLoad = 0.5
 // Its method set is Filter's, with the String and Hash forms, except for
 // Stats and LockStats: the operation counters and lock statistics live
 // in a Filter's table, and a Growing filter's tables are replaced at
-// every doubling, so it reports its state through Len, Cap, LoadFactor,
+// every step, so it reports its state through Len, Cap, LoadFactor,
 // Doublings, Shards and FalsePositiveRate instead. Use Clone (not an
 // assignment) to copy it; a Growing filter must not be copied after first
 // use.
@@ -241,16 +248,18 @@ type growShard struct {
 	count shardedCount
 }
 
-// WithMaxCapacity bounds a Growing filter: its shards double only while
-// all of them together hold at most maxCapacity keys at 95% load (the
-// smaller shards doubling first; each shard's keys at 95% rounded down to
-// a whole key), so Cap never exceeds (maxCapacity+16)/0.95 slots: a few
-// slots above maxCapacity/0.95 for some maxima. Past that, an insert that
-// finds no room returns ErrFull with nothing lost, as a Filter's does. Since each shard receives a sixteenth
-// of the keys and the shards cannot all have the same size, the first
-// ErrFull comes when the smallest shard at its bound is full: from about
-// two thirds of maxCapacity keys on (0.64 to 0.74 of a maximum of 50,000
-// in 3,000 runs with random seeds). 0 (the default) means no bound but
+// WithMaxCapacity bounds a Growing filter: each shard grows up to a
+// number of doublings chosen so that all of them together hold at most
+// maxCapacity keys at 95% load at their bounds (the smaller shards may
+// double more; each shard's keys at 95% rounded down to a whole key), so
+// Cap never exceeds (maxCapacity+16)/0.95 slots: a few slots above
+// maxCapacity/0.95 for some maxima. Past that, an insert that finds no
+// room returns ErrFull with nothing lost, as a Filter's does. Since each
+// shard receives a sixteenth of the keys and the shards cannot all have
+// the same size, the first ErrFull comes when the smallest shard at its
+// bound is full: from about two thirds of maxCapacity keys on (0.645 to
+// 0.745 of a maximum of 50,000 in 3,000 runs with random seeds). 0 (the
+// default) means no bound but
 // the 19 doublings the hash allows, and so does any bound above what they
 // reach (math.MaxInt included). New rejects it.
 func WithMaxCapacity(maxCapacity int) Option {
@@ -261,12 +270,12 @@ func WithMaxCapacity(maxCapacity int) Option {
 // keys at 95% load or more (BaseCapacity: at least 5,512, as the smallest
 // shard has 64 buckets; about 1.4 times capacity above that, as the
 // sixteen shards have different sizes) and that grows as keys arrive,
-// each shard doubling up to 19 times. The shards receive equal shares of
-// the keys, so the smallest fills first: the first doubling came after
-// 0.88 to 1.13 times capacity keys for NewGrowing(5512) (1,000 random
-// seeds), 0.99 to 1.05 for 100,000 (200 seeds) and 1.01 to 1.03 for
-// 1,000,000 (40 seeds), and after 3,200 to 4,450 keys for NewGrowing(100)
-// (1,000 seeds).
+// each shard by steps of an eighth of a doubling, up to 19 doublings.
+// The shards receive equal shares of the keys, so the smallest fills
+// first: the first step came after 0.84 to 1.09 times capacity keys for
+// NewGrowing(5512) (1,000 random seeds), 0.95 to 1.02 for 100,000 (200
+// seeds) and 0.97 to 0.99 for 1,000,000 (40 seeds), and after 3,163 to
+// 4,275 keys for NewGrowing(100) (1,000 seeds).
 //
 // The floor is a choice of the hash layout, not of memory alone: a key's
 // bucket index takes the shard's first-table bits plus one bit per
@@ -292,7 +301,7 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 		}
 	}
 	if given.fprSet {
-		return nil, fmt.Errorf("cuckoo: a growing filter has one precision (%d-bit fingerprints; about 0.22%% false positives after growing 1,000-fold, FalsePositiveRate reports it): WithFalsePositiveRate is for New", DefaultFingerprintBits)
+		return nil, fmt.Errorf("cuckoo: a growing filter has one precision (%d-bit fingerprints; about 0.28%% false positives after growing 1,000-fold, FalsePositiveRate reports it): WithFalsePositiveRate is for New", DefaultFingerprintBits)
 	}
 	if given.slotsSet {
 		return nil, fmt.Errorf("cuckoo: a growing filter has its own layout (four 15-bit lanes per bucket); WithSlotsPerBucket is for New")
@@ -330,7 +339,7 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	st := newGrowState(&bases, &maxD, c.seed)
 	for i := range st.shards {
 		sh := &st.shards[i]
-		sh.cur.Store(st.newTable(sh, 0, c.mode))
+		sh.cur.Store(st.newTable(sh, 0, 0, c.mode))
 	}
 	g := &Growing{}
 	g.setup(c.seed, c.mode, st)
@@ -411,9 +420,10 @@ func growKeys(m uint64) uint64 {
 	return m * slotsPerBucket * targetLoadNum / targetLoadDen
 }
 
-// newTable returns an empty table of shard sh after d doublings.
-func (st *growState) newTable(sh *growShard, d uint64, mode Mode) *growTable {
-	x := st.tableShape(sh, d)
+// newTable returns an empty table of shard sh at level d with split
+// pointer p.
+func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable {
+	x := st.tableShape(sh, d, p)
 	x.t.words = make([]atomic.Uint64, x.m)
 	x.t.setVers(newEpochs(x.m))
 	if mode == Locked {
@@ -422,12 +432,24 @@ func (st *growState) newTable(sh *growShard, d uint64, mode Mode) *growTable {
 	return x
 }
 
-// tableShape returns a table of shard sh after d doublings without its
-// words: what placement needs.
-func (st *growState) tableShape(sh *growShard, d uint64) *growTable {
-	x := &growTable{m: sh.base << d, d: d, c: sh.base, off: sh.off, mask: st.mask}
-	x.sShift, x.tShift, x.sMask = growPosBits-d, growPosBits-growTailBits-d, 1<<d-1
+// tableShape returns a table of shard sh at level d with split pointer p
+// (below sh.base<<d) without its words: what placement needs.
+func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
+	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, off: sh.off, mask: st.mask}
+	x.uShift, x.uMask, x.tShift = growPosBits-d-1, 1<<(d+1)-1, growPosBits-growTailBits-d
 	return x
+}
+
+// nextStep returns the level and split pointer of the table that follows
+// x: growStepParts more buckets of level d split (ceil(c·2^d/8)), or, when
+// that reaches the end of the level, level d+1 with none split.
+func (x *growTable) nextStep() (d, p uint64) {
+	n := x.c << x.d
+	p = x.p + (n+growStepParts-1)/growStepParts
+	if p >= n {
+		return x.d + 1, 0
+	}
+	return x.d, p
 }
 
 // keyed returns the key hash h keyed with the seed, as Filter.keyed does
@@ -481,7 +503,7 @@ func (sh *growShard) loaded(x *growTable, load float64) bool {
 // sh's table, should double the table at once instead of relocating
 // entries: when the shard is at least growEagerLoad full and may double.
 func (sh *growShard) eager(x *growTable) bool {
-	return x.d < sh.maxD && sh.loaded(x, growEagerLoad)
+	return x.d < sh.maxD && sh.loaded(x, growTargetLoad)
 }
 
 // expand starts the expansion of x, sh's table (or joins one that
@@ -492,7 +514,8 @@ func (g *Growing) expand(sh *growShard, x *growTable) bool {
 		if x.d >= sh.maxD || !sh.loaded(x, growFullLoad) {
 			return false
 		}
-		n := g.st.newTable(sh, x.d+1, g.mode)
+		d, p := x.nextStep()
+		n := g.st.newTable(sh, d, p, g.mode)
 		n.old.Store(x)
 		x.next.CompareAndSwap(nil, n)
 	}
@@ -522,14 +545,30 @@ func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 }
 
 // copyChunk freezes the buckets [lo, hi) of o and writes their entries
-// into n: bucket j's into 2j and 2j+1, or nowhere if n was made by Reset.
+// into n, or nowhere if n was made by Reset: a split bucket of o keeps its
+// index, the buckets of level d that n splits go to their halves 2j and
+// 2j+1, and the others move up by the buckets n splits (Linear steps,
+// grow_table.go).
 func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
-	for j := lo; j < hi; j++ {
-		w := g.freezeIn(o, j)
+	end := n.p // o's buckets of level d below end are split in n
+	if n.d > o.d {
+		end = o.c << o.d
+	}
+	for i := lo; i < hi; i++ {
+		w := g.freezeIn(o, i)
 		if n.reset {
 			if k := laneCount(w); k != 0 {
 				sh.count.add(-int64(k))
 			}
+			continue
+		}
+		if i < 2*o.p {
+			n.t.words[i].Store(w & lanesMask)
+			continue
+		}
+		j := i - o.p
+		if j >= end {
+			n.t.words[j+n.p].Store(w & lanesMask)
 			continue
 		}
 		var half [2]uint64
@@ -556,17 +595,17 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 	}
 }
 
-// Insert adds key to the filter, doubling its shard's table if the key
+// Insert adds key to the filter, growing its shard's table if the key
 // finds no room. It returns ErrFull only at the maximum (WithMaxCapacity
 // or 19 doublings) or, while the key's shard is less than half full, when
 // the search finds no path of at most five moves from its buckets to a
 // free slot: its buckets are full of copies of keys like it, or they and
 // the buckets their entries can reach are full. Copies make the second
 // case likely, since every copy of a key has the same other bucket:
-// storing each of 2,000 keys three times, 167 of 200 filters from
-// NewGrowing(100) returned an ErrFull, and with 20,000 keys all 200, at a
-// filter load of about 0.4 in the median (a tenth of them below 0.23,
-// some below 0.06), then also for some keys never inserted before;
+// storing each of 2,000 keys three times, all of 200 filters from
+// NewGrowing(100) returned an ErrFull, at a filter load of 0.40 in the
+// median (a tenth of them below 0.23, the lowest at 0.09), then also for
+// some keys never inserted before;
 // storing each key once, no ErrFull below the bound has been seen. The filter then holds what it held before. Use InsertUnique to
 // store each key once. On a zero Growing it returns ErrZeroFilter.
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(xxhash.Sum64(key)) }
@@ -705,7 +744,7 @@ func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 
 // insertGroup inserts the keys whose hashes are hs (at most batchGroup) in
 // order, after prefetching the words of both buckets of every key in the
-// table its shard has now (a hint only: if the shard doubles meanwhile,
+// table its shard has now (a hint only: if the shard grows meanwhile,
 // the insert goes to the new table as InsertHash's does). It returns how
 // many it inserted and the error of the next one. Callers pass at least
 // one key.
@@ -804,8 +843,8 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 }
 
 // Len returns the number of entries stored: one per insert not deleted,
-// plus one for each extra copy of a void entry a doubling made (a few in a
-// thousand after ten doublings). Like Filter.Len it is exact when no write
+// plus one for each extra copy of a void entry a split made (87 for 2^20
+// keys inserted into NewGrowing(1000)). Like Filter.Len it is exact when no write
 // is in progress.
 func (g *Growing) Len() int {
 	if g.st == nil {
@@ -841,9 +880,11 @@ func (g *Growing) LoadFactor() float64 {
 }
 
 // Doublings returns how many times a shard's table has doubled since the
-// filter was made (or last Reset), summed over the sixteen shards: each
-// doubling adds the size of that shard's table to the filter's, about a
-// sixteenth of the filter's memory, and 16 doublings double it.
+// filter was made (or last Reset), summed over the sixteen shards: a
+// shard doubles in eight steps, each splitting an eighth of the buckets
+// of its level, and this counts the doublings completed (the steps of
+// the one under way show in Cap). Each doubling adds about a sixteenth of
+// the filter's memory, and 16 double it.
 func (g *Growing) Doublings() int {
 	if g.st == nil {
 		return 0
@@ -882,12 +923,12 @@ func (g *Growing) FalsePositiveRate() float64 {
 	sum := 0.0
 	for i := range g.st.shards {
 		x := g.st.shards[i].searched()
-		var perBits [growTagBits + tailBits]int
+		var perBits [growTagBits + tailBits + 1]int
 		for i := range x.t.words {
 			w := x.t.load(uint64(i))
 			for s := range slotsPerBucket {
 				if v := lane(w, s); v != 0 {
-					perBits[x.matchBits(v)]++
+					perBits[x.matchBits(uint64(i), v)]++
 				}
 			}
 		}
@@ -895,7 +936,7 @@ func (g *Growing) FalsePositiveRate() float64 {
 		for k, n := range perBits {
 			shard += float64(n) * math.Ldexp(1, -k)
 		}
-		sum += 2 * shard / float64(x.m)
+		sum += 2 * shard / float64(x.c<<x.d)
 	}
 	return sum / growShards
 }
@@ -917,7 +958,7 @@ func (g *Growing) Reset() {
 func (g *Growing) resetShard(sh *growShard) {
 	for {
 		x := g.writable(sh)
-		n := g.st.newTable(sh, 0, g.mode)
+		n := g.st.newTable(sh, 0, 0, g.mode)
 		n.reset = true
 		n.old.Store(x)
 		if !x.next.CompareAndSwap(nil, n) {
@@ -929,7 +970,7 @@ func (g *Growing) resetShard(sh *growShard) {
 	}
 }
 
-// Shards returns the number of shards (16), each a table that doubles on
+// Shards returns the number of shards (16), each a table that grows on
 // its own, or 0 for a zero Growing.
 func (g *Growing) Shards() int {
 	if g.st == nil {
@@ -943,8 +984,9 @@ func (g *Growing) Mode() Mode { return g.mode }
 
 // FingerprintBits returns 12, the fingerprint size a growing filter is
 // compared with (0 for a zero Growing): a fresh entry compares 14 bits of
-// its key (13 in a shard at its last, 19th, doubling), an entry that lived
-// through k doublings 14-k (at least 6).
+// its key (13 in a shard at its last, 19th, doubling; one more in a bucket
+// of the level being split), an entry whose bucket was split k times since
+// it was written 14-k (at least 6).
 func (g *Growing) FingerprintBits() int {
 	if g.st == nil {
 		return 0

@@ -14,7 +14,7 @@ import (
 //
 //	offset  size  field
 //	0       8     magic "CUCKOOGR"
-//	8       2     format version (4)
+//	8       2     format version (5)
 //	10      1     fingerprint bits (12)
 //	11      1     slots per bucket (4)
 //	12      1     hash algorithm id (2, as in the fixed format; 1 for seed 0)
@@ -23,22 +23,26 @@ import (
 //	15      9     reserved, zero
 //	24      8     seed
 //	32      16    reserved, zero
-//	48      16·16 per shard: base buckets c (8 bytes, 1 to 2^31), doublings
-//	              d (1, 0 to 19), doubling bound (1, d to 19), reserved (6),
-//	              with c·2^d <= 2^31
-//	304     8·m   the m = sum of c·2^d bucket words, shard by shard,
+//	48      16·16 per shard: base buckets c (8 bytes, 1 to 2^31), level
+//	              d (1, 0 to 19), level bound (1, d to 19), split pointer
+//	              p (4, below c·2^d, 0 at the bound), reserved (2), with
+//	              c·2^d <= 2^31
+//	304     8·m   the m = sum of c·2^d + p bucket words, shard by shard,
 //	              little-endian, with their counter and frozen bits zero
 //	end-8   8     xxhash64 (seed 0) of every byte before it
 //
-// Version 3 is the same with 14-bit lanes (a 6-bit tag and an 8-bit
-// tail); it is read, each entry becoming a 15-bit one that knows the same
-// index bits (lanesFrom14). Versions 1 (a tree of fixed tables) and 2 (one
+// Version 4 is the same without split pointers (bytes 10-15 of a shard
+// record zero, p = 0): its tables are read as they are. Version 3 is
+// version 4 with 14-bit lanes (a 6-bit tag and an 8-bit tail); it is read,
+// each entry becoming a 15-bit one that knows the same index bits
+// (lanesFrom14). Versions 1 (a tree of fixed tables) and 2 (one
 // table whose second buckets had no masks) are no longer read.
 
 const (
 	growFormatMagic      = "CUCKOOGR"
-	growFormatVersion    = 4
-	growFormatVersion14  = 3 // 14-bit lanes
+	growFormatVersion    = 5
+	growFormatVersion4   = 4 // no split pointers
+	growFormatVersion14  = 3 // no split pointers, 14-bit lanes
 	growFormatHeaderSize = 48
 	growShardRecordSize  = 16
 	growFormatPrefix     = growFormatHeaderSize + growShards*growShardRecordSize
@@ -56,7 +60,7 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 	if g.st == nil {
 		return 0, ErrZeroFilter
 	}
-	data, ds := g.capture()
+	data, xs := g.capture()
 	var hdr [growFormatPrefix]byte
 	copy(hdr[:], growFormatMagic)
 	binary.LittleEndian.PutUint16(hdr[8:], growFormatVersion)
@@ -73,8 +77,9 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 		sh := &g.st.shards[i]
 		rec := hdr[growFormatHeaderSize+i*growShardRecordSize:]
 		binary.LittleEndian.PutUint64(rec, sh.base)
-		rec[8] = byte(ds[i])
+		rec[8] = byte(xs[i].d)
 		rec[9] = byte(sh.maxD)
+		binary.LittleEndian.PutUint32(rec[10:], uint32(xs[i].p))
 	}
 
 	var sum xxhash.Digest
@@ -96,21 +101,19 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 }
 
 // capture returns the words of the tables lookups search, encoded shard by
-// shard, and each table's doublings. Under the snapshot gate no
+// shard, and the tables. Under the snapshot gate no
 // relocation, no Delete and no copying of an expansion runs, so no entry
 // moves or leaves while it reads: each table is its shard's lookups' table
 // throughout, holding every key of the shard whose insert finished before
 // (grow.go's claim), and each word is read whole ("Deletes wait for
 // snapshots", grow_table.go).
-func (g *Growing) capture() ([]byte, [growShards]uint64) {
+func (g *Growing) capture() ([]byte, [growShards]*growTable) {
 	g.gate.beginSnapshot()
 	defer g.gate.endSnapshot()
 	var xs [growShards]*growTable
-	var ds [growShards]uint64
 	m := uint64(0)
 	for i := range g.st.shards {
 		xs[i] = g.st.shards[i].searched()
-		ds[i] = xs[i].d
 		m += xs[i].m
 	}
 	data := make([]byte, 0, 8*m)
@@ -122,7 +125,7 @@ func (g *Growing) capture() ([]byte, [growShards]uint64) {
 			}
 		}
 	}
-	return data, ds
+	return data, xs
 }
 
 // MarshalBinary returns the encoding WriteTo writes, with its guarantees.
@@ -201,14 +204,15 @@ func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 	}
 	seed := binary.LittleEndian.Uint64(hdr[24:])
 	v14 := binary.LittleEndian.Uint16(hdr[8:]) == growFormatVersion14
-	var bases, ds, maxD [growShards]uint64
+	var bases, ds, ps, maxD [growShards]uint64
 	size, largest := uint64(growFormatPrefix+8), uint64(0)
 	for i := range bases {
 		rec := hdr[growFormatHeaderSize+i*growShardRecordSize:]
 		bases[i] = binary.LittleEndian.Uint64(rec)
 		ds[i], maxD[i] = uint64(rec[8]), uint64(rec[9])
-		size += 8 * bases[i] << ds[i]
-		largest = max(largest, bases[i]<<ds[i])
+		ps[i] = uint64(binary.LittleEndian.Uint32(rec[10:])) // 0 before version 5 (checked)
+		size += 8 * (bases[i]<<ds[i] + ps[i])
+		largest = max(largest, bases[i]<<ds[i]+ps[i])
 	}
 	st := newGrowState(&bases, &maxD, seed)
 
@@ -219,7 +223,7 @@ func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 	var tables [growShards][]uint64
 	var entries [growShards]int64
 	for i := range tables {
-		m := bases[i] << ds[i]
+		m := bases[i]<<ds[i] + ps[i]
 		words := make([]uint64, 0, min(m, piece))
 		for len(words) < int(m) {
 			k := min(int(m)-len(words), piece)
@@ -259,7 +263,7 @@ func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 	}
 	for i := range st.shards {
 		sh := &st.shards[i]
-		x := st.newTable(sh, ds[i], LockFree)
+		x := st.newTable(sh, ds[i], ps[i], LockFree)
 		for j, w := range tables[i] {
 			x.t.words[j].Store(w)
 		}
@@ -339,14 +343,14 @@ func checkGrowHeader(data []byte) error {
 		return nil
 	}
 	v := binary.LittleEndian.Uint16(data[8:])
-	if v != growFormatVersion && v != growFormatVersion14 {
+	if v != growFormatVersion && v != growFormatVersion4 && v != growFormatVersion14 {
 		switch v {
 		case 1:
-			return errFormat("cuckoo: growing format version 1 (a tree of tables) is no longer read; this package reads versions %d and %d", growFormatVersion14, growFormatVersion)
+			return errFormat("cuckoo: growing format version 1 (a tree of tables) is no longer read; this package reads versions %d to %d", growFormatVersion14, growFormatVersion)
 		case 2:
-			return errFormat("cuckoo: growing format version 2 (second buckets without masks) is no longer read; this package reads versions %d and %d", growFormatVersion14, growFormatVersion)
+			return errFormat("cuckoo: growing format version 2 (second buckets without masks) is no longer read; this package reads versions %d to %d", growFormatVersion14, growFormatVersion)
 		}
-		return errFormat("cuckoo: unknown growing format version %d (this package reads versions %d and %d)", v, growFormatVersion14, growFormatVersion)
+		return errFormat("cuckoo: unknown growing format version %d (this package reads versions %d to %d)", v, growFormatVersion14, growFormatVersion)
 	}
 	if len(data) < growFormatHeaderSize {
 		return nil
@@ -399,7 +403,15 @@ func checkGrowHeader(data []byte) error {
 		if base<<maxD > maxBuckets {
 			return errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d lets %d base buckets grow to %d (want at most %d)", i, maxD, base, base<<maxD, uint64(maxBuckets))
 		}
-		for _, b := range rec[10:growShardRecordSize] {
+		reserved := rec[10:growShardRecordSize]
+		if v == growFormatVersion {
+			p := uint64(binary.LittleEndian.Uint32(rec[10:]))
+			if p >= base<<d || p != 0 && d == maxD {
+				return errFormat("cuckoo: impossible parameters: shard %d: split pointer %d at level %d of %d base buckets, level bound %d (want below %d, and 0 at the bound)", i, p, d, base, maxD, base<<d)
+			}
+			reserved = rec[14:growShardRecordSize]
+		}
+		for _, b := range reserved {
 			if b != 0 {
 				return errFormat("cuckoo: impossible parameters: shard %d: reserved bytes are not zero", i)
 			}

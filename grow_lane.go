@@ -14,21 +14,22 @@ import "math/bits"
 //	   [  tag   ]  [   tail   ]
 //
 // The tag is 6 bits of the key's hash that never change; the entry's
-// other bucket is a function of its bucket and its tag (altBucket), so an
-// entry can be moved between its two buckets at any size of the table. The
-// tail holds the next index bits of the entry's bucket (its position bits:
-// the key's in the key's first bucket, those XOR the tag's mask in the
-// second; grow_table.go), which a doubling consumes one at a time, in
-// unary-terminated form: an entry written when the table had doubled d
-// times holds 8 bits p_d .. p_d+7 above a 1 marker, tail = p<<1 | 1, with
-// p_d in bit 8 (at d = 19 the key has 7 such bits, and the eighth is 0 for
-// every key and every mask: grow_table.go). Each doubling takes bit 8 (it
-// chooses between the two new buckets the old one splits into) and shifts
-// the tail left by one, so the marker rises: an entry of age a (doublings
-// since it was written) has its marker at bit a and 8-a index bits above
-// it. An entry of age 8 has only its marker (tail 0x100): it is void, it
-// knows nothing more about its key's position, and a doubling puts a copy
-// of it into both new buckets.
+// other bucket is a function of its bucket, its tag and (across levels)
+// its first tail bit (alt, grow_table.go), so an entry can be moved
+// between its two buckets at any size of the table. The tail holds the
+// next index bits of the entry's bucket (its position bits: the key's in
+// the key's first bucket, those XOR the tag's mask in the second;
+// grow_table.go), which each split of its bucket consumes one at a time,
+// in unary-terminated form: an entry written into a bucket of level L
+// holds 8 bits p_L .. p_L+7 above a 1 marker, tail = p<<1 | 1, with p_L in
+// bit 8 (at L = 19 the key has 7 such bits, and the eighth is 0 for every
+// key and every mask: grow_table.go). A split takes bit 8 (it chooses
+// between the two new buckets the old one splits into) and shifts the
+// tail left by one, so the marker rises: an entry of age a (splits since
+// it was written, less the levels it went down by moves: gainLane) has its
+// marker at bit a and 8-a index bits above it. An entry of age 8 has only
+// its marker (tail 0x100): it is void, it knows nothing more about its
+// key's position, and a split puts a copy of it into both new buckets.
 //
 // A query compares the tag and the index bits above the entry's marker
 // with its own: a key written at any age matches its own entry, and an
@@ -147,7 +148,7 @@ func growBump(w uint64) uint64 {
 	return w&^(growCtrMask<<growCtrShift) | c<<growCtrShift
 }
 
-// splitLane returns where entry v of a bucket goes when the table doubles:
+// splitLane returns where entry v of a bucket goes when the bucket splits:
 // into the new bucket 2j+half with value nv, or, for a void entry, into
 // both (both true, nv = v).
 func splitLane(v uint64) (nv, half uint64, both bool) {
@@ -156,6 +157,16 @@ func splitLane(v uint64) (nv, half uint64, both bool) {
 		return v, 0, true
 	}
 	return v&^tailMask | tail<<1&tailMask, tail >> (tailBits - 1), false
+}
+
+// gainLane returns entry v, with the next position bits its tail holds,
+// as it is written in a bucket one level lower (Relocation across levels,
+// grow_table.go): g, the bit the higher bucket's index held, becomes its
+// first tail bit above the others; an entry that held 8 bits drops its
+// last one (its marker stays at bit 0).
+func gainLane(v, g uint64) uint64 {
+	t := v & tailMask
+	return v&^tailMask | g<<(tailBits-1) | t>>1 | t&1
 }
 
 // matchBits returns the number of hash bits entry v is compared on: its

@@ -7,9 +7,10 @@ import (
 
 // One table of a Growing filter, and the operations on it in both modes.
 //
-// Placement. A table that has doubled d times since the filter's first
-// table has m = c·2^d buckets (c, the base, is fixed for the filter's life
-// and need not be a power of two). A key whose keyed hash is kh has
+// Placement. A table of level d with no bucket split (p = 0; Linear
+// steps below for the others) has m = c·2^d buckets (c, the base, is fixed
+// for the filter's life and need not be a power of two). A key whose keyed
+// hash is kh has
 //
 //	r1 = (kh>>32)·c >> 32            its base bucket, in [0, c)
 //	lo = uint32(kh) ^ uint32(kh>>32) 32 bits for the rest:
@@ -31,8 +32,8 @@ import (
 // position bits), not its key's: in b1 they are the key's, in b2 they are
 // the key's XOR the mask. r1 -> r2 is an involution for every c, and so is
 // flipping by M, so an entry's other bucket, and its value there, follow
-// from its bucket, its tag and its tail alone (altBucket, altValue): a
-// move flips the position bits above the entry's marker.
+// from its bucket, its tag and its tail alone (alt): a move flips the
+// position bits above the entry's marker.
 //
 // Why a mask. Without it (b2 = r2·2^d + s) both buckets of a key share s,
 // and the table is 2^d independent cuckoo tables of c buckets; the fullest
@@ -51,6 +52,52 @@ import (
 // which no longer knows the bit, to both. The entry's new bucket is one of
 // its key's new pair, in the same role, and its remaining bits are the
 // position bits there: the copy needs no key.
+//
+// Linear steps. A table does not double at once: it splits the buckets
+// of its level in order, an eighth of them at a time (grow.go), and a
+// table whose first p buckets of level d (in the numbering above) are
+// split puts them first, as their 2p halves, and the others after:
+//
+//	j = r·2^d + s                       the key's bucket of level d
+//	b = 2j + g_d      if j < p          (a split bucket: level d+1)
+//	b = j + p         otherwise         (level d)
+//
+// and the same for b2 with r2 and the masked bits. m = c·2^d + p. A
+// bucket b is of level d+1 exactly when b < 2p. An entry's tail holds the
+// next position bits of its bucket's level: g_d+1.. in a split bucket,
+// g_d.. in the others, so the fresh entry q of a key depends on the level
+// of its bucket (slot computes both and picks one without a branch). At
+// p = 0 this is the placement above, and at p = c·2^d it is level d+1's
+// with p = 0, so a table that completes its level is the doubled one.
+// The next step splits buckets p .. p' - 1 of level d: their entries go to
+// their halves as in a doubling, the split buckets before p keep their
+// index, and the buckets after p' - 1 move up by p' - p (copyChunk).
+//
+// Relocation across levels. An entry's other bucket may be of the other
+// level. From a split bucket (level d+1) to an unsplit one (level d) the
+// entry gains its new bucket's bit g_d (XOR M_d), which the index of the
+// split bucket held, as its first tail bit, dropping its last tail bit if
+// it held eight (gainLane). From an unsplit bucket to a split one, the
+// entry's first tail bit names the half, and leaves the tail, as in a
+// split (splitLane); a void entry does not know it, and cannot make that
+// move (alt refuses it, and path discovery skips it). Claim: a move keeps
+// the entry in the pair of every key it matches, and every key that
+// matched it before matches it after. Proof: a key K that matches entry
+// E in bucket b has E's tag, b as one of its buckets, and on E's tail
+// bits the position bits of its own in b's role; K's other bucket is its
+// role's other base r2 (from b's base and the tag) and its position bits
+// of b's role XOR the mask, on the bits the other bucket's index takes:
+// the first l of them, l = b's level (which b's index holds), when the
+// other bucket is of level l or lower, and one more (E's first tail bit,
+// K's too) when it is of level l+1. So every key E matches has the same
+// other bucket, the one alt computes, except for a void E moving up, which
+// alt refuses. There E holds the K's bits of b's role XOR the mask on the
+// same positions, as K's entry there would (gainLane's new bit is the one
+// b's index held, K's too), minus the last bit when it drops one: a key
+// matching E matches it there, and a key matching it there matches E,
+// unless it differs from E only in a dropped bit.
+// TestGrowStepsKeepMatches checks moves both ways at every level and split
+// pointer, with the bits dropped.
 //
 // Relocation, the two-phase search, and the epoch are those of the fixed
 // filter (migrate.go, twophase.go, locked.go): in LockFree mode an entry
@@ -94,10 +141,17 @@ import (
 // wraps it adds one to the epoch of P's stripe in the same atomic step,
 // LockFree, or before and after its stores, Locked; a one-bit counter
 // reads the same again only after an even number of changes, at least
-// one of them a wrap). An entry that matches x belongs to x's pair (its
-// other bucket follows from its bucket and tag). So in (t1, t2) no
-// matching entry left Q: it could leave only by a Delete (none) or a move
-// into P (none). If x was inserted before the search and not deleted,
+// one of them a wrap). An entry that matches x in Q moves only into x's
+// other bucket P ("Relocation across levels": a void entry that would
+// need a key's bit to choose its half does not move). So in (t1, t2) Q
+// lost no match of x by a move, and no Delete whose pair is P, Q ran. A
+// Delete of a key y whose pair is Q and some P' other than P (possible
+// only when Q is unsplit and P' split) that removes a match E of x from Q
+// leaves x one in Q: E matches y as well, so it is void and of level d
+// (it matches keys with either half of the split bucket), and the entry y
+// removes is its youngest match; y's own entry (there is one: y was
+// inserted) is then no younger, so void in Q too, the same lane value as
+// E: x matches it. If x was inserted before the search and not deleted,
 // the pair held a match of x at t1 (Delete's youngest-match rule keeps
 // one for x when other keys are deleted, "Why Delete removes the youngest
 // match"); P held none, so Q held one at t1, and still at t2, where the
@@ -136,13 +190,20 @@ import (
 // Why Delete removes the youngest match. Entries of different ages
 // compare different numbers of bits, so a key X may match an entry E_Y of
 // another key Y as well as its own E_X. Delete(X) removes, from one atomic
-// view of both buckets, a matching entry with the most index bits. Claim:
-// every key that matched some entry before still matches one after.
-// Proof: only the removed entry E is lost; if E served a key Y, X's own
-// entry E_X (still there, unless E_X = E, in which case E served X itself
-// and X is being deleted) compares no more bits than E, and its bits are a
-// prefix of the positions E's bits stand for. X and Y share the tag (both
-// match E), so they have the same pair and the same mask. Write P_K(b) for
+// view of both buckets, a matching entry that knows the most position
+// bits (its bucket's level plus its tail bits: a split bucket's entry
+// knows one more than an unsplit one's of the same age, youngestOf).
+// Claim: every key that matched some entry before still matches one
+// after. Proof: only the removed entry E is lost; if E served a key Y,
+// X's own entry E_X (still there, unless E_X = E, in which case E served
+// X itself and X is being deleted) knows no more bits than E, and its
+// bits are a prefix of the positions E's bits stand for. X and Y share
+// the tag (both match E), and their pairs share E's bucket; if their
+// other buckets differ, E is void and of level d ("Relocation across
+// levels"), E_X knows no more than E's d bits, so it is void and of level
+// d as well (the other bucket is split), in E's bucket: the same value as
+// E, which Y matches. Otherwise they have the same pair and the same
+// mask. Write P_K(b) for
 // the position bits key K has in bucket b of its pair: K's index bits in
 // the bucket that is its b1, those XOR the mask in its b2 (when b1 = b2,
 // either, and a match with either counts). Both match E in its bucket b,
@@ -167,16 +228,23 @@ const (
 // growTable is one table and the state of the expansion into it.
 type growTable struct {
 	t kcasTable
-	m uint64 // buckets: c << d
-	d uint64 // doublings since the shard's first table
+	m uint64 // buckets: c<<d + p
+	d uint64 // the table's level: the doublings completed since the shard's first table
+	// p is the split pointer: the first p buckets of level d (in its
+	// numbering) have been split, each into two buckets of level d+1
+	// (Linear steps, above); 0 <= p < c<<d.
+	p uint64
 	// The shard's base c and offsets, and the filter's masks, copied here
 	// so that placement reads them without following a pointer.
 	c         uint64
 	off, mask [growTags]uint32
-	// Placement's shifts of P and of a mask for d (growPosBits-d for s,
-	// growPosBits-8-d for the tail) and the mask of d bits. Shifts are written x >> (sh & 63): the shifts are
-	// below 64, and the mask spares the compiler's check for larger ones.
-	sShift, tShift, sMask uint64
+	// Placement's shifts of P and of a mask: uShift (growPosBits-d-1)
+	// takes the d+1 bits g_0..g_d, uMask their mask; tShift
+	// (growPosBits-8-d) and tShift-1 take a fresh tail at level d and
+	// d+1. Shifts are written x >> (sh & 63): the shifts are below 64 (at
+	// d = 19, where p is 0, tShift-1 wraps and is never used), and the
+	// mask spares the compiler's check for larger ones.
+	uShift, uMask, tShift uint64
 	locks                 *stripedLocks
 
 	// old is the table being copied into this one, nil once every bucket
@@ -203,16 +271,33 @@ func (x *growTable) place(kh uint64) growKey {
 	lo := uint64(uint32(kh) ^ uint32(kh>>32))
 	tag := lo >> growIndexBits & (growTags - 1)
 	p := lo << 1 // P, with the tag above it: every use masks it off
-	m := uint64(x.mask[tag])
-	s := p >> (x.sShift & 63) & x.sMask
-	r2 := growAltBase(r1, uint64(x.off[tag]), x.c)
-	q1 := tag<<tagShift | p>>(x.tShift&63)&(1<<growTailBits-1)<<1 | 1
-	return growKey{
-		b1: r1<<(x.d&63) | s,
-		b2: r2<<(x.d&63) | (s ^ m>>(x.sShift&63)&x.sMask),
-		q1: q1,
-		q2: q1 ^ m>>(x.tShift&63)&(1<<growTailBits-1)<<1,
+	tv := tag << tagShift
+	b1, q1 := x.slot(r1, p, tv)
+	b2, q2 := x.slot(growAltBase(r1, uint64(x.off[tag]), x.c), p^uint64(x.mask[tag]), tv)
+	return growKey{b1: b1, b2: b2, q1: q1, q2: q2}
+}
+
+// slot returns the bucket of x that base r and position bits p (P, or P
+// XOR the mask, with anything above bit 26) name, and the fresh entry
+// with tag bits tv there: bucket j = r·2^d + (g_0..g_d-1) of level d if j
+// is not split, else its half 2j + g_d, each with the next eight position
+// bits of its level. Without branches: both cases are computed and one
+// chosen by a mask, as a branch on j < p would be taken at random.
+func (x *growTable) slot(r, p, tv uint64) (b, q uint64) {
+	u := p >> (x.uShift & 63) & x.uMask // g_0 .. g_d
+	j := r<<(x.d&63) | u>>1
+	split := -((j - x.p) >> 63) // all ones when j < p (both below 2^32)
+	b = j + ((j+u&1)&split | x.p&^split)
+	q = tv | p>>((x.tShift+split)&63)&(1<<growTailBits-1)<<1 | 1
+	return b, q
+}
+
+// split returns 1 if bucket b of x is split (of level d+1), else 0.
+func (x *growTable) split(b uint64) int {
+	if b < 2*x.p {
+		return 1
 	}
+	return 0
 }
 
 // settled reports whether a search of a key with buckets b1, b2 that read the epoch e of b1's
@@ -233,11 +318,13 @@ func (x *growTable) settled(b1, b2, w1 uint64, ep *atomic.Uint64, e uint64) bool
 	return r1 == w1 && ep.Load() == e
 }
 
-// matchBits returns the number of hash bits entry v of x is compared on:
-// matchBits's, less one for an entry written at the last doubling, whose
-// last tail bit is g_26, 0 for every key.
-func (x *growTable) matchBits(v uint64) int {
-	n := matchBits(v)
+// matchBits returns the number of hash bits entry v in bucket b of x is
+// compared on, counted against a bucket of level d: matchBits's, plus one
+// in a split bucket (its index holds one bit more of the key), less one
+// for an entry written at the last doubling, whose last tail bit is g_26,
+// 0 for every key.
+func (x *growTable) matchBits(b, v uint64) int {
+	n := matchBits(v) + x.split(b)
 	if x.d == growMaxDoublings && laneAge(v) == 0 {
 		n--
 	}
@@ -256,20 +343,39 @@ func growAltBase(r, o, c uint64) uint64 {
 	return d + c&-borrow
 }
 
-// altBucket returns the other bucket of an entry with tag tag in bucket b
-// of x.
-func (x *growTable) altBucket(b, tag uint64) uint64 {
-	m := uint64(x.mask[tag&(growTags-1)])
-	return growAltBase(b>>(x.d&63), uint64(x.off[tag&(growTags-1)]), x.c)<<(x.d&63) | (b&x.sMask ^ m>>(x.sShift&63)&x.sMask)
-}
-
-// altValue returns entry v as it is written in its other bucket of x: its
-// index bits above the marker flipped by its tag's mask.
-func (x *growTable) altValue(v uint64) uint64 {
-	m := uint64(x.mask[v>>tagShift&(growTags-1)])
+// alt returns the other bucket of entry v of bucket b of x, and v as it
+// is written there (Relocation across levels, above); ok is false for a
+// void entry of an unsplit bucket whose other bucket is split: it does not
+// know which half.
+func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
+	tag := v >> tagShift & (growTags - 1)
+	m := uint64(x.mask[tag])
+	d := x.d & 63
+	l, j := d, b-x.p // b's level and its index in that level's numbering
+	if b < 2*x.p {
+		l, j = d+1, b
+	}
+	u := j & (1<<l - 1) // b's position bits g_0..g_l-1
+	r2 := growAltBase(j>>l, uint64(x.off[tag]), x.c)
+	u2 := u ^ m>>(growPosBits-l)&(1<<l-1)
 	tail := v & tailMask
-	above := -(tail & -tail) << 1 // the bits above the marker
-	return v ^ m>>(x.tShift&63)&(1<<growTailBits-1)<<1&above&tailMask
+	above := -(tail & -tail) << 1 // the tail bits above the marker
+	v ^= m >> (growPosBits - growTailBits - l) & (1<<growTailBits - 1) << 1 & above & tailMask
+	if l > d { // from a split bucket
+		if j2 := r2<<d | u2>>1; j2 >= x.p {
+			return j2 + x.p, gainLane(v, u2&1), true // down a level
+		}
+		return r2<<l | u2, v, true
+	}
+	j2 := r2<<d | u2
+	if j2 >= x.p {
+		return j2 + x.p, v, true
+	}
+	nv, half, both := splitLane(v) // up a level
+	if both {
+		return 0, 0, false
+	}
+	return j2<<1 | half, nv, true
 }
 
 // Statuses of a write on one table.
@@ -481,9 +587,9 @@ func (g *Growing) discoverIn(x *growTable, b1, b2 uint64, q []growPathNode) (end
 		}
 		for s := 0; s < slotsPerBucket; s++ {
 			v := lane(w, s)
-			nb := x.altBucket(p.b, v>>tagShift)
-			if nb == p.b {
-				continue
+			nb, _, ok := x.alt(p.b, v)
+			if !ok || nb == p.b {
+				continue // a void entry cannot move into a split bucket
 			}
 			if n == len(q) {
 				return 0, growTruncated
@@ -522,7 +628,8 @@ func (g *Growing) migrateIn(x *growTable, q []growPathNode, end int) int {
 	}
 	for i := end; q[i].from >= 0; i = int(q[i].from) {
 		src := q[q[i].from].b
-		if st := g.moveIn(x, src, int(q[i].slot), q[i].v, q[i].b, x.altValue(q[i].v), my); st != growDone {
+		_, nv, _ := x.alt(src, q[i].v)
+		if st := g.moveIn(x, src, int(q[i].slot), q[i].v, q[i].b, nv, my); st != growDone {
 			return st
 		}
 	}
@@ -530,7 +637,7 @@ func (g *Growing) migrateIn(x *growTable, q []growPathNode, end int) int {
 }
 
 // moveIn moves entry v from lane s of src to an empty lane of dst, where
-// it is nv (altValue), in one atomic step that adds one to both counters.
+// it is nv (alt), in one atomic step that adds one to both counters.
 func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint64, my *descLease) int {
 	t := &x.t
 	if g.mode == Locked {
@@ -615,7 +722,7 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 		if (w1|w2)&frozenBit != 0 {
 			return false, growFrozen
 		}
-		b, w, s, ok := youngestOf(k, w1, w2)
+		b, w, s, ok := x.youngestOf(k, w1, w2)
 		if !ok {
 			return false, growDone
 		}
@@ -645,7 +752,7 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 			}
 			return false, growFrozen
 		}
-		b, w, s, ok := youngestOf(k, w1, w2)
+		b, w, s, ok := x.youngestOf(k, w1, w2)
 		nw := setLane(w, s, 0)
 		if k.b1 == k.b2 {
 			if !ok {
@@ -688,11 +795,13 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 }
 
 // youngestOf picks the youngest entry matching k in w1 (bucket b1) or w2
-// (bucket b2), b1 on a tie. When b1 = b2 an entry of the key may have
-// either form (q1 or q2), and w2 is w1.
-func youngestOf(k growKey, w1, w2 uint64) (b, w uint64, s int, ok bool) {
+// (bucket b2) of x: the one that knows the most position bits, its
+// bucket's level plus the bits above its marker; b1 on a tie. When b1 = b2
+// an entry of the key may have either form (q1 or q2), and w2 is w1.
+func (x *growTable) youngestOf(k growKey, w1, w2 uint64) (b, w uint64, s int, ok bool) {
 	s1, a1, ok1 := longestMatch(w1, k.q1)
-	if s2, a2, ok2 := longestMatch(w2, k.q2); ok2 && (!ok1 || a2 < a1) {
+	s2, a2, ok2 := longestMatch(w2, k.q2)
+	if ok2 && (!ok1 || a2-x.split(k.b2) < a1-x.split(k.b1)) {
 		return k.b2, w2, s2, true
 	}
 	return k.b1, w1, s1, ok1

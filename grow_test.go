@@ -111,60 +111,104 @@ func TestGrowLaneArithmetic(t *testing.T) {
 	}
 }
 
-// TestGrowSplitKeepsMatches: after a doubling, an entry written for a key
-// sits in the key's new bucket pair and still matches it.
-func TestGrowSplitKeepsMatches(t *testing.T) {
+// TestGrowStepsKeepMatches: through every growth step (a copy into the
+// next table, as copyChunk maps buckets), an entry written for a key sits
+// in the key's pair of the new table and still matches it; moved to its
+// other bucket (alt, across levels too) it is in the pair and matches; and
+// a move refused (ok false) is a void entry's into a split bucket.
+func TestGrowStepsKeepMatches(t *testing.T) {
 	var bases, maxD [growShards]uint64
 	for i := range bases {
 		bases[i], maxD[i] = 1000+uint64(i)*37, growMaxDoublings
 	}
 	st := newGrowState(&bases, &maxD, 77)
 	r := rand.New(rand.NewPCG(3, 3))
-	for range 100_000 {
+	var crossed, refused, dropped int
+	for range 20_000 {
 		kh := r.Uint64()
 		sh := &st.shards[r.IntN(growShards)]
 		d0 := uint64(r.IntN(growMaxDoublings))
-		x := st.tableShape(sh, d0)
+		x := st.tableShape(sh, d0, uint64(r.Int64N(int64(sh.base<<d0))))
 		k := x.place(kh)
 		v, b := k.q1, k.b1
 		if r.IntN(2) == 0 {
 			v, b = k.q2, k.b2
 		}
-		for d := d0; d < growMaxDoublings; d++ {
-			nv, half, both := splitLane(v)
-			nx := st.tableShape(sh, d+1)
-			nk := nx.place(kh)
-			nb := 2*b + half
-			if both {
-				// A void entry goes to both halves: one is the key's.
-				if 2*b != nk.b1 && 2*b != nk.b2 && 2*b+1 != nk.b1 && 2*b+1 != nk.b2 {
-					t.Fatalf("void entry of bucket %d: neither half is in the pair %d, %d", b, nk.b1, nk.b2)
+		for x.d < growMaxDoublings {
+			// A move to the other bucket and back.
+			alt, altv, ok := x.alt(b, v)
+			if !ok {
+				if v&tailMask != tailVoid || x.split(b) == 1 {
+					t.Fatalf("d=%d p=%d: alt refused entry %#04x of bucket %d (split %d)", x.d, x.p, v, b, x.split(b))
 				}
-				if nk.b1 == 2*b || nk.b1 == 2*b+1 {
-					nb = nk.b1
-				} else {
-					nb = nk.b2
+				refused++
+			} else {
+				if alt != k.b1 && alt != k.b2 || (alt == b) != (k.b1 == k.b2) {
+					t.Fatalf("d=%d p=%d: alt(%d) = %d; pair %d, %d", x.d, x.p, b, alt, k.b1, k.b2)
+				}
+				if !matchesIn(k, alt, altv) {
+					t.Fatalf("d=%d p=%d: entry %#04x moved to bucket %d as %#04x does not match its key %+v", x.d, x.p, v, alt, altv, k)
+				}
+				if x.split(alt) != x.split(b) {
+					crossed++
+				}
+				back, backv, ok := x.alt(alt, altv)
+				if !ok || back != b || !matchesIn(k, back, backv) {
+					t.Fatalf("d=%d p=%d: moving back gives bucket %d, %#04x, %v; want %d", x.d, x.p, back, backv, ok, b)
+				}
+				if backv != v {
+					dropped++
+					if x.split(b) != 1 || laneAge(v) != 0 || laneAge(backv) != 1 {
+						t.Fatalf("d=%d p=%d: back as %#04x from %#04x", x.d, x.p, backv, v)
+					}
+				}
+				if r.IntN(2) == 0 {
+					b, v = alt, altv
+				}
+			}
+			// The next step, mapped as copyChunk maps it.
+			nd, np := x.nextStep()
+			nx := st.tableShape(sh, nd, np)
+			end := np
+			if nd > x.d {
+				end = x.c << x.d
+			}
+			nk := nx.place(kh)
+			var nb, nv uint64
+			switch j := b - x.p; {
+			case b < 2*x.p:
+				nb, nv = b, v
+			case j >= end:
+				nb, nv = j+np, v
+			default:
+				var half uint64
+				var both bool
+				nv, half, both = splitLane(v)
+				nb = 2*j + half
+				if both { // a void entry goes to both halves: one is the key's
+					if 2*j != nk.b1 && 2*j != nk.b2 && 2*j+1 != nk.b1 && 2*j+1 != nk.b2 {
+						t.Fatalf("void entry of bucket %d: neither half is in the pair %d, %d", b, nk.b1, nk.b2)
+					}
+					if nk.b1 == 2*j || nk.b1 == 2*j+1 {
+						nb = nk.b1
+					} else {
+						nb = nk.b2
+					}
 				}
 			}
 			if nb != nk.b1 && nb != nk.b2 {
-				t.Fatalf("doubling %d: entry went to %d, the key's pair is %d, %d", d+1, nb, nk.b1, nk.b2)
+				t.Fatalf("step to d=%d p=%d: entry went to %d, the key's pair is %d, %d", nd, np, nb, nk.b1, nk.b2)
 			}
 			if !matchesIn(nk, nb, nv) {
-				t.Fatalf("doubling %d: entry %#04x in bucket %d no longer matches its key %+v", d+1, nv, nb, nk)
+				t.Fatalf("step to d=%d p=%d: entry %#04x in bucket %d no longer matches its key %+v", nd, np, nv, nb, nk)
 			}
-			alt, altv := nx.altBucket(nb, nv>>tagShift), nx.altValue(nv)
-			if alt != nk.b1 && alt != nk.b2 || (alt == nb) != (nk.b1 == nk.b2) {
-				t.Fatalf("doubling %d: alt(%d) = %d; pair %d, %d", d+1, nb, alt, nk.b1, nk.b2)
-			}
-			if !matchesIn(nk, alt, altv) {
-				t.Fatalf("doubling %d: entry %#04x moved to bucket %d as %#04x does not match its key %+v", d+1, nv, alt, altv, nk)
-			}
-			if back, backv := nx.altBucket(alt, altv>>tagShift), nx.altValue(altv); back != nb || backv != nv {
-				t.Fatalf("doubling %d: moving back gives bucket %d, %#04x; want %d, %#04x", d+1, back, backv, nb, nv)
-			}
-			v, b = nv, nb
+			x, k, b, v = nx, nk, nb, nv
 		}
 	}
+	if crossed == 0 || refused == 0 || dropped == 0 {
+		t.Fatalf("moves across levels %d, refused %d, with a dropped bit %d: want each", crossed, refused, dropped)
+	}
+	t.Logf("moves across levels %d, refused %d, with a dropped bit %d", crossed, refused, dropped)
 }
 
 // matchesIn reports whether entry v, in bucket b, matches the key k: in
@@ -377,17 +421,23 @@ func TestGrowingFrom1000To10M(t *testing.T) {
 // fresh entry. It searches the high halves near hy's (which keep r1 as it
 // is unless they cross into the next base bucket) for one whose shard is
 // hy's, with the low half chosen so that lo differs from hy's in that last
-// bit only (bit tShift-1 of lo, bit tShift of P = lo<<1); ok is false
-// if none of 4096 is, or if x has 19 doublings.
+// bit only (bit ts-1 of lo, bit ts of P = lo<<1, with ts the tail's shift
+// at the level of hy's buckets, tShift or tShift-1); ok is false if none
+// of 4096 is, if hy's buckets have different levels, or if x has 19
+// doublings.
 func youngerCollider(g *Growing, x *growTable, hy uint64) (hx uint64, ok bool) {
-	if x.tShift == 0 {
+	sh, ky := g.shardOf(hy), x.place(hy)
+	if x.split(ky.b1) != x.split(ky.b2) {
+		return 0, false
+	}
+	ts := x.tShift - uint64(x.split(ky.b1))
+	if ts == 0 {
 		return 0, false // d = 19: a fresh entry's last bit is 0 for every key
 	}
-	sh, ky := g.shardOf(hy), x.place(hy)
 	hi := hy >> 32
 	for delta := uint64(1); delta < 4096; delta++ {
 		hi2 := (hi + delta) & 0xffffffff
-		lo2 := uint64(uint32(hy)^uint32(hi)^uint32(hi2)) ^ 1<<(x.tShift-1)
+		lo2 := uint64(uint32(hy)^uint32(hi)^uint32(hi2)) ^ 1<<(ts-1)
 		hx = hi2<<32 | lo2
 		if kx := x.place(hx); g.shardOf(hx) == sh && kx.b1 == ky.b1 && kx.b2 == ky.b2 {
 			return hx, true
@@ -920,7 +970,7 @@ func tinyGrowing(tb testing.TB, base uint64, n int) *Growing {
 	}
 	st := newGrowState(&bases, &maxD, 3)
 	for i := range st.shards {
-		st.shards[i].cur.Store(st.newTable(&st.shards[i], 0, LockFree))
+		st.shards[i].cur.Store(st.newTable(&st.shards[i], 0, 0, LockFree))
 	}
 	g := &Growing{}
 	g.setup(3, LockFree, st)
@@ -946,11 +996,14 @@ func FuzzGrowingUnmarshalBinary(f *testing.F) {
 		}
 		f.Add(data)
 		if n == 0 {
-			// The same empty filter in version 3 (14-bit lanes).
+			// The same empty filter in version 3 (14-bit lanes) and 4.
 			v3 := bytes.Clone(data)
 			binary.LittleEndian.PutUint16(v3[8:], growFormatVersion14)
 			v3[13] = lane14Bits
 			f.Add(encReseal(v3))
+			v4 := bytes.Clone(data)
+			binary.LittleEndian.PutUint16(v4[8:], growFormatVersion4)
+			f.Add(encReseal(v4))
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -975,6 +1028,12 @@ func FuzzGrowingUnmarshalBinary(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if binary.LittleEndian.Uint16(in[8:]) == growFormatVersion4 {
+				// Version 4 is version 5 with no split pointer.
+				in = encReseal(bytes.Clone(in))
+				binary.LittleEndian.PutUint16(in[8:], growFormatVersion)
+				in = encReseal(in)
+			}
 			if binary.LittleEndian.Uint16(in[8:]) == growFormatVersion14 {
 				var h Growing
 				if err := h.UnmarshalBinary(again); err != nil {
@@ -996,13 +1055,12 @@ func FuzzGrowingUnmarshalBinary(f *testing.F) {
 
 // TestGrowingMemoryPerKey grows a filter from 1,000 keys to 2,000,000 and
 // checks, every 20,000 keys from 1,000 times the start on, that its
-// tables take at most 1.5 times the bits per key of a four-slot fixed
+// tables take at most 1.15 times the bits per key of a four-slot fixed
 // filter sized for the same keys (WithSlotsPerBucket(4): 95% load). Both
 // store 64 bits per bucket of four slots, so the ratio is one of slots per
-// key.
-// One table that doubles fails this just after each doubling (2x); the
-// sixteen shards of different sizes keep it near 1.41x. Under the race
-// detector, from 100 keys to 200,000.
+// key. Steps of an eighth of a level measured 1.071x at 1,000x growth and
+// at most 1.081x; doubling at once (growStepParts = 1) 1.41x to 1.46x.
+// Under the race detector, from 100 keys to 200,000.
 func TestGrowingMemoryPerKey(t *testing.T) {
 	start, end := 1000, 2_000_000
 	if raceEnabled {
@@ -1025,14 +1083,67 @@ func TestGrowingMemoryPerKey(t *testing.T) {
 		if ratio > worst {
 			worst, worstAt = ratio, n
 		}
-		if ratio > 1.5 {
-			t.Fatalf("%d keys (%dx the start): %d slots against a fixed filter's %d: %.3fx, above 1.5x", n, n/start, g.Cap(), fixedSlots, ratio)
+		if ratio > 1.15 {
+			t.Fatalf("%d keys (%dx the start): %d slots against a fixed filter's %d: %.3fx, above 1.15x", n, n/start, g.Cap(), fixedSlots, ratio)
 		}
 		if n == 1000*start {
 			t.Logf("at 1,000x growth (%d keys): %.3fx the fixed filter's memory per key", n, ratio)
 		}
 	}
 	t.Logf("worst from 1,000x to %dx: %.3fx at %d keys", end/start, worst, worstAt)
+}
+
+// TestGrowingHeapAgainstStandard measures the heap a filter grown from
+// NewGrowing(1000) holds (runtime.MemStats, the tables and every
+// per-filter structure) at 2^20 keys and at five sizes from 1.1M to 2M,
+// against New(n)'s (the standard class, five 12-bit slots) for the same
+// n: at most 1.45 times its bits per key. Measured: 1.384x to 1.417x.
+// The bound is one of large filters: from 100 keys to 2^17 to 200,000,
+// each shard's table is a few pages and their rounding to whole 8 KiB
+// pages took the ratio to 1.44x-1.48x. So the race build, which could
+// not fill 2M keys in its time, does not run it; the test has no
+// concurrency to check.
+func TestGrowingHeapAgainstStandard(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a single-goroutine heap measurement at 1M-2M keys: run without -race")
+	}
+	start, sizes := 1000, []int{1 << 20, 1_100_000, 1_300_000, 1_500_000, 1_700_000, 1_880_000, 2_000_000}
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	h0 := heap()
+	g, err := NewGrowing(start, WithSeed(9))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k [8]byte
+	next := 0
+	for _, n := range sizes {
+		for ; next < n; next++ {
+			binary.LittleEndian.PutUint64(k[:], uint64(next))
+			if err := g.Insert(k[:]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		grown := float64(int64(heap())-int64(h0)) * 8 / float64(n)
+		h1 := heap()
+		f, err := New(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixed := float64(int64(heap())-int64(h1)) * 8 / float64(n)
+		runtime.KeepAlive(f)
+		f = nil
+		t.Logf("%d keys: growing %.2f heap bits per key, New(n) %.2f: %.3fx", n, grown, fixed, grown/fixed)
+		if grown > 1.45*fixed {
+			t.Errorf("%d keys: growing %.2f heap bits per key, more than 1.45 times New(n)'s %.2f", n, grown, fixed)
+		}
+	}
+	runtime.KeepAlive(g)
 }
 
 // TestGrowingFalsePositiveRate compares FalsePositiveRate with the rate
@@ -1331,7 +1442,7 @@ func TestGrowMatchBitsAtTheLastDoubling(t *testing.T) {
 	st := newGrowState(&bases, &maxD, 11)
 	r := rand.New(rand.NewPCG(4, 4))
 	for _, d := range []uint64{0, 18, 19} {
-		x := st.tableShape(&st.shards[0], d)
+		x := st.tableShape(&st.shards[0], d, 0)
 		for range 1000 {
 			k := x.place(r.Uint64())
 			fresh := 14
@@ -1341,12 +1452,70 @@ func TestGrowMatchBitsAtTheLastDoubling(t *testing.T) {
 					t.Fatalf("d=19: fresh entries %#x, %#x: the bit above the marker is not 0", k.q1, k.q2)
 				}
 			}
-			if got := x.matchBits(k.q1); got != fresh {
+			if got := x.matchBits(x.m, k.q1); got != fresh { // x.m: past the split buckets
 				t.Fatalf("d=%d: a fresh entry compares %d bits; want %d", d, got, fresh)
 			}
-			if v, _, both := splitLane(k.q1); !both && x.matchBits(v) != 13 {
-				t.Fatalf("d=%d: an entry one doubling old compares %d bits; want 13", d, x.matchBits(v))
+			if v, _, both := splitLane(k.q1); !both && x.matchBits(x.m, v) != 13 {
+				t.Fatalf("d=%d: an entry one doubling old compares %d bits; want 13", d, x.matchBits(x.m, v))
 			}
 		}
+	}
+}
+
+// TestGrowingDeleteYoungestAcrossLevels: youngestOf counts a split
+// bucket's index bit. Key y's fresh entry B sits in its first bucket P,
+// unsplit (level d), and key x, which differs from y only in the position
+// bit a level-(d+1) entry knows last, has its fresh entry A in its second
+// bucket Q, split (level d+1). Both have the same age, but A knows one bit
+// more: x matches both, y only B. Delete(x) must remove A; comparing ages
+// alone (b1 on a tie) removes B and loses y.
+func TestGrowingDeleteYoungestAcrossLevels(t *testing.T) {
+	for _, mode := range growModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			var bases, maxD [growShards]uint64
+			for i := range bases {
+				bases[i], maxD[i] = 64, growMaxDoublings
+			}
+			st := newGrowState(&bases, &maxD, 0)
+			g := &Growing{}
+			g.setup(0, mode, st)
+			const d = 3
+			sh := &st.shards[0]
+			r := rand.New(rand.NewPCG(6, 6))
+			tested := 0
+			for range 200 {
+				x := st.newTable(sh, d, uint64(1+r.IntN(64<<d-1)), mode)
+				var hy uint64
+				var ky growKey
+				for {
+					hy = r.Uint64()
+					ky = x.place(hy)
+					if ky.b1 != ky.b2 && x.split(ky.b1) == 0 && x.split(ky.b2) == 1 {
+						break
+					}
+				}
+				// Position d+8 is bit 26-(d+8) of P, bit 17-d of lo, which
+				// flipping in the hash's low half changes alone.
+				hx := hy ^ 1<<(17-d)
+				kx := x.place(hx)
+				if kx.b1 != ky.b1 || kx.b2 != ky.b2 || kx.q1 != ky.q1 || kx.q2^ky.q2 != 1<<1 {
+					t.Fatalf("x is not y's neighbour: %+v, %+v", kx, ky)
+				}
+				wp, _ := putLane(0, ky.q1)
+				wq, _ := putLane(0, kx.q2)
+				x.t.words[ky.b1].Store(wp)
+				x.t.words[ky.b2].Store(wq)
+				if found, s := g.deleteIn(x, kx); !found || s != growDone {
+					t.Fatalf("Delete(x): %v, status %d", found, s)
+				}
+				if !g.lookupIn(x, ky) {
+					t.Fatalf("d=%d p=%d: deleting x removed y's entry (P %#x, Q %#x before)", x.d, x.p, wp, wq)
+				}
+				tested++
+			}
+			if tested == 0 {
+				t.Fatal("no case built")
+			}
+		})
 	}
 }

@@ -9,14 +9,15 @@ import "github.com/cespare/xxhash/v2"
 // are full), with nothing changed.
 //
 // InsertUnique is linearizable in both modes, also against Insert, Delete,
-// relocations and doublings: it takes effect at one instant at which it
+// relocations and growth steps: it takes effect at one instant at which it
 // either finds a matching entry or finds none and adds its own, in one
 // atomic step over both of its buckets. Any number of goroutines calling InsertUnique with one key
 // leave exactly one entry for it, unless another key's entry matches it.
 //
 // A refusal can also mean that another key's entry matches this key: the
 // probability is Lookup's false-positive rate for a key never inserted,
-// which grows as entries live through doublings (FalsePositiveRate).
+// which grows as entries live through splits of their buckets
+// (FalsePositiveRate).
 func (g *Growing) InsertUnique(key []byte) (inserted bool, err error) {
 	return g.InsertUniqueHash(xxhash.Sum64(key))
 }
@@ -76,7 +77,7 @@ func (g *Growing) InsertUniqueHash(h uint64) (inserted bool, err error) {
 // Locked mode: the reads and the store happen under both buckets' stripe
 // locks, which every write to either bucket (freezing included) holds.
 // And x is the table writes go to (writable): entries of the shard are in
-// x and nowhere else once a doubling's copy is done, and a copy in
+// x and nowhere else once a growth step's copy is done, and a copy in
 // progress freezes a word before copying it, which the check sees.
 func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
 	t := &x.t
