@@ -101,30 +101,29 @@
 // that grows instead of returning ErrFull:
 //
 //	g, err := cuckoo.NewGrowing(10_000)  // the first table's capacity
-//	err = g.Insert(key)                  // doubles the table when it is full
+//	err = g.Insert(key)                  // grows the key's table when it is full
 //	ok := g.Lookup(key)                  // never false for a key inserted and not deleted
 //
 // It is sixteen shards (a key's hash picks one), each one table of
-// four-slot buckets that doubles in place, the shards at evenly spaced
-// points so that memory grows in sixteen steps per doubling: each entry
-// keeps, beside a 6-bit tag, the next bits of its key's bucket index, and
-// a doubling splits every bucket of a shard into two by one of those bits,
-// so no key is needed and a lookup reads two buckets at every size. Inserts and
-// deletes that arrive during a doubling help copy the table and wait for
-// it, and deletes wait while a snapshot copies the tables; lookups never
-// wait (they read the old table until the copy is done),
-// and deletes and reinserts stay safe while it grows (grow.go and
-// grow_table.go have the argument). What it costs: an entry compares one
-// bit fewer for each doubling it lived through (14 bits fresh, at least
-// 6), so the false-positive rate was 1.2 times that of a fixed filter of
-// four 12-bit slots after a thousandfold growth and 1.44 times after
-// 3,800-fold, and 0.94 and 1.13 times New(n)'s five-slot default's
-// (FalsePositiveRate reports it from the entries stored);
-// memory is a four-slot fixed filter's per slot, and as the shards double
-// one after another a growing filter holds about 1.4 times what such a
-// filter sized for its keys would (at most 1.46 times from a thousandfold
-// growth on), 1.8 times New(n)'s five-slot table (24.2 against 13.3 heap
-// bits per key at 1M keys; figures in BENCHMARKS.md). Give the first capacity near the expected count; use a
+// four-slot buckets that grows by steps: each step splits the next
+// sixteenth of the buckets of the table's level in two, so a shard stays
+// between about 85% and 90% full. Each entry keeps, beside a 6-bit tag,
+// the next bits of its key's bucket index, and a split moves each entry
+// of a bucket to the half one of those bits names, so no key is needed
+// and a lookup reads two buckets at every size. Inserts and deletes that
+// arrive during a step help copy the table and wait for it, and deletes
+// wait while a snapshot copies the tables; lookups never wait (they read
+// the old table until the copy is done), and deletes and reinserts stay
+// safe while it grows (grow.go and grow_table.go have the argument). What
+// it costs: an entry compares one bit fewer for each split of its bucket
+// it lived through (14 bits fresh, at least 6), so the false-positive
+// rate was 1.11 times New(n)'s five-slot default's after a thousandfold
+// growth and 1.36 times after 3,800-fold (FalsePositiveRate reports it
+// from the entries stored); memory was 1.37 times New(n)'s (18.2 against
+// 13.3 heap bits per key at 1M keys, at most 1.41 times up to 2M); and
+// since its shards stay near full, a fill costs about 2.3 times the
+// instructions of one that doubled its tables (figures in
+// BENCHMARKS.md). Give the first capacity near the expected count; use a
 // fixed Filter when the count is known.
 //
 // New draws a random seed for each filter, so that nobody can choose keys
@@ -146,7 +145,7 @@
 // memory speed: while Reset sweeps the table or a snapshot copies it,
 // inserts that need to relocate fingerprints wait for it (see Mode); a
 // Growing filter's deletes wait for snapshots too, and its writes for
-// doublings (see Growing). Snapshots and Reset, for their part, wait for
+// growth steps (see Growing). Snapshots and Reset, for their part, wait for
 // the relocations in progress, and when relocations starve behind
 // snapshots that come back to back, for one of them to get in.
 //

@@ -20,27 +20,28 @@ import (
 // each into two buckets of level d+1. When an insert finds both its
 // buckets full in a shard at least growTargetLoad full, or finds no room
 // at all in one at least growFullLoad full, the shard makes its next
-// table, with an eighth of the level's buckets more split
-// (growTable.nextStep; the eighth step completes the doubling, d+1 and
-// p = 0), and copies the old table into it bucket by bucket: a bucket the
+// table, with a sixteenth of the level's buckets more split, rounded up to
+// whole pages (growTable.nextStep; the step that reaches the end of the
+// level completes the doubling: d+1 and p = 0), and copies the old table into it bucket by bucket: a bucket the
 // step splits sends each entry to the half its stored index bit names
 // (splitLane), the others are copied as they are, to their new index. No
 // key is needed, so entries keep their place in every later table, and a
 // lookup reads two buckets whatever the size.
 //
-// Why steps of an eighth. A table that doubles at once holds between 1
-// and 2 times the memory of one sized for its keys; one that splits an
-// eighth of its level at a time falls from growTargetLoad (93%) to
-// between 83% and 87% at each step, so a shard's load stays between
-// about 83% and 93%, and the filter held 18.64 heap bits per key
-// at 2^20 keys from NewGrowing(1000), where doubling held 24.17
-// (BENCHMARKS.md, "Growing filter"). What it costs is copying: every
-// step copies the whole table, about 3.1 words per key inserted where
-// doubling copied 0.37, each a freezing CAS and a store (the copy runs at
-// memory speed, shared by the shard's writers). The shards' first tables
-// still have sizes spread evenly on a log scale over one factor of two
-// (shard i has 2^(i/16) times the buckets of shard 0), so that the shards
-// do not all step, or fill their last level, at once.
+// Why small steps. A table that doubles at once holds between 1 and 2
+// times the memory of one sized for its keys; one that splits a sixteenth
+// of its level at a time falls from growTargetLoad (90%) to between about
+// 85% and 87% at each step, so the filter held 18.24 heap bits per key at
+// 2^20 keys from NewGrowing(1000), where doubling held 24.17
+// (BENCHMARKS.md, "Growing filter"). What it costs: every step copies the
+// whole table, 2.83 words per key inserted where doubling copied 0.37,
+// each a freezing CAS and a store (the copy runs at memory speed, shared
+// by the shard's writers); and the shards stay near full, where half of
+// the inserts search for a relocation path, so a fill costs about 2.3
+// times the instructions of one that doubles (growTargetLoad). The
+// shards' first tables still have sizes spread evenly on a log scale over
+// one factor of two (shard i has 2^(i/16) times the buckets of shard 0),
+// so that the shards do not all step, or fill their last level, at once.
 //
 // The expansion protocol, per shard. A shard's tables form a chain through
 // next: its current table cur is the last one (or, for a moment, the one
@@ -146,12 +147,31 @@ var growShardScale = [growShards]uint64{
 
 // growTargetLoad is the load a shard keeps under: an insert that finds
 // both its buckets full in a shard at least this full grows the shard by
-// a step at once, without searching for a relocation path.
-const growTargetLoad = 0.93
+// a step at once, without searching for a relocation path. Below it such
+// inserts search, and what a search costs grows steeply with the load. A
+// fill of 2^20 keys from NewGrowing(1000) (cachegrind, bench/cmd/opcount
+// -impl growing -n 0, GOGC=off) took, with steps of an eighth and no
+// rounding to pages, 6,489M instructions at a target of 0.93, 5,332M at
+// 0.92 and 3,971M at 0.91, for about 18.4, 18.6 and 18.8 heap bits per
+// key; with today's steps (a sixteenth, rounded to pages), 3,034M at
+// 0.90 for 18.24. Doubling at once at 97% took 1,339M for 24.17.
+const growTargetLoad = 0.90
 
 // growStepParts sets a growth step: it splits ceil(N/growStepParts) of
-// the N buckets of the table's level.
-const growStepParts = 8
+// the N buckets of the table's level (then rounds the table up to whole
+// pages, growPageWords). Smaller steps keep the load nearer the target,
+// so the same memory comes with a lower target, and cheaper searches
+// (both at 2^20 keys, without rounding to pages: a sixteenth at 0.90,
+// 18.62 heap bits per key and 7.6M buckets queued by the fill's
+// searches; an eighth at 0.92, 18.56 and 10.1M), for more copying (each
+// step copies the whole table).
+const growStepParts = 16
+
+// growPageWords is the words of an 8 KiB page: a step rounds its table
+// up to whole pages, the unit in which the runtime allocates a large
+// object, so no table leaves part of a page unused (without it, the same
+// fill held 18.99 heap bits per key at 2^20 keys, with it 18.24).
+const growPageWords = 1024
 
 // growFullLoad is the load at which an insert that finds no room grows
 // its shard's table by a step; below it the insert returns ErrFull, as a
@@ -186,28 +206,34 @@ const growFullLoad = 0.5
 //
 // A Growing filter is sixteen shards, each one table of four-slot buckets
 // (as a Filter made with WithSlotsPerBucket(4)) that grows by steps: each
-// step splits an eighth of the buckets of the table's level, each into
-// two, every entry of a split bucket moving to the half its stored bits
-// name, and eight steps double the table. A key belongs to one shard,
+// step splits a sixteenth of the buckets of the table's level (more in
+// small tables, which steps round up to whole pages), each into two,
+// every entry of a split bucket moving to the half its stored bits name,
+// and the steps of a level double the table. A key belongs to one shard,
 // chosen by its hash. Its costs (measured in BENCHMARKS.md, "Growing
 // filter"):
 //
 //   - lookups read two buckets of one shard at every size, as in a fixed
 //     filter;
 //   - memory: 64 bits per bucket of four slots, as a four-slot fixed
-//     filter's; a shard steps at 93% load (growTargetLoad), or earlier if
-//     an insert finds no room, and a step takes it to between 83% and 87%,
-//     so the filter holds 1.41 times the heap bits per key of New's
-//     five-slot default at 2^20 keys from NewGrowing(1000) (18.64 against
-//     13.26);
+//     filter's; a shard steps at 90% load (growTargetLoad), or earlier if
+//     an insert finds no room, and a step takes it to about 85%, so the
+//     filter holds 1.38 times the heap bits per key of New's five-slot
+//     default at 2^20 keys from NewGrowing(1000) (18.24 against 13.26),
+//     and at most 1.41 times from there to 2M keys;
 //   - false positives: an entry has a 6-bit tag and up to 8 bits of its
 //     key's position, and each split of its bucket moves one of those bits
 //     into the bucket index, so older entries compare fewer bits. An entry
 //     whose bucket was split k times since it was written compares 14-k
 //     bits (6 once k >= 8), one more in a bucket of the level being
-//     split: 0.282% at 2^20 keys from NewGrowing(1000), 1.18 times New's
-//     five-slot default's 0.238% (BENCHMARKS.md). FalsePositiveRate
-//     reports the expected rate from the entries actually stored;
+//     split: 0.265% at 2^20 keys from NewGrowing(1000), 1.11 times New's
+//     five-slot default's 0.238%, and 0.320% at 3.8 million
+//     (BENCHMARKS.md). FalsePositiveRate reports the expected rate from
+//     the entries actually stored;
+//   - inserts: a shard stays between about 85% and 90% full, where half
+//     of the inserts search for a relocation path: a fill of 2^20 keys
+//     took 2,894 instructions per insert, 2.3 times what doubling at once
+//     took (growTargetLoad);
 //   - growing: an insert that finds its shard full makes the shard's next
 //     table and copies the old one into it; inserts and deletes of that
 //     shard that arrive while the copy runs share the copying and wait for
@@ -257,7 +283,7 @@ type growShard struct {
 // room returns ErrFull with nothing lost, as a Filter's does. Since each
 // shard receives a sixteenth of the keys and the shards cannot all have
 // the same size, the first ErrFull comes when the smallest shard at its
-// bound is full: from about two thirds of maxCapacity keys on (0.645 to
+// bound is full: from about two thirds of maxCapacity keys on (0.644 to
 // 0.745 of a maximum of 50,000 in 3,000 runs with random seeds). 0 (the
 // default) means no bound but
 // the 19 doublings the hash allows, and so does any bound above what they
@@ -270,12 +296,12 @@ func WithMaxCapacity(maxCapacity int) Option {
 // keys at 95% load or more (BaseCapacity: at least 5,512, as the smallest
 // shard has 64 buckets; about 1.4 times capacity above that, as the
 // sixteen shards have different sizes) and that grows as keys arrive,
-// each shard by steps of an eighth of a doubling, up to 19 doublings.
+// each shard by steps of a sixteenth of a doubling, up to 19 doublings.
 // The shards receive equal shares of the keys, so the smallest fills
-// first: the first step came after 0.84 to 1.09 times capacity keys for
-// NewGrowing(5512) (1,000 random seeds), 0.95 to 1.02 for 100,000 (200
-// seeds) and 0.97 to 0.99 for 1,000,000 (40 seeds), and after 3,163 to
-// 4,275 keys for NewGrowing(100) (1,000 seeds).
+// first: the first step came after 0.82 to 1.06 times capacity keys for
+// NewGrowing(5512) (1,000 random seeds), 0.91 to 0.99 for 100,000 (200
+// seeds) and 0.94 to 0.96 for 1,000,000 (40 seeds), and after 3,038 to
+// 4,137 keys for NewGrowing(100) (1,000 seeds).
 //
 // The floor is a choice of the hash layout, not of memory alone: a key's
 // bucket index takes the shard's first-table bits plus one bit per
@@ -301,7 +327,7 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 		}
 	}
 	if given.fprSet {
-		return nil, fmt.Errorf("cuckoo: a growing filter has one precision (%d-bit fingerprints; about 0.28%% false positives after growing 1,000-fold, FalsePositiveRate reports it): WithFalsePositiveRate is for New", DefaultFingerprintBits)
+		return nil, fmt.Errorf("cuckoo: a growing filter has one precision (%d-bit fingerprints; about 0.27%% false positives after growing 1,000-fold, FalsePositiveRate reports it): WithFalsePositiveRate is for New", DefaultFingerprintBits)
 	}
 	if given.slotsSet {
 		return nil, fmt.Errorf("cuckoo: a growing filter has its own layout (four 15-bit lanes per bucket); WithSlotsPerBucket is for New")
@@ -437,6 +463,7 @@ func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable 
 func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
 	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, off: sh.off, mask: st.mask}
 	x.uShift, x.uMask, x.tShift = growPosBits-d-1, 1<<(d+1)-1, growPosBits-growTailBits-d
+	x.d1, x.p2 = d+1, 2*p
 	return x
 }
 
@@ -446,6 +473,9 @@ func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
 func (x *growTable) nextStep() (d, p uint64) {
 	n := x.c << x.d
 	p = x.p + (n+growStepParts-1)/growStepParts
+	if m := n + p; m > growPageWords {
+		p = (m+growPageWords-1)/growPageWords*growPageWords - n
+	}
 	if p >= n {
 		return x.d + 1, 0
 	}
@@ -843,7 +873,7 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 }
 
 // Len returns the number of entries stored: one per insert not deleted,
-// plus one for each extra copy of a void entry a split made (87 for 2^20
+// plus one for each extra copy of a void entry a split made (101 for 2^20
 // keys inserted into NewGrowing(1000)). Like Filter.Len it is exact when no write
 // is in progress.
 func (g *Growing) Len() int {
@@ -881,8 +911,9 @@ func (g *Growing) LoadFactor() float64 {
 
 // Doublings returns how many times a shard's table has doubled since the
 // filter was made (or last Reset), summed over the sixteen shards: a
-// shard doubles in eight steps, each splitting an eighth of the buckets
-// of its level, and this counts the doublings completed (the steps of
+// shard doubles in steps, each splitting a sixteenth of the buckets of
+// its level (or more, rounded up to whole pages), and this counts the
+// doublings completed (the steps of
 // the one under way show in Cap). Each doubling adds about a sixteenth of
 // the filter's memory, and 16 double it.
 func (g *Growing) Doublings() int {

@@ -18,7 +18,7 @@ func init() {
 		summary:  "build a filter file from keys, one per line",
 		details: keysHelp + " Each distinct key is stored once (-keep-duplicates stores every line). " +
 			"Without -capacity the filter is a growing one (cuckoo.Growing), which needs no key count: " +
-			"it doubles a shard's table whenever a key finds no room. " +
+			"it grows a shard's table by a step whenever a key finds no room. " +
 			"-capacity N builds a fixed filter (cuckoo.Filter) that holds N keys.",
 		run: runBuild,
 	}
@@ -208,8 +208,8 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // inserted (the distinct keys read, or every key line with
 // -keep-duplicates), dups the duplicate lines skipped when dedup. A fixed
 // filter's Len is the keys; a growing filter's counts entries, which
-// doublings add copies to (1,500,000 distinct keys made about 1,513,700
-// entries): it is printed as such.
+// splits add copies to (2^20 distinct keys made 101 more entries): it is
+// printed as such.
 func buildSummary(name string, f filter, keys, dups int64, dedup bool, size int64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", name, count(keys, "key", "keys"))
@@ -240,7 +240,7 @@ func fullError(f filter, key []byte, inserted int64, capacity int, keptDups bool
 		// A growing filter refuses a key only at its doubling bound, or
 		// when the key's two buckets are full of entries like its own
 		// (copies of it, with -keep-duplicates) while the table is less
-		// than half full: doubling would not separate them.
+		// than half full: growing would not separate them.
 		return fmt.Errorf("key %q: no room for it after %s: its buckets are full of copies of its fingerprint, or the filter reached its doubling bound", key, count(inserted, "key", "keys"))
 	}
 	most := 8 // the slots of a key's two buckets
@@ -365,5 +365,5 @@ func (p *progress) draw(keys, n int64) {
 
 // growStart is the capacity a growing build starts with; NewGrowing rounds
 // it up to its smallest first tables (5,512 keys in sixteen shards), and
-// the shards double from there.
+// the shards grow from there.
 const growStart = 1000

@@ -54,8 +54,9 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fpr := fmt.Sprintf("%.4g%% (%d·α/(2^%d-1))", 100*falsePositiveRate(f), 2*per, bits)
 	g, growing := f.(*cuckoo.Growing)
 	if growing {
-		// Entries compare 14 bits when fresh and one fewer per doubling
-		// they lived through: the rate comes from the entries stored.
+		// Entries compare 14 bits when fresh and one fewer per split of
+		// their bucket they lived through: the rate comes from the
+		// entries stored.
 		fpr = fmt.Sprintf("%.4g%% (from the entries stored: 2^-k for each entry that compares k bits, over a key's two buckets)",
 			100*falsePositiveRate(f))
 	}
@@ -68,7 +69,7 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(tw, "file:\t%s (%s)\n", name, count(file.size, "byte", "bytes"))
 	fmt.Fprintf(tw, "fingerprint bits:\t%d\n", bits)
 	if growing {
-		fmt.Fprintf(tw, "format:\tgrowing (%d shards, each a table that doubles in place)\n", g.Shards())
+		fmt.Fprintf(tw, "format:\tgrowing (%d shards, each a table that grows by steps)\n", g.Shards())
 		fmt.Fprintf(tw, "doublings:\t%d (over the %d shards; the first tables held %s at 95%% load)\n", g.Doublings(), g.Shards(), count(g.BaseCapacity(), "key", "keys"))
 		fmt.Fprintf(tw, "slots:\t%d (%d buckets of 4 slots)\n", slots, slots/4)
 	} else {
@@ -85,8 +86,8 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(tw, "seed:\t%d\n", f.Seed())
 	if growing {
 		// A growing filter's Len counts entries: one per key inserted,
-		// and a doubling adds copies of some (a few in a thousand after
-		// ten doublings). Its bits are per entry, not per distinct key.
+		// and a split adds copies of some (101 for 2^20 keys). Its bits
+		// are per entry, not per distinct key.
 		fmt.Fprintf(tw, "entries:\t%d\n", items)
 		fmt.Fprintf(tw, "load factor:\t%.4f\n", load)
 		fmt.Fprintf(tw, "bits per entry:\t%s\n", bitsPerItem)

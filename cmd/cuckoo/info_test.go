@@ -140,7 +140,7 @@ func TestInfoGrowing(t *testing.T) {
 		t.Fatalf("100,000 keys after %d doublings from %d keys, %d slots; want at least 64 from 5512, and at least 16 times the first 5808 slots", d, g.BaseCapacity(), g.Cap())
 	}
 	for _, want := range []string{
-		"format:               growing (16 shards, each a table that doubles in place)\n",
+		"format:               growing (16 shards, each a table that grows by steps)\n",
 		fmt.Sprintf("doublings:            %d (over the 16 shards; the first tables held 5512 keys at 95%% load)\n", d),
 		fmt.Sprintf("slots:                %d (%d buckets of 4 slots)\n", g.Cap(), g.Cap()/4),
 		// A growing filter's Len counts entries: doublings may add copies.
