@@ -22,33 +22,14 @@ const (
 // v4FalsePositiveRate is FalsePositiveRate as the package computed it
 // for version 4, from the words of an encoding: an entry whose tail has
 // its marker at bit a compares 6 + 8 - a bits (no shard of the file is at
-// 19 doublings), over the c·2^d buckets of each shard.
+// 19 doublings).
 func v4FalsePositiveRate(t *testing.T, data []byte) float64 {
-	t.Helper()
-	sum := 0.0
-	at := growFormatPrefix
 	for i := range growShards {
-		rec := data[growFormatHeaderSize+i*growShardRecordSize:]
-		if rec[8] == growMaxDoublings {
+		if data[growFormatHeaderSize+i*growShardRecordSize+8] == growMaxDoublings {
 			t.Fatal("a shard at 19 doublings")
 		}
-		m := binary.LittleEndian.Uint64(rec) << rec[8]
-		shard := 0.0
-		for range m {
-			w := binary.LittleEndian.Uint64(data[at:])
-			at += 8
-			for s := range slotsPerBucket {
-				if v := lane(w, s); v != 0 {
-					shard += math.Ldexp(1, -(6 + 8 - laneAge(v)))
-				}
-			}
-		}
-		sum += 2 * shard / float64(m)
 	}
-	if at != len(data)-8 {
-		t.Fatalf("the words end at byte %d of %d", at, len(data))
-	}
-	return sum / growShards
+	return fileFalsePositiveRate(t, data, laneBits, func(v uint64) int { return 6 + 8 - laneAge(v) })
 }
 
 // TestGrowingReadsVersion4 loads the version-4 golden file in both modes:
@@ -68,11 +49,6 @@ func TestGrowingReadsVersion4(t *testing.T) {
 	want5 := bytes.Clone(data)
 	binary.LittleEndian.PutUint16(want5[8:], growFormatVersion)
 	encReseal(want5)
-	var k [8]byte
-	key := func(i int) []byte {
-		binary.LittleEndian.PutUint64(k[:], uint64(i))
-		return k[:]
-	}
 	for _, mode := range growModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			g := newTestGrowing(t, 1000, WithMode(mode))
@@ -82,16 +58,11 @@ func TestGrowingReadsVersion4(t *testing.T) {
 			if g.Len() != growV4GoldenKeys || g.Seed() != 42 || g.Doublings() != 47 {
 				t.Fatalf("Len %d, Seed %d, Doublings %d; want %d, 42, 47", g.Len(), g.Seed(), g.Doublings(), growV4GoldenKeys)
 			}
-			m := uint64(0)
-			for i := range growShards {
-				rec := data[growFormatHeaderSize+i*growShardRecordSize:]
-				m += binary.LittleEndian.Uint64(rec) << rec[8]
-			}
-			if g.Cap() != int(m)*slotsPerBucket {
-				t.Fatalf("Cap %d; want %d", g.Cap(), m*slotsPerBucket)
+			if g.Cap() != goldenSlots(data) {
+				t.Fatalf("Cap %d; want %d", g.Cap(), goldenSlots(data))
 			}
 			for i := range growV4GoldenKeys {
-				if !g.Lookup(key(i)) {
+				if !g.Lookup(goldenKey(i)) {
 					t.Fatalf("key %d, written in version 4, not found", i)
 				}
 			}
@@ -109,20 +80,7 @@ func TestGrowingReadsVersion4(t *testing.T) {
 			if raceEnabled {
 				grown = 3 * growV4GoldenKeys
 			}
-			cap0 := g.Cap()
-			for i := growV4GoldenKeys; i < grown; i++ {
-				if err := g.Insert(key(i)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if g.Cap() <= cap0 {
-				t.Fatalf("the loaded filter did not grow: Cap %d", g.Cap())
-			}
-			for i := range grown {
-				if !g.Lookup(key(i)) {
-					t.Fatalf("key %d lost after the loaded filter grew", i)
-				}
-			}
+			checkGrowsFurther(t, g, growV4GoldenKeys, grown)
 		})
 	}
 }
