@@ -117,11 +117,11 @@
 // safe while it grows (grow.go and grow_table.go have the argument). What
 // it costs: an entry compares one bit fewer for each split of its bucket
 // it lived through (14 bits fresh, at least 6), so the false-positive
-// rate was 1.11 times New(n)'s five-slot default's after a thousandfold
-// growth and 1.36 times after 3,800-fold (FalsePositiveRate reports it
+// rate was 1.16 times New(n)'s five-slot default's after a thousandfold
+// growth and 1.41 times after 3,800-fold (FalsePositiveRate reports it
 // from the entries stored); memory was 1.37 times New(n)'s (18.2 against
 // 13.3 heap bits per key at 1M keys, at most 1.41 times up to 2M); and
-// since its shards stay near full, a fill costs about 2.3 times the
+// since its shards stay near full, a fill costs about 2.6 times the
 // instructions of one that doubled its tables (figures in
 // BENCHMARKS.md). Give the first capacity near the expected count; use a
 // fixed Filter when the count is known.

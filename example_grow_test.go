@@ -31,7 +31,7 @@ func allFound(g *cuckoo.Growing, n int) bool {
 
 // A Growing filter needs no key count up front: it starts at its first
 // tables' capacity and its sixteen shards grow their tables as keys
-// arrive, a sixteenth of a doubling at a time (65 doublings in all here,
+// arrive, a sixteenth of a doubling at a time (61 doublings in all here,
 // about four per shard).
 func ExampleGrowing() {
 	g, err := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
@@ -40,7 +40,7 @@ func ExampleGrowing() {
 	}
 	growKeys(g, 100_000)
 	fmt.Println(g.Len(), allFound(g, 100_000), g.Doublings())
-	// Output: 100000 true 65
+	// Output: 100000 true 61
 }
 
 // NewGrowing takes New's options but the fingerprint size (12 bits only);
@@ -203,7 +203,7 @@ func ExampleGrowing_Len() {
 // Cap is the slots of the shards' tables: 4 per bucket, 1,452 buckets
 // at first, and each growth step of a shard adds a sixteenth of the
 // buckets its table had at its last doubling, or more, rounded up to
-// whole 8 KiB pages of words.
+// whole 8 KiB pages of words in tables above 32 KiB.
 func ExampleGrowing_Cap() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	fmt.Println(g.Cap())
@@ -231,7 +231,7 @@ func ExampleGrowing_Doublings() {
 	fmt.Println(g.Doublings())
 	// Output:
 	// 0
-	// 65
+	// 61
 }
 
 // FalsePositiveRate is computed from the entries stored: older entries,
@@ -245,7 +245,7 @@ func ExampleGrowing_FalsePositiveRate() {
 	fmt.Printf("%.4f %.4f\n", fresh, g.FalsePositiveRate())
 	// Output:
 	// 0
-	// 0.0003 0.0026
+	// 0.0003 0.0027
 }
 
 // Reset empties the filter and shrinks it back to its first tables.

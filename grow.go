@@ -20,8 +20,8 @@ import (
 // each into two buckets of level d+1. When an insert finds both its
 // buckets full in a shard at least growTargetLoad full, or finds no room
 // at all in one at least growFullLoad full, the shard makes its next
-// table, with a sixteenth of the level's buckets more split, rounded up to
-// whole pages (growTable.nextStep; the step that reaches the end of the
+// table, with a sixteenth of the level's buckets more split (a large
+// table rounded up to whole pages; growTable.nextStep; the step that reaches the end of the
 // level completes the doubling: d+1 and p = 0), and copies the old table into it bucket by bucket: a bucket the
 // step splits sends each entry to the half its stored index bit names
 // (splitLane), the others are copied as they are, to their new index. No
@@ -34,10 +34,10 @@ import (
 // 85% and 87% at each step, so the filter held 18.24 heap bits per key at
 // 2^20 keys from NewGrowing(1000), where doubling held 24.17
 // (BENCHMARKS.md, "Growing filter"). What it costs: every step copies the
-// whole table, 2.83 words per key inserted where doubling copied 0.37,
+// whole table, 3.72 words per key inserted where doubling copied 0.37,
 // each a freezing CAS and a store (the copy runs at memory speed, shared
 // by the shard's writers); and the shards stay near full, where half of
-// the inserts search for a relocation path, so a fill costs about 2.3
+// the inserts search for a relocation path, so a fill costs about 2.6
 // times the instructions of one that doubles (growTargetLoad). The
 // shards' first tables still have sizes spread evenly on a log scale over
 // one factor of two (shard i has 2^(i/16) times the buckets of shard 0),
@@ -153,13 +153,18 @@ var growShardScale = [growShards]uint64{
 // -impl growing -n 0, GOGC=off) took, with steps of an eighth and no
 // rounding to pages, 6,489M instructions at a target of 0.93, 5,332M at
 // 0.92 and 3,971M at 0.91, for about 18.4, 18.6 and 18.8 heap bits per
-// key; with today's steps (a sixteenth, rounded to pages), 3,034M at
-// 0.90 for 18.24. Doubling at once at 97% took 1,339M for 24.17.
+// key; with steps of a sixteenth, every table above 8 KiB rounded up to
+// whole pages, 2,721M at 0.89 and 3,034M at 0.90 (for 18.24); with
+// today's (only tables above 32 KiB rounded: smaller ones come from size
+// classes, and rounding them made the tables of a filter grown to 100,000
+// keys 1.23 times a fixed four-slot filter's slots, against 1.09 now),
+// 3,419M at 0.90, for 18.24. Doubling at once at 97% took 1,339M for
+// 24.17.
 const growTargetLoad = 0.90
 
 // growStepParts sets a growth step: it splits ceil(N/growStepParts) of
 // the N buckets of the table's level (then rounds the table up to whole
-// pages, growPageWords). Smaller steps keep the load nearer the target,
+// pages, growPageWords, if it is large). Smaller steps keep the load nearer the target,
 // so the same memory comes with a lower target, and cheaper searches
 // (both at 2^20 keys, without rounding to pages: a sixteenth at 0.90,
 // 18.62 heap bits per key and 7.6M buckets queued by the fill's
@@ -167,11 +172,16 @@ const growTargetLoad = 0.90
 // step copies the whole table).
 const growStepParts = 16
 
-// growPageWords is the words of an 8 KiB page: a step rounds its table
-// up to whole pages, the unit in which the runtime allocates a large
-// object, so no table leaves part of a page unused (without it, the same
-// fill held 18.99 heap bits per key at 2^20 keys, with it 18.24).
-const growPageWords = 1024
+// growPageWords is the words of an 8 KiB page: a step rounds a table
+// larger than growLargeWords up to whole pages, the unit in which the
+// runtime allocates a large object, so no table leaves part of a page
+// unused (without it, the same fill held 18.99 heap bits per key at 2^20
+// keys, with it 18.24). Smaller tables come from the runtime's size
+// classes, which are finer.
+const (
+	growPageWords  = 1024
+	growLargeWords = 4096 // 32 KiB, the runtime's largest size class
+)
 
 // growFullLoad is the load at which an insert that finds no room grows
 // its shard's table by a step; below it the insert returns ErrFull, as a
@@ -206,8 +216,8 @@ const growFullLoad = 0.5
 //
 // A Growing filter is sixteen shards, each one table of four-slot buckets
 // (as a Filter made with WithSlotsPerBucket(4)) that grows by steps: each
-// step splits a sixteenth of the buckets of the table's level (more in
-// small tables, which steps round up to whole pages), each into two,
+// step splits a sixteenth of the buckets of the table's level (or more,
+// rounding a large table up to whole pages), each into two,
 // every entry of a split bucket moving to the half its stored bits name,
 // and the steps of a level double the table. A key belongs to one shard,
 // chosen by its hash. Its costs (measured in BENCHMARKS.md, "Growing
@@ -226,13 +236,13 @@ const growFullLoad = 0.5
 //     into the bucket index, so older entries compare fewer bits. An entry
 //     whose bucket was split k times since it was written compares 14-k
 //     bits (6 once k >= 8), one more in a bucket of the level being
-//     split: 0.265% at 2^20 keys from NewGrowing(1000), 1.11 times New's
-//     five-slot default's 0.238%, and 0.320% at 3.8 million
+//     split: 0.275% at 2^20 keys from NewGrowing(1000), 1.16 times New's
+//     five-slot default's 0.238%, and 0.331% at 3.8 million
 //     (BENCHMARKS.md). FalsePositiveRate reports the expected rate from
 //     the entries actually stored;
 //   - inserts: a shard stays between about 85% and 90% full, where half
 //     of the inserts search for a relocation path: a fill of 2^20 keys
-//     took 2,894 instructions per insert, 2.3 times what doubling at once
+//     took 3,260 instructions per insert, 2.6 times what doubling at once
 //     took (growTargetLoad);
 //   - growing: an insert that finds its shard full makes the shard's next
 //     table and copies the old one into it; inserts and deletes of that
@@ -473,7 +483,7 @@ func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
 func (x *growTable) nextStep() (d, p uint64) {
 	n := x.c << x.d
 	p = x.p + (n+growStepParts-1)/growStepParts
-	if m := n + p; m > growPageWords {
+	if m := n + p; m > growLargeWords {
 		p = (m+growPageWords-1)/growPageWords*growPageWords - n
 	}
 	if p >= n {
@@ -873,7 +883,7 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 }
 
 // Len returns the number of entries stored: one per insert not deleted,
-// plus one for each extra copy of a void entry a split made (101 for 2^20
+// plus one for each extra copy of a void entry a split made (96 for 2^20
 // keys inserted into NewGrowing(1000)). Like Filter.Len it is exact when no write
 // is in progress.
 func (g *Growing) Len() int {

@@ -194,9 +194,12 @@ import (
 // bits (its bucket's level plus its tail bits: a split bucket's entry
 // knows one more than an unsplit one's of the same age, youngestOf).
 // Claim: every key that matched some entry before still matches one
-// after. Proof: only the removed entry E is lost; if E served a key Y,
-// X's own entry E_X (still there, unless E_X = E, in which case E served
-// X itself and X is being deleted) knows no more bits than E, and its
+// after. Proof: by induction, each key inserted and not deleted owns an
+// entry that matches it, distinct from every other key's (its insert
+// wrote one; moves and splits keep it matching, a void split keeps a copy
+// in the key's half). Only the removed entry E is lost; if E served a key
+// Y, X's own entry E_X (still there, unless E_X = E, in which case E
+// served X itself and X is being deleted) knows no more bits than E, and its
 // bits are a prefix of the positions E's bits stand for. X and Y share
 // the tag (both match E), and their pairs share E's bucket; if their
 // other buckets differ, E is void and of level d ("Relocation across
@@ -322,11 +325,11 @@ func (x *growTable) settled(b1, b2, w1 uint64, ep *atomic.Uint64, e uint64) bool
 // matchBits returns the number of hash bits entry v in bucket b of x is
 // compared on, counted against a bucket of level d: matchBits's, plus one
 // in a split bucket (its index holds one bit more of the key), less one
-// for an entry written at the last doubling, whose last tail bit is g_26,
-// 0 for every key.
+// for a fresh entry of a bucket of level 19 (the last doubling, or a split
+// bucket at 18), whose last tail bit is g_26, 0 for every key.
 func (x *growTable) matchBits(b, v uint64) int {
 	n := matchBits(v) + x.split(b)
-	if x.d == growMaxDoublings && laneAge(v) == 0 {
+	if x.d+uint64(x.split(b)) == growMaxDoublings && laneAge(v) == 0 {
 		n--
 	}
 	return n

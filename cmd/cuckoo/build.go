@@ -208,7 +208,7 @@ func runBuild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // inserted (the distinct keys read, or every key line with
 // -keep-duplicates), dups the duplicate lines skipped when dedup. A fixed
 // filter's Len is the keys; a growing filter's counts entries, which
-// splits add copies to (2^20 distinct keys made 101 more entries): it is
+// splits add copies to (2^20 distinct keys made 96 more entries): it is
 // printed as such.
 func buildSummary(name string, f filter, keys, dups int64, dedup bool, size int64) string {
 	var b strings.Builder

@@ -86,7 +86,7 @@ func runInfo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(tw, "seed:\t%d\n", f.Seed())
 	if growing {
 		// A growing filter's Len counts entries: one per key inserted,
-		// and a split adds copies of some (101 for 2^20 keys). Its bits
+		// and a split adds copies of some (96 for 2^20 keys). Its bits
 		// are per entry, not per distinct key.
 		fmt.Fprintf(tw, "entries:\t%d\n", items)
 		fmt.Fprintf(tw, "load factor:\t%.4f\n", load)
