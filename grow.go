@@ -478,8 +478,9 @@ func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
 }
 
 // nextStep returns the level and split pointer of the table that follows
-// x: growStepParts more buckets of level d split (ceil(c·2^d/8)), or, when
-// that reaches the end of the level, level d+1 with none split.
+// x: ceil(c·2^d/growStepParts) more buckets of level d split, and more to
+// make a table above growLargeWords whole pages, or, when that reaches
+// the end of the level, level d+1 with none split.
 func (x *growTable) nextStep() (d, p uint64) {
 	n := x.c << x.d
 	p = x.p + (n+growStepParts-1)/growStepParts
