@@ -11,8 +11,7 @@ import (
 
 // Tests of the Growing filter's placement across levels, its moves and
 // its growth steps against models written from the definitions
-// (grow_table.go, "Linear steps" and "Relocation across levels"), written
-// by an adversarial review of the change that made tables grow by steps.
+// (grow_table.go, "Linear steps" and "Relocation across levels").
 
 // ---- placement as defined, with branches ----
 
