@@ -82,29 +82,18 @@ func TestGrowPlaceAgainstDefinition(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	for _, c := range []uint64{1, 2, 3, 5, 64, 97, 1000, 1 << 12} {
 		st := modelState(r.Uint64(), c)
-		sh := &st.shards[0]
-		for d := uint64(0); d <= growMaxDoublings; d++ {
-			if c<<d > maxBuckets {
-				break
-			}
-			for range 30 {
-				p := edgeSplitPointer(r, c<<d)
-				if d == growMaxDoublings {
-					p = 0
+		forShapes(r, st, 30, func(x *growTable) {
+			for range 200 {
+				kh := r.Uint64()
+				got, want := x.place(kh), definedPlace(x, kh)
+				if got != want {
+					t.Fatalf("c=%d d=%d p=%d kh=%#x: place %+v, as defined %+v", c, x.d, x.p, kh, got, want)
 				}
-				x := st.tableShape(sh, d, p)
-				for range 200 {
-					kh := r.Uint64()
-					got, want := x.place(kh), definedPlace(x, kh)
-					if got != want {
-						t.Fatalf("c=%d d=%d p=%d kh=%#x: place %+v, ref %+v", c, d, p, kh, got, want)
-					}
-					if got.b1 >= x.m || got.b2 >= x.m {
-						t.Fatalf("out of range")
-					}
+				if got.b1 >= x.m || got.b2 >= x.m {
+					t.Fatalf("c=%d d=%d p=%d kh=%#x: buckets %d, %d of %d", c, x.d, x.p, kh, got.b1, got.b2, x.m)
 				}
 			}
-		}
+		})
 	}
 }
 
@@ -116,60 +105,69 @@ func TestGrowAltAllAges(t *testing.T) {
 	r := rand.New(rand.NewPCG(10, 10))
 	for _, c := range []uint64{1, 2, 3, 5, 64, 97} {
 		st := modelState(r.Uint64(), c)
-		sh := &st.shards[0]
-		for d := uint64(0); d <= growMaxDoublings; d++ {
-			for range 20 {
-				p := edgeSplitPointer(r, c<<d)
-				if d == growMaxDoublings {
-					p = 0
-				}
-				x := st.tableShape(sh, d, p)
-				for range 100 {
-					k := x.place(r.Uint64())
-					for role := 0; role < 2; role++ {
-						b, q, ob := k.b1, k.q1, k.b2
-						if role == 1 {
-							b, q, ob = k.b2, k.q2, k.b1
+		forShapes(r, st, 20, func(x *growTable) {
+			c, d, p := x.c, x.d, x.p
+			for range 100 {
+				k := x.place(r.Uint64())
+				for role := 0; role < 2; role++ {
+					b, q, ob := k.b1, k.q1, k.b2
+					if role == 1 {
+						b, q, ob = k.b2, k.q2, k.b1
+					}
+					for a := 0; a <= 8; a++ {
+						v := q&^(1<<(a+1)-1) | 1<<a
+						if !matchesIn(k, b, v) {
+							t.Fatalf("c=%d d=%d p=%d: entry %#x of age %d does not match its key", c, d, p, v, a)
 						}
-						for a := 0; a <= 8; a++ {
-							v := q&^(1<<(a+1)-1) | 1<<a
-							if !matchesIn(k, b, v) {
-								t.Fatalf("aged entry does not match")
+						nb, nv, ok := x.alt(b, v)
+						if !ok {
+							if a != 8 || x.split(b) == 1 || x.split(ob) == 0 {
+								t.Fatalf("c=%d d=%d p=%d: refused a=%d split(b)=%d split(ob)=%d", c, d, p, a, x.split(b), x.split(ob))
 							}
-							nb, nv, ok := x.alt(b, v)
-							if !ok {
-								if a != 8 || x.split(b) == 1 || x.split(ob) == 0 {
-									t.Fatalf("c=%d d=%d p=%d: refused a=%d split(b)=%d split(ob)=%d", c, d, p, a, x.split(b), x.split(ob))
-								}
-								continue
-							}
-							if nb != ob {
-								t.Fatalf("c=%d d=%d p=%d a=%d: alt(%d)=%d, other %d", c, d, p, a, b, nb, ob)
-							}
-							if !matchesIn(k, nb, nv) {
-								t.Fatalf("c=%d d=%d p=%d a=%d: moved entry %#x does not match", c, d, p, a, nv)
-							}
-							// known bits preserved, or one dropped
-							kb := func(b, v uint64) int { return int(x.d) + x.split(b) + 8 - laneAge(v) }
-							if kb(nb, nv) != kb(b, v) && !(kb(nb, nv) == kb(b, v)-1 && laneAge(v) == 0 && x.split(b) == 1) {
-								t.Fatalf("known bits %d -> %d", kb(b, v), kb(nb, nv))
-							}
-							bb, bv, ok := x.alt(nb, nv)
-							if !ok || bb != b || !matchesIn(k, bb, bv) {
-								t.Fatalf("back: %d %#x %v", bb, bv, ok)
-							}
+							continue
+						}
+						if nb != ob {
+							t.Fatalf("c=%d d=%d p=%d a=%d: alt(%d)=%d, other %d", c, d, p, a, b, nb, ob)
+						}
+						if !matchesIn(k, nb, nv) {
+							t.Fatalf("c=%d d=%d p=%d a=%d: moved entry %#x does not match", c, d, p, a, nv)
+						}
+						// The position bits known are kept, or one dropped.
+						kb := func(b, v uint64) int { return int(x.d) + x.split(b) + 8 - laneAge(v) }
+						if kb(nb, nv) != kb(b, v) && !(kb(nb, nv) == kb(b, v)-1 && laneAge(v) == 0 && x.split(b) == 1) {
+							t.Fatalf("c=%d d=%d p=%d a=%d: known bits %d -> %d", c, d, p, a, kb(b, v), kb(nb, nv))
+						}
+						bb, bv, ok := x.alt(nb, nv)
+						if !ok || bb != b || !matchesIn(k, bb, bv) {
+							t.Fatalf("c=%d d=%d p=%d a=%d: back: %d %#x %v", c, d, p, a, bb, bv, ok)
 						}
 					}
 				}
 			}
+		})
+	}
+}
+
+// forShapes calls fn with n tables of shard 0 of st at each level d from
+// 0 to 19 (while c·2^d buckets fit), with split pointers from
+// edgeSplitPointer (0 at d = 19, which has no step).
+func forShapes(r *rand.Rand, st *growState, n int, fn func(x *growTable)) {
+	sh := &st.shards[0]
+	for d := uint64(0); d <= growMaxDoublings && sh.base<<d <= maxBuckets; d++ {
+		for range n {
+			p := edgeSplitPointer(r, sh.base<<d)
+			if d == growMaxDoublings {
+				p = 0
+			}
+			fn(st.tableShape(sh, d, p))
 		}
 	}
 }
 
-// TestGrowAltInvolution: for small tables, every bucket and
-// every lane value: alt is an involution on the bucket, and every key
-// matching v in b has nb as its other bucket and matches nv there (checked
-// by sampling keys placed in b).
+// TestGrowAltInvolution: for small tables, every bucket and every tail
+// (a sample of tags): alt stays in the table, keeps the tag and a marker,
+// refuses only void entries of unsplit buckets, and moving back gives the
+// bucket it came from.
 func TestGrowAltInvolution(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 11))
 	for _, c := range []uint64{1, 2, 3, 5} {
