@@ -298,7 +298,7 @@ func (x *growTable) slot(r, p, tv uint64) (b, q uint64) {
 
 // split returns 1 if bucket b of x is split (of level d+1), else 0.
 func (x *growTable) split(b uint64) int {
-	if b < 2*x.p {
+	if b < x.p2 {
 		return 1
 	}
 	return 0
@@ -350,36 +350,30 @@ func growAltBase(r, o, c uint64) uint64 {
 // alt returns the other bucket of entry v of bucket b of x, and v as it
 // is written there (Relocation across levels, above); ok is false for a
 // void entry of an unsplit bucket whose other bucket is split: it does not
-// know which half.
+// know which half. The bucket is altBucket's; the value flips the
+// position bits above the marker by the mask at b's level, and then gains
+// the bit b's index held (down a level: g_d of b's role, XOR M_d in the
+// other) or gives its first bit to the index (up a level).
 func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
-	tag := v >> tagShift & (growTags - 1)
-	m := uint64(x.mask[tag])
-	d := x.d & 63
-	l, j := d, b-x.p // b's level and its index in that level's numbering
-	if b < 2*x.p {
-		l, j = d+1, b
+	nb, ok = x.altBucket(b, v)
+	if !ok {
+		return 0, 0, false
 	}
-	u := j & (1<<l - 1) // b's position bits g_0..g_l-1
-	r2 := growAltBase(j>>l, uint64(x.off[tag]), x.c)
-	u2 := u ^ m>>(growPosBits-l)&(1<<l-1)
+	m := uint64(x.mask[v>>tagShift&(growTags-1)])
+	d := x.d & 63
+	from, to := x.split(b), x.split(nb)
+	l := d + uint64(from) // b's level
 	tail := v & tailMask
 	above := -(tail & -tail) << 1 // the tail bits above the marker
 	v ^= m >> (growPosBits - growTailBits - l) & (1<<growTailBits - 1) << 1 & above & tailMask
-	if l > d { // from a split bucket
-		if j2 := r2<<d | u2>>1; j2 >= x.p {
-			return j2 + x.p, gainLane(v, u2&1), true // down a level
-		}
-		return r2<<l | u2, v, true
+	switch {
+	case from > to:
+		return nb, gainLane(v, (b^m>>(growPosBits-1-d))&1), true
+	case from < to:
+		nv, _, _ = splitLane(v)
+		return nb, nv, true
 	}
-	j2 := r2<<d | u2
-	if j2 >= x.p {
-		return j2 + x.p, v, true
-	}
-	nv, half, both := splitLane(v) // up a level
-	if both {
-		return 0, 0, false
-	}
-	return j2<<1 | half, nv, true
+	return nb, v, true
 }
 
 // altBucket is alt's bucket alone, for path discovery (which calls it for
@@ -391,7 +385,7 @@ func (x *growTable) altBucket(b, v uint64) (uint64, bool) {
 	tag := v >> tagShift & (growTags - 1)
 	m := uint64(x.mask[tag])
 	d := x.d & 63
-	if b < 2*x.p { // from a split bucket
+	if b < x.p2 { // from a split bucket
 		l := d + 1
 		r2 := growAltBase(b>>l, uint64(x.off[tag]), x.c)
 		u2 := (b ^ m>>(growPosBits-l)) & (1<<l - 1)
