@@ -391,3 +391,122 @@ func (p *formulaParser) atom() *big.Rat {
 	}
 	return p.fail("want a number, a name or (")
 }
+
+// TestReadmeIsAReference checks the README's shape: at most 220 lines, and
+// no dates or commit hashes (the history of figures belongs to git, the
+// figures themselves to BENCHMARKS.md).
+func TestReadmeIsAReference(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(data)
+	if n := strings.Count(readme, "\n"); n > 220 {
+		t.Errorf("README.md has %d lines; want at most 220", n)
+	}
+	if m := regexp.MustCompile(`\b20\d\d-\d\d-\d\d\b`).FindString(readme); m != "" {
+		t.Errorf("README.md carries a date, %s", m)
+	}
+	for _, m := range regexp.MustCompile(`\b[0-9a-f]{7,40}\b`).FindAllString(readme, -1) {
+		if strings.ContainsAny(m, "abcdef") && strings.ContainsAny(m, "0123456789") {
+			t.Errorf("README.md carries what looks like a commit hash, %s", m)
+		}
+	}
+}
+
+// TestReadmeLayoutTable checks the columns of the README's layout table
+// that follow from the code, not from a measurement: the load each layout
+// is sized for, its table bits per key at 2^20 keys, its expected
+// false-positive rate 2·b·α/(2^f−1), the rates at which
+// WithFalsePositiveRate picks it; and that each measured rate lies within
+// 10% of the expected one, as the tests of the false-positive rate assert.
+func TestReadmeLayoutTable(t *testing.T) {
+	data, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "\n| layout | made by | load |")
+	if !ok {
+		t.Fatal("README.md has no layout table")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	layouts := map[string]struct{ bits, slots int }{
+		"`New(n)`":                  {12, 5},
+		"`WithSlotsPerBucket(4)`":   {12, 4},
+		"`WithFingerprintBits(15)`": {15, 4},
+		"`WithFingerprintBits(8)`":  {8, 4},
+	}
+	pct := func(x float64) string { return strconv.FormatFloat(100*x, 'g', 3, 64) + "%" }
+	const n = 1 << 20
+	seen := 0
+	for _, line := range strings.Split(table, "\n")[2:] {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 8 {
+			t.Fatalf("layout table row %q: %d cells; want 8", line, len(cells))
+		}
+		lay, ok := layouts[cells[1]]
+		if !ok {
+			continue // the growing filter's row: measured figures only
+		}
+		seen++
+		num, den := targetLoad(lay.slots)
+		words := newBuckets(n, lay.slots)
+		if lay.bits == 8 {
+			num, den, words = packedLoadNum, packedLoadDen, newPackedWords(n)
+		}
+		if want := fmt.Sprintf("%d%%", 100*num/den); cells[2] != want {
+			t.Errorf("%s: load %s; want %s", cells[1], cells[2], want)
+		}
+		if want := strconv.FormatFloat(float64(64*words)/n, 'f', 1, 64); cells[3] != want {
+			t.Errorf("%s: table bits/key %s; want %s", cells[1], cells[3], want)
+		}
+		expected := layoutFalsePositiveRate(lay.bits, lay.slots)
+		exp, measured, _ := strings.Cut(cells[5], " / ")
+		if want := pct(expected); exp != want {
+			t.Errorf("%s: expected false-positive rate %s; want %s", cells[1], exp, want)
+		}
+		m, err := strconv.ParseFloat(strings.TrimSuffix(measured, "%"), 64)
+		if err != nil || math.Abs(m/100-expected) > 0.1*expected {
+			t.Errorf("%s: measured false-positive rate %q is not within 10%% of the expected %s", cells[1], measured, pct(expected))
+		}
+		if !strings.Contains(cells[7], "p ≥ "+pct(expected)) && !strings.HasPrefix(cells[7], pct(expected)+" ≤ p") {
+			t.Errorf("%s: WithFalsePositiveRate column %q; want its lower bound %s", cells[1], cells[7], pct(expected))
+		}
+		if bits, slots, err := layoutFor(expected); err != nil || bits != lay.bits || slots != lay.slots {
+			t.Errorf("layoutFor(%v) = %d, %d, %v; want the layout of %s", expected, bits, slots, err, cells[1])
+		}
+	}
+	if seen != len(layouts) {
+		t.Errorf("the layout table has %d of the %d fixed layouts", seen, len(layouts))
+	}
+}
+
+// TestDocCitations checks that every section of BENCHMARKS.md that
+// README.md, FORMAT.md and the package doc cite (BENCHMARKS.md, "Name",
+// or several names joined by "and" or commas) is a heading there.
+func TestDocCitations(t *testing.T) {
+	bench, err := os.ReadFile("BENCHMARKS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(string(bench), -1) {
+		headings[m[1]] = true
+	}
+	cite := regexp.MustCompile(`BENCHMARKS\.md,\s+((?:"[^"]+"(?:,\s*|\s+and\s+)?)+)`)
+	name := regexp.MustCompile(`"([^"]+)"`)
+	for _, file := range []string{"README.md", "FORMAT.md", "doc.go"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(data), "\n// ", " ")
+		for _, c := range cite.FindAllStringSubmatch(text, -1) {
+			for _, q := range name.FindAllStringSubmatch(c[1], -1) {
+				if h := strings.Join(strings.Fields(q[1]), " "); !headings[h] {
+					t.Errorf("%s cites BENCHMARKS.md, %q, which has no such heading", file, h)
+				}
+			}
+		}
+	}
+}
