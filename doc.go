@@ -1,178 +1,89 @@
 // Package cuckoo is a concurrent cuckoo filter: an approximate set of byte
-// strings that many goroutines may Insert into, Lookup and Delete from at
-// once.
+// strings that any number of goroutines may Insert into, Lookup and Delete
+// from at once.
 //
 // # Guarantees
 //
-// False negatives are impossible: Lookup reports true for every key that was
-// inserted and has not been deleted, including while other goroutines insert,
-// delete and relocate fingerprints, however long the Lookup is delayed
-// between its reads. Precisely, a Lookup finds a key if at least one
-// Insert of it that returned before the call began is not undone by a
-// Delete of it that takes effect before the call returns, whatever other
-// keys (colliding ones included) do meanwhile (see "Duplicates" below).
+// No false negatives: a Lookup (and LookupBatch, Count, and the search in
+// Delete) finds a key if at least one Insert of it that returned before
+// the call began is not undone by a Delete of it that takes effect before
+// the call returns, whatever other goroutines do meanwhile (inserts,
+// deletes and relocations of any key, colliding ones included), in both
+// modes, however long the call is delayed. The one case this leaves out:
+// during one Lookup the key is inserted again and its last older copy
+// deleted; the Lookup may then miss it, as if it ran between the two.
 //
-// False positives happen at a rate of about 2·b·α/(2^f-1) for b slots per
-// bucket, fingerprint size f and load factor α: Lookup may report true for
-// a key that was never inserted. New(n) gives five 12-bit fingerprints per
-// 64-bit bucket word, sized for 97% load: 13.2 bits per key and 0.237% at
-// capacity. WithFalsePositiveRate chooses the bucket layout from the rate
-// a filter may have when it holds its capacity: the packed layout of 8-bit
-// fingerprints (8.8 bits per key, 2.89% at 92% load) for rates of 2.89%
-// and more, New's default for 0.237% and more, four 12-bit fingerprints
-// (16.8 bits per key, 0.186% at 95% load) down to 0.186%, four 15-bit ones
-// (16.8 bits per key, 0.023%) below. WithFingerprintBits and
-// WithSlotsPerBucket name a layout directly.
+// Insert, Delete, InsertUnique, Count and each key of InsertBatch are
+// linearizable, also against relocations in flight, and so is Lookup
+// except in the case above. A Filter's Insert returns ErrFull when it
+// finds no path of at most five relocations (six in the packed layout) to
+// a free slot; the filter then holds every fingerprint it held and Len is
+// exact. Inserting a key k times stores k copies (up to the slots of its
+// two buckets), and each Delete removes one; InsertUnique stores a key
+// only if it looks absent. Deleting a key
+// that was never inserted can remove a colliding key's fingerprint and so
+// make that key a false negative: delete only what you inserted.
 //
-// The packed layout, WithFingerprintBits(8), puts two buckets of four 8-bit
-// slots in one 64-bit word. The word's top slot (slot 3 of each odd bucket)
-// takes only fingerprints 1 to 63, so the word's two high bits stay free
-// for the K-CAS tags; a query matches every slot with probability 1/255 all
-// the same, so this costs placement freedom, not precision. The word has
-// no migration counter: relocations are counted in striped 64-bit version
-// words outside the table (a power of two: 64 for tables of 512 to 16,383
-// words, one per 8 to 15 words in smaller ones (one in all below 16
-// words), one per 128 to 255 words in larger ones, 8 KiB at 1M keys, at
-// most 16,384): a move adds one to its destination bucket's version, in
-// the same K-CAS as the move in LockFree mode and, in Locked mode, between
-// the move's store of the destination and its store of the source. They
-// never wrap, so this
-// layout needs no epoch; a lookup reads its first bucket's version, both
-// words and the version again, and equal versions prove absence (packed.go,
-// packed_locked.go).
-//
-// Insert returns ErrFull when it finds no room; the filter is then unchanged
-// apart from fingerprints it relocated between their two buckets: nothing is
-// lost. New(n) sizes the table for n keys at 97% load with five-slot
-// buckets, 95% with four, 92% in the packed layout. In the tests, filters
-// for 2,000 keys or more always took at least n keys before the first
-// ErrFull (typically 96-97.5% of Cap() with four slots, 98.3-99.1% with
-// five; packed tables 95.3-96.7% at 2,000 keys, 93.48-94.04% at 1M, 93.30%
-// at 32M with fixed seeds; 92.92% the lowest of 80 random seeds at 1M).
-// Smaller ones, whose few buckets leave relocation little room, get New's
-// spare slots (32 or more): with them, 4 of 7.2 million tables
-// for 1 to 1,000 keys took fewer than n keys (100,000 random seeds per
-// layout at 18 sizes), against 0.6-1.6% of seeds at 100 to 300 keys
-// without them.
-//
-// Duplicates: inserting a key k times stores k copies (at most 10 fit, 8
-// with four-slot buckets: the slots of its two buckets; in the packed
-// layout 8, or 6 or 7 when the fingerprint is 64 or more and a bucket is
-// odd, whose top slot cannot take it; one bucket's slots, 3 to 5, for a
-// key whose two buckets are one bucket, about one key in as many as the
-// table has buckets); each Delete removes one. Deleting a
-// key that was never inserted can remove the fingerprint of a different key
-// that collides with it, creating a false negative for that key: only
-// delete keys you inserted, after their Insert returned. A Lookup that overlaps both an Insert of a key
-// and the Delete of the key's last older copy may miss it, as if it ran
-// after the Delete and before the Insert.
-//
-// # Quick tour
-//
-//	f, err := cuckoo.New(1_000_000) // a random seed: placement nobody can aim at
-//	err = f.Insert(key)             // ErrFull when no room could be made
-//	ok := f.Lookup(key)             // never false for a key inserted and not deleted
-//	ok = f.Delete(key)              // removes one copy
-//
-//	added, err := f.InsertUnique(key) // insert if absent, atomically (CF.ADDNX)
-//	n := f.Count(key)                 // copies stored, never fewer than inserted (CF.COUNT)
-//
-//	err = f.InsertString(s)           // string keys, not copied: every method has a String form
-//	ok = f.LookupHash(xxhash.Sum64(key)) // pre-hashed keys: every method has a Hash form
-//	k, err := f.InsertBatch(keys)     // batches overlap cache misses (also String and Hash)
-//
-//	st := f.Stats() // size, load, expected false-positive rate, event counters (CF.INFO)
-//
-// InsertUnique adds a key only if its fingerprint is in neither of its
-// buckets, linearizably in both modes, so goroutines racing on one key leave
-// one copy. Like Lookup it can be fooled by a false positive: it may refuse
-// a key because another key with the same fingerprint and buckets is stored.
-// Count returns the copies of a key's fingerprint in its buckets, including
-// those of colliding keys. The Hash forms take the key's 64-bit hash (for
-// the same placement as the []byte forms, xxhash.Sum64 of the key); see
-// InsertHash for what they assume of it. Stats counts only rare events
-// (relocations, ErrFull results, K-CAS helps and retries, search retries,
-// lock waits, RTM transactions) in per-goroutine shards, so it adds no
-// shared write to Insert and Lookup.
-//
-// # Growing filters
-//
-// When the number of keys is not known up front, NewGrowing makes a filter
-// that grows instead of returning ErrFull:
-//
-//	g, err := cuckoo.NewGrowing(10_000)  // the first table's capacity
-//	err = g.Insert(key)                  // grows the key's table when it is full
-//	ok := g.Lookup(key)                  // never false for a key inserted and not deleted
-//
-// It is sixteen shards (a key's hash picks one), each one table of
-// four-slot buckets that grows by steps: each step splits the next
-// sixteenth of the buckets of the table's level in two, so a shard stays
-// between about 85% and 90% full. Each entry keeps, beside a 6-bit tag,
-// the next bits of its key's bucket index, and a split moves each entry
-// of a bucket to the half one of those bits names, so no key is needed
-// and a lookup reads two buckets at every size. Inserts and deletes that
-// arrive during a step help copy the table and wait for it, and deletes
-// wait while a snapshot copies the tables; lookups never wait (they read
-// the old table until the copy is done), and deletes and reinserts stay
-// safe while it grows (grow.go and grow_table.go have the argument). What
-// it costs: an entry compares one bit fewer for each split of its bucket
-// it lived through (14 bits fresh, at least 6), so the false-positive
-// rate was 1.16 times New(n)'s five-slot default's after a thousandfold
-// growth and 1.41 times after 3,800-fold (FalsePositiveRate reports it
-// from the entries stored); memory was 1.37 times New(n)'s (18.2 against
-// 13.3 heap bits per key at 1M keys, at most 1.41 times up to 2M); and
-// since its shards stay near full, a fill costs about 2.6 times the
-// instructions of one that doubled its tables (figures in
-// BENCHMARKS.md). Give the first capacity near the expected count; use a
-// fixed Filter when the count is known.
-//
-// New draws a random seed for each filter, so that nobody can choose keys
-// that all fall into one pair of buckets and make inserts fail; WithSeed
-// sets one for reproducible placement. Seed() and the encoding reveal it.
+// False positives: Lookup reports a key that was never inserted with
+// probability about 2·b·α/(2^f−1), for b slots per bucket of f-bit
+// fingerprints at load α. New(n) gives five 12-bit fingerprints per
+// 64-bit bucket word; WithFalsePositiveRate picks the layout with the
+// least memory for a rate, and WithFingerprintBits and WithSlotsPerBucket
+// name one. The README's table "Choosing a layout" gives each layout's
+// bits per key, rate and cost.
 //
 // # Concurrency
 //
-// Every method may be called from any number of goroutines at once. In the
-// default LockFree mode Insert, Lookup and Delete are lock-free and
-// linearizable with the exception above. In Locked mode every change takes
-// striped queue locks (elided with Intel RTM where the processor supports
-// it); a Lookup reads without locks and takes them only when a relocation
-// through its buckets overlaps it; all three are linearizable. Len and
-// LoadFactor are exact when no operation is in flight, and always within
-// [0, Cap()] and [0, 1]. Reset empties the filter: every fingerprint stored
-// before it began is gone when it returns; operations overlapping it may or
-// may not survive it. In LockFree mode the only waiting is for work at
-// memory speed: while Reset sweeps the table or a snapshot copies it,
-// inserts that need to relocate fingerprints wait for it (see Mode); a
-// Growing filter's deletes wait for snapshots too, and its writes for
-// growth steps (see Growing). Snapshots and Reset, for their part, wait for
-// the relocations in progress, and when relocations starve behind
-// snapshots that come back to back, for one of them to get in.
+// Every method of Filter and Growing may be called from any number of
+// goroutines at once, except UnmarshalBinary and ReadFrom, which replace
+// the filter's contents and must not run concurrently with any other
+// method of that filter. Reset removes every fingerprint stored before it
+// began; operations that overlap it may or may not survive it. Len is
+// exact when no operation is in flight, and always within [0, Cap()].
 //
-// # Design
+// In LockFree mode (the default) lookups, deletes and inserts into a free
+// slot never wait for another goroutine. Inserts that must relocate
+// fingerprints wait while Reset sweeps the table or a snapshot (WriteTo,
+// MarshalBinary, Clone) copies it, at memory speed; a snapshot in turn
+// waits for a relocation that starved behind snapshots coming back to
+// back (snapshot.go). A Growing filter's deletes wait for snapshots too,
+// and its inserts and deletes for their shard's growth step; its lookups
+// never wait. In Locked mode every change takes striped MCS queue locks
+// (elided with Intel RTM where the processor supports it; RTMActive);
+// lookups read without locks and lock only when a relocation through their
+// first bucket overlaps them.
 //
-// The table is an array of 64-bit words, one per bucket of five (or four)
-// fingerprint slots, with a per-bucket migration counter in the spare bits
-// (bucket.go), or in the packed layout two buckets of four 8-bit slots per
-// word, with the counters in version words beside the table (packed.go).
-// A key hashes (xxhash) to a fingerprint and a bucket; its other bucket is
-// derived from the fingerprint, so fingerprints can be relocated without the
-// key. Insert puts the fingerprint into an empty slot with one CAS; when both
-// buckets are full it searches breadth-first for a path to an empty slot and
-// relocates fingerprints backwards along it, each move one multi-word CAS
-// of the two bucket words (migrate.go, kcas.go), so that no operation ever
-// sees a fingerprint half moved (twophase.go). A Lookup that
-// misses reads its buckets again and uses the migration counters to tell a
-// miss from a fingerprint in flight (twophase.go). LookupBatch and
-// InsertBatch do the same for many keys with their cache misses overlapped
-// (batch.go, packed.go).
+// # Growing filters
 //
-// # Persistence
+// NewGrowing makes a filter that grows instead of returning ErrFull:
+// sixteen shards, each one table that splits a sixteenth of its buckets
+// at a step. It keeps the guarantees above while it grows, at a cost in
+// memory, false-positive rate and insert time (the README's table); start
+// it near the expected count, and use New when the count is known.
 //
-// MarshalBinary, UnmarshalBinary, WriteTo and ReadFrom use the versioned,
-// checksummed format of FORMAT.md. WriteTo writes a snapshot of a live
-// filter, copied to memory first so that relocations never wait for the
-// writer; see its documentation for what a concurrent snapshot guarantees.
+// # Map of the code
+//
+// One algorithm (two-phase search, insert into a free slot, breadth-first
+// path search, reverse-order migration, Delete, InsertUnique, Count,
+// snapshot) varies along three axes:
+//
+//   - Word codec, where fingerprints, counters and tags sit in a 64-bit
+//     word: bucket.go (one bucket per word: five 12-bit, four 12-bit or
+//     four 15-bit slots and a migration counter), packed.go (two four-slot
+//     8-bit buckets per word, versions beside the table), grow_lane.go
+//     (the growing filter's four 15-bit lanes).
+//   - Synchronization: LockFree in lockfree.go (CAS), kcas.go (multi-word
+//     CAS), twophase.go (the search and its proof), migrate.go and
+//     packed_migrate.go (path search and moves), snapshot.go (the gate
+//     between moves and snapshots); Locked in locked.go, packed_locked.go,
+//     mcs.go (queue locks) and htm_* (RTM elision).
+//   - Table shape: filter.go (a fixed table) against grow.go,
+//     grow_table.go and grow_unique.go (a growing one); shard.go spreads
+//     counters over cache lines.
+//
+// Beside them: batch.go (batches), unique.go (InsertUnique, Count),
+// keys.go and grow_keys.go (the String and Hash forms), encode.go and
+// grow_encode.go (the format of FORMAT.md), stats.go, precision.go.
 //
 // The algorithms follow the lock-free concurrent cuckoo filter of the paper
 // in Journal of Software (软件学报) 2025 36(7) (two-phase lookup, migration
@@ -218,6 +129,6 @@ package cuckoo
 //	Count never undercounts                        unique.go         TestCountNeverUndercounts, TestCountUnderRelocation
 //	hash algorithm 2 placement                     filter.go, FORMAT.md  TestEncodeHashAlgorithm2, TestCraftedCollisionsDoNotTransfer
 //	Growing: no false negatives while it grows     grow.go           TestGrowingNoFalseNegativesUnderGrowth, TestGrowingFrom1000To10M, TestGrowingLookupBatchAgrees
-//	Growing: lanes, splits, youngest-match delete  grow_lane.go, grow_table.go  TestGrowLaneArithmetic, TestGrowSplitKeepsMatches, TestGrowingDeleteYoungestMatch
+//	Growing: lanes, splits, youngest-match delete  grow_lane.go, grow_table.go  TestGrowLaneArithmetic, TestGrowStepsKeepMatches, TestGrowingDeleteYoungestMatch
 //	Growing: snapshots, format, the bound          grow_encode.go    TestGrowingSnapshotUnderLoad, TestGrowingDecodeRejects, TestGrowingEncodingRoundTrip, TestGrowingMaxCapacity
 //	snapshots keep keys against colliding deletes  encode.go, grow_table.go  TestSnapshotAgainstCollidingKeys, TestGrowingSnapshotAgainstCollidingDeletes (race builds: stall points)

@@ -510,3 +510,36 @@ func TestDocCitations(t *testing.T) {
 		}
 	}
 }
+
+// TestDocTestNamesExist checks that the tests, fuzz targets and examples
+// that doc.go names (its proof obligations) exist.
+func TestDocTestNamesExist(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs := map[string]bool{}
+	for _, pkg := range pkgs {
+		for _, file := range pkg.Files {
+			for _, decl := range file.Decls {
+				if d, ok := decl.(*ast.FuncDecl); ok && d.Recv == nil {
+					funcs[d.Name.Name] = true
+				}
+			}
+		}
+	}
+	names := regexp.MustCompile(`\b(?:Test|Fuzz|Example)[A-Z][A-Za-z0-9_]*`).FindAllString(string(doc), -1)
+	if len(names) < 10 {
+		t.Fatalf("doc.go names only %d tests; the parse went wrong", len(names))
+	}
+	for _, name := range names {
+		if !funcs[name] {
+			t.Errorf("doc.go names %s, which no _test.go file declares", name)
+		}
+	}
+}
