@@ -290,8 +290,10 @@ func ExampleWithSeed() {
 	// 7 true
 }
 
-// A Filter is safe for any number of goroutines: here eight insert and
-// look up at once, and every key they inserted is found.
+// Every method of a Filter may run from any number of goroutines at once,
+// except UnmarshalBinary and ReadFrom, which must run alone: here eight
+// goroutines insert and look up at once, and every key they inserted is
+// found.
 func ExampleFilter() {
 	f, err := cuckoo.New(80_000)
 	if err != nil {

@@ -72,7 +72,7 @@ func ExampleGrowing_BaseCapacity() {
 	// Output: 5512 1411744
 }
 
-// WithMaxCapacity bounds the growth: the shards double only while they
+// WithMaxCapacity bounds the growth: the shards grow only while they
 // hold at most 50,000 keys at 95% load together, so the slots stay below
 // 50,000/0.95. Past that an insert that finds no room returns ErrFull
 // (here after about two thirds of 50,000 keys: 0.64 to 0.74 of it in
