@@ -64,8 +64,11 @@ func ExampleFilter_Delete() {
 	// false
 }
 
-// Both modes behave the same: Locked takes striped queue locks, LockFree (the
-// default) never waits for another goroutine.
+// Both modes give the same answers. Locked takes striped queue locks for
+// every change. In LockFree (the default) lookups, deletes and inserts into
+// a free slot never wait for another goroutine; inserts that must relocate
+// fingerprints wait while Reset or a snapshot (WriteTo, MarshalBinary,
+// Clone) runs through the table.
 func ExampleWithMode() {
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
 		f, err := cuckoo.New(1000, cuckoo.WithMode(mode), cuckoo.WithFingerprintBits(8))
