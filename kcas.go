@@ -235,10 +235,17 @@ func (l *descLease) release() {
 // the free list.
 func releaseSlot(slot uint32) { descriptors.release(slot) }
 
-// descFieldsWritten, when not nil, is called by the leaseholder of slot
-// after it has written a descriptor's fields and before it publishes them
-// (tests place a stale reader there).
+// descFieldsWritten, in race builds only, is called by the leaseholder of
+// slot after it has written a descriptor's fields and before it publishes
+// them (tests place a stale reader there).
 var descFieldsWritten func(slot uint32)
+
+// fieldsWritten calls descFieldsWritten, if set.
+func fieldsWritten(slot uint32) {
+	if h := descFieldsWritten; h != nil {
+		h(slot)
+	}
+}
 
 // kcasTable is an array of words supporting atomic loads, single-word CAS
 // and K-CAS. The filter's bucket table is one.
@@ -527,8 +534,8 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 		setField(&d.new[k], op.new[k])
 		s.idx[k], s.old[k], s.new[k] = op.idx[k], op.old[k], op.new[k]
 	}
-	if h := descFieldsWritten; h != nil {
-		h(slot)
+	if raceEnabled {
+		fieldsWritten(slot)
 	}
 	// The owner installs the first word with a plain CAS. RDCSS exists to
 	// stop a helper from installing a reference after the operation was
@@ -654,8 +661,8 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	setField(&d.rref, s.ref)
 	setField(&d.ridx, i)
 	setField(&d.rold, old)
-	if h := descFieldsWritten; h != nil {
-		h(my)
+	if raceEnabled {
+		fieldsWritten(my)
 	}
 	ref := rdcssRef(my, rseq)
 	w := t.word(i)
