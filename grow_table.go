@@ -37,11 +37,9 @@ import (
 //
 // Why a mask. Without it (b2 = r2·2^d + s) both buckets of a key share s,
 // and the table is 2^d independent cuckoo tables of c buckets; the fullest
-// of them fails first, and it is fuller than the mean by a few standard
-// deviations of its count: tables of 2^17 buckets and more doubled at 85%
-// to 88% load (a fill from NewGrowing(1000), seed 1). With the mask a
-// key's pair spans the whole table, which fills as one: the same fill
-// doubled at 96.7% to 99.9% load at every size.
+// of them, a few standard deviations above the mean, fails first. With the
+// mask a key's pair spans the whole table, which fills as one
+// (BENCHMARKS.md, "Tuning constants").
 //
 // Doubling. The buckets r·2^(d+1) + 2s and r·2^(d+1) + 2s + 1 of the next
 // table are the two halves of bucket r·2^d + s: an entry goes to the half
@@ -181,11 +179,8 @@ import (
 // when the snapshot began (youngest-match rule), that entry stays in its
 // word until the snapshot ends, and the snapshot reads that word once,
 // whole. □ Without the gate in deleteIn, TestGrowingSnapshotAgainstColliding-
-// Deletes loses the key in both modes. The cost is two atomic adds on the
-// deleting goroutine's shard and two loads per Delete, and a Delete that
-// meets a snapshot waits for it as a relocation does, and like
-// relocations, deletes that keep finding snapshots starve and get in
-// between them (snapshot.go).
+// Deletes loses the key in both modes. Deletes that keep finding snapshots
+// starve and get in between them, as relocations do (snapshot.go).
 //
 // Why Delete removes the youngest match. Entries of different ages
 // compare different numbers of bits, so a key X may match an entry E_Y of
@@ -287,8 +282,7 @@ func (x *growTable) place(kh uint64) growKey {
 // level d+1 (J = 2j + g_d for the bucket j of level d), the bucket is J
 // if j is split (j < p, so J < 2p), else j + p, each with the next eight
 // position bits of its level. The choice is made with a mask, not a
-// branch, which would be taken at random: written as an if, the compiler
-// branched, and lookups mispredicted 0.9 times each (cachegrind).
+// branch, which would be taken at random.
 func (x *growTable) slot(r, p, tv uint64) (b, q uint64) {
 	J := r<<(x.d1&63) | p>>(x.uShift&63)&x.uMask
 	lt := (J - x.p2) >> 63 // 1 if J < 2p (both below 2^33)
@@ -376,11 +370,10 @@ func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
 	return nb, v, true
 }
 
-// altBucket is alt's bucket alone, for path discovery (which calls it for
-// every entry of every bucket it expands: through alt, a fill of 2^20 keys
-// took 7,634M instructions, through altBucket 6,489M): the other bucket of
-// entry v of bucket b, and false for a void entry of an unsplit bucket
-// whose other bucket is split.
+// altBucket is alt's bucket alone, for path discovery, which calls it for
+// every entry of every bucket it expands and so must not pay for alt's
+// value: the other bucket of entry v of bucket b, and false for a void
+// entry of an unsplit bucket whose other bucket is split.
 func (x *growTable) altBucket(b, v uint64) (uint64, bool) {
 	tag := v >> tagShift & (growTags - 1)
 	m := uint64(x.mask[tag])
