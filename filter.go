@@ -176,15 +176,12 @@ type Filter struct {
 // or WithFalsePositiveRate below 0.237%) it sizes for 95% load; in the
 // packed layout (WithFingerprintBits(8), or WithFalsePositiveRate of 2.89%
 // or more) for 92%, plus a power of two of version words. Every table gets
-// at least 32 spare slots (spareSlots), so that small tables, whose first
+// at least 32 spare slots, so that small tables, whose first
 // ErrFull varies most, take capacity keys. Beside the table a filter has a
 // fixed part: its struct, cache-line-padded counter shards (two per P, at
 // most 64, bounded by the table's size) and, in Locked mode, lock stripes
 // (64 per P, at most 4,096, bounded likewise). Bits per key, rates and the
 // fixed part measured: README.md, "Choosing a layout".
-//
-// New returns an error if capacity is not positive or above MaxCapacity,
-// or if an option has a value outside its range.
 //
 // New returns an error if capacity is not positive or above MaxCapacity,
 // or if an option has a value outside its range.
