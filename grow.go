@@ -141,14 +141,10 @@ const (
 
 // growFullLoad is the load at which an insert that finds no room grows
 // its shard's table by a step; below it the insert returns ErrFull, as a
-// fixed filter's does. A table fails its first insert between about 96%
-// and 99.9% load (and steps at growTargetLoad first), but a table holding
-// many copies of some keys fails far earlier: a key's copies share one
-// other bucket, so full buckets whose entries can move only among
-// themselves form at any load. Growing would not give such keys room
-// (their copies all go the same way), and each step would add memory
-// (void entries split into both halves); so below this line the insert
-// returns ErrFull (TestGrowingCopiesOfManyKeys).
+// fixed filter's does. Only a table holding many copies of some keys fails
+// this early (a key's copies share one other bucket, so full buckets whose
+// entries can move only among themselves form at any load), and growing
+// would not give them room but would add memory (TestGrowingCopiesOfManyKeys).
 const growFullLoad = 0.5
 
 // Growing is a concurrent cuckoo filter that grows when it is full,
@@ -217,18 +213,12 @@ func WithMaxCapacity(maxCapacity int) Option {
 
 // NewGrowing returns a filter whose first tables are sized for capacity
 // keys at 95% load or more (BaseCapacity: at least 5,512, as the smallest
-// shard has 64 buckets; about 1.4 times capacity above that, as the
-// sixteen shards have different sizes) and that grows as keys arrive,
-// each shard by steps of a sixteenth of a doubling, up to 19 doublings.
-// The shards receive equal shares of the keys, so the smallest fills and
-// steps first, at about capacity keys.
-//
-// The floor comes from the hash layout: a key's bucket index takes the
-// shard's first-table bits plus one bit per doubling from a fixed budget
-// of hash bits, and 64-bucket first tables let 19 doublings reach about
-// four billion keys. For many small sets of known size, a fixed Filter is
-// much smaller. It takes the options of New (seed, mode; the fingerprint
-// size must be the default 12, and WithSlotsPerBucket is refused) and
+// shard has 64 buckets, and about 1.4 times capacity above that, as the
+// shards have different sizes) and that grows as keys arrive, each shard
+// by steps of a sixteenth of a doubling, up to 19 doublings (about four
+// billion keys). For many small sets of known size a fixed Filter is much
+// smaller. It takes the options of New (seed, mode; the fingerprint size
+// must be the default 12, and WithSlotsPerBucket is refused) and
 // WithMaxCapacity. It returns an error if capacity is not positive or
 // above MaxCapacity, if the maximum is below the first tables' capacity,
 // or if an option has a value outside its range.
@@ -299,11 +289,10 @@ func growStateKeys(bases, ds *[growShards]uint64) uint64 {
 
 // growBounds returns the doubling bounds (each at most limit's) under
 // which shards with first tables of bases buckets hold at most maxCap
-// keys at 95% load, chosen so that the smallest shard at its bound is as
-// large as it can be: the shards receive equal shares of the keys, so the
-// one that is smallest at its bound returns the first ErrFull. It doubles
-// the smallest shard while the total stays within maxCap; bases must hold
-// at most maxCap keys.
+// keys at 95% load: it doubles the smallest shard while the total stays
+// within maxCap, so that the smallest shard at its bound, which returns
+// the first ErrFull, is as large as it can be. bases must hold at most
+// maxCap keys.
 func growBounds(bases, limit *[growShards]uint64, maxCap uint64) [growShards]uint64 {
 	var ds [growShards]uint64
 	for {
@@ -667,10 +656,9 @@ func (g *Growing) Count(key []byte) int {
 // InsertBatch inserts keys in order and returns how many it inserted; if
 // that is less than len(keys), keys[n] did not fit (only where Insert
 // returns ErrFull), err is ErrFull (or ErrZeroFilter on a zero Growing),
-// and keys[n:] were not inserted. It hashes a group of keys and, where
-// the build prefetches (prefetch.go), asks for their bucket words ready
-// for writing before it inserts any of them, so that their cache misses
-// overlap; each key is then inserted exactly as by Insert.
+// and keys[n:] were not inserted. It prefetches the bucket words of a
+// group of keys before inserting them, so that their cache misses overlap;
+// each key is then inserted exactly as by Insert.
 func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	var hs [batchGroup]uint64
 	for base := 0; base < len(keys); base += batchGroup {
@@ -683,12 +671,11 @@ func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	return len(keys), nil
 }
 
-// insertGroup inserts the keys whose hashes are hs (at most batchGroup) in
-// order, after prefetching the words of both buckets of every key in the
-// table its shard has now (a hint only: if the shard grows meanwhile,
-// the insert goes to the new table as InsertHash's does). It returns how
-// many it inserted and the error of the next one. Callers pass at least
-// one key.
+// insertGroup inserts the keys whose hashes are hs (at most batchGroup, at
+// least one) in order, after prefetching both bucket words of every key in
+// its shard's current table (a hint only: if the shard grows meanwhile,
+// the insert goes to the new table). It returns how many it inserted and
+// the error of the next one.
 func (g *Growing) insertGroup(hs []uint64) (int, error) {
 	if g.st == nil {
 		return 0, ErrZeroFilter
@@ -920,9 +907,7 @@ func (g *Growing) Mode() Mode { return g.mode }
 
 // FingerprintBits returns 12, the fingerprint size a growing filter is
 // compared with (0 for a zero Growing): a fresh entry compares 14 bits of
-// its key (13 in a shard at its last, 19th, doubling; one more in a bucket
-// of the level being split), an entry whose bucket was split k times since
-// it was written 14-k (at least 6).
+// its key, an entry whose bucket was split k times since 14-k (at least 6).
 func (g *Growing) FingerprintBits() int {
 	if g.st == nil {
 		return 0

@@ -97,38 +97,32 @@ import (
 // TestGrowStepsKeepMatches checks moves both ways at every level and split
 // pointer, with the bits dropped.
 //
-// Relocation, the two-phase search, and the epoch are those of the fixed
-// filter (migrate.go, twophase.go, locked.go): in LockFree mode an entry
-// moves between its two buckets (its position bits flipped by the mask) in
-// one K-CAS of both words; in Locked mode under both stripes' locks with
-// the destination stored first. The move adds one to both buckets'
-// counters, counting a counter's wrap in the epoch of its bucket's stripe
-// (kcasTable.vers, epochOf: the fixed filter's striped epochs, twophase.go
-// "Counter wraps"). The counters are one bit wide (grow_lane.go), so every
-// second change through a bucket wraps it; the stripes spread those
-// writes over many words, where one epoch for the table would take one
-// from about every other move or delete of the shard. A move takes an
-// entry out of one of its buckets and puts it into the other at one
-// instant (LockFree) and bumps the counters of both buckets it changes;
-// inserts do not touch counters, and deletes bump both of their pair's
-// (below). The frozen bit set by an expansion (grow.go) moves nothing.
+// Relocation, the two-phase search and the epoch are those of the fixed
+// filter (migrate.go, twophase.go, locked.go): a move takes an entry out
+// of one of its buckets and puts it into the other (its position bits
+// flipped by the mask) in one K-CAS of both words (LockFree), or under both
+// stripes' locks with the destination stored first (Locked), and adds one
+// to both buckets' counters. The counters are one bit wide (grow_lane.go),
+// so every second change wraps one; each wrap is counted in the epoch of
+// its bucket's stripe (epochOf; twophase.go, "Counter wraps"). Inserts do
+// not touch counters; deletes bump both of their pair's (below). Freezing
+// (grow.go) moves nothing.
 //
 // Deletes move both counters. Keys that collide (same tag, position bits
-// and buckets) have interchangeable entries, and one key's first bucket may
-// be the other's second. A search that trusted its first bucket's counter
+// and buckets) have interchangeable entries, and one key's first bucket
+// may be the other's second. A search trusting its first bucket's counter
 // alone could then miss a key inserted before it and never deleted, with
-// no entry moved: stalled after reading its first bucket P (empty) it sees
-// a colliding key C, whose first bucket is the searched key's second
-// bucket Q, inserted into P and deleted by a Delete that takes the
-// searched key's entry from Q (youngest match, a tie going to C's first
-// bucket); after reading Q it sees a key D in the searched key's order
-// inserted into Q and deleted from P; P then reads the same again
-// (TestGrowingSearchAgainstCollidingDeletes). So a Delete that removes an
-// entry adds one to the counters of both buckets of its pair (LockFree: in
-// the K-CAS over both words it already makes, with the epoch when a
-// counter wraps; Locked: under both locks, the epoch added before and
-// after the stores), and the search answers "absent" only when its first
-// bucket's counter did not move at all.
+// no entry moved: stalled after reading its first bucket P (empty), it
+// sees a colliding key C (first bucket Q, the searched key's second)
+// inserted into P and a Delete of C take the searched key's entry from Q
+// (youngest match, a tie going to C's first bucket); after it reads Q, a
+// key D in the searched key's order is inserted into Q and deleted from
+// P; P then reads the same again (TestGrowingSearchAgainstCollidingDeletes).
+// So a Delete that removes an entry adds one to the counters of both
+// buckets of its pair (LockFree: in the K-CAS over both words it already
+// makes, with the epoch when a counter wraps; Locked: under both locks,
+// the epoch added before and after the stores), and the search answers
+// "absent" only when its first bucket's counter did not move at all.
 //
 // Claim: a search of key x's pair P, Q (P read first, at t1 and again at
 // t3, Q at t2) that answers "absent" with P's counter and the epoch of P's
