@@ -171,8 +171,8 @@ func pkUnit(z uint64) uint64 { return (z & -z) >> 7 }
 // result, non-zero) marks. A fingerprint below pkTopLimit goes into the
 // restricted top slot of an odd bucket when that slot is free, since no
 // other fingerprint can use it; any other goes into the lowest free slot.
-// This took the first ErrFull from about 90-93% load to 95%
-// (TestPackedFirstFailure).
+// This raises the load of the first ErrFull (TestPackedFirstFailure;
+// BENCHMARKS.md, "Tuning constants").
 func pkPut(w, b, fp, fr uint64) uint64 {
 	z := fr & -fr
 	if t := pkTopFirst(fr, b, fp); t != 0 {
