@@ -59,9 +59,9 @@ import (
 // before it; the reader's second sequence load, later in its program
 // order, then returns more than s and the read is rejected. Word-sized
 // plain stores on amd64 are single MOVs to aligned words, which never
-// tear. Stores that are no longer locked may pass the owner's later loads
-// of table words; that is harmless, since nobody reads the fields before
-// the publishing CAS, and a locked instruction drains the store buffer.
+// tear. Plain stores may pass the owner's later loads of table words;
+// that is harmless, since nobody reads the fields before the publishing
+// CAS, and a locked instruction drains the store buffer.
 // The Go memory model calls a plain store racing with an atomic load a
 // data race, so this argument rests on gc and x86, not on the model:
 // other processors, whose plain stores may become visible out of order,
