@@ -21,12 +21,10 @@ type group struct {
 // hashAndRead hashes keys (at most batchGroup of them), then reads both
 // buckets of every key, all loads issued back to back.
 //
-// It does what hash and alt do, in three loops of one step each: a loop
-// with nothing but the xxhash call, the seed mixing only for a non-zero
-// seed, and place inlined with the table size in registers. With hash and
-// alt called per key, LookupBatch ran slower: this form is about 22% faster
-// (1M keys, 2 goroutines, bench/cmd/compare -workloads lookup-batch;
-// BENCHMARKS.md, "Figures behind code comments").
+// It does what hash and alt do, in loops of one step each: one with
+// nothing but the xxhash call, the seed mixing only for a non-zero seed,
+// and place with the table size in registers; faster than hashing and
+// placing per key (BENCHMARKS.md, "Figures behind code comments").
 func (f *Filter) hashAndRead(g *group, keys [][]byte) {
 	hashKeys(g.b1[:], keys)
 	f.placeAndRead(g, len(keys))
@@ -87,11 +85,8 @@ func (f *Filter) placeAndRead(g *group, n int) {
 // place replaces the first n keyed hashes held in g.b1 by their buckets
 // in search order (searchPair) and their fingerprints. It is a call of its
 // own so that the filter is not live in the loop, whose multiply
-// (altBucket) takes two registers: inlined into placeAndRead the loop
-// moved the filter and m out of them and back for every key, and a batch
-// lookup took 0.7 to 1.7 instructions more per key (cachegrind,
-// bench/cmd/opcount -w batch, depending on the padding of the loop that
-// follows).
+// (altBucket) takes two registers: inlined, the loop spilled the filter
+// and m for every key.
 //
 //go:noinline
 func (g *group) place(n int, m, fpRange uint64) {
@@ -192,18 +187,15 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 			// unchanged (words never hold tags in Locked mode). A plain
 			// read that shows fp answers "present" whatever the epoch
 			// read held (the epoch decides only "absent"), so b1 and e
-			// are loaded only on the way to "absent": with all of them
-			// live from the start the found path spilled a register.
+			// are loaded only on the way to "absent".
 			if f.lay.containsEither(w1, w2, g.fp[j]) {
 				found[j] = true
 				continue
 			}
 			// Absent when b1 read again is bit for bit w1 and then the
 			// epoch still holds e, a plain value (unchanged), or when
-			// the key has one bucket. The three tests are one word, so
-			// no bool is built between the reads: written with && and
-			// || the group took 2.8 more instructions per key
-			// (cachegrind, bench/cmd/opcount -w batch).
+			// the key has one bucket. The three tests are folded into
+			// one word, so no bool is built between the reads.
 			b1, e := g.b1[j], g.e[j]
 			r1 := t.words[b1].Load()
 			if raceEnabled {

@@ -132,7 +132,7 @@ func (l *layout) emptySlot(w uint64) int {
 // z is 0. Multiplying a fingerprint or slotMask by it addresses that slot
 // without computing the slot's index (a division by f). The shift is
 // masked to 63, which f-1 never exceeds, so that it compiles without the
-// test for shifts of 64 or more (3 instructions a call).
+// test for shifts of 64 or more.
 func (l *layout) slotUnit(z uint64) uint64 {
 	return (z & -z) >> ((l.f - 1) & 63)
 }

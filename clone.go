@@ -2,16 +2,14 @@ package cuckoo
 
 import "sync/atomic"
 
-// Clone returns a copy of f: a new filter with f's mode, layout
-// (fingerprint size, slots per bucket), seed and capacity, holding f's
-// fingerprints. It may run while other goroutines use f, with the
-// guarantee of a snapshot (WriteTo): every key inserted before Clone began
-// and not deleted until it returned is in the copy, and inserts and
-// deletes that overlap it may or may not be (the table is copied bucket by
-// bucket, so the copy need not be f's content at any one instant; with no
-// writer running, it is). Relocations wait while the table is copied (at memory
-// speed); lookups, deletes and inserts into free slots go on. The copy
-// shares nothing with f. Cloning a zero Filter gives a zero Filter.
+// Clone returns a copy of f: a new filter with f's mode, layout, seed and
+// capacity, holding f's fingerprints. It may run while other goroutines
+// use f, with the guarantee of a snapshot (WriteTo): every key inserted
+// before Clone began and not deleted until it returned is in the copy;
+// inserts and deletes that overlap it may or may not be. Relocations wait
+// while the table is copied (at memory speed); lookups, deletes and
+// inserts into free slots go on. The copy shares nothing with f. Cloning a
+// zero Filter gives a zero Filter.
 func (f *Filter) Clone() *Filter {
 	c := new(Filter)
 	if f.m == 0 {
@@ -50,11 +48,9 @@ func (f *Filter) copyTable(words []atomic.Uint64) uint64 {
 
 // Clone returns a copy of g: a new growing filter with g's mode, seed,
 // shard sizes and bound, holding g's entries, with the guarantee of a
-// snapshot (WriteTo) while other goroutines use g: keys inserted before
-// Clone began and not deleted until it returned are in the copy, and
-// writes that overlap it may or may not be. It goes
-// through g's encoding, so it needs memory for the encoding besides the
-// copy while it runs. Cloning a zero Growing gives a zero Growing.
+// snapshot (WriteTo) while other goroutines use g. It goes through g's
+// encoding, so it needs memory for the encoding besides the copy. Cloning
+// a zero Growing gives a zero Growing.
 func (g *Growing) Clone() *Growing {
 	c := &Growing{mode: g.mode}
 	if g.st == nil {

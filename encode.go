@@ -12,35 +12,15 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// The serialized form of a filter (FORMAT.md has the full description).
-//
-//	offset    size  field
-//	0         8     magic "CUCKOOFL"
-//	8         2     format version (1; 2 for 15-bit fingerprints or five slots; 3 for the packed layout)
-//	10        1     fingerprint bits f (8, 12 or 15)
-//	11        1     slots per bucket b (4, or 5 with f = 12)
-//	12        1     hash algorithm id (1: xxhash64 + fmix64 seeding, 2: xxhash64 + multiply seeding, see keyed)
-//	13        3     reserved, zero
-//	16        8     bucket count m (1 to 2^31; version 3: even, 2 to 2^32)
-//	24        8     seed
-//	32        8·w   the words: w = m one-bucket words, slot s in bits [s·f, (s+1)·f),
-//	                all other bits zero; version 3: w = m/2 words of two buckets,
-//	                bucket b in word b/2 at bits [32·(b mod 2), +32), bits 62-63 zero
-//	32+8w     8     item count: the number of non-empty slots in the table
-//	40+8w     8     xxhash64 (seed 0) of bytes [0, 40+8w)
-//
-// All integers are little-endian. The item count follows the table, rather
-// than sitting in the header, because a snapshot of a live filter learns it
-// only by counting the slots as it writes them: the stored count is then
-// exactly the number of fingerprints in the stored table, however the live
-// count moved meanwhile. A decoder recounts and rejects a mismatch.
-//
-// Migration counters and K-CAS tags are runtime state and are not stored:
-// every stored word has only its slot bits set. The format is therefore
-// independent of the counter width, and an encoding is canonical: decoding
-// accepts only the bytes this package writes for that table, so a successful
-// decode re-encodes to identical bytes. The synchronization mode is a runtime
-// choice and is not stored either.
+// The serialized form of a filter is described in FORMAT.md: a 32-byte
+// header (magic, version, fingerprint bits, slots per bucket, hash
+// algorithm, bucket count, seed), the words, the item count and an XXH64
+// checksum, all little-endian. The item count follows the table because a
+// snapshot of a live filter learns it only by counting the slots as it
+// writes them; a decoder recounts and rejects a mismatch. Migration
+// counters, K-CAS tags and the mode are runtime state and are not stored,
+// so an encoding is canonical: a successful decode re-encodes to identical
+// bytes.
 
 const (
 	formatMagic   = "CUCKOOFL"
@@ -93,22 +73,15 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 // its item count is the number of fingerprints in its table, which may
 // differ from Len at any instant of the call.
 //
-// How: WriteTo first encodes the whole filter into memory, as MarshalBinary
+// WriteTo first encodes the whole filter into memory, as MarshalBinary
 // does, and only then hands the bytes to w, so it needs memory for one copy
-// of the table (8 bytes per bucket word: Cap()·8/SlotsPerBucket() bytes,
-// and Cap() bytes in the packed layout, two buckets to a word) while it
-// runs. While the
-// table is being copied, relocations wait (a relocation could otherwise
-// move a fingerprint from a bucket not yet copied into one already copied,
-// and the snapshot would miss it): an insert that needs to relocate
-// fingerprints waits, yielding the processor, for as long as copying the
-// table takes at memory speed, never for w; when snapshots come back to
-// back from several goroutines, a snapshot first lets in one of the
-// relocations that kept finding snapshots (snapshot.go), so relocations
-// are never shut out. (The whole of MarshalBinary,
-// copy and checksum, took 1.4 ms for the 2.1 MB table of a 1M-key filter
-// of four-slot buckets: BenchmarkEncode, BENCHMARKS.md.) Inserts into free slots,
-// deletes and lookups never wait. w may use the filter, Insert included.
+// of the table while it runs. While the table is being copied, inserts
+// that need to relocate fingerprints wait (a relocation could otherwise
+// move a fingerprint from a bucket not yet copied into one already
+// copied), for as long as copying takes at memory speed, never for w;
+// back-to-back snapshots cannot shut relocations out (snapshot.go). Inserts
+// into free slots, deletes and lookups never wait. w may use the filter,
+// Insert included.
 //
 // Errors from w are returned wrapped, with the prefix "cuckoo: ".
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
@@ -176,8 +149,7 @@ func (f *Filter) encode() []byte {
 // claim of "One order for every search" (twophase.go) with no move at
 // all, and its counting, with no moves, shows that the lower bucket held
 // a copy at t1 or the upper one held one at t2. □ Deletes in their key's
-// bucket order would break it: TestSnapshotAgainstCollidingKeys then
-// loses the key in every layout and mode (checked).
+// bucket order would break it (TestSnapshotAgainstCollidingKeys).
 func (f *Filter) appendTable(p []byte) ([]byte, uint64) {
 	f.gate.beginSnapshot()
 	defer f.gate.endSnapshot()
@@ -251,15 +223,13 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 //
 // It allocates the table as its bytes arrive (doubling, up to the size the
 // header states), so a short or hostile stream costs memory in proportion
-// to its length, not to the table size it claims. What r says of its own
-// length (a Len method) is trusted only for *bytes.Reader, *strings.Reader
-// and *bytes.Buffer, whose data is already in memory: from them the table is
-// allocated once. On error the filter is
-// unchanged and the error begins with "cuckoo: "; decoding errors match
-// ErrTruncated, ErrFormat or ErrCorrupt as UnmarshalBinary's do (a truncated
-// stream's also matches io.ErrUnexpectedEOF), and other errors of r are
-// wrapped.
-// It must not run concurrently with any other method of f.
+// to its length, not to the table size it claims; from *bytes.Reader,
+// *strings.Reader and *bytes.Buffer, whose data is already in memory, the
+// table is allocated at once. On error the filter is unchanged and the
+// error begins with "cuckoo: "; decoding errors match ErrTruncated,
+// ErrFormat or ErrCorrupt as UnmarshalBinary's do (a truncated stream's
+// also matches io.ErrUnexpectedEOF), and other errors of r are wrapped. It
+// must not run concurrently with any other method of f.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	var n int64
 	read := func(p []byte) error {
@@ -346,8 +316,8 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 // *bytes.Buffer), or -1. Their Len is the length of data already in memory,
 // so ReadFrom may allocate the table at once for them and skip the copies of
 // growing it. The Len method of any other reader is not consulted: it is a
-// claim, not data, and a reader that reported 1<<40 or -1 for a header-only
-// stream once made ReadFrom allocate the whole claimed table (1 GiB and more).
+// claim, not data, and a hostile claim would make ReadFrom allocate a huge
+// table for a header-only stream.
 func inMemoryLen(r io.Reader) int {
 	switch r := r.(type) {
 	case *bytes.Reader:

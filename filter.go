@@ -58,18 +58,15 @@ const (
 	// for: Cap() is capacity/0.95 rounded up to whole buckets.
 	targetLoadNum, targetLoadDen = 19, 20
 	// targetLoad5 is the load factor a table of five-slot buckets is
-	// sized for: 97%. Such tables took 98.3-99.1% before their first
-	// ErrFull (seeds 1 to 5 at 2,000 to 1,000,000 keys), 97.38% at the
-	// lowest of 3,000 random seeds at 2,000 keys.
+	// sized for: 97%, below the lowest first-ErrFull load measured
+	// (BENCHMARKS.md, "Tuning constants").
 	targetLoad5Num, targetLoad5Den = 97, 100
 	// maxBuckets bounds the table at 16 GiB: bucket indices must fit in 32
 	// bits for the index arithmetic and the path search.
 	maxBuckets = 1 << 31
 	// MaxCapacity is the largest capacity New accepts: 8,160,437,862 keys
-	// (2^31 buckets of four slots at 95% load, a 16 GiB table, the bound
-	// of the four-slot layouts; New's five-slot default holds it in about
-	// 1.68·10^9 buckets, a 12.5 GiB table). It exceeds the int range of
-	// 32-bit platforms.
+	// (2^31 buckets of four slots at 95% load, a 16 GiB table). It exceeds
+	// the int range of 32-bit platforms.
 	MaxCapacity = maxBuckets * slotsPerBucket * targetLoadNum / targetLoadDen
 )
 
@@ -92,28 +89,13 @@ type config struct {
 type Option func(*config)
 
 // WithFingerprintBits sets the fingerprint size: 8, 12 (the default) or 15
-// bits, each with its own layout and precision class. 12-bit fingerprints
-// come five to a 64-bit bucket word unless WithSlotsPerBucket(4) says
-// otherwise (13.2 bits per key at 97% load, 0.237% false positives); 15-bit
-// ones four to a word (16.8 bits per key at 95% load, 0.023%). 8-bit ones
-// use the packed layout: two buckets of four slots share one 64-bit word,
-// with no migration counter in it (8.8 bits per key at 92% load, 2.9%): the
-// relocations are counted in a few striped version words beside the table,
-// and the word's top slot takes only fingerprints 1 to 63, which leaves its
-// two high bits to the K-CAS and lowers the load a table reaches (packed
-// tables took 92.9% or more before their first ErrFull in the fills
-// measured, 80 random seeds at 2^20 keys among them; New sizes them for
-// 92%). The false-positive rate at load α is about 2·b·α/(2^bits-1) for b
-// slots per bucket. In the one-bucket-per-word layouts the word's 62 bits
-// left by the K-CAS tags are split between fingerprints and the migration
-// counter: 14 counter bits at four 12-bit slots, 2 at 15 and at five
-// 12-bit slots. A narrower counter wraps more often, and each wrap adds one
-// to the epoch of its bucket's stripe, which an absent lookup of a key
-// whose first bucket is in that stripe and that overlaps the wrap must
-// read again (twophase.go, "Counter wraps"): with 2-bit counters about
-// every other relocation under churn wraps one, which slows lookups that
-// run during a fill but not lookups of a table nobody is filling. New
-// rejects other sizes.
+// bits, each with its own layout. 12-bit fingerprints come five to a
+// 64-bit bucket word unless WithSlotsPerBucket(4) says otherwise; 15-bit
+// ones four to a word; 8-bit ones use the packed layout (two buckets of
+// four slots per word, relocations counted in striped version words beside
+// the table, sized for a lower load). The false-positive rate at load α is
+// about 2·b·α/(2^bits-1) for b slots per bucket; bits per key and rates of
+// each layout: README.md, "Choosing a layout". New rejects other sizes.
 // WithFalsePositiveRate chooses the layout from a rate instead.
 func WithFingerprintBits(bits int) Option {
 	return func(c *config) { c.bits, c.bitsSet = bits, true }
@@ -121,11 +103,9 @@ func WithFingerprintBits(bits int) Option {
 
 // WithSlotsPerBucket sets the fingerprints a bucket holds: 5 (the default
 // with 12-bit fingerprints, the only size five fit) or 4 (the only choice
-// with 8 and 15 bits). Four 12-bit slots cost 16.8 bits per key at 95%
-// load for a rate of 0.186%, against 13.2 bits per key and 0.237% for
-// five; Cap() and the load before the first ErrFull follow the layout (see
-// New). New rejects other values and five slots with other fingerprint
-// sizes.
+// with 8 and 15 bits). Four 12-bit slots trade memory for a lower rate
+// (README.md, "Choosing a layout"). New rejects other values and five
+// slots with other fingerprint sizes.
 func WithSlotsPerBucket(b int) Option {
 	return func(c *config) { c.slots, c.slotsSet = b, true }
 }
@@ -145,14 +125,13 @@ func defaultSlots(bits int) int {
 func validFingerprintBits(bits int) bool { return bits == 8 || bits == 12 || bits == 15 }
 
 // WithSeed sets the hash seed. Filters with the same seed, bucket count
-// and layout (fingerprint bits, slots per bucket) place every key in the
-// same buckets with the same fingerprint. Without WithSeed, New draws a
-// random seed for each filter (from math/rand/v2's generator, which the
-// runtime seeds from the operating system's entropy), so that nobody who
-// does not know it can choose keys that all land in one pair of buckets.
-// Use WithSeed for reproducible placement only
-// where keys cannot come from an adversary; WithSeed(0) places keys as
-// hash algorithm 1 of FORMAT.md does without a seed.
+// and layout place every key in the same buckets with the same
+// fingerprint. Without WithSeed, New draws a random seed for each filter
+// (math/rand/v2, seeded by the runtime from the operating system), so that
+// nobody who does not know it can choose keys that all land in one pair of
+// buckets. Use WithSeed only where keys cannot come from an adversary;
+// WithSeed(0) places keys as hash algorithm 1 of FORMAT.md does without a
+// seed.
 func WithSeed(seed uint64) Option {
 	return func(c *config) { c.seed, c.seedSet = seed, true }
 }
@@ -181,9 +160,7 @@ type Filter struct {
 	// layout take their own paths.
 	inline bool
 	// pkDirect is true for LockFree mode in the packed layout, whose
-	// Lookup calls pkLookup directly: through lookupOther a packed
-	// lookup took 12 instructions more (cachegrind, bench/cmd/opcount
-	// -bits 8 -w pos).
+	// Lookup calls pkLookup directly, saving lookupOther's call.
 	pkDirect bool
 	locks    *stripedLocks // Locked mode only; guards the buckets' stripes
 	count    shardedCount  // fingerprints stored (the shards, written often, are off this line)
@@ -194,39 +171,17 @@ type Filter struct {
 
 // New returns a filter that can hold capacity keys. By default its table
 // has five 12-bit fingerprint slots per 64-bit bucket word and Cap() =
-// capacity/0.97 slots rounded up to whole buckets, plus 7 spare buckets:
-// 13.2 bits per key, a false-positive rate of 0.237% when it holds
-// capacity keys. In the four-slot layouts (WithSlotsPerBucket(4),
-// WithFingerprintBits(15), or WithFalsePositiveRate below 0.237%) Cap() =
-// capacity/0.95 slots rounded up to whole four-slot buckets, plus 8 spare
-// buckets: about 16.8 bits per key. In the packed layout
-// (WithFingerprintBits(8), or WithFalsePositiveRate of 2.89% or more)
-// Cap() = capacity/0.92 slots rounded up to whole words of eight, plus 6
-// spare words: about 8.7 bits per key, plus its version words (a power of
-// two: 64 for tables of 512 to 16,383 words, one per 8 to 15 words in
-// smaller ones (one in all below 16 words), one per 128 to 255 words in
-// larger ones, 8 KiB at 1M keys, at most 16,384). On top of the table a
-// filter has a fixed part: its struct (about 460 bytes) and
-// cache-line-padded shards of its counters, two per P (GOMAXPROCS) up to 64
-// but at most one per 16 words and, above 4, one per 16,384 words, plus in
-// Locked mode its lock stripes (64 per P, at most 4,096, at most one per 8
-// words and, above 64, one per 4,096 words). These bounds by the table keep
-// each class's bits per key on machines with many processors. A 100-key
-// filter measured 0.9 KB in all (LockFree) and 1.6 KB (Locked); a 1M-key
-// filter (1.6 MiB table) 9 KB beside its table words at 16 Ps (LockFree)
-// and 14.5 KB (Locked), as at 64 Ps.
-//
-// The spare slots (32 or more in every table below 8·10^9 keys, 48 in the
-// packed layout) are for small tables, whose first ErrFull varies most: without them 0.6-1.6%
-// of random seeds gave tables for 100 to 300 keys an ErrFull before
-// capacity keys, and up to 5% for 7 keys. With them, 4 of 7.2 million
-// tables did (100,000 random seeds per layout at each of 18 sizes from 1
-// to 1,000 keys; one each at 20, 30 and twice 50 keys). Tables for 2,000
-// keys or more took capacity keys in every one of 20,000 seeds per layout
-// at 2,000, 3,000 and 5,000 keys, and their first ErrFull came at 97.3% of
-// Cap() or more with five slots, 95.8% with four and 93.0% packed (the
-// lowest of several runs of 3,000 seeds at 2,000 keys; 500 at 20,000 gave
-// 98.4%, 97.2% and 93.6%).
+// capacity/0.97 slots rounded up to whole buckets, plus spare buckets. In
+// the four-slot layouts (WithSlotsPerBucket(4), WithFingerprintBits(15),
+// or WithFalsePositiveRate below 0.237%) it sizes for 95% load; in the
+// packed layout (WithFingerprintBits(8), or WithFalsePositiveRate of 2.89%
+// or more) for 92%, plus a power of two of version words. Every table gets
+// at least 32 spare slots, so that small tables, whose first
+// ErrFull varies most, take capacity keys. Beside the table a filter has a
+// fixed part: its struct, cache-line-padded counter shards (two per P, at
+// most 64, bounded by the table's size) and, in Locked mode, lock stripes
+// (64 per P, at most 4,096, bounded likewise). Bits per key, rates and the
+// fixed part measured: README.md, "Choosing a layout".
 //
 // New returns an error if capacity is not positive or above MaxCapacity,
 // or if an option has a value outside its range.
@@ -249,10 +204,9 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 
 // spareSlots is what New adds to every table beyond its target load: at
 // least 32 slots, in whole buckets (48 in the packed layout, pkSpareWords).
-// Small tables need them: their first ErrFull varies most, and without
-// them 0.6-1.6% of random seeds gave tables for 100 to 300 keys an ErrFull
-// before capacity keys (see New for the figures with them). In a table for
-// 1M keys they cost 0.0005 bits per key.
+// Small tables need them: their first ErrFull varies most (BENCHMARKS.md,
+// "Tuning constants"). In a table for 1M keys they cost 0.0005 bits per
+// key.
 const spareSlots = 32
 
 // newBuckets returns the buckets New gives a table of b-slot buckets for
@@ -269,8 +223,7 @@ func newPackedWords(capacity int) uint64 {
 
 // pkSpareWords is the spare words of a packed table: 48 slots, more than
 // spareSlots because the restricted top slot leaves three quarters of the
-// fingerprints only seven slots in a word, which tells in tiny tables (with
-// 32 spare slots one table for 7 keys in 20,000 took fewer).
+// fingerprints only seven slots in a word, which tells in tiny tables.
 const pkSpareWords = 48 / (2 * packedSlots)
 
 // newConfig applies opts and checks them and capacity (New, NewGrowing); it
@@ -440,8 +393,8 @@ func mix64(h uint64) uint64 {
 // distinct h with probability about 2^-32 over the choice of mul
 // (Dietzfelbinger et al.), so keys crafted to share a bucket under one seed
 // do not under another. It costs one multiply on the lookup's dependency
-// chain; the full mix64(h ^ seed) of hash algorithm 1, which filters
-// encoded before algorithm 2 keep (fmix), cost three times as much.
+// chain; the full mix64(h ^ seed) of hash algorithm 1, which older
+// encodings keep (fmix), costs more.
 
 // keyed returns the key hash h keyed with the filter's seed. Callers skip
 // it for seed 0.
@@ -493,10 +446,8 @@ func place(h, m, fpRange uint64) (b1, fp, b2 uint64) {
 // fingerprint and buckets may have them in either order, and a search is
 // only sound when every Delete of a colliding key looks where it looks
 // first (twophase.go, "One order for every search").
-//
 // It is written without a branch: the order of a key's buckets is a coin
-// toss, and min and max compiled to conditional jumps in Lookup, which the
-// processor then mispredicted for about half of all lookups.
+// toss, and a branch would be mispredicted for half of all lookups.
 func searchPair(b1, b2 uint64) (x, y uint64) {
 	diff, swap := bits.Sub64(b2, b1, 0) // swap is 1 when b2 < b1
 	d := diff & -swap                   // b2 - b1 when b2 < b1, else 0
@@ -512,9 +463,8 @@ func (f *Filter) alt(b, fp uint64) uint64 { return altBucket(b, fp, f.m) }
 // one bucket.
 //
 // The reduction adds m back from the borrow instead of branching on hi >= b:
-// that comparison is a coin toss per key, and its mispredictions cost a
-// quarter of every lookup (BenchmarkFilter lookup-pos at 1M keys, one
-// goroutine; figures in BENCHMARKS.md, "Figures behind code comments").
+// that comparison is a coin toss per key (BENCHMARKS.md, "Figures behind
+// code comments").
 func altBucket(b, fp, m uint64) uint64 {
 	hi, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, m)
 	d, borrow := bits.Sub64(hi, b, 0)
@@ -529,9 +479,7 @@ func (f *Filter) Insert(key []byte) error {
 	if f.m == 0 {
 		return ErrZeroFilter
 	}
-	// hash, written out as in Lookup: the call cost 14 of the 499
-	// instructions of an insert in a fill to 95% of four-slot buckets
-	// (cachegrind).
+	// hash, written out as in Lookup, to save a call.
 	h := xxhash.Sum64(key)
 	if f.seed != 0 {
 		h = f.keyed(h)
@@ -574,14 +522,13 @@ func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
 // for a key that was inserted and not deleted (see the package doc for the
 // precise statement), and reports true for a key that was never inserted
 // with probability about 2·b·α/(2^f-1) (b slots per bucket of f-bit
-// fingerprints at load α: 0.237% for New(n) holding n keys).
+// fingerprints at load α).
 func (f *Filter) Lookup(key []byte) bool {
 	if f.m == 0 {
 		return false
 	}
-	// hash, written out: one call fewer made lookups about 6% faster (1M
-	// keys, 2 goroutines, alternating runs of bench/cmd/compare -workloads
-	// lookup-pos; BENCHMARKS.md, "Figures behind code comments").
+	// hash, written out to save a call (BENCHMARKS.md, "Figures behind
+	// code comments").
 	h := xxhash.Sum64(key)
 	if f.seed != 0 {
 		h = f.keyed(h)
@@ -613,11 +560,9 @@ func (f *Filter) Lookup(key []byte) bool {
 		}
 		// The common absent case of phase 2 (twophase.go): b1 read again
 		// is bit for bit what phase 1 read, so its counter did not move
-		// and fp cannot have been in flight. Keeping this path short
-		// lets the processor overlap more lookups' cache misses: absent
-		// keys in a 32M-key filter took 38% less time per lookup
-		// (BenchmarkFilter lookup-neg at 32M, 2 goroutines; BENCHMARKS.md,
-		// "Figures behind code comments"), as fast as present ones.
+		// and fp cannot have been in flight. Keeping this path short lets
+		// the processor overlap more lookups' cache misses (BENCHMARKS.md,
+		// "Figures behind code comments").
 		if b1 == b2 {
 			return false
 		}

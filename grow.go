@@ -13,115 +13,85 @@ import (
 // A filter that grows (Growing): sixteen shards, each one table that
 // grows by linear steps.
 //
-// A key belongs to one of growShards shards, chosen by its hash, and each
-// shard keeps one table at a time (grow_table.go has its placement and its
-// operations). A table has a level d (the doublings it has completed) and
-// a split pointer p: the first p of its c·2^d buckets of level d are split,
-// each into two buckets of level d+1. When an insert finds both its
-// buckets full in a shard at least growTargetLoad full, or finds no room
-// at all in one at least growFullLoad full, the shard makes its next
-// table, with a sixteenth of the level's buckets more split (a large
-// table rounded up to whole pages; growTable.nextStep; the step that reaches the end of the
-// level completes the doubling: d+1 and p = 0), and copies the old table into it bucket by bucket: a bucket the
-// step splits sends each entry to the half its stored index bit names
-// (splitLane), the others are copied as they are, to their new index. No
-// key is needed, so entries keep their place in every later table, and a
-// lookup reads two buckets whatever the size.
+// A key belongs to one of growShards shards, chosen by its hash; each
+// shard keeps one table at a time (grow_table.go has its placement and
+// operations). A table has a level d (doublings completed) and a split
+// pointer p: the first p of its c·2^d buckets of level d are split, each
+// into two buckets of level d+1. When an insert finds both its buckets
+// full in a shard at least growTargetLoad full, or no room at all in one
+// at least growFullLoad full, the shard makes its next table with a
+// sixteenth of the level's buckets more split (growTable.nextStep; the
+// step that reaches the end of the level completes the doubling) and
+// copies the old table into it bucket by bucket: a bucket the step splits
+// sends each entry to the half its stored index bit names (splitLane), the
+// others are copied to their new index. No key is needed, so a lookup
+// reads two buckets whatever the size.
 //
-// Why small steps. A table that doubles at once holds between 1 and 2
-// times the memory of one sized for its keys; one that splits a sixteenth
-// of its level at a time falls from growTargetLoad (90%) to between about
-// 85% and 87% at each step, so the filter held 18.24 heap bits per key at
-// 2^20 keys from NewGrowing(1000), where doubling held 24.17
-// (BENCHMARKS.md, "Growing filter"). What it costs: every step copies the
-// whole table, 3.72 words per key inserted where doubling copied 0.37,
-// each a freezing CAS and a store (the copy runs at memory speed, shared
-// by the shard's writers); and the shards stay near full, where half of
-// the inserts search for a relocation path, so a fill costs about 2.6
-// times the instructions of one that doubles (growTargetLoad). The
-// shards' first tables still have sizes spread evenly on a log scale over
-// one factor of two (shard i has 2^(i/16) times the buckets of shard 0),
-// so that the shards do not all step, or fill their last level, at once.
+// Small steps keep memory per key near that of a fixed filter (a table
+// that doubles at once holds 1 to 2 times what its keys need), at the cost
+// of copying the whole table at every step and of shards that stay near
+// full, where inserts search for relocation paths (BENCHMARKS.md, "Growing
+// filter"). The shards' first tables have sizes spread evenly on a log
+// scale over one factor of two, so that they do not all step at once.
 //
 // The expansion protocol, per shard. A shard's tables form a chain through
-// next: its current table cur is the last one (or, for a moment, the one
-// before it).
+// next; cur is the last one (or, for a moment, the one before it).
 //
-//  1. Start: an insert that found its table x full makes n (x's next
-//     step) with n.old = x, publishes it with one CAS on x.next, and moves
-//     cur from x to n (a CAS, so cur only ever moves forward along the
-//     chain).
+//  1. Start: an insert that found its table x full makes n (x's next step)
+//     with n.old = x, publishes it with one CAS on x.next, and moves cur
+//     from x to n (a CAS, so cur only moves forward along the chain).
 //  2. Copy: the old table is cut into chunks of growChunk buckets, handed
 //     out by a counter (n.claimed). A copier freezes each bucket of its
 //     chunk (sets the word's frozen bit; a frozen word never changes
 //     again) and stores its new word, or the two halves of a bucket the
-//     step splits (copyChunk). When the last chunk is done,
-//     n.old is set to nil.
+//     step splits (copyChunk). When the last chunk is done, n.old = nil.
 //  3. Writers: every insert, delete and Reset first takes the table from
 //     writable, which moves cur forward if next is set and, while cur's
 //     copy is unfinished, copies chunks itself and then waits for the
-//     others' (runtime.Gosched). So no write reaches a table whose copy is
-//     unfinished, and the new words are written by their copier only. A
-//     write that meets a frozen word in its table (growFrozen: its CAS or
-//     K-CAS failed against the frozen word, or its locks showed the bit)
-//     changed nothing and starts over on the next table.
+//     others'. So no write reaches a table whose copy is unfinished, and
+//     the new words are written by their copier only. A write that meets
+//     a frozen word (growFrozen: its CAS or K-CAS failed against it, or
+//     its locks showed the bit) changed nothing and starts over on the
+//     next table.
 //  4. Lookups read cur and, while cur.old is not nil, search cur.old
 //     instead; they never wait and never copy.
 //
 // Claim (no false negatives): a Lookup of x that starts after an Insert of
 // x returned, with no Delete of x and no Reset begun since, reports true.
 // Proof. x's shard is a function of its hash, so every operation on x
-// works on the same shard's chain; the shards share nothing else that an
-// entry depends on. The insert wrote x's entry into an unfrozen word of
-// some table T of that chain (its CAS compared the unfrozen word; in
-// Locked mode it checked the bit under the lock), at a moment when T was
-// cur (writable returned T, and cur only moves forward). (a) From then on
-// T holds an entry matching x in x's pair of T: relocations keep entries
-// in their pairs, deletes remove only matches of the deleted key with the
-// rule in grow_table.go (another key's delete leaves x a match), and
-// freezing changes no entry. (b) If T's successor n finished its copy
-// (n.old = nil), n holds a match of x in x's pair of n: the copy took
-// every frozen word of T, each entry to the half of its bucket that its
-// top stored bit names, which is in x's pair of n for an entry matching x
-// (an entry matching x stores x's position bit for its bucket, and that
-// half is x's bucket of the same role in n, grow_table.go; a void entry
-// goes to both halves), with one bit fewer compared, the rest still x's
-// position bits there; writes on n began after the copy, and (a) applies
-// to n from then on. By induction every table after T in the chain whose
-// copy finished holds a match of x. Now the lookup loads cur = C (C is T
-// or later: cur was T when the insert wrote, and only moves forward) and
-// reads C.old. If it reads nil, C's copy finished (or C = T), so C holds a
-// match of x; if it reads O, no write has reached C yet, so T is not C: T
-// is O or earlier, O's own copy finished before C was made (expansions
-// start only from a table writable returned, whose copy was done), and O
-// holds a match of x. The search of that table finds x when x's pair
-// holds a match of x at every instant of the search (grow_table.go,
-// "Deletes move both counters"), which (a) gives. A Reset between T and C would
-// break the chain, but a Reset begun after the insert is outside the
-// claim.
+// works on one chain. The insert wrote x's entry into an unfrozen word of
+// some table T of that chain (its CAS compared the unfrozen word; Locked
+// mode checked the bit under the lock) while T was cur. (a) From then on T
+// holds an entry matching x in x's pair of T: relocations keep entries in
+// their pairs, deletes remove only matches of the deleted key with the
+// rule in grow_table.go, and freezing changes no entry. (b) If T's
+// successor n finished its copy, n holds a match of x in x's pair of n:
+// the copy took every frozen word of T, each entry to the half its top
+// stored bit names, which for an entry matching x is x's bucket of the
+// same role in n (a void entry goes to both halves); writes on n began
+// after the copy, and (a) applies to n from then on. By induction every
+// later table whose copy finished holds a match of x. The lookup loads
+// cur = C (T or later) and reads C.old. If nil, C's copy finished (or C =
+// T), so C holds a match; if O, no write has reached C, so T is O or
+// earlier, O's copy finished before C was made (expansions start only from
+// a table writable returned), and O holds a match. The search of that
+// table finds x when x's pair holds a match at every instant of the search
+// (grow_table.go, "Deletes move both counters"), which (a) gives. □
 //
 // Nothing is lost: a write that changed its table before the bucket was
 // frozen is in the copy; one that did not changed nothing and is redone on
-// the next table. ErrFull leaves every entry in its pair (relocations only
-// move entries within their pairs).
+// the next table. ErrFull leaves every entry in its pair.
 //
-// The cost of waiting: a copy runs at memory speed, shared by every writer
-// of the shard that arrives, but a copier that the scheduler stops while
-// it holds a chunk holds back the shard's writers until it runs again:
-// writes are not lock-free during an expansion (lookups are, and writes to
-// the other fifteen shards go on). Deletes and relocations also wait,
-// in every shard, while a snapshot copies the tables (memory speed;
-// "Deletes wait for snapshots", grow_table.go).
+// Writes are not lock-free during an expansion: a copier descheduled while
+// it holds a chunk holds back its shard's writers (lookups, and writes to
+// the other shards, go on). Deletes and relocations also wait while a
+// snapshot copies the tables ("Deletes wait for snapshots", grow_table.go).
 
 const (
-	// growShardBits sets the number of shards, growShards = 16. More
-	// shards make the steps of memory per key smaller (2^(1/32) above the
-	// mean at the top of a step with 16, 2^(1/64) with 32), but each
-	// table's allocation is rounded up to whole 8 KiB pages, and with 32
-	// tables the rounding cost more than the smaller steps saved: heap
-	// bytes per key at 1M to 2M keys from NewGrowing(1000), two seeds,
-	// were at most 1.459x a fixed filter's with 16 shards and 1.501x with
-	// 32 (BENCHMARKS.md).
+	// growShardBits sets the number of shards, growShards = 16: more
+	// shards make smaller steps of memory per key, but each large table is
+	// rounded up to whole pages, and at 32 the rounding cost more than the
+	// smaller steps saved (BENCHMARKS.md, "Tuning constants").
 	growShardBits = 4
 	growShards    = 1 << growShardBits
 	// growShardMul picks a key's shard: the top bits of kh·growShardMul,
@@ -148,36 +118,22 @@ var growShardScale = [growShards]uint64{
 // growTargetLoad is the load a shard keeps under: an insert that finds
 // both its buckets full in a shard at least this full grows the shard by
 // a step at once, without searching for a relocation path. Below it such
-// inserts search, and what a search costs grows steeply with the load. A
-// fill of 2^20 keys from NewGrowing(1000) (cachegrind, bench/cmd/opcount
-// -impl growing -n 0, GOGC=off) took, with steps of an eighth and no
-// rounding to pages, 6,489M instructions at a target of 0.93, 5,332M at
-// 0.92 and 3,971M at 0.91, for about 18.4, 18.6 and 18.8 heap bits per
-// key; with steps of a sixteenth, every table above 8 KiB rounded up to
-// whole pages, 2,721M at 0.89 and 3,034M at 0.90 (for 18.24); with
-// today's (only tables above 32 KiB rounded: smaller ones come from size
-// classes, and rounding them made the tables of a filter grown to 100,000
-// keys 1.23 times a fixed four-slot filter's slots, against 1.09 now),
-// 3,434M at 0.90, for 18.24. Doubling at once at 97% took 1,339M for
-// 24.17.
+// inserts search, and a search's cost grows steeply with the load; the
+// value trades fill cost against memory (BENCHMARKS.md, "Tuning
+// constants").
 const growTargetLoad = 0.90
 
 // growStepParts sets a growth step: it splits ceil(N/growStepParts) of
-// the N buckets of the table's level (then rounds the table up to whole
-// pages, growPageWords, if it is large). Smaller steps keep the load nearer the target,
-// so the same memory comes with a lower target, and cheaper searches
-// (both at 2^20 keys, without rounding to pages: a sixteenth at 0.90,
-// 18.62 heap bits per key and 7.6M buckets queued by the fill's
-// searches; an eighth at 0.92, 18.56 and 10.1M), for more copying (each
-// step copies the whole table).
+// the N buckets of the table's level (then rounds a large table up to
+// whole pages). Smaller steps keep the load nearer the target, so the same
+// memory comes with a lower target and cheaper searches, for more copying
+// (each step copies the whole table).
 const growStepParts = 16
 
 // growPageWords is the words of an 8 KiB page: a step rounds a table
 // larger than growLargeWords up to whole pages, the unit in which the
 // runtime allocates a large object, so no table leaves part of a page
-// unused (without it, the same fill held 18.99 heap bits per key at 2^20
-// keys, with it 18.24). Smaller tables come from the runtime's size
-// classes, which are finer.
+// unused. Smaller tables come from the runtime's finer size classes.
 const (
 	growPageWords  = 1024
 	growLargeWords = 4096 // 32 KiB, the runtime's largest size class
@@ -185,79 +141,36 @@ const (
 
 // growFullLoad is the load at which an insert that finds no room grows
 // its shard's table by a step; below it the insert returns ErrFull, as a
-// fixed filter's does. A table fails its first insert between about 96%
-// and 99.9% load (and steps at growTargetLoad first), but one that holds many
-// copies of some keys can fail earlier, so the line is low; what it
-// excludes is the case of a few keys with more copies than their pair
-// holds in a table far from full: growing would not give them room
-// (their copies all go the same way), and each attempt would add memory. Copies of many keys fail far earlier (a key's copies share one
-// other bucket, so full buckets whose entries can move only among
-// themselves, or only by paths longer than the search's, form at any load:
-// with three copies of every key the first ErrFull came at a median load
-// of about 0.4, some below 0.06), and doubling for them costs more than
-// the ErrFull: a scratch build that
-// doubled below this line unless the key's buckets held only entries
-// matching it took 0.10 to 0.17 load with three copies of each key (0.36
-// to 0.38 with this line) and, with six, 565 million slots for 2.5
-// million entries (300,000 inserts; entries grew void and split into
-// both halves at each doubling), where this line takes 0.7 million
-// (TestGrowingCopiesOfManyKeys).
+// fixed filter's does. Only a table holding many copies of some keys fails
+// this early (a key's copies share one other bucket, so full buckets whose
+// entries can move only among themselves form at any load), and growing
+// would not give them room but would add memory (TestGrowingCopiesOfManyKeys).
 const growFullLoad = 0.5
 
 // Growing is a concurrent cuckoo filter that grows when it is full,
 // instead of returning ErrFull, up to an optional maximum
 // (WithMaxCapacity). It keeps the guarantees of Filter: no false negatives
-// for keys inserted and not deleted, also while it grows and while keys
-// that collide with them are inserted and deleted; deletes of
-// inserted keys are safe (the insert, delete and reinsert of one key under
-// growth included); lookups never wait for another goroutine. Create one
-// with NewGrowing; a zero Growing holds nothing and reports every Insert as
-// ErrZeroFilter.
+// for keys inserted and not deleted, also while it grows and while
+// colliding keys are inserted and deleted; lookups never wait for another
+// goroutine. Create one with NewGrowing; a zero Growing holds nothing and
+// reports every Insert as ErrZeroFilter.
 //
-// A Growing filter is sixteen shards, each one table of four-slot buckets
-// (as a Filter made with WithSlotsPerBucket(4)) that grows by steps: each
-// step splits a sixteenth of the buckets of the table's level (or more,
-// rounding a large table up to whole pages), each into two,
-// every entry of a split bucket moving to the half its stored bits name,
-// and the steps of a level double the table. A key belongs to one shard,
-// chosen by its hash. Its costs (measured in BENCHMARKS.md, "Growing
-// filter"):
-//
-//   - lookups read two buckets of one shard at every size, as in a fixed
-//     filter;
-//   - memory: 64 bits per bucket of four slots, as a four-slot fixed
-//     filter's; a shard steps at 90% load (growTargetLoad), or earlier if
-//     an insert finds no room, and a step takes it to about 85%, so the
-//     filter holds 1.38 times the heap bits per key of New's five-slot
-//     default at 2^20 keys from NewGrowing(1000) (18.24 against 13.26),
-//     and at most 1.41 times from there to 2M keys;
-//   - false positives: an entry has a 6-bit tag and up to 8 bits of its
-//     key's position, and each split of its bucket moves one of those bits
-//     into the bucket index, so older entries compare fewer bits. An entry
-//     whose bucket was split k times since it was written compares 14-k
-//     bits (6 once k >= 8), one more in a bucket of the level being
-//     split: 0.275% at 2^20 keys from NewGrowing(1000), 1.16 times New's
-//     five-slot default's 0.238%, and 0.331% at 3.8 million
-//     (BENCHMARKS.md). FalsePositiveRate reports the expected rate from
-//     the entries actually stored;
-//   - inserts: a shard stays between about 85% and 90% full, where half
-//     of the inserts search for a relocation path: a fill of 2^20 keys
-//     took 3,275 instructions per insert, 2.6 times what doubling at once
-//     took (growTargetLoad);
-//   - growing: an insert that finds its shard full makes the shard's next
-//     table and copies the old one into it; inserts and deletes of that
-//     shard that arrive while the copy runs share the copying and wait for
-//     it to end; lookups never wait, and read the old table until the copy
-//     is done. Deletes, and inserts that relocate, also wait while a
-//     snapshot (WriteTo, MarshalBinary, Clone) copies the tables.
+// It is sixteen shards, each a table of four-slot buckets that grows by
+// steps of a sixteenth of a doubling; a key belongs to one shard, chosen
+// by its hash. Lookups read two buckets at every size. An entry compares
+// fewer bits of its key each time its bucket is split, so the
+// false-positive rate rises with growth (FalsePositiveRate reports it from
+// the entries stored). Inserts and deletes of a shard that arrive while
+// it copies its table share the copying and wait for it; lookups never
+// wait. Deletes, and inserts that relocate, also wait while a snapshot
+// (WriteTo, MarshalBinary, Clone) copies the tables. Memory, precision
+// and speed: README.md, "Growing filters".
 //
 // Its method set is Filter's, with the String and Hash forms, except for
-// Stats and LockStats: the operation counters and lock statistics live
-// in a Filter's table, and a Growing filter's tables are replaced at
-// every step, so it reports its state through Len, Cap, LoadFactor,
-// Doublings, Shards and FalsePositiveRate instead. Use Clone (not an
-// assignment) to copy it; a Growing filter must not be copied after first
-// use.
+// Stats and LockStats (a Growing filter's tables are replaced at every
+// step); Len, Cap, LoadFactor, Doublings, Shards and FalsePositiveRate
+// report its state instead. Use Clone (not an assignment) to copy it; a
+// Growing filter must not be copied after first use.
 type Growing struct {
 	_ noCopy
 
@@ -286,45 +199,27 @@ type growShard struct {
 
 // WithMaxCapacity bounds a Growing filter: each shard grows up to a
 // number of doublings chosen so that all of them together hold at most
-// maxCapacity keys at 95% load at their bounds (the smaller shards may
-// double more; each shard's keys at 95% rounded down to a whole key), so
-// Cap never exceeds (maxCapacity+16)/0.95 slots: a few slots above
-// maxCapacity/0.95 for some maxima. Past that, an insert that finds no
-// room returns ErrFull with nothing lost, as a Filter's does. Since each
-// shard receives a sixteenth of the keys and the shards cannot all have
-// the same size, the first ErrFull comes when the smallest shard at its
-// bound is full: from about two thirds of maxCapacity keys on (0.644 to
-// 0.745 of a maximum of 50,000 in 3,000 runs with random seeds). 0 (the
-// default) means no bound but
-// the 19 doublings the hash allows, and so does any bound above what they
-// reach (math.MaxInt included). New rejects it.
+// maxCapacity keys at 95% load at their bounds, so Cap never exceeds
+// (maxCapacity+16)/0.95 slots. Past that, an insert that finds no room
+// returns ErrFull with nothing lost, as a Filter's does. Since each shard
+// receives a sixteenth of the keys and the shards differ in size, the
+// first ErrFull comes when the smallest shard at its bound is full: from
+// about two thirds of maxCapacity keys on. 0 (the default) means no bound
+// but the 19 doublings the hash allows, and so does any bound above what
+// they reach. New rejects it.
 func WithMaxCapacity(maxCapacity int) Option {
 	return func(c *config) { c.maxCap, c.maxCapSet = maxCapacity, true }
 }
 
 // NewGrowing returns a filter whose first tables are sized for capacity
 // keys at 95% load or more (BaseCapacity: at least 5,512, as the smallest
-// shard has 64 buckets; about 1.4 times capacity above that, as the
-// sixteen shards have different sizes) and that grows as keys arrive,
-// each shard by steps of a sixteenth of a doubling, up to 19 doublings.
-// The shards receive equal shares of the keys, so the smallest fills
-// first: the first step came after 0.82 to 1.06 times capacity keys for
-// NewGrowing(5512) (1,000 random seeds), 0.91 to 0.99 for 100,000 (200
-// seeds) and 0.94 to 0.96 for 1,000,000 (40 seeds), and after 3,038 to
-// 4,137 keys for NewGrowing(100) (1,000 seeds).
-//
-// The floor is a choice of the hash layout, not of memory alone: a key's
-// bucket index takes the shard's first-table bits plus one bit per
-// doubling from a fixed budget of hash bits, and 64-bucket first tables
-// are what lets 19 doublings reach about four billion keys. So a growing
-// filter costs at least about 34 KB of heap (NewGrowing(100), measured:
-// the 16 shards' first tables and their counters), and WithMaxCapacity
-// below 5,512 is refused. For thousands of small sets (a filter per
-// tenant) whose sizes are known within a few times, a fixed Filter is
-// the small one: New(100) took 896 bytes of heap. It takes the
-// options of New (seed, mode; the fingerprint size must be the default 12,
-// and WithSlotsPerBucket is refused)
-// and WithMaxCapacity. It returns an error if capacity is not positive or
+// shard has 64 buckets, and about 1.4 times capacity above that, as the
+// shards have different sizes) and that grows as keys arrive, each shard
+// by steps of a sixteenth of a doubling, up to 19 doublings (about four
+// billion keys). For many small sets of known size a fixed Filter is much
+// smaller. It takes the options of New (seed, mode; the fingerprint size
+// must be the default 12, and WithSlotsPerBucket is refused) and
+// WithMaxCapacity. It returns an error if capacity is not positive or
 // above MaxCapacity, if the maximum is below the first tables' capacity,
 // or if an option has a value outside its range.
 func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
@@ -394,11 +289,10 @@ func growStateKeys(bases, ds *[growShards]uint64) uint64 {
 
 // growBounds returns the doubling bounds (each at most limit's) under
 // which shards with first tables of bases buckets hold at most maxCap
-// keys at 95% load, chosen so that the smallest shard at its bound is as
-// large as it can be: the shards receive equal shares of the keys, so the
-// one that is smallest at its bound returns the first ErrFull. It doubles
-// the smallest shard while the total stays within maxCap; bases must hold
-// at most maxCap keys.
+// keys at 95% load: it doubles the smallest shard while the total stays
+// within maxCap, so that the smallest shard at its bound, which returns
+// the first ErrFull, is as large as it can be. bases must hold at most
+// maxCap keys.
 func growBounds(bases, limit *[growShards]uint64, maxCap uint64) [growShards]uint64 {
 	var ds [growShards]uint64
 	for {
@@ -541,8 +435,8 @@ func (sh *growShard) loaded(x *growTable, load float64) bool {
 }
 
 // eager reports whether an insert that found both its buckets full in x,
-// sh's table, should double the table at once instead of relocating
-// entries: when the shard is at least growEagerLoad full and may double.
+// sh's table, should grow the table at once instead of relocating
+// entries: when the shard is at least growTargetLoad full and may grow.
 func (sh *growShard) eager(x *growTable) bool {
 	return x.d < sh.maxD && sh.loaded(x, growTargetLoad)
 }
@@ -639,16 +533,11 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 // Insert adds key to the filter, growing its shard's table if the key
 // finds no room. It returns ErrFull only at the maximum (WithMaxCapacity
 // or 19 doublings) or, while the key's shard is less than half full, when
-// the search finds no path of at most five moves from its buckets to a
-// free slot: its buckets are full of copies of keys like it, or they and
-// the buckets their entries can reach are full. Copies make the second
-// case likely, since every copy of a key has the same other bucket:
-// storing each of 2,000 keys three times, all of 200 filters from
-// NewGrowing(100) returned an ErrFull, at a filter load of 0.40 in the
-// median (a tenth of them below 0.23, the lowest at 0.09), then also for
-// some keys never inserted before;
-// storing each key once, no ErrFull below the bound has been seen. The filter then holds what it held before. Use InsertUnique to
-// store each key once. On a zero Growing it returns ErrZeroFilter.
+// no path of at most five moves leads from its buckets to a free slot:
+// likely when many keys are stored several times, since every copy of a
+// key has the same other bucket. The filter then holds what it held
+// before. Use InsertUnique to store each key once. On a zero Growing it
+// returns ErrZeroFilter.
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(xxhash.Sum64(key)) }
 
 // InsertString is Insert for a string key, without copying it.
@@ -767,10 +656,9 @@ func (g *Growing) Count(key []byte) int {
 // InsertBatch inserts keys in order and returns how many it inserted; if
 // that is less than len(keys), keys[n] did not fit (only where Insert
 // returns ErrFull), err is ErrFull (or ErrZeroFilter on a zero Growing),
-// and keys[n:] were not inserted. It hashes a group of keys and, where
-// the build prefetches (prefetch.go), asks for their bucket words ready
-// for writing before it inserts any of them, so that their cache misses
-// overlap; each key is then inserted exactly as by Insert.
+// and keys[n:] were not inserted. It prefetches the bucket words of a
+// group of keys before inserting them, so that their cache misses overlap;
+// each key is then inserted exactly as by Insert.
 func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	var hs [batchGroup]uint64
 	for base := 0; base < len(keys); base += batchGroup {
@@ -783,12 +671,11 @@ func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	return len(keys), nil
 }
 
-// insertGroup inserts the keys whose hashes are hs (at most batchGroup) in
-// order, after prefetching the words of both buckets of every key in the
-// table its shard has now (a hint only: if the shard grows meanwhile,
-// the insert goes to the new table as InsertHash's does). It returns how
-// many it inserted and the error of the next one. Callers pass at least
-// one key.
+// insertGroup inserts the keys whose hashes are hs (at most batchGroup, at
+// least one) in order, after prefetching both bucket words of every key in
+// its shard's current table (a hint only: if the shard grows meanwhile,
+// the insert goes to the new table). It returns how many it inserted and
+// the error of the next one.
 func (g *Growing) insertGroup(hs []uint64) (int, error) {
 	if g.st == nil {
 		return 0, ErrZeroFilter
@@ -863,9 +750,7 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 				found[j] = true
 				continue
 			}
-			// settled, written out: through it the group took 3.8 more
-			// instructions per key (cachegrind, bench/cmd/opcount -impl
-			// growing -w batch).
+			// settled, written out for the batch's speed.
 			if k.b1 == k.b2 {
 				found[j] = false
 				continue
@@ -884,9 +769,8 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 }
 
 // Len returns the number of entries stored: one per insert not deleted,
-// plus one for each extra copy of a void entry a split made (96 for 2^20
-// keys inserted into NewGrowing(1000)). Like Filter.Len it is exact when no write
-// is in progress.
+// plus one for each extra copy of a void entry a split made. Like
+// Filter.Len it is exact when no write is in progress.
 func (g *Growing) Len() int {
 	if g.st == nil {
 		return 0
@@ -920,13 +804,10 @@ func (g *Growing) LoadFactor() float64 {
 	return float64(g.Len()) / float64(c)
 }
 
-// Doublings returns how many times a shard's table has doubled since the
-// filter was made (or last Reset), summed over the sixteen shards: a
-// shard doubles in steps, each splitting a sixteenth of the buckets of
-// its level (or more, rounded up to whole pages), and this counts the
-// doublings completed (the steps of
-// the one under way show in Cap). Each doubling adds about a sixteenth of
-// the filter's memory, and 16 double it.
+// Doublings returns how many doublings the shards' tables have completed
+// since the filter was made (or last Reset), summed over the sixteen
+// shards; the steps of a doubling under way show in Cap. Each doubling
+// adds about a sixteenth of the filter's memory.
 func (g *Growing) Doublings() int {
 	if g.st == nil {
 		return 0
@@ -1026,9 +907,7 @@ func (g *Growing) Mode() Mode { return g.mode }
 
 // FingerprintBits returns 12, the fingerprint size a growing filter is
 // compared with (0 for a zero Growing): a fresh entry compares 14 bits of
-// its key (13 in a shard at its last, 19th, doubling; one more in a bucket
-// of the level being split), an entry whose bucket was split k times since
-// it was written 14-k (at least 6).
+// its key, an entry whose bucket was split k times since 14-k (at least 6).
 func (g *Growing) FingerprintBits() int {
 	if g.st == nil {
 		return 0

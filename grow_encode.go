@@ -9,34 +9,13 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// The serialized form of a Growing filter (FORMAT.md, "Growing filter
-// format", has the full description).
-//
-//	offset  size  field
-//	0       8     magic "CUCKOOGR"
-//	8       2     format version (5)
-//	10      1     fingerprint bits (12)
-//	11      1     slots per bucket (4)
-//	12      1     hash algorithm id (2, as in the fixed format; 1 for seed 0)
-//	13      1     lane bits (15)
-//	14      1     shards (16)
-//	15      9     reserved, zero
-//	24      8     seed
-//	32      16    reserved, zero
-//	48      16·16 per shard: base buckets c (8 bytes, 1 to 2^31), level
-//	              d (1, 0 to 19), level bound (1, d to 19), split pointer
-//	              p (4, below c·2^d, 0 at the bound), reserved (2), with
-//	              c·2^d <= 2^31
-//	304     8·m   the m = sum of c·2^d + p bucket words, shard by shard,
-//	              little-endian, with their counter and frozen bits zero
-//	end-8   8     xxhash64 (seed 0) of every byte before it
-//
-// Version 4 is the same without split pointers (bytes 10-15 of a shard
-// record zero, p = 0): its tables are read as they are. Version 3 is
-// version 4 with 14-bit lanes (a 6-bit tag and an 8-bit tail); it is read,
-// each entry becoming a 15-bit one that knows the same index bits
-// (lanesFrom14). Versions 1 (a tree of fixed tables) and 2 (one
-// table whose second buckets had no masks) are no longer read.
+// The serialized form of a Growing filter: FORMAT.md, "Growing filter
+// format" (magic "CUCKOOGR", version 5: a header with the seed and, per
+// shard, base, level, level bound and split pointer; the bucket words
+// shard by shard with their counter and frozen bits zero; an XXH64
+// checksum). Version 4 is the same without split pointers and is read as
+// it is; version 3 has 14-bit lanes and is read through lanesFrom14.
+// Versions 1 and 2 are no longer read.
 
 const (
 	growFormatMagic      = "CUCKOOGR"
@@ -52,9 +31,8 @@ const (
 // while other goroutines use the filter: every key inserted before it
 // began and not deleted is found by a filter read back from what it wrote.
 // While it copies the tables, relocations, deletes and the copying of an
-// expansion wait (inserts into free slots and lookups go on); it copies
-// the tables first and writes them out after, so w does not hold them
-// back.
+// expansion wait (inserts into free slots and lookups go on); w does not
+// hold them back, since the tables are copied before they are written.
 // Errors from w are returned wrapped, with the prefix "cuckoo: ".
 func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 	if g.st == nil {
@@ -101,12 +79,12 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 }
 
 // capture returns the words of the tables lookups search, encoded shard by
-// shard, and the tables. Under the snapshot gate no
-// relocation, no Delete and no copying of an expansion runs, so no entry
-// moves or leaves while it reads: each table is its shard's lookups' table
-// throughout, holding every key of the shard whose insert finished before
-// (grow.go's claim), and each word is read whole ("Deletes wait for
-// snapshots", grow_table.go).
+// shard, and the tables. Under the snapshot gate no relocation, no Delete
+// and no copying of an expansion runs, so no entry moves or leaves while
+// it reads: each table is its shard's lookups' table throughout, holding
+// every key of the shard whose insert finished before (grow.go's claim),
+// and each word is read whole ("Deletes wait for snapshots",
+// grow_table.go).
 func (g *Growing) capture() ([]byte, [growShards]*growTable) {
 	g.gate.beginSnapshot()
 	defer g.gate.endSnapshot()

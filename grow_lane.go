@@ -46,8 +46,7 @@ import "math/bits"
 // filter's one-word layouts count theirs (twophase.go, "Counter wraps").
 // Why so narrow: four 15-bit lanes leave four bits, and the frozen bit and
 // the tags need three. A lane of 15 bits compares one bit more than a
-// 14-bit lane at every age, which halves the false-positive rate (0.448%
-// to 0.22% after growing from 1,000 to 2^20 keys, BENCHMARKS.md).
+// 14-bit lane at every age, which halves the false-positive rate.
 
 const (
 	laneBits     = 15

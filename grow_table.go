@@ -37,11 +37,9 @@ import (
 //
 // Why a mask. Without it (b2 = r2·2^d + s) both buckets of a key share s,
 // and the table is 2^d independent cuckoo tables of c buckets; the fullest
-// of them fails first, and it is fuller than the mean by a few standard
-// deviations of its count: tables of 2^17 buckets and more doubled at 85%
-// to 88% load (a fill from NewGrowing(1000), seed 1). With the mask a
-// key's pair spans the whole table, which fills as one: the same fill
-// doubled at 96.7% to 99.9% load at every size.
+// of them, a few standard deviations above the mean, fails first. With the
+// mask a key's pair spans the whole table, which fills as one
+// (BENCHMARKS.md, "Tuning constants").
 //
 // Doubling. The buckets r·2^(d+1) + 2s and r·2^(d+1) + 2s + 1 of the next
 // table are the two halves of bucket r·2^d + s: an entry goes to the half
@@ -99,38 +97,32 @@ import (
 // TestGrowStepsKeepMatches checks moves both ways at every level and split
 // pointer, with the bits dropped.
 //
-// Relocation, the two-phase search, and the epoch are those of the fixed
-// filter (migrate.go, twophase.go, locked.go): in LockFree mode an entry
-// moves between its two buckets (its position bits flipped by the mask) in
-// one K-CAS of both words; in Locked mode under both stripes' locks with
-// the destination stored first. The move adds one to both buckets'
-// counters, counting a counter's wrap in the epoch of its bucket's stripe
-// (kcasTable.vers, epochOf: the fixed filter's striped epochs, twophase.go
-// "Counter wraps"). The counters are one bit wide (grow_lane.go), so every
-// second change through a bucket wraps it; the stripes spread those
-// writes over many words, where one epoch for the table would take one
-// from about every other move or delete of the shard. A move takes an
-// entry out of one of its buckets and puts it into the other at one
-// instant (LockFree) and bumps the counters of both buckets it changes;
-// inserts do not touch counters, and deletes bump both of their pair's
-// (below). The frozen bit set by an expansion (grow.go) moves nothing.
+// Relocation, the two-phase search and the epoch are those of the fixed
+// filter (migrate.go, twophase.go, locked.go): a move takes an entry out
+// of one of its buckets and puts it into the other (its position bits
+// flipped by the mask) in one K-CAS of both words (LockFree), or under both
+// stripes' locks with the destination stored first (Locked), and adds one
+// to both buckets' counters. The counters are one bit wide (grow_lane.go),
+// so every second change wraps one; each wrap is counted in the epoch of
+// its bucket's stripe (epochOf; twophase.go, "Counter wraps"). Inserts do
+// not touch counters; deletes bump both of their pair's (below). Freezing
+// (grow.go) moves nothing.
 //
 // Deletes move both counters. Keys that collide (same tag, position bits
-// and buckets) have interchangeable entries, and one key's first bucket may
-// be the other's second. A search that trusted its first bucket's counter
+// and buckets) have interchangeable entries, and one key's first bucket
+// may be the other's second. A search trusting its first bucket's counter
 // alone could then miss a key inserted before it and never deleted, with
-// no entry moved: stalled after reading its first bucket P (empty) it sees
-// a colliding key C, whose first bucket is the searched key's second
-// bucket Q, inserted into P and deleted by a Delete that takes the
-// searched key's entry from Q (youngest match, a tie going to C's first
-// bucket); after reading Q it sees a key D in the searched key's order
-// inserted into Q and deleted from P; P then reads the same again
-// (TestGrowingSearchAgainstCollidingDeletes). So a Delete that removes an
-// entry adds one to the counters of both buckets of its pair (LockFree: in
-// the K-CAS over both words it already makes, with the epoch when a
-// counter wraps; Locked: under both locks, the epoch added before and
-// after the stores), and the search answers "absent" only when its first
-// bucket's counter did not move at all.
+// no entry moved: stalled after reading its first bucket P (empty), it
+// sees a colliding key C (first bucket Q, the searched key's second)
+// inserted into P and a Delete of C take the searched key's entry from Q
+// (youngest match, a tie going to C's first bucket); after it reads Q, a
+// key D in the searched key's order is inserted into Q and deleted from
+// P; P then reads the same again (TestGrowingSearchAgainstCollidingDeletes).
+// So a Delete that removes an entry adds one to the counters of both
+// buckets of its pair (LockFree: in the K-CAS over both words it already
+// makes, with the epoch when a counter wraps; Locked: under both locks,
+// the epoch added before and after the stores), and the search answers
+// "absent" only when its first bucket's counter did not move at all.
 //
 // Claim: a search of key x's pair P, Q (P read first, at t1 and again at
 // t3, Q at t2) that answers "absent" with P's counter and the epoch of P's
@@ -181,11 +173,8 @@ import (
 // when the snapshot began (youngest-match rule), that entry stays in its
 // word until the snapshot ends, and the snapshot reads that word once,
 // whole. □ Without the gate in deleteIn, TestGrowingSnapshotAgainstColliding-
-// Deletes loses the key in both modes. The cost is two atomic adds on the
-// deleting goroutine's shard and two loads per Delete, and a Delete that
-// meets a snapshot waits for it as a relocation does, and like
-// relocations, deletes that keep finding snapshots starve and get in
-// between them (snapshot.go).
+// Deletes loses the key in both modes. Deletes that keep finding snapshots
+// starve and get in between them, as relocations do (snapshot.go).
 //
 // Why Delete removes the youngest match. Entries of different ages
 // compare different numbers of bits, so a key X may match an entry E_Y of
@@ -287,8 +276,7 @@ func (x *growTable) place(kh uint64) growKey {
 // level d+1 (J = 2j + g_d for the bucket j of level d), the bucket is J
 // if j is split (j < p, so J < 2p), else j + p, each with the next eight
 // position bits of its level. The choice is made with a mask, not a
-// branch, which would be taken at random: written as an if, the compiler
-// branched, and lookups mispredicted 0.9 times each (cachegrind).
+// branch, which would be taken at random.
 func (x *growTable) slot(r, p, tv uint64) (b, q uint64) {
 	J := r<<(x.d1&63) | p>>(x.uShift&63)&x.uMask
 	lt := (J - x.p2) >> 63 // 1 if J < 2p (both below 2^33)
@@ -376,11 +364,10 @@ func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
 	return nb, v, true
 }
 
-// altBucket is alt's bucket alone, for path discovery (which calls it for
-// every entry of every bucket it expands: through alt, a fill of 2^20 keys
-// took 7,634M instructions, through altBucket 6,489M): the other bucket of
-// entry v of bucket b, and false for a void entry of an unsplit bucket
-// whose other bucket is split.
+// altBucket is alt's bucket alone, for path discovery, which calls it for
+// every entry of every bucket it expands and so must not pay for alt's
+// value: the other bucket of entry v of bucket b, and false for a void
+// entry of an unsplit bucket whose other bucket is split.
 func (x *growTable) altBucket(b, v uint64) (uint64, bool) {
 	tag := v >> tagShift & (growTags - 1)
 	m := uint64(x.mask[tag])

@@ -26,24 +26,20 @@ import (
 //
 // Descriptors. A goroutine leases a descriptor slot for the whole of one
 // operation (a relocation leases one for its whole path, migrate.go) and
-// returns it afterwards; leases go through a per-P cache (see
-// descLease), so that operations on different cores share no written
-// cache line. Reusing a
-// slot bumps its sequence number before any field is rewritten, so anyone
-// holding a reference with the old number can tell that the operation it
-// refers to is over. Fields are read with the seqlock pattern: load the state
-// word, load the fields, load the state word again; if both loads show the
-// reference's sequence number the fields belong to that operation. The
-// reads are atomic loads; the writes are atomic stores except on amd64
-// (below).
+// returns it afterwards, through a per-P cache (descLease). Reusing a slot
+// bumps its sequence number before any field is rewritten, so anyone
+// holding a reference with the old number can tell that its operation is
+// over. Fields are read with the seqlock pattern: load the state word, the
+// fields, the state word again; if both loads show the reference's
+// sequence number the fields belong to that operation.
 //
 // Field writes. The leaseholder bumps the sequence (state for the K-CAS
-// part, rseq for the RDCSS part) with an atomic store, then writes the
-// fields with setField, then publishes the descriptor with the CAS that
-// installs its reference. On amd64 built by gc (race builds excepted)
-// setField is a plain store, elsewhere an atomic one: a sequentially
-// consistent store is an XCHG on amd64, about 20 cycles, and a three-word
-// K-CAS wrote 16 fields, over half of its 28 locked instructions.
+// part, rseq for the RDCSS part) with an atomic store, writes the fields
+// with setField, then publishes the descriptor with the CAS that installs
+// its reference. On amd64 built by gc (race builds excepted) setField is a
+// plain store, elsewhere an atomic one: a sequentially consistent store is
+// an XCHG on amd64, and the field stores were most of a K-CAS's locked
+// instructions.
 //
 // Claim: a seqlock read of a reference with sequence s that sees s in both
 // of its loads of the sequence word returns the field values written for
@@ -63,9 +59,9 @@ import (
 // before it; the reader's second sequence load, later in its program
 // order, then returns more than s and the read is rejected. Word-sized
 // plain stores on amd64 are single MOVs to aligned words, which never
-// tear. Stores that are no longer locked may pass the owner's later loads
-// of table words; that is harmless, since nobody reads the fields before
-// the publishing CAS, and a locked instruction drains the store buffer.
+// tear. Plain stores may pass the owner's later loads of table words;
+// that is harmless, since nobody reads the fields before the publishing
+// CAS, and a locked instruction drains the store buffer.
 // The Go memory model calls a plain store racing with an atomic load a
 // data race, so this argument rests on gc and x86, not on the model:
 // other processors, whose plain stores may become visible out of order,
@@ -188,10 +184,8 @@ var descriptors = newDescPool()
 
 // descLease is the lease of one descriptor slot. Leases are cached per P in
 // leaseCache, so that in steady state leasing and returning a slot writes
-// only the current P's cache: no cache line that relocations on other cores
-// write (with the free list alone, every lease and release was a CAS on a
-// list head that several cores shared; at 16 goroutines those two CASes
-// took 43% of a fill's CPU).
+// only the current P's cache, no cache line shared with other cores (a
+// shared free-list head was a bottleneck at many goroutines).
 //
 // A sync.Pool drops what it holds at garbage collection. A dropped lease is
 // garbage, and its cleanup (runtime.AddCleanup) returns its slot to the
@@ -235,10 +229,17 @@ func (l *descLease) release() {
 // the free list.
 func releaseSlot(slot uint32) { descriptors.release(slot) }
 
-// descFieldsWritten, when not nil, is called by the leaseholder of slot
-// after it has written a descriptor's fields and before it publishes them
-// (tests place a stale reader there).
+// descFieldsWritten, in race builds only, is called by the leaseholder of
+// slot after it has written a descriptor's fields and before it publishes
+// them (tests place a stale reader there).
 var descFieldsWritten func(slot uint32)
+
+// fieldsWritten calls descFieldsWritten, if set.
+func fieldsWritten(slot uint32) {
+	if h := descFieldsWritten; h != nil {
+		h(slot)
+	}
+}
 
 // kcasTable is an array of words supporting atomic loads, single-word CAS
 // and K-CAS. The filter's bucket table is one.
@@ -291,9 +292,8 @@ func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ b
 // epochOf returns the wrap epoch of bucket b's stripe, vers word
 // b&verMask (verOf reaches a packed table's versions through it).
 // Single-key lookups call it, so it indexes without a bounds check:
-// b&verMask < len(vers) (setVers). With a checked index the default's lookups took 9 (present)
-// to 16 (absent) more instructions than with the one epoch before
-// stripes, by cachegrind (BENCHMARKS.md, "Cost of the wrap epoch").
+// b&verMask < len(vers) (setVers). BENCHMARKS.md, "Cost of the wrap
+// epoch".
 func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
 }
@@ -301,11 +301,9 @@ func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 // versIndex is the table's vers words (the wrap epochs of a one-word
 // layout, the versions of a packed one) as a loop over many buckets
 // indexes them (placeAndRead, pkReadGroup): the first word and verMask,
-// which stay in registers across the loop, where t's fields are loaded
-// again after each of the loop's stores (they might alias them), and no
-// bounds check. placeAndRead took 4 more instructions per key with a
-// checked index of a local copy of t.vers (cachegrind, bench/cmd/opcount
-// -w batch; 2 of them the padding of the check's jump).
+// which stay in registers across the loop (t's fields would be reloaded
+// after each of the loop's stores, which might alias them), and no bounds
+// check.
 type versIndex struct {
 	base unsafe.Pointer
 	mask uint64
@@ -355,10 +353,7 @@ func (op *kcasOp) add(i, old, new uint64) {
 // kcasSnap is a consistent copy of a descriptor's K-CAS part. d is
 // descriptors.desc(slot), kept so that help and rdcss need not look it up
 // again: a slot's descriptor never moves (slotPool), so the pointer is
-// what every later lookup would return. (With help, rdcss and
-// completeRDCSS each looking it up, five lookups of about 27 instructions
-// per relocation, a fill of 2^20 keys took 11.5M more instructions at
-// -bits 8 and 5.0M more at -bits 12; cachegrind, bench/cmd/opcount.)
+// what every later lookup would return.
 type kcasSnap struct {
 	ref  uint64
 	slot uint32
@@ -438,10 +433,8 @@ func (t *kcasTable) load(i uint64) uint64 {
 // loadWord is load for a word of the table (i below versionBase), for the
 // callers that read one word at a time: a plain value is returned from
 // one atomic load, and load runs, reading the word again, only when the
-// word held a reference (load's loop and word's test for versionBase cost
-// more than this call). With move and slotAt (migrate.go) calling load,
-// a fill of 2^20 keys took 2.1M more instructions at -bits 15, 1.9M more
-// at -bits 12 and 0.7M more at -bits 8 (cachegrind, bench/cmd/opcount).
+// word held a reference (cheaper than load's loop and word's test for
+// versionBase).
 func (t *kcasTable) loadWord(i uint64) uint64 {
 	if w := t.words[i].Load(); w&tagMask == 0 {
 		return w
@@ -527,8 +520,8 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 		setField(&d.new[k], op.new[k])
 		s.idx[k], s.old[k], s.new[k] = op.idx[k], op.old[k], op.new[k]
 	}
-	if h := descFieldsWritten; h != nil {
-		h(slot)
+	if raceEnabled {
+		fieldsWritten(slot)
 	}
 	// The owner installs the first word with a plain CAS. RDCSS exists to
 	// stop a helper from installing a reference after the operation was
@@ -654,8 +647,8 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	setField(&d.rref, s.ref)
 	setField(&d.ridx, i)
 	setField(&d.rold, old)
-	if h := descFieldsWritten; h != nil {
-		h(my)
+	if raceEnabled {
+		fieldsWritten(my)
 	}
 	ref := rdcssRef(my, rseq)
 	w := t.word(i)

@@ -2,24 +2,11 @@ package cuckoo
 
 import "unsafe"
 
-// String and pre-hashed keys.
-//
-// The String forms answer exactly as the []byte forms do for []byte(s),
-// without copying s: they pass the string's own bytes, which the filter
-// only hashes and never writes or keeps.
-//
-// The Hash forms take a key's 64-bit hash instead of the key. A key's
-// placement depends only on its hash: Insert(key) is InsertHash(h) with h =
-// xxhash.Sum64(key) (XXH64, seed 0; github.com/cespare/xxhash/v2), so the
-// two forms can be mixed freely when h is computed that way. Any other hash
-// works as long as every form used on one filter gets the same hash for the
-// same key and the hash is uniform: all 64 bits equally likely and
-// independent across keys. The filter mixes h with its seed before placing
-// the key (it does not re-hash it for seed 0), takes the bucket from the
-// high 32 bits and the fingerprint from the low 32, so a hash with weak or
-// constant bits (a counter, an identity hash of small integers) crowds
-// buckets and raises the false-positive rate. Keys whose hashes are equal
-// are one key to the filter.
+// String and pre-hashed keys. The String forms answer exactly as the
+// []byte forms do for []byte(s), without copying s: the filter only hashes
+// the bytes and never writes or keeps them. The Hash forms take a key's
+// 64-bit hash instead of the key (see InsertHash for what the hash must
+// be).
 
 // bytesOf returns the bytes of s without copying them. The result must not
 // be written: the methods below only hash it.

@@ -21,25 +21,22 @@ package cuckoo
 // least one of its buckets at every instant. Suppose a copy was in the
 // filter throughout the three reads (t1 < t2 < t3) and both first reads
 // missed it. Not in b1 at t1, so in b2 at t1; not in b2 at t2, so a step
-// moved it b2 -> b1 and cleared b2 within (t1, t2), and that step stored b1
-// before clearing b2 and after t1 (the copy was not in b1 at t1). That store
-// bumped b1's counter inside (t1, t3), so the third read differs from the
-// first, unless b1's counter wrapped around to the same value, which takes
-// 2^c relocations through b1 (c counter bits; twophase.go, "Counter
-// wraps", lists them) during the lookup. The lookup rules that
-// out with the wrap epoch of b1's stripe (twophase.go, "Counter wraps"),
-// read before t1 and again after t3 (f.unchanged).
+// moved it b2 -> b1 and cleared b2 within (t1, t2), having stored b1 after
+// t1. That store bumped b1's counter inside (t1, t3), so the third read
+// differs from the first, unless b1's counter wrapped around to the same
+// value (2^c relocations through b1, c counter bits). The lookup rules
+// that out with the wrap epoch of b1's stripe (twophase.go, "Counter
+// wraps"), read before t1 and again after t3 (f.unchanged).
 //
 // Claim: if 2^c (c >= 1) relocation steps through b1 fall within (t1, t3),
 // the epoch of b1's stripe changes between its two reads. Proof: one of
-// those steps, W, takes b1's counter from its maximum to 0; W adds one to
-// the epoch of b1's stripe under its locks before its stores and again
-// after them (a step adds to the epoch of each bucket whose counter it
-// wraps). If W is not the first
-// of the steps, the step before it released b1's lock after t1 and W took
-// it after that, so W's first add falls within (t1, t3). If W is the first,
-// the step after it needs b1's lock, which W releases only after its second
-// add, so that add falls within (t1, t3). Either way the two epoch reads
+// those steps, W, takes b1's counter from its maximum to 0, and adds one
+// to the epoch of b1's stripe under its locks before its stores and again
+// after them. If W is not the first of the steps, the step before it
+// released b1's lock after t1 and W took it after that, so W's first add
+// falls within (t1, t3). If W is the first, the step after it needs b1's
+// lock, which W releases only after its second add, so that add falls
+// within (t1, t3). Either way the two epoch reads
 // differ, and the lookup takes the locks instead of answering. (One add
 // would not do: the first add of a step that stalls while holding the locks
 // can precede the lookup; its second add can follow it.)
@@ -103,10 +100,8 @@ func (f *Filter) addHeld(b, fp uint64) bool {
 // lookupLocked reports whether b1 or b2 holds fp: two unlocked reads and,
 // for a miss, an unlocked re-read of b1 decide almost every lookup (see the
 // argument at the top of this file); only a lookup that overlaps a
-// relocation through b1 takes the locks. Lookups never wait for writers
-// they do not overlap: with 64 goroutines on 2 cores, Locked positive
-// lookups got about 7 times faster (1M keys, bench/cmd/compare -impls
-// cuckoo-locked-f12; BENCHMARKS.md, "Figures behind code comments").
+// relocation through b1 takes the locks, so lookups never wait for writers
+// they do not overlap.
 func (f *Filter) lookupLocked(b1, b2, fp uint64) bool {
 	e := f.t.epochOf(b1).Load()
 	w1, w2 := f.readPair(b1, b2)

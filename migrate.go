@@ -344,13 +344,26 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 // before the bound.
 const maxRoomRounds = 1024
 
-// roomMade is called after makeRoom freed a slot for an insert, before
-// the insert tries its buckets again; tests replace it to take the slot,
-// as a concurrent writer would.
-var roomMade = func(f *Filter, b1, b2 uint64) {}
+// roomMadeHook, in race builds only, is called after makeRoom freed a slot
+// for an insert, before the insert tries its buckets again; tests set it
+// to take the slot, as a concurrent writer would.
+var roomMadeHook func(f *Filter, b1, b2 uint64)
 
-// pathReplayed is called when makeRoom has replayed a path of at least one
-// move, before it applies the moves; b, s and fp are the first move's
-// bucket, slot and fingerprint. Tests replace it to change the path, as a
-// concurrent writer would.
-var pathReplayed = func(f *Filter, b uint64, s int, fp uint64) {}
+// pathReplayedHook, in race builds only, is called when makeRoom has
+// replayed a path of at least one move, before it applies the moves; b, s
+// and fp are the first move's bucket, slot and fingerprint. Tests set it
+// to change the path, as a concurrent writer would.
+var pathReplayedHook func(f *Filter, b uint64, s int, fp uint64)
+
+// roomMade and pathReplayed call the hooks; other builds compile them out.
+func roomMade(f *Filter, b1, b2 uint64) {
+	if raceEnabled && roomMadeHook != nil {
+		roomMadeHook(f, b1, b2)
+	}
+}
+
+func pathReplayed(f *Filter, b uint64, s int, fp uint64) {
+	if raceEnabled && pathReplayedHook != nil {
+		pathReplayedHook(f, b, s, fp)
+	}
+}

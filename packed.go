@@ -5,94 +5,61 @@ import (
 	"sync/atomic"
 )
 
-// The packed layout: the low-precision class (8-bit fingerprints, about
-// 2.9% false positives in under 9 bits per key).
-//
-// Two buckets of four 8-bit slots share one 64-bit word: bucket b lives in
-// word b>>1, in its low half when b is even and its high half when b is
-// odd, slot s at bits [32·(b&1) + 8s, 32·(b&1) + 8s + 8):
+// The packed layout: 8-bit fingerprints, two buckets of four slots per
+// 64-bit word. Bucket b lives in word b>>1, slot s at bits
+// [32·(b&1) + 8s, 32·(b&1) + 8s + 8):
 //
 //	bit 63 62 61 .. 56  55 .. 48  47 .. 40  39 .. 32  31 .. 0
 //	   [slot 3 of b|1 ][slot 2  ][slot 1  ][slot 0  ][bucket b&^1]
 //
-// The word has no room for a migration counter and none for the K-CAS
-// tags, so the top slot of every word (slot 3 of each odd bucket) takes
-// only fingerprints 1 to 63: its two high bits, the word's tag bits, are
-// then clear in every plain word, and the K-CAS (kcas.go) runs over these
-// words unchanged. For a query the restriction costs no precision: every
-// slot holds one fingerprint value and matches a random query with
-// probability 1/255 (a query fingerprint of 64 or more cannot match the
-// top slot, one below 64 matches it with probability 1/63, and a quarter
-// of queries are below 64). It costs placement freedom: three quarters of
-// the fingerprints see three slots in an odd bucket, which is why this
-// layout is sized for a lower load than the others (packedLoad).
+// The top slot of every word (slot 3 of each odd bucket) takes only
+// fingerprints 1 to 63, so the word's two tag bits are clear in every plain
+// word and the K-CAS (kcas.go) runs over these words unchanged. This costs
+// no precision (every slot still matches a random query with probability
+// 1/255) but costs placement freedom, hence the lower load (packedLoad).
 //
-// The migration counters live outside the table, in striped version words
-// (kcasTable.vers, a power of two of them): bucket b counts in version
-// (b>>1) mod len(vers), shared by every len(vers)-th word. Every
-// relocation adds one to the version of its destination bucket in the same
-// atomic step that moves the fingerprint (LockFree: one K-CAS over the one
-// or two bucket words and that version word; Locked: under the locks,
-// between its two stores, packed_locked.go). The source's version is left
-// alone: the search needs to learn only of copies arriving in b1 after it
-// read b1 (below), and Count of copies arriving in either bucket (a copy
-// leaving b1 after Count read it arrives in b2); every move of a copy of
-// fp between b1 and b2 arrives in one of the two. The versions are 64
-// bits wide and never wrap, so this layout needs no epoch. Inserting into
-// an empty slot and deleting change one word with one CAS and leave the
-// versions alone, as in the other layouts.
+// Migration counters live outside the table in striped 64-bit versions
+// (kcasTable.vers): bucket b counts in version (b>>1) mod len(vers). Every
+// relocation adds one to its destination's version in the same atomic step
+// that moves the fingerprint (LockFree: one K-CAS over the bucket words and
+// the version; Locked: under the locks, packed_locked.go). The versions
+// never wrap, so this layout needs no epoch. Inserts into an empty slot and
+// deletes are one CAS and leave the versions alone.
 //
-// Search (LockFree), claim-and-proof. A search for fp in the pair b1, b2,
-// b1 the lower bucket (searchPair: every search reads the pair in this
-// order and every Delete takes from b1 when its read of b1 shows fp; see
-// twophase.go, "One order for every search"), reads version v = V(b1) at
-// t0, then the word of b1 at t1 and the word of b2 at t2 (t0 < t1 < t2,
-// all logical reads, kcasTable.load), and V(b1) again at t3 > t2. It
-// answers "present" as soon as a read shows fp in its bucket. Otherwise it
-// answers "absent" when the two version reads are equal, or when b1 and b2
-// share a word (then the one read at t1 shows both buckets at one
-// instant), and starts over otherwise.
+// Search (LockFree), claim-and-proof. A search for fp in the pair b1, b2 (b1
+// the lower bucket, searchPair; see twophase.go, "One order for every
+// search") reads v = V(b1) at t0, the word of b1 at t1, the word of b2 at
+// t2, and V(b1) again at t3 (t0 < t1 < t2 < t3, logical reads). It answers
+// "present" when a read shows fp in its bucket; otherwise "absent" when the
+// two version reads are equal, or when b1 and b2 share a word; else it
+// starts over.
 //
-// Claim: if some key with fingerprint fp and this pair was inserted before
-// t1 and no Delete of it takes effect before t3, the search answers
-// "present" (if it answers). Proof: with equal version reads no move went
-// into b1 in (t1, t2) (each adds one to V(b1) at its decision point, and V
-// only grows), which is all the counting proof of twophase.go ("One order
-// for every search") uses of the counters: copies enter b1 only by
-// inserts, leave b2 only by deletes, and a Delete takes from b2 only after
-// a read of b1 that showed none. So b1 empty at t1 and b2 empty at t2
-// cannot both hold. When b1 and b2 share a word, the read at t1 is an
-// atomic read of both buckets. A version read alone would not do with
-// the key's own bucket order: a colliding key whose first bucket is b2
-// could be inserted into b1 after t1 and, reading b2 first, delete the
-// searched key's copy from b2 before t2, changing no version (this failed
-// TestQuiescentCopiesEqualLen about once in 300 loaded runs of its 8-bit,
-// capacity-64 case, and TestSearchAgainstCollidingKeys every time). □
+// Claim: if a key with fingerprint fp and this pair was inserted before t1
+// and no Delete of it takes effect before t3, the search answers "present".
+// Proof: equal version reads mean no move entered b1 in (t1, t2) (each adds
+// one to V(b1) at its decision point, and V only grows). That is all the
+// counting proof of twophase.go uses of the counters: copies enter b1 only
+// by inserts, leave b2 only by deletes, and a Delete takes from b2 only
+// after a read of b1 that showed none; so b1 empty at t1 and b2 empty at t2
+// cannot both hold. A shared word is read atomically at t1. The pair order
+// matters: with the key's own order, a colliding key could be inserted into
+// b1 after t1 and, reading b2 first, delete the searched copy from b2
+// before t2 without changing a version (TestSearchAgainstCollidingKeys). □
 //
-// pkFind is this search. Lookup (pkLookup) runs its first round from plain
-// loads and answers from them when none holds a K-CAS reference, deciding
-// a one-word pair from its first read of the word only (a second read of
-// the same word is a later instant, and a move between the two could hide
-// the copy from both); anything else goes to pkFind. LookupBatch does the
-// same for a group of keys (pkReadGroup, pkLookupGroup).
+// pkFind is this search. pkLookup answers from plain loads when none holds
+// a K-CAS reference, deciding a one-word pair from its first read only (a
+// move between two reads of one word could hide the copy from both).
 //
 // The other operations rely on the same facts as in twophase.go:
-//   - Insert and Delete CAS one word against a value they read; the CAS
-//     takes effect only if the word still holds that value, so the copy
-//     it adds or takes is logically present (or the slot empty) at that
-//     instant. A move in between changes the word, unless other moves
-//     restore it bit for bit; then the value the CAS compares is the
-//     logical value at its instant, which is all the argument needs.
-//   - InsertUnique compares both words in one K-CAS (one CAS when they are
-//     one word), so "fp in neither bucket" holds at the instant it adds
-//     fp.
+//   - Insert and Delete CAS one word against a value they read, so the copy
+//     they add or take is logically present (or the slot empty) at the CAS.
+//   - InsertUnique compares both words in one K-CAS (one CAS for one word),
+//     so "fp in neither bucket" holds at the instant it adds fp.
 //   - Count reads V(b1) and V(b2), both buckets, and both versions again,
-//     and accepts when each is unchanged. A copy of fp in b1 can only move
-//     to b2 (its alternate for fp) and one in b2 only to b1, and such a
-//     move adds one to its destination's version: with both unchanged no
-//     copy moved between the two bucket reads, so none was counted twice
-//     or missed. (Reading V(b1) alone misses a copy moving b1 -> b2
-//     between the reads, counted in both: the model checker's
+//     accepting when each is unchanged: a copy moves only between b1 and b2
+//     and bumps its destination's version, so none was counted twice or
+//     missed. (One version is not enough: a copy moving b1 -> b2 between
+//     the reads is counted twice; the model checker's
 //     packed/count-reads-one-version catches it.)
 //   - Snapshots and Reset exclude moves with the snapshot gate.
 
@@ -110,22 +77,14 @@ const (
 	pkWordMask = ^tagMask
 	// packedSlots is the slots of a packed bucket.
 	packedSlots = 4
-	// Version words (versionsFor): a power of two, minVersions (64) for
-	// tables of 512 to 16,383 words, one per pkMinWordsPerVersion to
-	// 2·pkMinWordsPerVersion-1 words in smaller tables, and one per
-	// pkWordsPerVersion to 2·pkWordsPerVersion-1 words in larger ones,
-	// at most maxVersions (128 KiB, from 2^22 words on). From 16,384
-	// words on they cost at most 64/(pkWordsPerVersion·8·α) bits per key
-	// (0.07 at 92% load).
+	// Version words (versionsFor): a power of two, at least minVersions
+	// when the table has pkMinWordsPerVersion words per version, else one
+	// per pkWordsPerVersion words, at most maxVersions (128 KiB).
 	pkWordsPerVersion                 = 128
 	maxVersions                       = 1 << 14
 	minVersions, pkMinWordsPerVersion = 64, 8
-	// packedLoad is the load a packed table is sized for: 92%. Packed
-	// tables took 93.3% or more before their first ErrFull with the fixed
-	// seeds of TestPackedFirstFailure (three each at 2,000 to 2^20 keys,
-	// one at 4M and 32M keys), 92.92% at the lowest in 80 random-seed
-	// fills at 2^20 keys and 93.0-93.4% in runs of 3,000 at 2,000
-	// keys.
+	// packedLoad is the load a packed table is sized for: below the lowest
+	// load of a first ErrFull measured (BENCHMARKS.md, "Tuning constants").
 	packedLoadNum, packedLoadDen = 92, 100
 )
 
@@ -143,14 +102,9 @@ func packedLayout() layout {
 // pkShift returns the position of bucket b's half in its word.
 func pkShift(b uint64) uint64 { return (b & 1) << 5 }
 
-// pkHalf returns bucket b's 32 bits from its word w. It selects one of
-// the two halves, which compiles to a conditional move, where a shift by
-// pkShift(b) needs the shift count in CX and an extra mask: packed
-// lookups took 6 (single keys, present), 7 (absent) and 6 (LookupBatch)
-// fewer instructions per key than with the shift, and the fill of 2^20
-// keys about 3 fewer per insert with pkChoose still shifting (cachegrind,
-// bench/cmd/opcount -bits 8). The select is on b's parity, a coin toss per
-// key, so it must stay branch-free.
+// pkHalf returns bucket b's 32 bits from its word w. The select on b's
+// parity (a coin toss per key) must stay branch-free: it compiles to a
+// conditional move, cheaper than a shift by pkShift(b).
 func pkHalf(w, b uint64) uint64 {
 	x := uint64(uint32(w))
 	if b&1 != 0 {
@@ -217,8 +171,8 @@ func pkUnit(z uint64) uint64 { return (z & -z) >> 7 }
 // result, non-zero) marks. A fingerprint below pkTopLimit goes into the
 // restricted top slot of an odd bucket when that slot is free, since no
 // other fingerprint can use it; any other goes into the lowest free slot.
-// Filling the top slots first took the first ErrFull from about 90-93% load
-// to 95% (TestPackedFirstFailure).
+// This raises the load of the first ErrFull (TestPackedFirstFailure;
+// BENCHMARKS.md, "Tuning constants").
 func pkPut(w, b, fp, fr uint64) uint64 {
 	z := fr & -fr
 	if t := pkTopFirst(fr, b, fp); t != 0 {
@@ -239,14 +193,8 @@ func pkPut(w, b, fp, fr uint64) uint64 {
 // slots (b1's in bits 0 to 3, b2's in bits 4 to 7), their parities (bits
 // 8 and 9) and whether fp is pkTopLimit or more (bit 10). The empty slots
 // come from one SWAR test over a word that holds b1's 32 bits below b2's,
-// their high bits gathered into one byte by a multiplication (pkGather).
-// Computed with bit arithmetic instead (each bucket's free slots counted
-// by a multiplication, the counts compared, the lowest free slot
-// isolated), pkChoose took 73 instructions a call against 52, and a fill
-// of 2^20 keys 538.6M instructions against 515.2M (cachegrind,
-// bench/cmd/opcount -bits 8). The shifts of the halves are written out:
-// through pkShift, whose inlining left no-op instructions behind, or
-// with pkHalf's selects, it took 2 instructions more.
+// gathered into one byte by a multiplication (pkGather). The table lookup
+// is cheaper than counting and comparing free slots with bit arithmetic.
 func pkChoose(b1, b2, fp, w1, w2 uint64) (b, w, put uint64) {
 	s1, s2 := (b1&1)<<5, (b2&1)<<5 // pkShift(b1), pkShift(b2)
 	y := uint64(uint32(w1>>s1)) | w2>>s2<<32
@@ -275,8 +223,7 @@ const pkChoiceB2 = 0x80
 // for fp >= pkTopLimit); a free slot 3 of an odd bucket, for fp below
 // pkTopLimit, counts 8 more, and the fingerprint then goes there (pkPut);
 // b2 is chosen when its count is higher, and the fingerprint goes into
-// the top slot or else the lowest free one. Building it at package
-// initialization takes about 0.25M instructions (2 KiB of table).
+// the top slot or else the lowest free one.
 var pkChoice = func() (t [1 << 11]uint8) {
 	for i := range t {
 		big := i >> 10 // fp >= pkTopLimit
@@ -316,12 +263,10 @@ func pkSlotOf(z uint64) int { return bits.TrailingZeros64(z) >> 3 }
 // words: the largest power of two that gives each at least
 // pkWordsPerVersion words, 1 to maxVersions; but at least the largest
 // power of two up to minVersions that gives each pkMinWordsPerVersion
-// words. A lookup or Count starts over when any move in its first
-// bucket's stripe falls between its two version reads, so a small table
-// with two or four stripes would make every reader retry while anything
-// relocates (a 2,048-key table with 16 goroutines relocating ran its
-// concurrent tests ten times slower than the other layouts); 64 versions
-// cost 512 bytes, at most 1/8 of the table.
+// words. A reader starts over when any move in its first bucket's stripe
+// falls between its two version reads, so a small table with few stripes
+// would make every reader retry while anything relocates; 64 versions cost
+// 512 bytes, at most 1/8 of the table.
 func versionsFor(n uint64) uint64 {
 	v := uint64(1)
 	for v < maxVersions && (2*v*pkWordsPerVersion <= n || v < minVersions && 2*v*pkMinWordsPerVersion <= n) {
@@ -340,10 +285,8 @@ func (t *kcasTable) verIdx(b uint64) uint64 {
 	return t.epochIdx(b >> 1)
 }
 
-// verOf returns the version word of bucket b: the vers word of b's word,
-// indexed as epochOf indexes, without a bounds check. Single-key lookups
-// took 3 more instructions with the checked index (cachegrind,
-// bench/cmd/opcount -bits 8).
+// verOf returns the version word of bucket b, indexed as epochOf indexes,
+// without a bounds check (lookups are hot).
 func (t *kcasTable) verOf(b uint64) *atomic.Uint64 {
 	return t.epochOf(b >> 1)
 }
@@ -574,11 +517,8 @@ func (f *Filter) pkCount(b1, b2, fp uint64) int {
 func (f *Filter) pkMove(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
 	t := &f.t
 	for {
-		// The plain reads, and load (not inlined) only for a word
-		// holding a K-CAS reference, as in pkSearch: the same logical
-		// values. Through load, these three reads and pkSearch's two
-		// root reads cost a fill of 2^20 keys 11 more instructions
-		// per insert (cachegrind, bench/cmd/opcount -bits 8).
+		// Plain reads, and load only for a word holding a K-CAS
+		// reference: the same logical values, cheaper.
 		ws := t.words[src>>1].Load()
 		if ws&tagMask != 0 {
 			ws = t.load(src >> 1)
@@ -623,11 +563,8 @@ func (f *Filter) pkMove(src uint64, s int, fp uint64, dst uint64, my **descLease
 	}
 }
 
-// pkInsert is Insert for a packed table once the key is placed. It tries
-// pkInsertRead's LockFree first try itself: through the call, every insert
-// paid for a call and its spills (a fill of 2^20 keys took 16 more
-// instructions per insert; cachegrind, bench/cmd/opcount -bits 8 -fill
-// insert).
+// pkInsert is Insert for a packed table once the key is placed. It writes
+// out pkInsertRead's LockFree first try to save a call per insert.
 func (f *Filter) pkInsert(b1, b2, fp uint64) error {
 	w1, w2 := f.pkReadPair(b1, b2)
 	if f.mode != Locked && (w1|w2)&tagMask == 0 {
@@ -657,11 +594,9 @@ func (f *Filter) pkInsert(b1, b2, fp uint64) error {
 // count it. w1 and w2 are recent reads of the words (pkReadPair), which
 // LockFree mode tries first.
 //
-// A LockFree insert's first try, pkAdd's first round, is written out here:
-// through pkAdd it cost another call, and its spills, on every insert (a
-// fill of 2^20 keys took 20 more instructions per insert, cachegrind,
-// bench/cmd/opcount -bits 8 -fill batch). A failed CAS or a word holding a K-CAS
-// reference goes on in pkAdd with fresh reads, as pkAdd's loop would.
+// A LockFree insert's first try, pkAdd's first round, is written out here
+// to save a call per insert; a failed CAS or a word holding a K-CAS
+// reference goes on in pkAdd with fresh reads.
 func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 	if f.mode == Locked {
 		return f.pkAddLocked(b1, b2, fp) || f.pkMakeRoomAndAdd(b1, b2, fp)
@@ -723,12 +658,9 @@ type pkGroup struct {
 }
 
 // pkHashAndRead is hashAndRead for a packed lookup: it hashes keys (at most
-// batchGroup of them) into g.b1 and reads the group (pkReadGroup). As a
-// call of its own it keeps LookupBatch's live values out of the hashing
-// loop: with hashKeys inlined into LookupBatch, ten of them were reloaded
-// from the stack after every xxhash call, and the loop took 34.5
-// instructions per key instead of 24.4 (cachegrind, bench/cmd/opcount -w
-// batch -bits 8).
+// batchGroup of them) into g.b1 and reads the group (pkReadGroup). It is a
+// call of its own so that LookupBatch's live values are not spilled around
+// every xxhash call.
 func (f *Filter) pkHashAndRead(g *pkGroup, keys [][]byte) {
 	hashKeys(g.b1[:], keys)
 	f.pkReadGroup(g, len(keys))
@@ -737,10 +669,7 @@ func (f *Filter) pkHashAndRead(g *pkGroup, keys [][]byte) {
 // pkReadGroup places the first n raw key hashes held in g.b1 and reads,
 // for every key, V(b1) and then the words of b1 and b2, in that order
 // (the order the search needs), all in one loop so that the cache misses
-// of the group overlap; the versions are few (one per pkWordsPerVersion
-// words) and usually in cache. With the versions in a loop of their own
-// before the words, read through a checked index of t.vers, a batch
-// lookup took 8 more instructions per key (cachegrind).
+// of the group overlap; the versions are few and usually in cache.
 func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 	h := g.b1[:n]
 	f.keyHashes(h)
@@ -750,10 +679,8 @@ func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 		g.b1[j], g.b2[j] = searchPair(b1, b2)
 		g.fp[j] = fp
 	}
-	// pkReadSearch's reads after the version's, written out with the
-	// slice header and the versions' base and mask loaded once for the
-	// group (through pkReadSearch a batch lookup took 2 more
-	// instructions, by cachegrind).
+	// pkReadSearch's reads, written out with the slice header and the
+	// versions' base and mask loaded once for the group.
 	words, vers := f.t.words, f.t.versIndex()
 	for j := range n {
 		b1 := g.b1[j]
@@ -776,9 +703,7 @@ func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 // words (one read when its buckets share a word; later keys of the group
 // may have changed them, which only fails that attempt's CAS).
 //
-// The LockFree first try is written out here, as in pkInsert: through
-// pkInsertRead for every key, a fill of 2^20 keys took 19 more instructions
-// per insert (cachegrind, bench/cmd/opcount -bits 8 -fill batch).
+// The LockFree first try is written out, as in pkInsert.
 func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 	k = min(k, batchGroup) // k is at most batchGroup; no bounds checks on j below
 	lockFree := f.mode != Locked

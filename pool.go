@@ -42,9 +42,8 @@ const (
 	// The first chunk holds four items: a Locked filter's first waiter
 	// allocates the first chunk of its node pool (each node 128 bytes and
 	// a channel), so a larger first chunk is a fixed cost of every Locked
-	// filter that ever waits (16 nodes took 3.6 KB, 0.03 bits per key of a
-	// 1M-key filter). The K-CAS descriptor pool, one per process, grows
-	// from the same size.
+	// filter that ever waits. The K-CAS descriptor pool grows from the
+	// same size.
 	poolChunk0Log = 2
 	poolChunk0    = 1 << poolChunk0Log
 	// poolMaxChunks chunks cover every index below 4*(2^29-1), about 2^31.

@@ -27,33 +27,23 @@ func expectedFalsePositiveRate(bits, slots int, load float64) float64 {
 // false-positive rate p the filter may have when it holds the capacity
 // given to New: the layout with the least memory whose expected rate at
 // the load New sizes it for is at most p. For p of at least 2.89% that is
-// the packed layout: two buckets of four 8-bit fingerprints per 64-bit
-// word, sized for 92% load (8.8 bits per key, 2·4·0.92/255 = 2.89%; see
-// WithFingerprintBits). Down to 0.237% it is five 12-bit fingerprints per
-// 64-bit bucket word, sized for 97% load
-// (13.2 bits per key, 2·5·0.97/4095 = 0.237%; such tables took 97.3% or
-// more before their first ErrFull in 3,000 random seeds at 2,000 keys; the layout of New without options);
-// down to 0.186%, four 12-bit fingerprints sized for 95% load (16.8 bits
-// per key); down to 0.0232%, four 15-bit ones (16.8 bits per key). New
-// returns an error for a smaller p, for p outside (0, 1), and when
-// WithFingerprintBits or WithSlotsPerBucket is given too.
-// FingerprintBits, SlotsPerBucket and Stats report the layout chosen.
+// the packed layout (8-bit fingerprints at 92% load); down to 0.237%, five
+// 12-bit fingerprints per bucket at 97% (New's default); down to 0.186%,
+// four 12-bit ones at 95%; down to 0.0232%, four 15-bit ones. Bits per key
+// of each: README.md, "Choosing a layout". New returns an error for a
+// smaller p, for p outside (0, 1), and when WithFingerprintBits or
+// WithSlotsPerBucket is given too. FingerprintBits, SlotsPerBucket and
+// Stats report the layout chosen.
 //
 // The choice compares p with the expected rate; a measured rate scatters
-// around it. Probing a full filter with N keys never inserted counts about
-// r·N false positives for a true rate r, with a standard deviation of
-// sqrt(r·N): 2% of r for r = 0.25% and a million probes, 6.6% for
-// r = 0.0232%. So for p just above a layout's expected rate (2.89%, 0.237%,
-// 0.186%, 0.0232%) about half of such measurements come out above p; give p
-// with the margin the check needs (three standard deviations, say), or a
-// rate at least that far above those points.
+// around it (N probes of a true rate r count about r·N false positives,
+// standard deviation sqrt(r·N)), so for p just above a layout's expected
+// rate about half of such measurements come out above p: give p with the
+// margin the check needs.
 //
-// Five-slot buckets hold at most 10 copies of one key (its two buckets),
-// four-slot buckets 8, the packed layout 6 to 8 (its top slots take only
-// some fingerprints); one bucket's worth or less for a key whose two
-// buckets are one. Five 12-bit slots and four 15-bit ones have 2-bit
-// migration counters, four 12-bit ones 14-bit counters (see
-// WithFingerprintBits for what that costs).
+// A key's two buckets hold at most 10 copies of it with five slots, 8 with
+// four, 6 to 8 in the packed layout (its top slots take only some
+// fingerprints).
 //
 // A Growing filter has one layout; NewGrowing rejects this option.
 func WithFalsePositiveRate(p float64) Option {

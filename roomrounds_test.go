@@ -13,14 +13,17 @@ import (
 // ErrFull after maxRoomRounds rounds instead of looping for ever (with the
 // bound removed this test fails: the thief counts past it).
 func TestInsertGivesUpAfterRoomRounds(t *testing.T) {
-	defer func(old func(*Filter, uint64, uint64)) { roomMade = old }(roomMade)
+	if !raceEnabled {
+		t.Skip("roomMadeHook is called in race builds only")
+	}
+	defer func() { roomMadeHook = nil }()
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, bits := range []int{8, 12, 15} {
 			for _, unique := range []bool{false, true} {
 				name := fmt.Sprintf("%v/bits=%d/unique=%v", mode, bits, unique)
 				f, key, fp := nearFullWithKey(t, mode, bits)
 				rounds := 0
-				roomMade = func(f *Filter, b1, b2 uint64) {
+				roomMadeHook = func(f *Filter, b1, b2 uint64) {
 					rounds++
 					if rounds > maxRoomRounds+1 {
 						t.Fatalf("%s: %d rounds and the insert still runs", name, rounds)
@@ -43,7 +46,7 @@ func TestInsertGivesUpAfterRoomRounds(t *testing.T) {
 				} else {
 					err = f.InsertString(key)
 				}
-				roomMade = func(*Filter, uint64, uint64) {}
+				roomMadeHook = nil
 				if !errors.Is(err, ErrFull) {
 					t.Errorf("%s: insert returned %v after %d rounds, want ErrFull", name, err, rounds)
 				}
@@ -92,13 +95,16 @@ func fillBucket(f *Filter, b, seq, avoid uint64) {
 // searching for ever (with its bound removed this test fails: the thief
 // counts past it).
 func TestMakeRoomGivesUpOnStalePaths(t *testing.T) {
-	defer func(old func(*Filter, uint64, int, uint64)) { pathReplayed = old }(pathReplayed)
+	if !raceEnabled {
+		t.Skip("pathReplayedHook is called in race builds only")
+	}
+	defer func() { pathReplayedHook = nil }()
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, bits := range []int{8, 12, 15} {
 			name := fmt.Sprintf("%v/bits=%d", mode, bits)
 			f, key, fp := nearFullWithKey(t, mode, bits)
 			paths := 0
-			pathReplayed = func(f *Filter, b uint64, s int, old uint64) {
+			pathReplayedHook = func(f *Filter, b uint64, s int, old uint64) {
 				paths++
 				if paths > maxRoomRounds+1 {
 					t.Fatalf("%s: %d stale paths and makeRoom still searches", name, paths)
@@ -117,7 +123,7 @@ func TestMakeRoomGivesUpOnStalePaths(t *testing.T) {
 				f.t.words[wordOf(f, b)].Store(w)
 			}
 			err := f.InsertString(key)
-			pathReplayed = func(*Filter, uint64, int, uint64) {}
+			pathReplayedHook = nil
 			if !errors.Is(err, ErrFull) {
 				t.Errorf("%s: insert returned %v after %d paths, want ErrFull", name, err, paths)
 			}

@@ -4,14 +4,12 @@ import "math/rand/v2"
 
 // randomSeed returns the seed of a filter created without WithSeed.
 //
-// With a seed everybody knows (the default was 0 until this was added), keys
-// can be searched offline for ones that share a first bucket and a
-// fingerprint: nine of them fill their pair of buckets and every further one
-// gets ErrFull, whatever the load elsewhere. A random seed per filter makes
-// such a search useless without the seed: the key's hash is keyed with the
-// seed by a multiply-shift hash (keyed, in filter.go), so keys colliding
-// under one seed are scattered under another
-// (TestCraftedCollisionsDoNotTransfer).
+// With a seed everybody knows, keys can be searched offline for ones that
+// share a first bucket and a fingerprint: nine of them fill their pair of
+// buckets and every further one gets ErrFull, whatever the load elsewhere.
+// A random seed per filter makes such a search useless without the seed:
+// keys colliding under one seed are scattered under another (keyed,
+// filter.go; TestCraftedCollisionsDoNotTransfer).
 //
 // math/rand/v2's global generator is ChaCha8 seeded by the runtime from the
 // operating system's entropy, so its output cannot be predicted from other

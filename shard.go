@@ -24,9 +24,8 @@ import (
 // goroutine's stack: the top bits bits of the mixed address. bits must be
 // in [0, 63]. The shift is written as >>1 >> ((63-bits)&63), the same
 // value as >> (64-bits) for those bits (0 for bits = 0), so that a
-// variable bits needs no test for a shift of 64 or more: a fill of 2^20
-// keys took 7 (packed) and 6 (default) instructions more per insert with
-// that test (cachegrind, bench/cmd/opcount -fill insert).
+// variable bits needs no test for a shift of 64 or more (every insert
+// pays for that test otherwise).
 func stackShard(bits uint) uint {
 	var local byte
 	return uint(uint64(uintptr(unsafe.Pointer(&local))>>11) * 0x9e3779b97f4a7c15 >> 1 >> ((63 - bits) & 63))
@@ -37,9 +36,8 @@ func stackShard(bits uint) uint {
 // filter sizes its shard sets by the processors and its table
 // (shardBitsFor): as many as there are goroutines that can run at once,
 // twice over, so that two running goroutines rarely share a line, but no
-// more than a small table needs. A 100-key filter then carries three
-// 64-byte shards instead of 84, which is what lets a process hold 100,000
-// small filters.
+// more than a small table needs, so that a process can hold many small
+// filters.
 type shardSet[T any] struct {
 	shards []T
 	bits   uint
@@ -70,11 +68,9 @@ func shardBitsFor(m uint64) uint { return shardBitsPer(m, wordsPerShard) }
 // which every Insert and Delete writes (the other shard sets are written
 // by relocations, retries and rarer events), with up to one shard per
 // wordsPerCountShard words: 1/256 of the table, so that a 1M-key filter
-// gets the 64 shards that 32 processors want (4 KiB, 0.03 bits per key)
-// instead of 8 or 16. With 16 goroutines filling a 1M-key packed filter
-// through 8 shards, a CPU profile on 16 cores put 23% of Insert's time on
-// the count's atomic add: two or more cores took turns with each shard's
-// cache line (BENCHMARKS.md, "Sixteen cores").
+// gets the 64 shards that 32 processors want instead of 8 or 16: with too
+// few shards, cores take turns with each shard's cache line on every
+// insert (BENCHMARKS.md, "Sixteen cores").
 func countShardBitsFor(m uint64) uint { return shardBitsPer(m, wordsPerCountShard) }
 
 // shardBitsPer is shardBitsFor with at most one shard per wordsPer words
@@ -100,9 +96,8 @@ const (
 // shardedCount is the number of stored fingerprints, spread over padded
 // shards so that goroutines on different cores rarely update the same cache
 // line: each goroutine adds to the shard of its stack. Only the sum is
-// meaningful. With the shard chosen by bucket instead, two goroutines
-// filling one filter shared every shard, and the lines moved between the
-// cores on almost every insert.
+// meaningful. (A shard chosen by bucket would be shared by every
+// goroutine filling one filter.)
 type shardedCount struct {
 	shardSet[countShard]
 }

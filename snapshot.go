@@ -51,10 +51,7 @@ import (
 // This bounds the progress of movers as a whole, not of each one: which
 // starving mover gets in first is the scheduler's choice, and each
 // admission lets the snapshots that waited for it begin, so one mover can
-// lose several rounds (an adversarial reviewer measured single waits of up
-// to 2 s with 8 goroutines snapshotting in a loop and 32 to 100 movers on
-// 1 or 2 processors; without the admission wait, every mover waited for
-// the whole run).
+// lose several rounds (BENCHMARKS.md, "Snapshot gate").
 //
 // No lost wake-up. Each sleeper takes the channel it sleeps on (signal)
 // before it checks its condition, and a waker closes the channel current
@@ -73,15 +70,12 @@ import (
 // them has been scheduled and moved, which with far more goroutines than
 // processors can be a turn of the scheduler. Snapshots taken now and then
 // do not meet starving movers (movers starve only while snapshots keep
-// coming), and pay nothing. Snapshots taken back to back by 8 goroutines
-// beside relocating ones were 2 to 4 times fewer than when movers could be
-// shut out with 8 relocating goroutines on 2 processors (and the
-// relocations 4 times more), and 10 to 25 times fewer with 100
-// (BENCHMARKS.md, "Snapshot gate"). Making
-// a snapshot wait until no mover waits at all, which was tried, starved
-// snapshots instead (9 in 10 s against 32 in 0.2 s). The starving mover
-// yields in exitMove so that the snapshot it woke runs next on its
-// processor rather than after the rest of its time slice.
+// coming) and pay nothing; back-to-back snapshots beside relocating
+// goroutines are fewer than if movers could be shut out (BENCHMARKS.md,
+// "Snapshot gate"). Making a snapshot wait until no mover waits at all
+// would starve snapshots instead. The starving mover yields in exitMove so
+// that the snapshot it woke runs next on its processor rather than after
+// the rest of its time slice.
 type snapshotGate struct {
 	movers        shardSet[moverShard] // read-only header: the shards are elsewhere
 	snapshots     atomic.Int32         // snapshots in progress
@@ -177,8 +171,7 @@ func (g *snapshotGate) tryMove(m *atomic.Int32) bool {
 		// Race builds only: widen the window between the first check
 		// and the announcement, which the second check closes, so that
 		// TestSnapshotGateStress catches a gate without that check in
-		// every race run (about one in four without this yield).
-		// Compiled out of other builds.
+		// every race run. Compiled out of other builds.
 		runtime.Gosched()
 	}
 	m.Add(1)

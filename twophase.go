@@ -9,9 +9,9 @@ import "sync/atomic"
 // b2 and moves between them only by a relocation (migrate.go, move): one
 // K-CAS of both bucket words that takes a copy of fp out of one, puts it
 // into the other and adds one to both migration counters (and, when a
-// counter wraps, adds one to the epoch of its bucket's stripe in the same
-// K-CAS; "Counter wraps" below). Inserting into an empty slot and deleting are one CAS of one
-// word and do not touch the counters.
+// counter wraps, to the epoch of its bucket's stripe in the same K-CAS;
+// "Counter wraps" below). Inserting into an empty slot and deleting are
+// one CAS of one word and do not touch the counters.
 //
 // The logical table is the table as kcasTable.load reads it: a word that
 // holds a reference to an undecided or failed K-CAS reads as its old
@@ -131,9 +131,8 @@ import "sync/atomic"
 // Counter wraps. The counters wrap (14 bits at f=12, 30 at f=8, 2 at
 // f=15 and with five 12-bit slots, where every fourth relocation through a
 // bucket wraps), and d1 is taken modulo 2^c: 2^c relocations through b1
-// while a search is between its reads (a few milliseconds of relocations
-// on one core, as the review that found it measured: less than a scheduler
-// time slice) would make d1 look like 0. The wrap epochs close this. The
+// while a search is between its reads (well within a scheduler time slice)
+// would make d1 look like 0. The wrap epochs close this. The
 // buckets are cut into stripes (bucket b is in stripe b mod the number of
 // stripes, epochsFor), each with an epoch word (kcasTable.vers, epochOf).
 // Every relocation that takes a counter from its maximum to 0 adds one to
@@ -160,25 +159,15 @@ import "sync/atomic"
 // which resolves it (load). Wraps of b2's counter need no epoch: the
 // search draws no conclusion from b2's counter.
 //
-// Why stripes, not one epoch for the table. With 2-bit counters a wrap
-// comes with every fourth relocation through a bucket, and once a table
-// has seen churn its counters are spread evenly: 44% of relocations then
-// wrap a counter (measured: 37% of the moves of repeated fills after
-// Reset, which keeps the counters). With one epoch every such move put the
-// same word into its K-CAS, and on 16 cores those K-CASes failed and
-// helped one another: 0.12 retries per insert at 0.077 relocations per
-// insert, 84% of a batch fill's time in the moves' K-CAS (BENCHMARKS.md,
-// "Sixteen cores"). Stripes spread those writes over epochsFor's words.
-//
-// Cost: one epoch word per epochStripeWords table words or more (32 at
-// 1M keys in five-slot buckets: 256 bytes), read twice per absent answer (the
-// stripe's line is usually in cache; eight epochs share a line), written
-// by one relocation in 2^(c-1) through its stripe on average. A search
-// starts over on any wrap in its first bucket's stripe, not only in that
-// bucket: with 2-bit counters and churn that is the more frequent cause
-// of retries (Stats counts both as LookupRetries; their shares are not
-// measured). Like a counter retry, each one means relocations made
-// progress.
+// Why stripes, not one epoch for the table: with 2-bit counters and churn
+// a large share of relocations wrap a counter, and with one epoch every
+// such move put the same word into its K-CAS, so concurrent relocations
+// failed and helped one another (BENCHMARKS.md, "Sixteen cores"). Stripes
+// spread those writes over epochsFor's words. An epoch is read twice per
+// absent answer (usually in cache) and written by one relocation in
+// 2^(c-1) through its stripe. A search starts over on any wrap in its first
+// bucket's stripe, not only in that bucket; like a counter retry, each one
+// means relocations made progress.
 //
 // What this guarantees, precisely (the claim of "One order for every
 // search"): a search finds a key if at least one of the key's inserts
@@ -292,18 +281,15 @@ func newEpochs(n uint64) []atomic.Uint64 {
 }
 
 // searchStalls, in race builds only, is called by every search of a
-// one-word table (Lookup, LookupBatch, LookupHash, LookupBatchHash, find
-// and so Delete, Count, remove's first reads, and Locked mode's lookups)
-// and by the packed layout's lookups, pkFind (both modes) and pkCount, after its
-// first read of b1 (stage 1) and after its first read of b2 (stage 2),
-// and by a one-word search deciding "absent" between its re-read of b1
-// and its re-read of the epoch (stage 3), with the filter and b1 (the
-// lower bucket, searchPair). Tests set it to relocate while a search is
-// stalled between its reads (TestSearchesReadTheirFirstBucketsEpoch,
-// whose second schedule completes a counter's wrap at stage 3, so that a
-// search re-reading the epoch before b1 misses the key); it must only act on
-// their own filter, since other tests' searches call it too. In other
-// builds the calls are compiled out.
+// one-word table (Lookup, the batch and Hash forms, find and so Delete,
+// Count, remove's first reads, and Locked mode's lookups) and by the
+// packed layout's lookups, pkFind and pkCount, after its first read of b1
+// (stage 1) and of b2 (stage 2), and by a one-word search deciding
+// "absent" between its re-read of b1 and its re-read of the epoch (stage
+// 3), with the filter and b1 (the lower bucket). Tests set it to relocate
+// while a search is stalled between its reads; a hook must act only on its
+// own filter, since other tests' searches call it too. In other builds the
+// calls are compiled out.
 var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
 
 // readPair reads b1 and then b2 with plain loads, stopping at the tests'
