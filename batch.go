@@ -24,7 +24,7 @@ type group struct {
 // It does what hash and alt do, in loops of one step each: one with
 // nothing but the xxhash call, the seed mixing only for a non-zero seed,
 // and place with the table size in registers; faster than hashing and
-// placing per key (BENCHMARKS.md, "Figures behind code comments").
+// placing per key (BENCHMARKS.md, "Tuning constants").
 func (f *Filter) hashAndRead(g *group, keys [][]byte) {
 	hashKeys(g.b1[:], keys)
 	f.placeAndRead(g, len(keys))

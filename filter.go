@@ -463,8 +463,7 @@ func (f *Filter) alt(b, fp uint64) uint64 { return altBucket(b, fp, f.m) }
 // one bucket.
 //
 // The reduction adds m back from the borrow instead of branching on hi >= b:
-// that comparison is a coin toss per key (BENCHMARKS.md, "Figures behind
-// code comments").
+// that comparison is a coin toss per key (BENCHMARKS.md, "Tuning constants").
 func altBucket(b, fp, m uint64) uint64 {
 	hi, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, m)
 	d, borrow := bits.Sub64(hi, b, 0)
@@ -527,8 +526,7 @@ func (f *Filter) Lookup(key []byte) bool {
 	if f.m == 0 {
 		return false
 	}
-	// hash, written out to save a call (BENCHMARKS.md, "Figures behind
-	// code comments").
+	// hash, written out to save a call (BENCHMARKS.md, "Tuning constants").
 	h := xxhash.Sum64(key)
 	if f.seed != 0 {
 		h = f.keyed(h)
@@ -562,7 +560,7 @@ func (f *Filter) Lookup(key []byte) bool {
 		// is bit for bit what phase 1 read, so its counter did not move
 		// and fp cannot have been in flight. Keeping this path short lets
 		// the processor overlap more lookups' cache misses (BENCHMARKS.md,
-		// "Figures behind code comments").
+		// "Tuning constants").
 		if b1 == b2 {
 			return false
 		}

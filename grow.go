@@ -164,7 +164,7 @@ const growFullLoad = 0.5
 // it copies its table share the copying and wait for it; lookups never
 // wait. Deletes, and inserts that relocate, also wait while a snapshot
 // (WriteTo, MarshalBinary, Clone) copies the tables. Memory, precision
-// and speed: README.md, "Growing filters".
+// and speed: README.md, "Growing filter".
 //
 // Its method set is Filter's, with the String and Hash forms, except for
 // Stats and LockStats (a Growing filter's tables are replaced at every

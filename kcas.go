@@ -292,8 +292,8 @@ func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ b
 // epochOf returns the wrap epoch of bucket b's stripe, vers word
 // b&verMask (verOf reaches a packed table's versions through it).
 // Single-key lookups call it, so it indexes without a bounds check:
-// b&verMask < len(vers) (setVers). BENCHMARKS.md, "Cost of the wrap
-// epoch".
+// b&verMask < len(vers) (setVers). BENCHMARKS.md, "Tuning
+// constants".
 func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
 }

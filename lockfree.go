@@ -9,8 +9,7 @@ package cuckoo
 // addEither puts fp into whichever of b1 and b2 holds fewer fingerprints
 // (b1 on a tie) and reports whether it did; false means both are full.
 // Choosing the emptier bucket (the power of two choices) keeps buckets even,
-// so fewer inserts later need relocations (BENCHMARKS.md, "Figures behind
-// code comments").
+// so fewer inserts later need relocations (BENCHMARKS.md, "Tuning constants").
 //
 // w1 and w2 are the caller's reads of b1 and b2; a stale word only fails the
 // CAS, and the choice is made again from fresh reads, so an InsertBatch

@@ -70,7 +70,7 @@ func shardBitsFor(m uint64) uint { return shardBitsPer(m, wordsPerShard) }
 // wordsPerCountShard words: 1/256 of the table, so that a 1M-key filter
 // gets the 64 shards that 32 processors want instead of 8 or 16: with too
 // few shards, cores take turns with each shard's cache line on every
-// insert (BENCHMARKS.md, "Sixteen cores").
+// insert (BENCHMARKS.md, "Tuning constants").
 func countShardBitsFor(m uint64) uint { return shardBitsPer(m, wordsPerCountShard) }
 
 // shardBitsPer is shardBitsFor with at most one shard per wordsPer words

@@ -51,7 +51,7 @@ import (
 // This bounds the progress of movers as a whole, not of each one: which
 // starving mover gets in first is the scheduler's choice, and each
 // admission lets the snapshots that waited for it begin, so one mover can
-// lose several rounds (BENCHMARKS.md, "Snapshot gate").
+// lose several rounds (BENCHMARKS.md, "Tuning constants").
 //
 // No lost wake-up. Each sleeper takes the channel it sleeps on (signal)
 // before it checks its condition, and a waker closes the channel current
@@ -72,7 +72,7 @@ import (
 // do not meet starving movers (movers starve only while snapshots keep
 // coming) and pay nothing; back-to-back snapshots beside relocating
 // goroutines are fewer than if movers could be shut out (BENCHMARKS.md,
-// "Snapshot gate"). Making a snapshot wait until no mover waits at all
+// "Tuning constants"). Making a snapshot wait until no mover waits at all
 // would starve snapshots instead. The starving mover yields in exitMove so
 // that the snapshot it woke runs next on its processor rather than after
 // the rest of its time slice.

@@ -162,7 +162,7 @@ import "sync/atomic"
 // Why stripes, not one epoch for the table: with 2-bit counters and churn
 // a large share of relocations wrap a counter, and with one epoch every
 // such move put the same word into its K-CAS, so concurrent relocations
-// failed and helped one another (BENCHMARKS.md, "Sixteen cores"). Stripes
+// failed and helped one another (BENCHMARKS.md, "Tuning constants"). Stripes
 // spread those writes over epochsFor's words. An epoch is read twice per
 // absent answer (usually in cache) and written by one relocation in
 // 2^(c-1) through its stripe. A search starts over on any wrap in its first
