@@ -159,44 +159,6 @@ func (f *Filter) deleteHeld(b, fp uint64) bool {
 	return true
 }
 
-// moveLocked is one relocation step: fp from slot s of src to an empty slot
-// of dst, both counters bumped, under both stripes' locks.
-func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
-	l := &f.lay
-	g := f.locks.lockBuckets(src, dst)
-	ws, wd := f.t.words[src].Load(), f.t.words[dst].Load()
-	e := l.emptySlot(wd)
-	ok := l.slot(ws, s) == fp && e >= 0
-	if ok {
-		// A step that wraps a counter counts in the epoch of that
-		// bucket's stripe before and after its stores, both under the
-		// locks (see the top of this file).
-		wrapS, wrapD := l.wraps(ws), l.wraps(wd)
-		if wrapS {
-			f.t.epochOf(src).Add(1)
-		}
-		if wrapD {
-			f.t.epochOf(dst).Add(1)
-		}
-		// Destination first: unlocked lookups rely on the fingerprint
-		// being in one of its buckets at every instant (see the top of
-		// this file).
-		f.t.words[dst].Store(l.bumpCounter(l.setSlot(wd, e, fp)))
-		f.t.words[src].Store(l.bumpCounter(l.setSlot(ws, s, 0)))
-		if raceEnabled {
-			l.checkRelocation(ws, f.t.words[src].Load(), wd, f.t.words[dst].Load(), fp)
-		}
-		if wrapS {
-			f.t.epochOf(src).Add(1)
-		}
-		if wrapD {
-			f.t.epochOf(dst).Add(1)
-		}
-	}
-	f.locks.unlockBuckets(g)
-	return ok
-}
-
 // resetLocked empties every bucket with all stripes held.
 func (f *Filter) resetLocked() {
 	g := f.locks.lockAll()

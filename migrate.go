@@ -1,5 +1,7 @@
 package cuckoo
 
+//go:generate go run gen_variants.go
+
 // Making room for an insert whose two buckets are full (both modes).
 //
 // Path discovery and migration are kept apart, as in Algorithm 3 of the
@@ -8,7 +10,8 @@ package cuckoo
 // its other bucket", reading buckets without modifying anything. It stops at
 // the first bucket with an empty slot, so the path it finds is a shortest
 // one. A path is stored in one integer: bit 0 says which candidate bucket it
-// starts from, then two bits per step give the slot whose fingerprint moves.
+// starts from, then bfsSlotBits bits per step give the slot whose
+// fingerprint moves.
 // The buckets along it are recomputed from the fingerprints when the path is
 // replayed.
 //
@@ -24,6 +27,12 @@ package cuckoo
 // fingerprint is gone or the destination filled up meanwhile) leaves the
 // filter consistent: the path is then discovered anew. When no path exists,
 // Insert returns ErrFull and nothing has been lost.
+//
+// Discovery and the step are each written once, in search.go.tmpl and
+// move.go.tmpl, and generated per word codec by gen_variants.go
+// (ARCHITECTURE.md): discover, discoverDeep, search, moveLockFree and
+// moveLocked in zz_search_word.go and zz_move_word.go, their pk-prefixed
+// twins in zz_search_packed.go and zz_move_packed.go.
 //
 // The paper sets the destination counter to max(src, dst)+1, for a
 // cross-bucket comparison in its lookup that is only sound with unbounded
@@ -49,131 +58,33 @@ const (
 	bfsSlotBits = 3
 	// bfsShortQueue is the queue the Growing filter's discovery tries
 	// first (grow_table.go; discover's is discoverShortQueue, pkDiscover's
-	// pkShortQueue). Go zeroes a local array on every call, and zeroing a
-	// queue for every path of five moves cost more than the search itself
-	// at 95% load, where a search typically ends after a handful of
-	// buckets. 128 nodes hold every bucket within two moves and most
-	// within three; only a search that outgrows them runs again with the
-	// full queue.
+	// pkShortQueue). Go zeroes a local array on every call, and at 95%
+	// load a search typically ends after a handful of buckets, so zeroing
+	// the full queue for every search would cost more than the search.
+	// 128 nodes hold every bucket within two moves and most within three;
+	// only a search that outgrows them runs again with the full queue
+	// (BENCHMARKS.md, "Tuning constants", for this length and the two
+	// others).
 	bfsShortQueue = 128
 	// discoverShortQueue is the queue discover tries first: 64 nodes
 	// hold every bucket within two moves (2 + 10 + 50 with five slots). A
-	// fill of 2^20 keys took 4.6M more instructions at -bits 15 and 4.4M
-	// more at -bits 12 with 128 (cachegrind, bench/cmd/opcount); the
-	// Growing filter's fill took 4.5M more with 64. A search that
-	// outgrows the queue expands the nodes it queued in the same order,
-	// so it finds what a longer queue finds first, or runs again.
+	// search that outgrows the queue expands the nodes it queued in the
+	// same order, so it finds what a longer queue finds first, or runs
+	// again.
 	discoverShortQueue = 64
 )
 
-// A BFS node is bucket<<32 | depth<<16 | path: path holds the start bit and
-// bfsSlotBits bits of slot per move (at most 16 bits).
+// A BFS node is bucket<<32 | in<<20 | depth<<16 | path: path holds the
+// start bit and bfsSlotBits bits of slot per move (at most 16 bits); in is
+// the fingerprint that would move into the bucket (at most 12 bits), for
+// the codecs whose room depends on it (the packed one), else 0.
 func bfsNode(b uint64, depth int, path uint64) uint64 {
 	return b<<32 | uint64(depth)<<16 | path
 }
 
-// discover searches for a path from b1 or b2 to a bucket with an empty slot.
-// It returns the path code and its length (the number of moves, 0 if b1 or
-// b2 itself has room), or ok=false if none exists within maxPathLen moves.
-func (f *Filter) discover(b1, b2 uint64) (path uint64, depth int, ok bool) {
-	var q [discoverShortQueue]uint64
-	path, depth, ok, truncated := f.search(q[:], b1, b2)
-	if ok || !truncated {
-		return path, depth, ok
-	}
-	return f.discoverDeep(b1, b2)
-}
-
-// discoverDeep is discover with the full queue, in a function of its own so
-// that only the searches that need it pay for zeroing it.
-//
-//go:noinline
-func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
-	var q [bfsQueueLen]uint64
-	path, depth, ok, _ = f.search(q[:], b1, b2)
-	return path, depth, ok
-}
-
-// search is the breadth-first search of discover over the queue q. truncated
-// reports that q filled up before the search space was exhausted.
-//
-// Expanding a bucket reads all four of its children before testing any, so
-// their cache misses overlap instead of costing one full miss per bucket
-// visited; each child is tested for an empty slot right away, and queued
-// (to be expanded in turn, from a now cached word) only if it is full. A
-// child is tested before any bucket of the next depth, so the first empty
-// slot found still ends a shortest path.
-//
-// A bucket has an empty slot when zeroSlots is non-zero (emptySlot, which
-// also computes the slot's index, cost a fill of 2^20 keys 6.5M more
-// instructions at -bits 12 and 15), and a node's children are computed
-// from its word shifted one slot at a time, with the table's words, m and
-// the layout's fields in locals (through slot, which multiplies and tests
-// its shift, 5.6M at -bits 15 and 6.6M at -bits 12; cachegrind,
-// bench/cmd/opcount).
-func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
-	l := &f.lay
-	t := &f.t
-	n := 0
-	for i, b := range [2]uint64{b1, b2} {
-		if i == 1 && b2 == b1 {
-			break
-		}
-		w := t.words[b].Load()
-		if w&tagMask != 0 {
-			w = t.load(b) // as below
-		}
-		if l.zeroSlots(w) != 0 {
-			return uint64(i), 0, true, false
-		}
-		q[n] = bfsNode(b, 0, uint64(i))
-		n++
-	}
-	for h := 0; h < n; h++ {
-		x := q[h]
-		b, d, p := x>>32, int(x>>16&0xf), x&0xffff
-		w := t.words[b].Load()
-		if w&tagMask != 0 {
-			w = t.load(b) // load is not inlined: called only where needed
-		}
-		if l.zeroSlots(w) != 0 {
-			return p, d, true, false // emptied since it was tested
-		}
-		var cb, cw [maxSlots]uint64
-		nb := int(l.b)
-		words, m, fb, mask := t.words, f.m, l.f&63, l.slotMask
-		ws := w
-		for s := range cb[:nb] {
-			cb[s] = altBucket(b, ws&mask, m) // l.slot(w, s)
-			ws >>= fb
-		}
-		for s := range cw[:nb] {
-			cw[s] = words[cb[s]].Load()
-		}
-		for s := 0; s < nb; s++ {
-			if cb[s] == b {
-				continue // this fingerprint has one bucket and cannot move
-			}
-			cp := p | uint64(s)<<(1+bfsSlotBits*d)
-			wc := cw[s]
-			if wc&tagMask != 0 {
-				wc = t.load(cb[s])
-			}
-			if l.zeroSlots(wc) != 0 {
-				return cp, d + 1, true, false
-			}
-			if d+1 == maxPathLen {
-				continue
-			}
-			if n == len(q) {
-				truncated = true
-				continue
-			}
-			q[n] = bfsNode(cb[s], d+1, cp)
-			n++
-		}
-	}
-	return 0, 0, false, truncated
+// bfsNodeIn is bfsNode with the incoming fingerprint in.
+func bfsNodeIn(b, in uint64, depth int, path uint64) uint64 {
+	return b<<32 | in<<20 | uint64(depth)<<16 | path
 }
 
 // makeRoom frees a slot in b1 or b2 that may take fp by relocating
@@ -267,19 +178,21 @@ func (f *Filter) migrate(buckets []uint64, slots []int, fps []uint64, depth int)
 	return ok
 }
 
-// move relocates fp from slot s of bucket src to an empty slot of dst,
-// adding one to both migration counters (the packed layout: to dst's
-// version), in one atomic step. It reports
-// false if the step no longer applies (fp left that slot, or dst has no
-// room). The caller holds the snapshot gate; in LockFree mode *my is the
-// caller's descriptor lease, or nil until a step needs one (move leases it
-// then, and migrate releases it after the path).
+// move relocates fp from slot s of bucket src to a slot of dst that may
+// take it, adding one to both migration counters (the packed layout: to
+// dst's version), in one atomic step: the codec's and mode's step of
+// move.go.tmpl. It reports false if the step no longer applies (fp left
+// that slot, or dst has no room). The caller holds the snapshot gate; in
+// LockFree mode *my is the caller's descriptor lease, or nil until a step
+// needs one (the step leases it then, and migrate releases it after the
+// path).
 //
-// LockFree mode moves with one K-CAS of the two bucket words (and of the
-// epoch of a wrapping counter's stripe, twophase.go "Counter wraps"): fp leaves src
-// and enters dst at one instant, so no operation can see a half-done move
-// (twophase.go, "Moves are atomic", says what each operation relies on).
-// Locked mode does the same under both stripes' locks.
+// LockFree mode moves with one K-CAS of the bucket words (and of the
+// epoch of a wrapping counter's stripe, twophase.go "Counter wraps", or of
+// dst's version): fp leaves src and enters dst at one instant, so no
+// operation can see a half-done move (twophase.go, "Moves are atomic",
+// says what each operation relies on). Locked mode stores the destination
+// first, under both stripes' locks (locked.go, packed_locked.go).
 func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
 	if src == dst {
 		return false
@@ -288,45 +201,12 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 		if f.mode == Locked {
 			return f.pkMoveLocked(src, s, fp, dst)
 		}
-		return f.pkMove(src, s, fp, dst, my)
+		return f.pkMoveLockFree(src, s, fp, dst, my)
 	}
 	if f.mode == Locked {
 		return f.moveLocked(src, s, fp, dst)
 	}
-	l := &f.lay
-	for {
-		ws := f.t.loadWord(src)
-		if l.slot(ws, s) != fp {
-			return false
-		}
-		wd := f.t.loadWord(dst)
-		nd, ok := l.put(wd, fp)
-		if !ok {
-			return false
-		}
-		var op kcasOp
-		op.add(src, ws, l.bumpCounter(l.setSlot(ws, s, 0)))
-		op.add(dst, wd, l.bumpCounter(nd))
-		// A counter that goes from its maximum to 0 is counted in the
-		// epoch of its bucket's stripe in the same atomic step
-		// (twophase.go, "Counter wraps").
-		if wrapS, wrapD := l.wraps(ws), l.wraps(wd); wrapS || wrapD {
-			f.t.addWraps(&op, src, wrapS, dst, wrapD)
-		}
-		if raceEnabled {
-			l.checkRelocation(op.old[0], op.new[0], op.old[1], op.new[1], fp)
-		}
-		if *my == nil {
-			*my = leaseDesc()
-		}
-		if f.t.kcasWith(&op, (*my).slot) {
-			return true
-		}
-		// A word changed under us (or held another operation's
-		// reference, which kcasWith helped): validate again against
-		// fresh reads.
-		f.stats.add(statKCASRetries, 1)
-	}
+	return f.moveLockFree(src, s, fp, dst, my)
 }
 
 // maxRoomRounds bounds the rounds of an insert that frees a slot with

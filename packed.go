@@ -512,57 +512,6 @@ func (f *Filter) pkCount(b1, b2, fp uint64) int {
 	}
 }
 
-// pkMove is move for a packed LockFree table: fp from slot s of bucket src
-// to a slot of dst that may take it, dst's version bumped, in one K-CAS.
-func (f *Filter) pkMove(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
-	t := &f.t
-	for {
-		// Plain reads, and load only for a word holding a K-CAS
-		// reference: the same logical values, cheaper.
-		ws := t.words[src>>1].Load()
-		if ws&tagMask != 0 {
-			ws = t.load(src >> 1)
-		}
-		sh := pkShift(src) + uint64(s)*8
-		if ws>>sh&0xff != fp {
-			return false
-		}
-		var op kcasOp
-		if src>>1 == dst>>1 {
-			w := ws &^ (0xff << sh)
-			fr := pkFree(pkHalf(w, dst), dst, fp)
-			if fr == 0 {
-				return false
-			}
-			op.add(src>>1, ws, pkPut(w, dst, fp, fr))
-		} else {
-			wd := t.words[dst>>1].Load()
-			if wd&tagMask != 0 {
-				wd = t.load(dst >> 1)
-			}
-			fr := pkFree(pkHalf(wd, dst), dst, fp)
-			if fr == 0 {
-				return false
-			}
-			op.add(src>>1, ws, ws&^(0xff<<sh))
-			op.add(dst>>1, wd, pkPut(wd, dst, fp, fr))
-		}
-		vd := t.verIdx(dst)
-		v := t.verOf(dst).Load()
-		if v&tagMask != 0 {
-			v = t.load(vd)
-		}
-		op.add(vd, v, v+1)
-		if *my == nil {
-			*my = leaseDesc()
-		}
-		if t.kcasWith(&op, (*my).slot) {
-			return true
-		}
-		f.stats.add(statKCASRetries, 1)
-	}
-}
-
 // pkInsert is Insert for a packed table once the key is placed. It writes
 // out pkInsertRead's LockFree first try to save a call per insert.
 func (f *Filter) pkInsert(b1, b2, fp uint64) error {

@@ -163,34 +163,3 @@ func (f *Filter) pkCountLocked(b1, b2, fp uint64) int {
 	}
 	return n
 }
-
-// pkMoveLocked is one relocation step of the claim above: fp from slot s of
-// src to a slot of dst that may take it.
-func (f *Filter) pkMoveLocked(src uint64, s int, fp uint64, dst uint64) bool {
-	g := f.pkLockedWords(src, dst)
-	defer f.locks.unlockBuckets(g)
-	ws := f.t.words[src>>1].Load()
-	sh := pkShift(src) + uint64(s)*8
-	if ws>>sh&0xff != fp {
-		return false
-	}
-	if src>>1 == dst>>1 {
-		w := ws &^ (0xff << sh)
-		fr := pkFree(pkHalf(w, dst), dst, fp)
-		if fr == 0 {
-			return false
-		}
-		f.t.words[src>>1].Store(pkPut(w, dst, fp, fr))
-		f.t.verOf(dst).Add(1)
-		return true
-	}
-	wd := f.t.words[dst>>1].Load()
-	fr := pkFree(pkHalf(wd, dst), dst, fp)
-	if fr == 0 {
-		return false
-	}
-	f.t.words[dst>>1].Store(pkPut(wd, dst, fp, fr))
-	f.t.verOf(dst).Add(1)
-	f.t.words[src>>1].Store(ws &^ (0xff << sh))
-	return true
-}

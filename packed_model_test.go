@@ -278,7 +278,7 @@ func (c *mctx) pkCount() int {
 	}
 }
 
-// pkModelMove is one relocation of a copy of fp: Filter.pkMove, one K-CAS
+// pkModelMove is one relocation of a copy of fp: Filter.pkMoveLockFree, one K-CAS
 // and so one action.
 func pkModelMove(c *mctx, src, dst uint64) {
 	r := c.r
@@ -288,7 +288,7 @@ func pkModelMove(c *mctx, src, dst uint64) {
 	}
 }
 
-// pkModelMoveSourceVersion is pkMove adding one to the source's version
+// pkModelMoveSourceVersion is pkMoveLockFree adding one to the source's version
 // instead of the destination's: broken on purpose, a search can then miss
 // a copy that moves b2 -> b1 between its bucket reads (V(b1) unchanged).
 func pkModelMoveSourceVersion(c *mctx, src, dst uint64) {
@@ -324,7 +324,7 @@ func pkModelMoveSourceVersion(c *mctx, src, dst uint64) {
 	}
 }
 
-// pkModelMoveNoVersions is pkMove without the versions in its K-CAS:
+// pkModelMoveNoVersions is pkMoveLockFree without the versions in its K-CAS:
 // broken on purpose, a search can then miss a copy that moves b2 -> b1
 // between its reads and back.
 func pkModelMoveNoVersions(c *mctx, src, dst uint64) {
