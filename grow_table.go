@@ -499,13 +499,7 @@ func (g *Growing) addIn(x *growTable, k growKey) int {
 func (g *Growing) putIn(x *growTable, k growKey) int {
 	t := &x.t
 	if g.mode == Locked {
-		gd := x.locks.lockBuckets(k.b1, k.b2)
-		defer x.locks.unlockBuckets(gd)
-		b, _, nw, st := placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
-		if st == growDone {
-			t.words[b].Store(nw)
-		}
-		return st
+		return x.putLocked(k)
 	}
 	for {
 		b, w, nw, st := placeEntry(k, t.load(k.b1), t.load(k.b2))
@@ -519,6 +513,46 @@ func (g *Growing) putIn(x *growTable, k growKey) int {
 			t.helpWord(v)
 		}
 	}
+}
+
+// putLocked is putIn for Locked mode, by the fixed filter's rule for a
+// Locked add (locked.go, addLocked, which argues it): the bucket is chosen
+// from unlocked reads, and only its stripe is locked; under the lock the
+// entry goes into the word as read there, unless that word is frozen or
+// full; only when the choice went stale are both stripes locked and the
+// choice made again.
+func (x *growTable) putLocked(k growKey) int {
+	t := &x.t
+	b, _, _, st := placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
+	if st != growDone {
+		return st // frozen, or both full (discovery reads them again)
+	}
+	q := k.q1
+	if b != k.b1 {
+		q = k.q2
+	}
+	gd := x.locks.lockBuckets(b, b)
+	w := t.words[b].Load()
+	nw, ok := putLane(w, q)
+	switch {
+	case w&frozenBit != 0:
+		st = growFrozen
+	case ok:
+		t.words[b].Store(nw)
+	default:
+		st = growFull
+	}
+	x.locks.unlockBuckets(gd)
+	if st != growFull {
+		return st
+	}
+	gd = x.locks.lockBuckets(k.b1, k.b2)
+	defer x.locks.unlockBuckets(gd)
+	b, _, nw, st = placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
+	if st == growDone {
+		t.words[b].Store(nw)
+	}
+	return st
 }
 
 // placeEntry chooses, from the words w1 of b1 and w2 of b2, the emptier

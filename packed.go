@@ -499,42 +499,38 @@ func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
 }
 
 // pkAddUnique is addUniqueLockFree for the packed layout: fp goes into the
-// bucket with more room for it only if neither bucket holds it, in one
-// K-CAS that compares both words (one CAS when b1 and b2 share a word).
-// The claim and proof of addUniqueLockFree (unique.go) carry over word for
-// word: at the decision point both words hold exactly what was read.
+// bucket with more room for it only if neither bucket holds it, and every
+// outcome but "present" (a read that shows fp) is decided by one
+// decideUnique over both words (unique.go): with fp added, or both words
+// unchanged when neither bucket has a slot that may take fp. The claim and
+// proof of addUniqueLockFree carry over word for word; when b1 and b2
+// share a word, its one read decides.
 func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present, added bool) {
 	for {
 		w1 := f.plainWord(b1 >> 1)
+		if raceEnabled {
+			searchStalled(f, b1, 1) // the tests' stall point (twophase.go, searchStalls)
+		}
 		w2 := w1
-		same := b2>>1 == b1>>1
-		if !same {
+		if b2>>1 != b1>>1 {
 			w2 = f.plainWord(b2 >> 1)
 		}
 		if pkHasEither(w1, w2, b1, b2, fp) {
 			return true, false
 		}
 		b, _, put := pkChoose(b1, b2, fp, w1, w2)
-		if put == 0 {
-			return false, false
-		}
-		if same {
-			if f.t.cas(b1>>1, w1, w1|put) {
-				return false, true
-			}
-			continue
-		}
 		n1, n2 := w1, w2
 		if b == b1 {
 			n1 |= put
 		} else {
 			n2 |= put
 		}
-		var op kcasOp
-		op.add(b1>>1, w1, n1)
-		op.add(b2>>1, w2, n2)
-		if f.t.kcas(&op) {
-			return false, true
+		if b1>>1 == b2>>1 {
+			n1 |= put
+			n2 = n1
+		}
+		if f.t.decideUnique(b1>>1, w1, n1, b2>>1, w2, n2) {
+			return false, put != 0
 		}
 		f.stats.add(statKCASRetries, 1)
 	}

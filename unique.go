@@ -52,6 +52,18 @@ func (f *Filter) Count(key []byte) int {
 
 // insertUnique is InsertUnique for a key placed in b1, b2 with fingerprint
 // fp.
+//
+// Claim: every answer has one instant inside the call at which it holds.
+// Proof. Each attempt (addUnique*) reports present, added or full, each
+// decided at one instant (the claims of addUniqueLockFree and
+// addUniqueLocked). "present" and "added" are returned as such. ErrFull
+// comes only after an attempt that reported full, that is, an instant at
+// which both buckets were full and held no copy of fp, followed by a
+// makeRoom that found no path (or the last of maxRoomRounds); the call
+// changed nothing, so it takes effect at that instant, as a refusal that
+// found fp absent. A "full" taken from two reads at two instants would not
+// do: a copy can move from the bucket read second into the one read first
+// between the reads (TestInsertUniqueAgainstMove).
 func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 	for round := 0; ; round++ {
 		var present, added bool
@@ -80,35 +92,59 @@ func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 	}
 }
 
+// decideUnique is the one instant of a LockFree InsertUnique, in every
+// layout and in the growing filter: it changes word i1 from w1 to n1 and
+// word i2 from w2 to n2 if both hold those values, at one instant, and
+// reports whether it did. The caller read w1 and w2 (plain values) and
+// decided from them: fp added to one word, or both left as they are when
+// both buckets are full. When one word holds both buckets (i1 == i2) the
+// caller passes its one read of it as w1 and w2 and the one new word as n1
+// and n2.
+//
+// Claim: if it returns true, there is an instant inside the call at which
+// word i1 held w1 and word i2 held w2, and at that instant they became n1
+// and n2. Proof: a K-CAS takes effect at its decision point, at which
+// every word it covers holds its old value (kcas.go); a word written back
+// unchanged is compared all the same. One word: a CAS compares and writes
+// at one instant; a word left unchanged was read once, and that read is
+// the instant.
+func (t *kcasTable) decideUnique(i1, w1, n1, i2, w2, n2 uint64) bool {
+	if i1 == i2 {
+		if n1 == w1 || t.cas(i1, w1, n1) {
+			return true
+		}
+		if v := t.words[i1].Load(); v&tagMask != 0 {
+			t.helpWord(v) // a reference fails every CAS until it leaves
+		}
+		return false
+	}
+	var op kcasOp
+	op.add(i1, w1, n1)
+	op.add(i2, w2, n2)
+	return t.kcas(&op)
+}
+
 // addUniqueLockFree puts fp into the emptier of b1 and b2 if neither holds
 // it. present reports that one did; added that fp was put in; both false
 // means both buckets are full.
 //
-// Claim: the call is linearizable: if it reports present, fp was in b1 or
-// b2 at some instant during the call; if it reports added, there was an
-// instant at which fp was in neither bucket and fp was added at that very
-// instant; if it reports neither, both buckets were full and without fp at
-// one instant.
+// Claim: each outcome holds at one instant during the call: present, fp
+// in b1 or b2; added, fp in neither and added at that instant; neither,
+// both buckets full and without fp.
 //
 // Proof. Each attempt reads b1 (w1) and b2 (w2) as plain words, helping any
 // K-CAS it finds there to completion first. (a) A read that shows fp is an
-// atomic read of the bucket at that instant: present. (b) Otherwise it
-// performs one K-CAS over both words, the emptier one getting fp and the
-// other one compared and written back unchanged (old == new). A K-CAS takes
-// effect at its decision point, at which both words hold exactly w1 and w2
-// (every word it covers holds its reference from installation to decision,
-// and no write can change a word's logical value while it does, kcas.go).
-// Neither w1 nor w2 holds fp, and by the note at the top of this file no
-// copy of fp for this pair lies outside b1 and b2, so at that instant the
-// filter holds no copy, and the same instant adds one. Any change to
-// either word between the reads and the decision, including the migration
-// counters' bumps of a relocation through either bucket and an insert by a
-// racing InsertUnique, makes the K-CAS fail, and the attempt starts over
-// from fresh reads. (c) If neither read shows fp and both words are full,
-// the two reads are not one instant; the caller then makes room and
-// retries, and only an attempt that ends in (a) or (b) is reported, so (c)
-// needs no instant of its own. When b1 == b2 one single-word CAS does what
-// the K-CAS does.
+// atomic read of the bucket at that instant: present. (b) Otherwise both
+// words are decided on in one decideUnique: the emptier one gets fp and
+// the other is written back unchanged, or, when both are full, both are
+// written back unchanged. At its instant both words hold exactly w1 and
+// w2, neither holding fp, and by the note at the top of this file no copy
+// of fp for this pair lies outside b1 and b2: so the filter holds no copy
+// then, and the same instant adds one or finds both buckets full. Any
+// change to either word between the reads and that instant, including
+// the migration counters' bumps of a relocation through either bucket and
+// an insert by a racing InsertUnique, fails it, and the attempt starts
+// over from fresh reads. When b1 == b2 the word read once decides.
 //
 // The attempt is lock-free: a failed K-CAS or CAS means a word changed, that
 // is, another operation took effect.
@@ -120,41 +156,37 @@ func (f *Filter) addUniqueLockFree(b1, b2, fp uint64) (present, added bool) {
 			f.helpWord(w1)
 			continue
 		}
-		w2 := f.t.words[b2].Load()
-		if w2&tagMask != 0 {
-			f.helpWord(w2)
-			continue
+		if raceEnabled {
+			searchStalled(f, b1, 1) // the tests' stall point (twophase.go, searchStalls)
+		}
+		w2 := w1
+		if b2 != b1 {
+			w2 = f.t.words[b2].Load()
+			if w2&tagMask != 0 {
+				f.helpWord(w2)
+				continue
+			}
 		}
 		if l.containsEither(w1, w2, fp) {
 			return true, false
 		}
-		if b1 == b2 {
-			nw, ok := l.put(w1, fp)
-			if !ok {
-				return false, false
-			}
-			if f.t.cas(b1, w1, nw) {
-				return false, true
-			}
-			continue
-		}
+		// The emptier bucket gets fp, b1 on a tie (as addEither); the other
+		// is only compared, and both when both are full.
 		n1, ok1 := l.put(w1, fp)
 		n2, ok2 := l.put(w2, fp)
-		if !ok1 && !ok2 {
-			return false, false
-		}
-		// The emptier bucket gets fp, b1 on a tie (as addEither); the other
-		// is only compared.
-		if !ok1 || ok2 && l.emptier(w2, w1) {
+		switch {
+		case !ok1 && !ok2:
+			n1, n2 = w1, w2
+		case !ok1 || ok2 && l.emptier(w2, w1):
 			n1 = w1
-		} else {
+		default:
 			n2 = w2
 		}
-		var op kcasOp
-		op.add(b1, w1, n1)
-		op.add(b2, w2, n2)
-		if f.t.kcas(&op) {
-			return false, true
+		if b1 == b2 {
+			n2 = n1
+		}
+		if f.t.decideUnique(b1, w1, n1, b2, w2, n2) {
+			return false, ok1 || ok2
 		}
 		f.stats.add(statKCASRetries, 1)
 	}
