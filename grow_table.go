@@ -884,17 +884,16 @@ func (g *Growing) countIn(x *growTable, k growKey) (n int, st int) {
 		defer x.locks.unlockBuckets(gd)
 		return count(t.words[k.b1].Load(), t.words[k.b2].Load()), growDone
 	}
-	my := leaseDesc()
-	defer my.release()
 	for {
-		w1, w2 := t.load(k.b1), t.load(k.b2)
+		w1 := t.load(k.b1)
 		if k.b1 == k.b2 {
-			return count(w1, w2), growDone
+			return count(w1, w1), growDone
 		}
-		var op kcasOp
-		op.add(k.b1, w1, w1)
-		op.add(k.b2, w2, w2)
-		if t.kcasWith(&op, my.slot) {
+		if raceEnabled {
+			growSearchStalled(x, k.b1, 1) // the tests' stall point
+		}
+		w2 := t.load(k.b2)
+		if t.decidePair(k.b1, w1, w1, k.b2, w2, w2) { // both words at one instant (unique.go)
 			return count(w1, w2), growDone
 		}
 	}
@@ -928,7 +927,8 @@ func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 // growSearchStalls, in race builds only, is called by lookupIn (in each
 // round), LookupHash's fast path and lookupGroup after their first read of
 // b1 (stage 1) and of b2 (stage 2), and, on the way to "absent", between
-// their re-read of b1 and their re-read of the epoch (stage 3), with the
+// their re-read of b1 and their re-read of the epoch (stage 3), and by
+// LockFree uniqueIn and countIn after their read of b1 (stage 1), with the
 // table and b1: the growing filter's counterpart of searchStalls
 // (twophase.go). In other builds the calls are compiled out.
 var growSearchStalls atomic.Pointer[func(x *growTable, b1 uint64, stage int)]

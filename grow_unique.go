@@ -67,7 +67,7 @@ func (g *Growing) InsertUniqueHash(h uint64) (inserted bool, err error) {
 // Proof. Every entry that matches k in x lies in b1 or b2 (an entry only
 // moves between its two buckets, grow_table.go). LockFree: the words are
 // read as logical values; a read that shows a match is one instant. Else
-// one decideUnique (unique.go) over both words decides: k's entry added to
+// one decidePair (unique.go) over both words decides: k's entry added to
 // the emptier, or both words unchanged when both are full. At its instant
 // both words hold what was read, neither frozen, so "no match, k's entry
 // added" or "no match, both full" holds then. A relocation through either
@@ -128,7 +128,7 @@ func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
 				n1, n2 = nw, nw
 			}
 		}
-		if t.decideUnique(k.b1, w1, n1, k.b2, w2, n2) {
+		if t.decidePair(k.b1, w1, n1, k.b2, w2, n2) {
 			return false, st
 		}
 	}

@@ -35,12 +35,10 @@ import (
 // or two bucket words and that version word; Locked: under the locks,
 // between its two stores, packed_locked.go). The source's version is left
 // alone: the search needs to learn only of copies arriving in b1 after it
-// read b1 (below), and Count of copies arriving in either bucket (a copy
-// leaving b1 after Count read it arrives in b2); every move of a copy of
-// fp between b1 and b2 arrives in one of the two. The versions are 64
-// bits wide and never wrap, so this layout needs no epoch. Inserting into
-// an empty slot and deleting change one word with one CAS and leave the
-// versions alone, as in the other layouts.
+// read b1 (below). The versions are 64 bits wide and never wrap, so this
+// layout needs no epoch. Inserting into an empty slot and deleting change
+// one word with one CAS and leave the versions alone, as in the other
+// layouts.
 //
 // Search (LockFree), claim-and-proof. A search for fp in the pair b1, b2,
 // b1 the lower bucket (searchPair: every search reads the pair in this
@@ -83,17 +81,9 @@ import (
 //     instant. A move in between changes the word, unless other moves
 //     restore it bit for bit; then the value the CAS compares is the
 //     logical value at its instant, which is all the argument needs.
-//   - InsertUnique compares both words in one K-CAS (one CAS when they are
-//     one word), so "fp in neither bucket" holds at the instant it adds
-//     fp.
-//   - Count reads V(b1) and V(b2), both buckets, and both versions again,
-//     and accepts when each is unchanged. A copy of fp in b1 can only move
-//     to b2 (its alternate for fp) and one in b2 only to b1, and such a
-//     move adds one to its destination's version: with both unchanged no
-//     copy moved between the two bucket reads, so none was counted twice
-//     or missed. (Reading V(b1) alone misses a copy moving b1 -> b2
-//     between the reads, counted in both: the model checker's
-//     packed/count-reads-one-version catches it.)
+//   - InsertUnique and Count compare both words in one K-CAS (one read or
+//     CAS when they are one word; decidePair, unique.go), so "fp in
+//     neither bucket", "both full" and the count hold at that instant.
 //   - Snapshots and Reset exclude moves with the snapshot gate.
 
 const (
@@ -316,8 +306,8 @@ func pkSlotOf(z uint64) int { return bits.TrailingZeros64(z) >> 3 }
 // words: the largest power of two that gives each at least
 // pkWordsPerVersion words, 1 to maxVersions; but at least the largest
 // power of two up to minVersions that gives each pkMinWordsPerVersion
-// words. A lookup or Count starts over when any move in its first
-// bucket's stripe falls between its two version reads, so a small table
+// words. A lookup starts over when any move in its first bucket's
+// stripe falls between its two version reads, so a small table
 // with two or four stripes would make every reader retry while anything
 // relocates (a 2,048-key table with 16 goroutines relocating ran its
 // concurrent tests ten times slower than the other layouts); 64 versions
@@ -501,7 +491,7 @@ func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
 // pkAddUnique is addUniqueLockFree for the packed layout: fp goes into the
 // bucket with more room for it only if neither bucket holds it, and every
 // outcome but "present" (a read that shows fp) is decided by one
-// decideUnique over both words (unique.go): with fp added, or both words
+// decidePair over both words (unique.go): with fp added, or both words
 // unchanged when neither bucket has a slot that may take fp. The claim and
 // proof of addUniqueLockFree carry over word for word; when b1 and b2
 // share a word, its one read decides.
@@ -529,20 +519,20 @@ func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present, added bool) {
 			n1 |= put
 			n2 = n1
 		}
-		if f.t.decideUnique(b1>>1, w1, n1, b2>>1, w2, n2) {
+		if f.t.decidePair(b1>>1, w1, n1, b2>>1, w2, n2) {
 			return false, put != 0
 		}
 		f.stats.add(statKCASRetries, 1)
 	}
 }
 
-// pkCount is countCopies for a packed LockFree table (see the list at the
-// top of this file).
+// pkCount is countCopies for a packed LockFree table: both words read,
+// then decidePair (unique.go) confirms that they held those values at one
+// instant, which it counts; a word that changed in between starts it over.
+// When b1 and b2 share a word, its one read is the instant.
 func (f *Filter) pkCount(b1, b2, fp uint64) int {
 	t := &f.t
-	vi, vj := t.verIdx(b1), t.verIdx(b2)
 	for {
-		v, u := t.load(vi), t.load(vj)
 		w1 := t.load(b1 >> 1)
 		n := bits.OnesCount64(pkMatches(pkHalf(w1, b1), fp))
 		if b1 == b2 {
@@ -554,12 +544,12 @@ func (f *Filter) pkCount(b1, b2, fp uint64) int {
 		if raceEnabled {
 			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
 		}
-		n += bits.OnesCount64(pkMatches(pkHalf(t.load(b2>>1), b2), fp))
+		w2 := t.load(b2 >> 1)
 		if raceEnabled {
 			searchStalled(f, b1, 2)
 		}
-		if t.load(vi) == v && t.load(vj) == u {
-			return n
+		if t.decidePair(b1>>1, w1, w1, b2>>1, w2, w2) {
+			return n + bits.OnesCount64(pkMatches(pkHalf(w2, b2), fp))
 		}
 		f.stats.add(statLookupRetries, 1)
 	}

@@ -154,3 +154,91 @@ func TestGrowingInsertUniqueAgainstMove(t *testing.T) {
 		t.Errorf("CountHash after InsertUniqueHash: %d; want 1", n)
 	}
 }
+
+// TestCountAgainstDeleteThenInsert stalls Count (LockFree) after its read
+// of the pair's first bucket P, which holds the key's one copy; a Delete
+// then takes that copy and, after it has returned, an Insert of a key
+// that collides with it puts a copy into the second bucket Q. The pair
+// held one copy, then none, then one, and the Delete returned before the
+// Insert began, so no order of the operations shows two copies: Count
+// must not answer 2, which P's read added to Q's gives. (No copy moves, so
+// the counters and versions cannot tell.)
+func TestCountAgainstDeleteThenInsert(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
+	}
+	for _, bits := range []int{8, bits8OneWord, 12, 15, Bits12x5} {
+		t.Run("bits="+layoutName(bits), func(t *testing.T) {
+			f := NewTestFilter(t, 64, LockFree, bits, 5)
+			var key []byte
+			var b1, fp, b2 uint64
+			for i := 0; ; i++ {
+				key = key8('n', i)
+				if b1, fp, b2 = f.hash(key); b1 != b2 && wordOf(f, b1) != wordOf(f, b2) {
+					break
+				}
+			}
+			p, q := searchPair(b1, b2)
+			setSlotOf(f, p, 0, fp)
+			stalled := false
+			stall := func(sf *Filter, sb1 uint64, stage int) {
+				if sf != f || sb1 != p || stage != 1 || stalled {
+					return
+				}
+				stalled = true
+				setSlotOf(f, p, 0, 0)  // a Delete takes the copy
+				setSlotOf(f, q, 0, fp) // then an Insert puts one into Q
+			}
+			searchStalls.Store(&stall)
+			n := f.Count(key)
+			searchStalls.Store(nil)
+			if !stalled {
+				t.Fatal("Count did not reach its stall point after reading P")
+			}
+			if n != 1 {
+				t.Errorf("Count: %d; want 1 (one copy, then none, then one)", n)
+			}
+		})
+	}
+}
+
+// TestGrowingCountAgainstDeleteThenInsert is TestCountAgainstDeleteThenInsert
+// for the growing filter's countIn.
+func TestGrowingCountAgainstDeleteThenInsert(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
+	}
+	g := newTestGrowing(t, 1000, WithMode(LockFree), WithSeed(0)) // seed 0: the keyed hash is the hash
+	var (
+		h uint64
+		x *growTable
+		k growKey
+	)
+	for i := uint64(1); ; i++ {
+		h = i * 0x9e3779b97f4a7c15
+		x = g.shardOf(h).cur.Load()
+		if k = x.place(h); k.b1 != k.b2 {
+			break
+		}
+	}
+	p, q := k.b1, k.b2
+	x.t.words[p].Store(setLane(0, 0, k.q1))
+	stalled := false
+	stall := func(sx *growTable, b1 uint64, stage int) {
+		if sx != x || b1 != p || stage != 1 || stalled {
+			return
+		}
+		stalled = true
+		x.t.words[p].Store(setLane(x.t.load(p), 0, 0))    // a Delete takes the entry
+		x.t.words[q].Store(setLane(x.t.load(q), 0, k.q2)) // then an Insert puts one into Q
+	}
+	growSearchStalls.Store(&stall)
+	n := g.CountHash(h)
+	growSearchStalls.Store(nil)
+	if !stalled {
+		t.Fatal("CountHash did not reach its stall point after reading P")
+	}
+	if n != 1 {
+		t.Errorf("CountHash: %d; want 1 (one entry, then none, then one)", n)
+	}
+}
