@@ -486,13 +486,7 @@ func (g *Growing) addIn(x *growTable, k growKey) int {
 func (g *Growing) putIn(x *growTable, k growKey) int {
 	t := &x.t
 	if g.mode == Locked {
-		gd := x.locks.lockBuckets(k.b1, k.b2)
-		defer x.locks.unlockBuckets(gd)
-		b, _, nw, st := placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
-		if st == growDone {
-			t.words[b].Store(nw)
-		}
-		return st
+		return x.putLocked(k)
 	}
 	for {
 		b, w, nw, st := placeEntry(k, t.load(k.b1), t.load(k.b2))
@@ -506,6 +500,46 @@ func (g *Growing) putIn(x *growTable, k growKey) int {
 			t.helpWord(v)
 		}
 	}
+}
+
+// putLocked is putIn for Locked mode, by the fixed filter's rule for a
+// Locked add (locked.go, addLocked, which argues it): the bucket is chosen
+// from unlocked reads, and only its stripe is locked; under the lock the
+// entry goes into the word as read there, unless that word is frozen or
+// full; only when the choice went stale are both stripes locked and the
+// choice made again.
+func (x *growTable) putLocked(k growKey) int {
+	t := &x.t
+	b, _, _, st := placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
+	if st != growDone {
+		return st // frozen, or both full (discovery reads them again)
+	}
+	q := k.q1
+	if b != k.b1 {
+		q = k.q2
+	}
+	gd := x.locks.lockBuckets(b, b)
+	w := t.words[b].Load()
+	nw, ok := putLane(w, q)
+	switch {
+	case w&frozenBit != 0:
+		st = growFrozen
+	case ok:
+		t.words[b].Store(nw)
+	default:
+		st = growFull
+	}
+	x.locks.unlockBuckets(gd)
+	if st != growFull {
+		return st
+	}
+	gd = x.locks.lockBuckets(k.b1, k.b2)
+	defer x.locks.unlockBuckets(gd)
+	b, _, nw, st = placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
+	if st == growDone {
+		t.words[b].Store(nw)
+	}
+	return st
 }
 
 // placeEntry chooses, from the words w1 of b1 and w2 of b2, the emptier
@@ -837,17 +871,16 @@ func (g *Growing) countIn(x *growTable, k growKey) (n int, st int) {
 		defer x.locks.unlockBuckets(gd)
 		return count(t.words[k.b1].Load(), t.words[k.b2].Load()), growDone
 	}
-	my := leaseDesc()
-	defer my.release()
 	for {
-		w1, w2 := t.load(k.b1), t.load(k.b2)
+		w1 := t.load(k.b1)
 		if k.b1 == k.b2 {
-			return count(w1, w2), growDone
+			return count(w1, w1), growDone
 		}
-		var op kcasOp
-		op.add(k.b1, w1, w1)
-		op.add(k.b2, w2, w2)
-		if t.kcasWith(&op, my.slot) {
+		if raceEnabled {
+			growSearchStalled(x, k.b1, 1) // the tests' stall point
+		}
+		w2 := t.load(k.b2)
+		if t.decidePair(k.b1, w1, w1, k.b2, w2, w2) { // both words at one instant (unique.go)
 			return count(w1, w2), growDone
 		}
 	}
@@ -881,7 +914,8 @@ func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 // growSearchStalls, in race builds only, is called by lookupIn (in each
 // round), LookupHash's fast path and lookupGroup after their first read of
 // b1 (stage 1) and of b2 (stage 2), and, on the way to "absent", between
-// their re-read of b1 and their re-read of the epoch (stage 3), with the
+// their re-read of b1 and their re-read of the epoch (stage 3), and by
+// LockFree uniqueIn and countIn after their read of b1 (stage 1), with the
 // table and b1: the growing filter's counterpart of searchStalls
 // (twophase.go). In other builds the calls are compiled out.
 var growSearchStalls atomic.Pointer[func(x *growTable, b1 uint64, stage int)]

@@ -63,22 +63,23 @@ func (g *Growing) InsertUniqueHash(h uint64) (inserted bool, err error) {
 // growFull (both buckets full, nothing found) or growFrozen (x is being
 // copied into its successor) with nothing changed.
 //
-// Claim: with growDone the call is linearizable: there is an instant in
-// the call at which b1 and b2 held exactly the words it decided on. Proof.
-// Every entry that matches k in x lies in b1 or b2 (an entry only moves
-// between its two buckets, grow_table.go). LockFree: the words are read as
-// logical values and the answer is taken by one K-CAS over both words
-// that expects exactly those values (the word not written is compared and
-// written back unchanged, as countIn does): at its decision point both
-// words hold what was read, neither frozen, so "a match is present" or "no
-// match is present, and k's entry is added" holds at that instant. A
-// relocation through either bucket, an insert, a delete or a freeze in
-// between changes a word, fails the K-CAS, and the attempt starts over.
-// Locked mode: the reads and the store happen under both buckets' stripe
-// locks, which every write to either bucket (freezing included) holds.
-// And x is the table writes go to (writable): entries of the shard are in
-// x and nowhere else once a growth step's copy is done, and a copy in
-// progress freezes a word before copying it, which the check sees.
+// Claim: present, added and growFull each hold at one instant in the call.
+// Proof. Every entry that matches k in x lies in b1 or b2 (an entry only
+// moves between its two buckets, grow_table.go). LockFree: the words are
+// read as logical values; a read that shows a match is one instant. Else
+// one decidePair (unique.go) over both words decides: k's entry added to
+// the emptier, or both words unchanged when both are full. At its instant
+// both words hold what was read, neither frozen, so "no match, k's entry
+// added" or "no match, both full" holds then. A relocation through either
+// bucket, an insert, a delete or a freeze in between changes a word, fails
+// it, and the attempt starts over. When b1 == b2 the word is read once
+// and tested for both of the key's entry forms. Locked mode: the reads and
+// the store happen under both buckets' stripe locks, which every write to
+// either bucket (freezing included) holds. And x is the table writes go to
+// (writable): entries of the shard are in x and nowhere else once a growth
+// step's copy is done, and a copy in progress freezes a word before
+// copying it, which the check sees. growFrozen reports nothing about the
+// key: the caller starts over on the next table.
 func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
 	t := &x.t
 	match := func(w1, w2 uint64) bool {
@@ -100,53 +101,35 @@ func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
 		}
 		return false, st
 	}
-	var my *descLease
-	defer func() {
-		if my != nil {
-			my.release()
-		}
-	}()
 	for {
-		w1, w2 := t.load(k.b1), t.load(k.b2)
+		w1 := t.load(k.b1)
+		if raceEnabled {
+			growSearchStalled(x, k.b1, 1) // the tests' stall point (grow_table.go)
+		}
+		w2 := w1
+		if k.b2 != k.b1 {
+			w2 = t.load(k.b2)
+		}
 		if (w1|w2)&frozenBit != 0 {
 			return false, growFrozen
 		}
-		found := match(w1, w2)
-		var b, nw uint64
-		if !found {
-			var st int
-			if b, _, nw, st = placeEntry(k, w1, w2); st != growDone {
-				return false, st
-			}
+		if match(w1, w2) {
+			return true, growDone
 		}
-		if k.b1 == k.b2 {
-			if found {
-				return true, growDone
-			}
-			if t.cas(b, w1, nw) {
-				return false, growDone
-			}
-			if v := t.words[b].Load(); v&tagMask != 0 {
-				t.helpWord(v)
-			}
-			continue
-		}
+		b, _, nw, st := placeEntry(k, w1, w2)
 		n1, n2 := w1, w2
-		if !found {
+		if st == growDone {
 			if b == k.b1 {
 				n1 = nw
 			} else {
 				n2 = nw
 			}
+			if k.b1 == k.b2 {
+				n1, n2 = nw, nw
+			}
 		}
-		if my == nil {
-			my = leaseDesc()
-		}
-		var op kcasOp
-		op.add(k.b1, w1, n1)
-		op.add(k.b2, w2, n2)
-		if t.kcasWith(&op, my.slot) {
-			return found, growDone
+		if t.decidePair(k.b1, w1, n1, k.b2, w2, n2) {
+			return false, st
 		}
 	}
 }

@@ -57,10 +57,32 @@ package cuckoo
 // always taken in ascending order, so operations cannot deadlock.
 
 // addLocked puts fp into the emptier of b1 and b2 (b1 on a tie) and reports
-// whether it did; false means both are full. It chooses the bucket from
-// unlocked reads and locks only that bucket's stripe, re-checking for room
-// under the lock; only when the choice went stale does it lock both.
-// Taking one stripe instead of two halves the lock traffic of an insert.
+// whether it did; false means both are full.
+//
+// It follows the Locked add rule, which every Locked add of a free slot
+// follows (this one, pkAddLocked, and the growing filter's putLocked):
+// choose the bucket from unlocked reads, lock only the stripe of the word
+// the bucket is in, and store fp into that word as read under the lock if
+// the bucket still has room; only when it has none, lock both stripes and
+// choose again.
+//
+// Claim: such an add takes effect at one instant for every other
+// operation, so InsertUnique, Count, Delete and Lookup stay linearizable
+// against it. Proof. Every write to a word holds the word's stripe (the
+// top of this file), so between the add's read under the lock and its
+// store nothing writes the word: no update is lost, and the store is the
+// add's instant. InsertUnique, Count, Delete and a lookup under locks hold
+// the stripes of both of their words, the add's among them, so the add
+// falls wholly before or after their critical section, whose reads are
+// one instant. An unlocked lookup's claim (the top of this file) is about
+// relocation steps; an add only puts in a copy, which a read can only
+// find. A relocation step holds both of its stripes and checks the
+// destination's room under them. The other bucket's stripe would exclude
+// nothing more: the add writes no other word, and its read of the other
+// word only chose where fp goes, which any answer does correctly. So one
+// stripe is the rule: holding both would double every insert's lock
+// traffic. (A growing table's add also checks under the lock that the
+// word is not frozen; freezing holds the word's stripe.)
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()

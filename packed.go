@@ -53,14 +53,9 @@ import (
 // The other operations rely on the same facts as in twophase.go:
 //   - Insert and Delete CAS one word against a value they read, so the copy
 //     they add or take is logically present (or the slot empty) at the CAS.
-//   - InsertUnique compares both words in one K-CAS (one CAS for one word),
-//     so "fp in neither bucket" holds at the instant it adds fp.
-//   - Count reads V(b1) and V(b2), both buckets, and both versions again,
-//     accepting when each is unchanged: a copy moves only between b1 and b2
-//     and bumps its destination's version, so none was counted twice or
-//     missed. (One version is not enough: a copy moving b1 -> b2 between
-//     the reads is counted twice; the model checker's
-//     packed/count-reads-one-version catches it.)
+//   - InsertUnique and Count compare both words in one K-CAS (one read or
+//     CAS when they are one word; decidePair, unique.go), so "fp in
+//     neither bucket", "both full" and the count hold at that instant.
 //   - Snapshots and Reset exclude moves with the snapshot gate.
 
 const (
@@ -442,54 +437,50 @@ func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
 }
 
 // pkAddUnique is addUniqueLockFree for the packed layout: fp goes into the
-// bucket with more room for it only if neither bucket holds it, in one
-// K-CAS that compares both words (one CAS when b1 and b2 share a word).
-// The claim and proof of addUniqueLockFree (unique.go) carry over word for
-// word: at the decision point both words hold exactly what was read.
+// bucket with more room for it only if neither bucket holds it, and every
+// outcome but "present" (a read that shows fp) is decided by one
+// decidePair over both words (unique.go): with fp added, or both words
+// unchanged when neither bucket has a slot that may take fp. The claim and
+// proof of addUniqueLockFree carry over word for word; when b1 and b2
+// share a word, its one read decides.
 func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present, added bool) {
 	for {
 		w1 := f.plainWord(b1 >> 1)
+		if raceEnabled {
+			searchStalled(f, b1, 1) // the tests' stall point (twophase.go, searchStalls)
+		}
 		w2 := w1
-		same := b2>>1 == b1>>1
-		if !same {
+		if b2>>1 != b1>>1 {
 			w2 = f.plainWord(b2 >> 1)
 		}
 		if pkHasEither(w1, w2, b1, b2, fp) {
 			return true, false
 		}
 		b, _, put := pkChoose(b1, b2, fp, w1, w2)
-		if put == 0 {
-			return false, false
-		}
-		if same {
-			if f.t.cas(b1>>1, w1, w1|put) {
-				return false, true
-			}
-			continue
-		}
 		n1, n2 := w1, w2
 		if b == b1 {
 			n1 |= put
 		} else {
 			n2 |= put
 		}
-		var op kcasOp
-		op.add(b1>>1, w1, n1)
-		op.add(b2>>1, w2, n2)
-		if f.t.kcas(&op) {
-			return false, true
+		if b1>>1 == b2>>1 {
+			n1 |= put
+			n2 = n1
+		}
+		if f.t.decidePair(b1>>1, w1, n1, b2>>1, w2, n2) {
+			return false, put != 0
 		}
 		f.stats.add(statKCASRetries, 1)
 	}
 }
 
-// pkCount is countCopies for a packed LockFree table (see the list at the
-// top of this file).
+// pkCount is countCopies for a packed LockFree table: both words read,
+// then decidePair (unique.go) confirms that they held those values at one
+// instant, which it counts; a word that changed in between starts it over.
+// When b1 and b2 share a word, its one read is the instant.
 func (f *Filter) pkCount(b1, b2, fp uint64) int {
 	t := &f.t
-	vi, vj := t.verIdx(b1), t.verIdx(b2)
 	for {
-		v, u := t.load(vi), t.load(vj)
 		w1 := t.load(b1 >> 1)
 		n := bits.OnesCount64(pkMatches(pkHalf(w1, b1), fp))
 		if b1 == b2 {
@@ -501,12 +492,12 @@ func (f *Filter) pkCount(b1, b2, fp uint64) int {
 		if raceEnabled {
 			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
 		}
-		n += bits.OnesCount64(pkMatches(pkHalf(t.load(b2>>1), b2), fp))
+		w2 := t.load(b2 >> 1)
 		if raceEnabled {
 			searchStalled(f, b1, 2)
 		}
-		if t.load(vi) == v && t.load(vj) == u {
-			return n
+		if t.decidePair(b1>>1, w1, w1, b2>>1, w2, w2) {
+			return n + bits.OnesCount64(pkMatches(pkHalf(w2, b2), fp))
 		}
 		f.stats.add(statLookupRetries, 1)
 	}

@@ -40,8 +40,9 @@ func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
 
 // pkAddLocked puts fp into whichever of b1 and b2 has more slots that may
 // take it (b1 on a tie) and reports whether it did; false means neither
-// has such a slot. It chooses from unlocked reads and locks only the
-// chosen word's stripe. Under the lock it stores the choice as made when
+// has such a slot. It follows the Locked add rule (locked.go, addLocked):
+// it chooses from unlocked reads and locks only the chosen word's stripe.
+// Under the lock it stores the choice as made when
 // the word still holds the value it was made from (37 instructions fewer
 // per insert in a Locked packed fill of 2^20 keys than recomputing it:
 // 704.8M against 743.6M, bench/cmd/opcount -locked -bits 8), and
@@ -49,16 +50,9 @@ func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
 // only when the choice went stale does it lock both words and choose
 // again, as locked.go's addLocked does.
 //
-// Claim: the insert is one instant for every other operation. Proof: it
-// changes one word, under that word's lock, and every other change to a
-// word (inserts, deletes, relocation steps, InsertUnique, Reset) holds that
-// word's lock, so the word goes from the value read under the lock to that
-// value with fp added, with nothing in between. Lookups need nothing more:
-// their claim above is about relocation steps, and an insert only adds a
-// copy. InsertUnique, Count and Delete hold both words' locks, so the
-// insert falls wholly before or after them. The unlocked reads only choose
-// the bucket; what is written is built from the read under the lock (the
-// stored choice only when that read equals the unlocked one, bit for bit).
+// Claim and proof: addLocked's. What is written is built from the read
+// under the lock (the stored choice only when that read equals the
+// unlocked one, bit for bit).
 func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
 	w1, w2 := f.pkReadPair(b1, b2)
 	b, wb, put := pkChoose(b1, b2, fp, w1, w2)

@@ -252,28 +252,26 @@ func (c *mctx) pkInsertUnique() bool {
 	}
 }
 
-// pkCount is Filter.pkCount. With countOneVersion it checks V(b1) only:
-// broken on purpose, since a move adds one to its destination's version
-// only, a copy moving b1 -> b2 between the bucket reads is counted twice.
+// pkCount is Filter.pkCount: both words read (one read when they are
+// one), then one K-CAS that compares both with what was read and changes
+// neither (decidePair).
 func (c *mctx) pkCount() int {
 	r := c.r
 	b1, b2 := c.searchOrder()
 	fp := r.fp
-	vi, vj := r.f.t.verIdx(b1), r.f.t.verIdx(b2)
 	for {
-		v := c.load(vi)
-		var u uint64
-		if !r.proto.countOneVersion {
-			u = c.load(vj)
-		}
 		w1 := c.load(b1 >> 1)
 		n := bits.OnesCount64(pkMatches(pkHalf(w1, b1), fp))
 		if b1>>1 == b2>>1 {
 			return n + bits.OnesCount64(pkMatches(pkHalf(w1, b2), fp))
 		}
-		n += bits.OnesCount64(pkMatches(pkHalf(c.load(b2>>1), b2), fp))
-		if c.load(vi) == v && (r.proto.countOneVersion || c.load(vj) == u) {
-			return n
+		w2 := c.load(b2 >> 1)
+		var op kcasOp
+		op.add(b1>>1, w1, w1)
+		op.add(b2>>1, w2, w2)
+		c.step(maction{write: true, mask: mB1 | mB2})
+		if r.f.t.kcas(&op) {
+			return n + bits.OnesCount64(pkMatches(pkHalf(w2, b2), fp))
 		}
 	}
 }

@@ -34,12 +34,9 @@ import (
 // InsertUniques must have a linearization: an order that respects real
 // time (an operation that ended before another began comes first) and in
 // which the model gives every answer they gave, and so must Lookups (true
-// exactly when c > 0 at their point). Count promises less: it must count
-// at least the copies present throughout it and no more than ever could
-// be present; the check bounds its answer by the operations that surely
-// or possibly took effect before or during it. An operation of a script
-// whose kind ends in "'" is one of a colliding key whose first bucket is
-// the pair's b2. At the end the pair must physically hold the model's c
+// exactly when c > 0 at their point) and Counts (c at their point). An
+// operation of a script whose kind ends in "'" is one of a colliding key
+// whose first bucket is the pair's b2. At the end the pair must physically hold the model's c
 // copies, and no word a K-CAS reference.
 
 // Action masks: the words an action touches.
@@ -86,9 +83,8 @@ type mproto struct {
 	// The packed layout (packed_model_test.go): sameVersion puts both
 	// buckets under one version word, sameWord in one word; lateVersion
 	// breaks the search on purpose, reading the version after the first
-	// bucket, lookupTwoReads Lookup's one-word case, and countOneVersion
-	// Count, checking the first bucket's version only.
-	sameVersion, sameWord, lateVersion, lookupTwoReads, countOneVersion bool
+	// bucket, and lookupTwoReads Lookup's one-word case.
+	sameVersion, sameWord, lateVersion, lookupTwoReads bool
 	// keyOrder breaks the search order on purpose: searches and deletes
 	// read the pair in their key's order (a reversed key's second bucket
 	// first) instead of the lower bucket first (searchPair).
@@ -315,18 +311,21 @@ func (c *mctx) insertUnique() bool {
 	}
 }
 
-// count is Filter.countCopies (unique.go).
+// count is Filter.countCopies (unique.go): both words read, then one
+// K-CAS that compares both with what was read and changes neither
+// (decidePair).
 func (c *mctx) count() int {
 	r := c.r
 	l := &r.f.lay
 	b1, b2 := c.searchOrder()
 	for {
-		ep := r.f.t.epochIdx(b1)
-		e := c.load(ep)
 		w1 := c.load(b1)
 		w2 := c.load(b2)
-		v1 := c.load(b1)
-		if l.counter(v1) == l.counter(w1) && c.load(ep) == e {
+		var op kcasOp
+		op.add(b1, w1, w1)
+		op.add(b2, w2, w2)
+		c.step(maction{write: true, mask: mB1 | mB2})
+		if r.f.t.kcas(&op) {
 			return l.matches(w1, r.fp) + l.matches(w2, r.fp)
 		}
 	}
@@ -579,9 +578,7 @@ func checkRun(f *Filter, r *mrun, c0 int) string {
 		case o.kind == "delete" && o.result == 1:
 			final--
 		}
-		if o.kind == "insert" || o.kind == "delete" || o.kind == "unique" || o.kind == "lookup" {
-			muts = append(muts, o)
-		}
+		muts = append(muts, o)
 	}
 	var got int
 	if l.packed {
@@ -600,37 +597,7 @@ func checkRun(f *Filter, r *mrun, c0 int) string {
 		return fmt.Sprintf("the pair holds %d copies at the end; the operations' answers leave %d", got, final)
 	}
 	if !linearizable(muts, make([]bool, len(muts)), c0) {
-		return "Insert, Delete, InsertUnique and search answers have no linearization"
-	}
-	for _, x := range r.hist {
-		if x.kind != "count" {
-			continue
-		}
-		// lo: copies present throughout x for sure; hi: copies that may
-		// have been present at some instant of x.
-		lo, hi := c0, c0
-		for _, o := range muts {
-			switch {
-			case o.kind == "insert" || o.kind == "unique" && o.result == 1:
-				if o.resp < x.inv {
-					lo++
-				}
-				if o.inv < x.resp {
-					hi++
-				}
-			case o.kind == "delete" && o.result == 1:
-				if o.inv < x.resp {
-					lo--
-				}
-				if o.resp < x.inv {
-					hi--
-				}
-			}
-		}
-		lo = max(lo, 0)
-		if x.result < lo || x.result > hi {
-			return fmt.Sprintf("Count = %d; the copies present throughout it are at least %d and never more than %d", x.result, lo, hi)
-		}
+		return "Insert, Delete, InsertUnique, Count and search answers have no linearization"
 	}
 	return ""
 }
@@ -675,6 +642,10 @@ func linearizable(ops []mop, placed []bool, c int) bool {
 			}
 		case "lookup":
 			if b2i(c > 0) != o.result {
+				continue
+			}
+		case "count":
+			if c != o.result {
 				continue
 			}
 		}
@@ -792,7 +763,6 @@ func TestRelocationModel(t *testing.T) {
 		{mproto{name: "packed/one-word/lookup-from-two-reads", move: pkModelMove, bits: 8, sameWord: true, lookupTwoReads: true}, false},
 		{mproto{name: "packed/kcas-move/no-versions", move: pkModelMoveNoVersions, bits: 8}, false},
 		{mproto{name: "packed/kcas-move/source-version", move: pkModelMoveSourceVersion, bits: 8}, false},
-		{mproto{name: "packed/count-reads-one-version", move: pkModelMove, bits: 8, countOneVersion: true}, false},
 		{mproto{name: "packed/search-reads-version-late", move: pkModelMove, bits: 8, lateVersion: true}, false},
 		{mproto{name: "two-cas-move", move: moveTwoStep, threshold: 1}, false},
 		{mproto{name: "kcas-move/threshold-3", move: moveKCAS, threshold: 3}, false},

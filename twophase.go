@@ -45,25 +45,17 @@ import "sync/atomic"
 //     read; it takes effect at the CAS. A move between its read and its
 //     CAS changes the word (the counter at least), so the CAS fails and
 //     the insert chooses again from fresh reads.
-//   - InsertUnique: one K-CAS over both words that compares both with
-//     the values it read (unique.go); at the K-CAS's decision point both
-//     words hold exactly those values, so "fp absent from both" holds at
-//     the instant it adds fp. A refusal reports a read that showed fp, a
-//     logical copy at that instant; no copy a move will take back exists,
-//     since moves never take back.
+//   - InsertUnique and Count: one K-CAS over both words that compares
+//     both with the values read (decidePair, unique.go): at its decision
+//     point both words hold exactly those values, so "fp absent from
+//     both", "both full" and the count hold at that instant. A refusal
+//     reports a read that showed fp, a logical copy at that instant.
 //   - Delete: the search below finds a bucket where a read showed fp, and
 //     one CAS takes a copy out of that word's value; it returns true
 //     exactly when that CAS succeeded, at which instant the copy it
 //     removed was logically present. If a move took fp out of that bucket
 //     first, the CAS fails (the counter changed) and the search runs
 //     again. "false" comes from the search's "absent", argued below.
-//   - Count: reads b1, b2 and b1 again (b1 the lower bucket, searchPair)
-//     and accepts the two first reads only if b1's counter did not move,
-//     nor the epoch of b1's stripe (unique.go). Every move of a copy of fp
-//     for this pair goes through b1, so no copy moved between the reads
-//     and none is counted twice; and a colliding key's Delete takes from
-//     b2 only when it read b1 without a copy, so the count of "One order
-//     for every search" applies to it too.
 //   - Lookup, LookupBatch and the search of Delete: the claim below.
 //   - Snapshots and Reset hold the snapshot gate, which excludes moves
 //     (snapshot.go, lockfree.go), and read every word logically.
@@ -281,15 +273,17 @@ func newEpochs(n uint64) []atomic.Uint64 {
 }
 
 // searchStalls, in race builds only, is called by every search of a
+// searchStalls, in race builds only, is called by every search of a
 // one-word table (Lookup, the batch and Hash forms, find and so Delete,
 // Count, remove's first reads, and Locked mode's lookups) and by the
 // packed layout's lookups, pkFind and pkCount, after its first read of b1
 // (stage 1) and of b2 (stage 2), and by a one-word search deciding
 // "absent" between its re-read of b1 and its re-read of the epoch (stage
-// 3), with the filter and b1 (the lower bucket). Tests set it to relocate
-// while a search is stalled between its reads; a hook must act only on its
-// own filter, since other tests' searches call it too. In other builds the
-// calls are compiled out.
+// 3), with the filter and b1 (the lower bucket); and by LockFree
+// InsertUnique after its read of the key's first bucket (stage 1, with
+// that bucket). Tests set it to relocate while a search is stalled between
+// its reads; a hook must act only on its own filter, since other tests'
+// searches call it too. In other builds the calls are compiled out.
 var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
 
 // readPair reads b1 and then b2 with plain loads, stopping at the tests'

@@ -35,13 +35,11 @@ func (f *Filter) InsertUnique(key []byte) (inserted bool, err error) {
 }
 
 // Count returns the number of copies of key's fingerprint in its two
-// buckets. It is never less than the number of copies of key that were
-// inserted and not deleted before the call and are not deleted during it,
-// and never counts a copy twice or counts a copy that is not there because
-// other goroutines relocate fingerprints: with no Insert or Delete of the
-// key overlapping it, it is exact. It also counts copies of other keys
-// that share the fingerprint and buckets (false positives; at most
-// 2·SlotsPerBucket() copies in all, 10 by default).
+// buckets at one instant during the call: Count is linearizable in both
+// modes, also against Insert, Delete and relocations, and a relocation
+// never makes it count a copy twice or miss one. It also counts copies of
+// other keys that share the fingerprint and buckets (false positives; at
+// most 2·SlotsPerBucket() copies in all, 10 by default).
 func (f *Filter) Count(key []byte) int {
 	if f.m == 0 {
 		return 0
@@ -52,6 +50,18 @@ func (f *Filter) Count(key []byte) int {
 
 // insertUnique is InsertUnique for a key placed in b1, b2 with fingerprint
 // fp.
+//
+// Claim: every answer has one instant inside the call at which it holds.
+// Proof. Each attempt (addUnique*) reports present, added or full, each
+// decided at one instant (the claims of addUniqueLockFree and
+// addUniqueLocked). "present" and "added" are returned as such. ErrFull
+// comes only after an attempt that reported full, that is, an instant at
+// which both buckets were full and held no copy of fp, followed by a
+// makeRoom that found no path (or the last of maxRoomRounds); the call
+// changed nothing, so it takes effect at that instant, as a refusal that
+// found fp absent. A "full" taken from two reads at two instants would not
+// do: a copy can move from the bucket read second into the one read first
+// between the reads (TestInsertUniqueAgainstMove).
 func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 	for round := 0; ; round++ {
 		var present, added bool
@@ -80,35 +90,59 @@ func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 	}
 }
 
+// decidePair is the one instant of a LockFree InsertUnique and Count, in
+// every layout and in the growing filter: it changes word i1 from w1 to n1
+// and word i2 from w2 to n2 if both hold those values, at one instant, and
+// reports whether it did. The caller read w1 and w2 (logical values) and
+// decided from them: fp added to one word, or both left as they are (both
+// buckets full, or a count). When one word holds both buckets (i1 == i2)
+// the caller passes its one read of it as w1 and w2 and the one new word
+// as n1 and n2.
+//
+// Claim: if it returns true, there is an instant inside the call at which
+// word i1 held w1 and word i2 held w2, and at that instant they became n1
+// and n2. Proof: a K-CAS takes effect at its decision point, at which
+// every word it covers holds its old value (kcas.go); a word written back
+// unchanged is compared all the same. One word: a CAS compares and writes
+// at one instant; a word left unchanged was read once, and that read is
+// the instant.
+func (t *kcasTable) decidePair(i1, w1, n1, i2, w2, n2 uint64) bool {
+	if i1 == i2 {
+		if n1 == w1 || t.cas(i1, w1, n1) {
+			return true
+		}
+		if v := t.words[i1].Load(); v&tagMask != 0 {
+			t.helpWord(v) // a reference fails every CAS until it leaves
+		}
+		return false
+	}
+	var op kcasOp
+	op.add(i1, w1, n1)
+	op.add(i2, w2, n2)
+	return t.kcas(&op)
+}
+
 // addUniqueLockFree puts fp into the emptier of b1 and b2 if neither holds
 // it. present reports that one did; added that fp was put in; both false
 // means both buckets are full.
 //
-// Claim: the call is linearizable: if it reports present, fp was in b1 or
-// b2 at some instant during the call; if it reports added, there was an
-// instant at which fp was in neither bucket and fp was added at that very
-// instant; if it reports neither, both buckets were full and without fp at
-// one instant.
+// Claim: each outcome holds at one instant during the call: present, fp
+// in b1 or b2; added, fp in neither and added at that instant; neither,
+// both buckets full and without fp.
 //
 // Proof. Each attempt reads b1 (w1) and b2 (w2) as plain words, helping any
 // K-CAS it finds there to completion first. (a) A read that shows fp is an
-// atomic read of the bucket at that instant: present. (b) Otherwise it
-// performs one K-CAS over both words, the emptier one getting fp and the
-// other one compared and written back unchanged (old == new). A K-CAS takes
-// effect at its decision point, at which both words hold exactly w1 and w2
-// (every word it covers holds its reference from installation to decision,
-// and no write can change a word's logical value while it does, kcas.go).
-// Neither w1 nor w2 holds fp, and by the note at the top of this file no
-// copy of fp for this pair lies outside b1 and b2, so at that instant the
-// filter holds no copy, and the same instant adds one. Any change to
-// either word between the reads and the decision, including the migration
-// counters' bumps of a relocation through either bucket and an insert by a
-// racing InsertUnique, makes the K-CAS fail, and the attempt starts over
-// from fresh reads. (c) If neither read shows fp and both words are full,
-// the two reads are not one instant; the caller then makes room and
-// retries, and only an attempt that ends in (a) or (b) is reported, so (c)
-// needs no instant of its own. When b1 == b2 one single-word CAS does what
-// the K-CAS does.
+// atomic read of the bucket at that instant: present. (b) Otherwise both
+// words are decided on in one decidePair: the emptier one gets fp and
+// the other is written back unchanged, or, when both are full, both are
+// written back unchanged. At its instant both words hold exactly w1 and
+// w2, neither holding fp, and by the note at the top of this file no copy
+// of fp for this pair lies outside b1 and b2: so the filter holds no copy
+// then, and the same instant adds one or finds both buckets full. Any
+// change to either word between the reads and that instant, including
+// the migration counters' bumps of a relocation through either bucket and
+// an insert by a racing InsertUnique, fails it, and the attempt starts
+// over from fresh reads. When b1 == b2 the word read once decides.
 //
 // The attempt is lock-free: a failed K-CAS or CAS means a word changed, that
 // is, another operation took effect.
@@ -120,41 +154,37 @@ func (f *Filter) addUniqueLockFree(b1, b2, fp uint64) (present, added bool) {
 			f.helpWord(w1)
 			continue
 		}
-		w2 := f.t.words[b2].Load()
-		if w2&tagMask != 0 {
-			f.helpWord(w2)
-			continue
+		if raceEnabled {
+			searchStalled(f, b1, 1) // the tests' stall point (twophase.go, searchStalls)
+		}
+		w2 := w1
+		if b2 != b1 {
+			w2 = f.t.words[b2].Load()
+			if w2&tagMask != 0 {
+				f.helpWord(w2)
+				continue
+			}
 		}
 		if l.containsEither(w1, w2, fp) {
 			return true, false
 		}
-		if b1 == b2 {
-			nw, ok := l.put(w1, fp)
-			if !ok {
-				return false, false
-			}
-			if f.t.cas(b1, w1, nw) {
-				return false, true
-			}
-			continue
-		}
+		// The emptier bucket gets fp, b1 on a tie (as addEither); the other
+		// is only compared, and both when both are full.
 		n1, ok1 := l.put(w1, fp)
 		n2, ok2 := l.put(w2, fp)
-		if !ok1 && !ok2 {
-			return false, false
-		}
-		// The emptier bucket gets fp, b1 on a tie (as addEither); the other
-		// is only compared.
-		if !ok1 || ok2 && l.emptier(w2, w1) {
+		switch {
+		case !ok1 && !ok2:
+			n1, n2 = w1, w2
+		case !ok1 || ok2 && l.emptier(w2, w1):
 			n1 = w1
-		} else {
+		default:
 			n2 = w2
 		}
-		var op kcasOp
-		op.add(b1, w1, n1)
-		op.add(b2, w2, n2)
-		if f.t.kcas(&op) {
-			return false, true
+		if b1 == b2 {
+			n2 = n1
+		}
+		if f.t.decidePair(b1, w1, n1, b2, w2, n2) {
+			return false, ok1 || ok2
 		}
 		f.stats.add(statKCASRetries, 1)
 	}
@@ -188,34 +218,23 @@ func (l *layout) matches(w, fp uint64) int {
 
 // countCopies returns the number of copies of fp in b1 and b2.
 //
-// Claim: the result is at least the number of copies of fp (for this pair)
-// that are in the filter throughout the call, and at most the number of
-// copies that Inserts put into the pair before the call returned, less the
-// Deletes that took one before the call began: a move, never changing the
-// number of copies, is never counted.
+// Claim: the result is the number of copies of fp for this pair at one
+// instant inside the call, so Count is linearizable.
 //
-// Proof (LockFree). An attempt reads b1 at t1, b2 at t2 and b1 again at t3
-// (t1 < t2 < t3) and returns matches(b1 at t1) + matches(b2 at t2) when
-// b1's migration counter is the same at t1 and t3. Every relocation of a
-// copy of fp moves it between b1 and b2 in one K-CAS that bumps both
-// counters (twophase.go, "Moves are atomic"), so with b1's counter
-// unchanged no copy of fp moved in (t1, t3): a copy present throughout
-// sat in one bucket from t1 to t3 and was counted once, and every copy
-// counted was put there by an insert and was in its bucket at the read
-// that counted it, which is what the upper bound says. When the counter
-// moved the attempt starts over. A counter that wrapped could fake
-// "unchanged" after 2^c relocations through b1 during one Count; the
-// attempt therefore also requires the epoch, read before t1 and after t3,
-// to be unchanged, which rules out a wrap in between (twophase.go). When
-// b1 == b2 the fingerprint cannot move and one read decides.
+// Proof (LockFree). An attempt reads b1 and then b2 and counts those two
+// values only if decidePair, comparing both words with them and changing
+// neither, succeeds: then both words held them at one instant (unique.go,
+// decidePair), and by the note at the top of this file every copy for the
+// pair is in one of the two. Otherwise a word changed and the attempt
+// starts over; each retry means another operation took effect. When
+// b1 == b2 one read decides. Two reads at two instants would not do, even
+// with a check that no copy moved: a copy in b1 can be deleted after b1
+// is read and, after that Delete returns, an Insert of a colliding key
+// can put one into b2 before b2 is read, and the sum, 2, was never there
+// (TestCountAgainstDeleteThenInsert).
 //
 // Locked mode reads both words under both buckets' stripe locks, which
-// every write to either bucket holds (locked.go): one instant, exact. A
-// Locked relocation stores the destination before it clears the source,
-// so reads without the locks could see a moving copy in both buckets with
-// b1's counter the same at t1 and t3 (when the destination store falls
-// before t1 and the source store after t3, or b1 is the source and both
-// stores fall after t2) and count it twice.
+// every write to either bucket holds (locked.go): one instant.
 func (f *Filter) countCopies(b1, b2, fp uint64) int {
 	b1, b2 = searchPair(b1, b2)
 	if f.lay.packed {
@@ -235,7 +254,6 @@ func (f *Filter) countCopies(b1, b2, fp uint64) int {
 		return l.matches(w1, fp) + l.matches(w2, fp)
 	}
 	for {
-		e := f.t.load(f.t.epochIdx(b1))
 		w1 := f.t.load(b1)
 		if b1 == b2 {
 			return l.matches(w1, fp)
@@ -247,11 +265,7 @@ func (f *Filter) countCopies(b1, b2, fp uint64) int {
 		if raceEnabled {
 			searchStalled(f, b1, 2)
 		}
-		v1 := f.t.load(b1)
-		if raceEnabled {
-			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-		}
-		if l.counter(v1) == l.counter(w1) && f.t.load(f.t.epochIdx(b1)) == e {
+		if f.t.decidePair(b1, w1, w1, b2, w2, w2) {
 			return l.matches(w1, fp) + l.matches(w2, fp)
 		}
 		f.stats.add(statLookupRetries, 1)

@@ -257,6 +257,9 @@ func TestSearchesReadTheirFirstBucketsEpoch(t *testing.T) {
 	for _, en := range entries {
 		for _, mode := range en.modes {
 			for _, wrapAt := range []int{2, 3} {
+				if en.name == "Count" && wrapAt == 3 {
+					continue // Count reads no epoch: no stage 3 (unique.go)
+				}
 				t.Run(fmt.Sprintf("%s/mode=%v/wrap-at-stage=%d", en.name, mode, wrapAt), func(t *testing.T) {
 					testSearchStalledAcrossWrap(t, mode, en.found, wrapAt)
 				})
