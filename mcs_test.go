@@ -24,6 +24,16 @@ func withRTM(t *testing.T, v bool) {
 	t.Cleanup(func() { useRTM = old })
 }
 
+// withPin sets usePin to v for the rest of the test and restores it after:
+// stripe sets created meanwhile pin their sections only if v. Tests that
+// block (yield, wait on a channel) while they hold a lockBuckets section
+// turn it off, since blocking with preemption off is a fatal error.
+func withPin(t testing.TB, v bool) {
+	old := usePin
+	usePin = v
+	t.Cleanup(func() { usePin = old })
+}
+
 // withProcs sets GOMAXPROCS to n for the rest of the test and restores it
 // after.
 func withProcs(t *testing.T, n int) {
@@ -110,11 +120,11 @@ func TestPoolChunkOf(t *testing.T) {
 			i++
 		}
 	}
-	// The last index a pool can name lies in the last chunk, and its v
-	// stays below mcsSelf.
+	// The last index a pool can name lies in the last chunk, and the node
+	// pool's v (index+1) fits the lock word's tail field.
 	last := uint32(poolChunk0*(1<<poolMaxChunks-1) - 1)
-	if last+1 >= mcsSelf {
-		t.Fatalf("pool index+1 %#x collides with mcsSelf", last+1)
+	if got := uint64(mcsMaxNodes) << mcsTailShift; got >= 1<<32 {
+		t.Fatalf("node v %#x shifted into the tail field overflows the lock word (%#x)", mcsMaxNodes, got)
 	}
 	if k, off := poolChunkOf(last); k != poolMaxChunks-1 || off != poolChunk0<<k-1 {
 		t.Errorf("poolChunkOf(%d) = %d, %d; want %d, %d", last, k, off, poolMaxChunks-1, poolChunk0<<(poolMaxChunks-1)-1)
@@ -196,6 +206,7 @@ func testMutualExclusion(t *testing.T, fixed bool, g, iters int) *stripedLocks {
 // the queue, its node swapped into the tail, before the next starts), then
 // releases it: the waiters must get the stripe in queue order.
 func TestMCSFIFO(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
@@ -308,6 +319,7 @@ func blocked(t *testing.T, lock func(), release func()) bool {
 }
 
 func TestLockBucketsShapes(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	s := newStripedLocks(1 << 16)
 	n := uint64(len(s.stripes))
@@ -365,6 +377,7 @@ func TestLockBucketsShapes(t *testing.T) {
 }
 
 func TestLockAll(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	s := newStripedLocks(1 << 16)
 	n := uint64(len(s.stripes))
@@ -397,6 +410,7 @@ func TestLockAll(t *testing.T) {
 }
 
 func TestLockAllocs(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	s := newStripedLocks(1 << 16)
 	n := uint64(len(s.stripes))
@@ -444,7 +458,7 @@ func contendedSection(t *testing.T, s *stripedLocks, b uint64) func() {
 	return func() {
 		g := s.lockBuckets(b, b)
 		start <- struct{}{}
-		for st.tail.Load() == mcsSelf { // until the helper is queued
+		for st.tail.Load() == mcsHeld { // until the helper is queued
 			runtime.Gosched()
 		}
 		s.unlockBuckets(g)
@@ -456,6 +470,7 @@ func contendedSection(t *testing.T, s *stripedLocks, b uint64) func() {
 // pool grows, then checks that every node came back to exactly one free
 // list.
 func TestMCSPoolConserved(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	withProcs(t, 2)
 	s := newStripedLocks(8) // few stripes: long queues, many nodes in use
