@@ -680,12 +680,12 @@ func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
 func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 	for k := 0; ; k++ {
 		if raceEnabled {
-			s.step(mcsSiteWord, 0)
+			s.step(mcsSiteWord, me)
 		}
 		w := st.tail.Load()
 		if w&mcsHeld == 0 {
 			if raceEnabled {
-				s.step(mcsSiteWord, 0)
+				s.step(mcsSiteWord, me)
 			}
 			if st.tail.CompareAndSwap(w, w&^mcsBypassMask|mcsHeld) {
 				return
@@ -851,7 +851,7 @@ var mcsSteps atomic.Pointer[func(s *stripedLocks, site mcsSite, v uint32) int]
 type mcsSite uint8
 
 const (
-	mcsSiteWord mcsSite = iota // an atomic operation on the lock word
+	mcsSiteWord mcsSite = iota // an atomic operation on the lock word (v: the head's node in compete, else 0)
 	mcsSiteHead                // a load or store of lockStripe.head
 	mcsSiteNode                // an operation on node v's state or link
 	mcsSiteWait                // node v's owner chooses: check again or park
