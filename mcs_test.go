@@ -639,15 +639,15 @@ func TestMCSStateMachine(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("the lock's scheduling points exist in race builds only (CI runs this package under -race)")
 	}
-	bound := 2
+	bound, pair := 2, 6
 	if os.Getenv("CUCKOO_LONG") == "1" {
-		bound = 3
+		bound, pair = 3, 1000 // 1000: every schedule of two goroutines
 	}
 	for _, tc := range []struct {
 		iters []int // acquisitions per goroutine
 		bound int
 	}{
-		{[]int{1, 1}, 6},
+		{[]int{1, 1}, pair},
 		{[]int{2, 2}, bound + 1},
 		{[]int{1, 1, 1}, bound},
 		{[]int{2, 1, 1}, bound},
