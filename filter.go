@@ -41,8 +41,8 @@ const (
 	// is first in line, and the Go scheduler never preempts a goroutine
 	// inside a section, so goroutines far outnumbering processors do not
 	// convoy. Its writes still cost more than LockFree's: on 2 vCPUs, at
-	// 0.6 to 0.8 times LockFree's rate with up to 64 writers and no other
-	// work, and far less (about 0.1 times) when goroutines that never block
+	// about 0.5 to 0.85 times LockFree's rate with 1 to 64 writers and no
+	// other work, and at 0.1 to 0.5 times when goroutines that never block
 	// share the processors, because a writer that finds its stripe held by
 	// a thread the operating system has descheduled gives its processor up
 	// for a scheduling slice. LockFree is the better default; choose Locked
