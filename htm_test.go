@@ -62,8 +62,8 @@ func TestRTMForcedOff(t *testing.T) {
 		t.Errorf("got guard %+v; want no transaction", g)
 	}
 	for _, i := range []uint32{g.lo, g.hi} {
-		if v := s.stripes[i].tail.Load(); v != mcsSelf {
-			t.Errorf("stripe %d: got tail %#x; want %#x (held through MCS, no waiters)", i, v, uint32(mcsSelf))
+		if v := s.stripes[i].tail.Load(); v != mcsHeld {
+			t.Errorf("stripe %d: got tail %#x; want %#x (held through MCS, no waiters)", i, v, uint32(mcsHeld))
 		}
 	}
 	s.unlockBuckets(g)
@@ -213,11 +213,11 @@ func TestRTMAwaitFree(t *testing.T) {
 	if !awaitFree(&lw, &hw) {
 		t.Error("got false for free words; want true")
 	}
-	hw.Store(mcsSelf)
+	hw.Store(mcsHeld)
 	if awaitFree(&lw, &hw) {
 		t.Error("got true for a word that stays held; want false")
 	}
-	lw.Store(mcsSelf)
+	lw.Store(mcsHeld)
 	hw.Store(0)
 	if awaitFree(&lw, &hw) {
 		t.Error("got true for a word that stays held; want false")
@@ -330,7 +330,7 @@ func TestHTMEncoding(t *testing.T) {
 		s := newStripedLocks(64)
 		s.elide = true
 		g := s.lockBuckets(1, 2)
-		if g.tx || s.stripes[1].tail.Load() != mcsSelf || s.stripes[2].tail.Load() != mcsSelf {
+		if g.tx || s.stripes[1].tail.Load() != mcsHeld || s.stripes[2].tail.Load() != mcsHeld {
 			t.Errorf("got guard %+v and tails %#x, %#x; want MCS locks held", g, s.stripes[1].tail.Load(), s.stripes[2].tail.Load())
 		}
 		s.unlockBuckets(g)

@@ -9,47 +9,125 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// This file implements the locks of Locked mode: Mellor-Crummey and Scott's
-// queue lock ("Algorithms for Scalable Synchronization on Shared-Memory
-// Multiprocessors", TOCS 1991), one per stripe of buckets, elided with Intel
-// RTM transactions where the processor supports them (the speculative MCS
-// lock of Listings 1.1 and 1.2 in seeds/004).
+// This file implements the locks of Locked mode: one queue lock per stripe
+// of buckets, after Mellor-Crummey and Scott ("Algorithms for Scalable
+// Synchronization on Shared-Memory Multiprocessors", TOCS 1991), elided
+// with Intel RTM transactions where the processor supports them (the
+// speculative MCS lock of Listings 1.1 and 1.2 in seeds/004).
 //
-// MCS. A stripe's lock word is the tail of a queue of nodes, one per waiting
-// goroutine. To wait, a goroutine sets its node's locked flag, swaps the
-// node into the tail and, if there was a predecessor, links itself into the
-// predecessor's next field and spins on its own flag, on its own cache line.
-// To release, the holder grants the lock to its successor by clearing the
-// successor's flag (FIFO hand-off) or, having none, CASes the tail back to
-// empty; if that CAS fails a successor is between its swap and its link, and
-// the holder waits for the link.
+// Why not FIFO hand-off. Goroutines outnumber processors in Go programs,
+// and a waiter that has yielded or parked is not running. A classic MCS
+// release grants the lock to its successor whatever that goroutine is
+// doing, and the stripe then stays idle until the scheduler runs it, while
+// every other goroutine that wants the stripe queues behind it: with two
+// writers and two lookers on two processors the waiter was behind a looker
+// for a whole time slice, and writes ran at a few percent of LockFree's
+// rate. Here a release only frees the lock; whoever is running takes it
+// (competitive succession), the waiter at the head of the queue competes
+// when it runs, and a budget of bypasses per head keeps that from
+// starving it, as sync.Mutex's starvation mode does.
 //
-// The stripe is the holder's node (the K42 variant of MCS, Auslander et al.).
-// In the classic lock the holder keeps its node until it releases. Here the
-// stripe embeds a node's next field, and the tail value mcsSelf names it: an
-// uncontended acquire is one CAS of the tail from empty to mcsSelf and an
-// uncontended release one CAS back, with no node at all. A goroutine that
-// must wait leases a pool node, queues it as above, and once granted moves
-// its place in the queue onto the stripe: it copies its node's successor
-// link into the stripe's next field, or, with no successor yet, clears that
-// field and CASes the tail from its node to mcsSelf (if a newcomer swapped
-// in first it waits for the newcomer's link and copies it). Then nothing
-// refers to its node any more and it goes back to the pool at once. So only
-// waiters hold nodes, uncontended sections never touch the pool, and a
-// critical section needs no node (lockGuard records none). Invariant: when
-// the tail is empty the stripe's next field is 0 (it is cleared before any
-// CAS to mcsSelf, and the only CAS to empty follows a read of 0).
+// The lock word (lockStripe.tail) packs three fields:
 //
-// Ordering. Every hand-off is an atomic read-modify-write or store observed
-// by an atomic load of the same word (the grant on the successor's flag,
-// the CASes and swaps on the tail), so everything a holder did
-// happens-before everything the next holder does, also for the race
-// detector.
+//	bit 0         held: a goroutine is in a section on this stripe
+//	bits 1..7     bypass: acquisitions that overtook the current head
+//	bits 8..31    tail: the last queued waiter's node (index+1), 0 = none
 //
-// No pointers in integers. Nodes live in tables owned by the stripe set and
-// are named by uint32 index+1 (0 is nil, mcsSelf the stripe itself), so lock
-// words and links are plain atomic integers the garbage collector need not
-// see.
+// The word is 0 exactly when the stripe is free with nobody queued; an
+// elision attempt treats any other value as held.
+//
+// Acquire. An uncontended acquire is one CAS of the word from 0 to held. A
+// goroutine that finds the stripe held or queued-for (acquireSlow) may
+// barge: if held is clear, it takes the stripe with one CAS that sets held
+// and, when the queue is not empty, adds one to bypass, allowed only while
+// bypass is below maxBypass. Otherwise it leases a pool node and queues it
+// by a CAS that swaps its node into the tail field. With a predecessor it
+// links itself into the predecessor's next field and waits, spinning on its
+// own node (its own cache line), until the predecessor makes it the head.
+// The head competes for the stripe: whenever held is clear it CASes held
+// on and bypass to 0, whatever bypass was. Having won, it leaves the queue
+// before its section: with a successor it publishes that node as the
+// stripe's head and makes it the head; without one it clears the stripe's
+// head and CASes the tail field from its node to 0 (if a newcomer swapped
+// in first it waits for the newcomer's link). Then nothing refers to its
+// node and it goes back to the pool. So only waiters hold nodes, a section
+// needs none (lockGuard records none), and uncontended sections never
+// touch the pool.
+//
+// Release. One atomic add clears held. If the tail field is not 0 the
+// releaser wakes the head if it is parked (lockStripe.head names it): it
+// CASes the head's state from mcsHeadParked to mcsHead and, having won,
+// sends on the head's wake channel. The woken head competes; the releaser
+// never hands the stripe to anyone, so a waiter that is not running never
+// holds up the stripe unless it is the head and the bypass budget is
+// spent.
+//
+// Holders are not preempted. A holder that the Go scheduler deschedules
+// in its section keeps the stripe until it runs again, up to a time slice
+// later when goroutines outnumber processors, and every goroutine that
+// wants the stripe waits that long. lockBuckets therefore runs the section
+// with preemption off (runtime.procPin, which sync.Pool uses for its
+// per-P caches; the runtime keeps that linkname for outside packages):
+// from the moment it holds its stripes until unlockBuckets starts
+// releasing them the goroutine stays on its processor. Sections are a few
+// loads and stores; they must not block (a blocking operation with
+// preemption off is a fatal error, and so is a panic), and lockAll, whose
+// sections walk the whole table, does not pin. Only the operating system
+// can still deschedule a holder's thread.
+//
+// Waiting. Every waiter spins mcsSpinIters checks, then yields
+// mcsYieldIters times, then parks: a non-head CASes its state from
+// mcsQueued to mcsQueuedParked and blocks on its wake channel; the head
+// stores mcsHeadParked (nobody else changes a running head's state), checks
+// held once more, and blocks unless
+// held was clear and it can CAS its state back. A predecessor that makes a
+// parked waiter the head sets mcsHeadParked without waking it: it holds
+// the stripe, and its release wakes the new head.
+//
+// Claims (ordering: Go's atomics are sequentially consistent, and every
+// step below is one atomic operation on one word).
+//
+// Mutual exclusion. Held is set only by a CAS from a word with held clear
+// (the uncontended CAS, a barge, the head's CAS) and cleared only by the
+// holder's release. So at most one goroutine holds a stripe. Each holder's
+// accesses happen-before the release's add, which the next holder's CAS
+// reads, so sections are ordered for the race detector too.
+//
+// No lost wake-up. Claim: a head that blocks is woken if the stripe is
+// released after it blocked, and a queued waiter that blocks is woken once
+// it is the head and the stripe is released. Proof. A head h blocks only
+// after it set mcsHeadParked (step P) and then read held set (step R),
+// with lockStripe.head = h since before P (h published it when it became
+// head, and only h itself changes it again, after winning the stripe).
+// The held bit h read at R belongs to an acquisition whose release add A
+// follows R (the add clears it; R read the word before A). That release
+// sees the tail field nonzero (h is queued), reads lockStripe.head after A,
+// hence after P, and finds h; its CAS from mcsHeadParked succeeds unless
+// another waker's CAS did first, and whichever CAS succeeds sends exactly
+// one token, which h receives. A queued waiter q that parked (state
+// mcsQueuedParked) is made the head by its predecessor p while p holds the
+// stripe: p publishes q as lockStripe.head, then moves q to mcsHeadParked
+// (or to mcsHead if q had not parked; q's park CAS then fails and q goes
+// on as the head), and p's own release then wakes q as above. A node's
+// channel never holds more than one token: a token is sent only by the
+// one CAS that takes the node out of a parked state, and its owner
+// receives it before it can park again. A stale waker (one that read
+// lockStripe.head before that head left the queue) can only wake a parked
+// head early, which then checks held again: harmless.
+//
+// Bounded bypass. Claim: while a waiter is the head, at most maxBypass
+// other goroutines take the stripe; a waiter with p waiters ahead of it
+// when it queued takes the stripe after at most (p+1)·maxBypass + p other
+// acquisitions. Proof. Bypass is 0 when a waiter becomes the head (it
+// becomes the head either by queuing into an empty tail field, when the
+// word's bypass is 0 because it is reset by every head's win and is only
+// increased while the tail field is nonzero, or from its predecessor, who
+// reset it by winning and holds the stripe, so no barge has happened
+// since). Every other acquisition while it is head is a barge, which adds
+// one and needs bypass < maxBypass; only the head's own win resets it. So
+// the head is overtaken at most maxBypass times, and then only the head
+// can take the stripe. The queue is FIFO between waiters: the p waiters
+// ahead each take the stripe once, each after at most maxBypass barges.
 //
 // Node pool. Waiters' nodes come from a slotPool (pool.go, which gives the
 // chunk layout and the free lists' ABA argument), with one free list per
@@ -57,8 +135,13 @@ import (
 // and returns it there, so waiters on different stripes rarely share a
 // free-list head. The pool grows only when more goroutines than ever
 // before wait at once (each waits for one stripe at a time), and steady
-// state allocates nothing. Node indices stay below 2^31 (the pool's
-// chunks), so index+1 never reaches mcsSelf.
+// state allocates nothing. Node indices stay below 2^24 - 1 (mcsMaxNodes),
+// so index+1 fits the tail field; a goroutine that would be the 2^24th
+// waiter at once waits for a node to come back (slotPool.lease).
+//
+// No pointers in integers. Nodes live in tables owned by the stripe set and
+// are named by uint32 index+1 (0 is nil), so lock words and links are
+// plain atomic integers the garbage collector need not see.
 
 const (
 	// mcsLine is the padding unit for everything that is spun on or
@@ -75,63 +158,57 @@ const (
 	// Locked mode's memory; one line per stripe is what keeps two stripes
 	// from sharing a line, and an RTM transaction, which tracks its reads
 	// by 64-byte line, is aborted only by writes to its own stripes' lines,
-	// not by the spatial prefetcher's neighbour. Nobody spins on a stripe:
-	// waiters spin on their own nodes (mcsLine).
+	// not by the spatial prefetcher's neighbour. Only the head of a
+	// stripe's queue reads the stripe's line while waiting; the others
+	// spin on their own nodes (mcsLine).
 	stripeLine = min(max(unsafe.Sizeof(cpu.CacheLinePad{}), 64), mcsLine)
 
 	// mcsSpinIters and mcsYieldIters tune how a goroutine waits for a lock.
 	//
-	// Spin, yield, park. A waiter spins on its own node's locked flag (a
-	// load that hits its own cache line, so spinning slows nobody else down)
-	// for mcsSpinIters checks, a microsecond or so: long enough for the
-	// holder's critical section (two bucket words, tens of nanoseconds) plus
-	// the hand-offs of a few waiters ahead, so waiters usually get the lock
-	// without leaving the processor. Then it calls runtime.Gosched before
-	// each of the next mcsYieldIters checks. Measured with the comparison
-	// module (bench/, 1M keys, Locked f=12; BENCHMARKS.md, "Figures behind
-	// code comments"): 1024 spins and 4 yields made lookups at 64 goroutines
-	// about 3 times faster than 32 spins and 16 yields, and matched them at 2
-	// goroutines. Parking right after
-	// spinning (no yields) halved the 2-goroutine rate: a park and wake costs
-	// microseconds, which rare collisions at 2 goroutines then pay in full.
-	// Goroutines can outnumber processors, and the holder, or the waiter the
-	// lock was just handed to, may be descheduled; a waiter that kept
-	// spinning would burn the processor that goroutine needs until the
-	// scheduler preempts it (10ms). Gosched lets it run, and when nothing else
-	// is runnable it returns almost at once. A waiter still not served after
-	// that is deep in a queue, or the holder is not running: it marks its
-	// node parked (CAS mcsWaiting to mcsParked) and blocks on the node's wake
-	// channel; the releaser that hands it the lock sees the mark and wakes it.
-	// Parking matters once waiters outnumber processors: with 256 goroutines
-	// queued on one stripe and GOMAXPROCS=2, waiters that only yielded kept
-	// the run queue 256 deep, so each hand-off waited for a whole round of
-	// yields before the new holder ran (TestMCSMutualExclusion,
-	// pairs=fixed/goroutines=256); parked waiters leave the run queue to the
-	// goroutines that can make progress, a woken one runs next on its waker's
-	// processor, and the same test takes about 470 times less per section
-	// (BENCHMARKS.md, "Figures behind code comments").
-	//
-	// Fairness. Neither yielding nor parking gives up the queue position: the
-	// node stays linked, the holder hands the lock to its successor by
-	// setting the successor's flag to mcsGranted whether or not that
-	// goroutine is running, and a new arrival can only join at the tail (the
-	// uncontended CAS succeeds only on an empty tail, so it overtakes nobody).
-	// The acquisition order is the order of the goroutines' atomic operations
-	// on the tail word (FIFO), whoever spins and whoever sleeps. The price is the queue lock's convoy: while a
-	// successor that was handed the lock waits for a processor the stripe
-	// stays idle; yielding and waking bound that to a scheduling round
-	// rather than a preemption slice. A releaser waiting for its successor to
-	// link itself (a few instructions after the successor's swap) spins and
-	// then yields, without parking; an elision attempt waiting for a stripe
-	// to be free spins and yields as a waiter does, then joins the queue. Go
-	// has no portable PAUSE, so a spin is a plain load loop.
+	// Spin, yield, park. A waiter spins for mcsSpinIters checks, a
+	// microsecond or so: long enough for the holder's critical section
+	// (two bucket words, tens of nanoseconds) plus the sections of a few
+	// waiters ahead, so waiters usually get the lock without leaving the
+	// processor. Then it calls runtime.Gosched before each of the next
+	// mcsYieldIters checks: the holder may be a goroutine that is not
+	// running, and a waiter that kept spinning would burn the processor
+	// that goroutine needs until the scheduler preempts it; when nothing
+	// else is runnable Gosched returns almost at once. Measured with the
+	// comparison module (bench/, 1M keys, Locked f=12; BENCHMARKS.md,
+	// "Figures behind code comments"): 1024 spins and 4 yields made
+	// lookups at 64 goroutines about 3 times faster than 32 spins and 16
+	// yields, and matched them at 2 goroutines; parking right after
+	// spinning (no yields) halved the 2-goroutine rate, since a park and
+	// wake costs microseconds. A waiter still not served after that parks
+	// (see Waiting above): parked waiters leave the run queue to the
+	// goroutines that can make progress. A releaser waiting for its
+	// successor to link itself (a few instructions after the successor's
+	// CAS) spins and then yields, without parking; an elision attempt
+	// waiting for a stripe to be free spins and yields as a waiter does,
+	// then takes the lock. Go has no portable PAUSE, so a spin is a plain
+	// load loop.
 	mcsSpinIters  = 1024
 	mcsYieldIters = 4
 
-	// Values of a node's locked flag.
-	mcsGranted = 0 // the lock was handed over (or never waited for)
-	mcsWaiting = 1 // the owner waits, spinning or yielding
-	mcsParked  = 2 // the owner waits blocked on the node's wake channel
+	// mcsMaxBypass is the bypass budget of a head (see Bounded bypass),
+	// the most the word's 7-bit bypass field holds. A spent budget
+	// makes the stripe wait for the head, which may be parked, so the
+	// budget is the price of fairness in idle stripe time: a larger one
+	// makes that rarer.
+	mcsMaxBypass = 127
+
+	// Fields of the lock word.
+	mcsHeld        = 1 << 0
+	mcsBypassShift = 1
+	mcsBypassOne   = 1 << mcsBypassShift
+	mcsBypassMask  = 0x7f << mcsBypassShift
+	mcsTailShift   = 8
+
+	// States of a waiter's node.
+	mcsQueued       = 1 // waits to become the head, spinning or yielding
+	mcsQueuedParked = 2 // waits to become the head, blocked on wake
+	mcsHead         = 3 // the head, competing for the stripe
+	mcsHeadParked   = 4 // the head, blocked on wake until a release
 
 	// Stripe count (see lockStripeCount): mcsStripesPerProc stripes per
 	// GOMAXPROCS, at least mcsMinStripes and at most mcsMaxStripes, never
@@ -147,10 +224,6 @@ const (
 	mcsShardsPerProc   = 4
 	mcsMaxShards       = 64
 	mcsStripesPerShard = 16
-
-	// mcsSelf is the tail value naming the stripe itself as the holder's
-	// node. Pool indices+1 stay below 2^31.
-	mcsSelf = 0xFFFFFFFF
 )
 
 // RTM elision (Listing 1.1 and 1.2). lockBuckets starts a transaction, reads
@@ -169,9 +242,9 @@ const (
 // words to be free, as Listing 1.1 does, and tries again, at most
 // txMaxAttempts times in all; on any other abort (capacity, interrupt,
 // system call), when the attempts are used up, or when the locks stay held
-// it takes the MCS locks. The bound keeps a section
-// that can never commit from looping, and the FIFO queue behind it bounds
-// every goroutine's wait. An MCS acquire always writes the lock word, so
+// it takes the MCS locks. The bound keeps a section that can never commit
+// from looping, and the queue behind it (see Bounded bypass) bounds every
+// goroutine's wait. An MCS acquire always writes the lock word, so
 // transactions never delay an MCS holder: they abort.
 const (
 	txStarted       = 0xFFFFFFFF // xbegin result when the transaction started
@@ -189,18 +262,24 @@ const (
 // hardware transaction, so race builds never elide.
 var useRTM = rtmSupported() && !raceEnabled
 
+// usePin selects, for stripe sets created from now on, whether lockBuckets
+// sections run with preemption off (see "Holders are not preempted"). It
+// is a variable only so that tests which hold a section while they block
+// (waiting for another goroutine to queue) can turn it off (withPin).
+var usePin = true
+
 // mcsNode is a pool node, alone on its cache lines.
 type mcsNode struct {
-	locked atomic.Uint32 // mcsWaiting or mcsParked while its owner waits; the predecessor sets mcsGranted
-	next   atomic.Uint32 // successor's index+1, 0 = none yet; written once by the successor
-	wake   chan struct{} // capacity 1; the predecessor sends once if it found mcsParked; set at creation
-	_      [mcsLine - 16]byte
+	state atomic.Uint32 // mcsQueued ... mcsHeadParked while its owner waits (see Waiting above)
+	next  atomic.Uint32 // successor's index+1, 0 = none yet; written once by the successor
+	wake  chan struct{} // capacity 1; one send per CAS out of a parked state; set at creation
+	_     [mcsLine - 16]byte
 }
 
-// lockStripe is one stripe's MCS lock, alone on its cache lines.
+// lockStripe is one stripe's queue lock, alone on its cache line.
 type lockStripe struct {
-	tail atomic.Uint32 // index+1 of the last queued node, mcsSelf = the holder without waiters, 0 = free
-	next atomic.Uint32 // the holder's successor (index+1), 0 = none yet; see the K42 note above
+	tail atomic.Uint32 // the lock word: held, bypass, tail (see the top of this file)
+	head atomic.Uint32 // the head's node (index+1), 0 = none or not yet published
 	_    [stripeLine - 8]byte
 }
 
@@ -246,6 +325,8 @@ type stripedLocks struct {
 	mask      uint32 // stripes-1; read-only
 	shardMask uint32 // len(shards)-1; read-only
 	elide     bool   // try RTM first (useRTM when created); read-only
+	maxBypass uint32 // a head's bypass budget: mcsMaxBypass (tests lower it); read-only
+	pin       bool   // lockBuckets sections run with preemption off (usePin when created); read-only
 	stripes   []lockStripe
 	shards    []mcsShard
 
@@ -317,6 +398,8 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 		mask:      uint32(n - 1),
 		shardMask: uint32(sh - 1),
 		elide:     useRTM,
+		maxBypass: mcsMaxBypass,
+		pin:       usePin,
 		stripes:   make([]lockStripe, n),
 		shards:    make([]mcsShard, sh),
 	}
@@ -324,8 +407,9 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 	return s
 }
 
-// mcsMaxNodes bounds the node pool below mcsSelf.
-const mcsMaxNodes = 1 << 31
+// mcsMaxNodes bounds the node pool so that index+1 fits the lock word's
+// tail field.
+const mcsMaxNodes = 1<<(32-mcsTailShift) - 1
 
 // initMCSNodes gives the nodes of a new pool chunk their wake channels.
 func initMCSNodes(c []mcsNode) {
@@ -340,9 +424,11 @@ func initMCSNodes(c []mcsNode) {
 //
 // The section between lockBuckets and unlockBuckets excludes every other
 // section holding one of its stripes and every lockAll holder; goroutines
-// waiting for a stripe get it in the order they asked (FIFO). The section
+// waiting for a stripe get it in the order they queued, each overtaken by
+// at most mcsMaxBypass barging goroutines while it is first. The section
 // must not call lockBuckets or lockAll (it could deadlock on its own
-// stripes), and should only read and write memory: with elision it runs in
+// stripes), and should only read and write memory: it runs with preemption
+// off (a blocking call or a panic in it is fatal), and with elision it runs in
 // a hardware transaction that allocation, system calls and blocking abort
 // (it then runs again under the MCS locks), and it may run more than once,
 // only the last run taking effect. lockBuckets allocates nothing once the
@@ -362,6 +448,9 @@ func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	if hi != lo {
 		s.acquire(hi)
 	}
+	if s.pin {
+		runtime_procPin() // see "Holders are not preempted" at the top of this file
+	}
 	return lockGuard{lo: lo, hi: hi}
 }
 
@@ -374,11 +463,25 @@ func (s *stripedLocks) unlockBuckets(g lockGuard) {
 		s.shards[g.lo&s.shardMask].commits.Add(1)
 		return
 	}
+	if s.pin {
+		runtime_procUnpin() // before a release may wake a waiter (a channel send)
+	}
 	if g.hi != g.lo {
 		s.release(g.hi)
 	}
 	s.release(g.lo)
 }
+
+// runtime_procPin turns preemption of the calling goroutine off until
+// runtime_procUnpin, and returns its P's id.
+//
+//go:linkname runtime_procPin runtime.procPin
+func runtime_procPin() int
+
+// runtime_procUnpin undoes runtime_procPin.
+//
+//go:linkname runtime_procUnpin runtime.procUnpin
+func runtime_procUnpin()
 
 // lockAll locks every stripe in ascending order (never elided), for
 // operations on the whole table such as Reset and snapshots. It excludes all
@@ -446,7 +549,7 @@ func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 // mcsSpinIters). It reports false if they are still held after that: under
 // a steady stream of MCS holders a stripe's tail may never be empty, and a
 // goroutine that kept waiting for it would starve instead of joining the
-// FIFO queue.
+// queue.
 func awaitFree(lw, hw *atomic.Uint32) bool {
 	for k := 0; lw.Load() != 0 || hw.Load() != 0; k++ {
 		if k >= mcsSpinIters+mcsYieldIters {
@@ -469,77 +572,258 @@ func txRetryable(status uint32) bool {
 	return status&(txAbortRetry|txAbortConflict) != 0
 }
 
-// acquire locks stripe i: one CAS if it is free, else acquireSlow.
+// acquire locks stripe i: one CAS if it is free with nobody queued, else
+// acquireSlow.
 func (s *stripedLocks) acquire(i uint32) {
-	if st := &s.stripes[i]; !st.tail.CompareAndSwap(0, mcsSelf) {
+	st := &s.stripes[i]
+	if raceEnabled {
+		s.step(mcsSiteWord, 0)
+	}
+	if !st.tail.CompareAndSwap(0, mcsHeld) {
 		s.acquireSlow(st, i)
 	}
 }
 
-// acquireSlow queues a pool node on stripe st (index i), waits to be
-// granted the stripe, and moves its place in the queue onto the stripe.
+// acquireSlow takes stripe st (index i) by barging if the bypass budget
+// allows it, or else queues a pool node, waits to win the stripe as the
+// head and leaves the queue.
 func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 	home := uint(i & s.shardMask)
-	sh := &s.shards[home]
-	sh.waits.Add(1)
-	me := s.pool.lease(home)
-	n := s.poolNode(me)
-	n.next.Store(0)
-	n.locked.Store(mcsWaiting) // before linking: once linked, the predecessor may grant at any time
-	if prev := st.tail.Swap(me); prev != 0 {
-		if prev == mcsSelf {
-			st.next.Store(me)
-		} else {
-			s.poolNode(prev).next.Store(me)
+	var me uint32 // our node once leased
+	for {
+		if raceEnabled {
+			s.step(mcsSiteWord, 0)
 		}
-		for k := 0; n.locked.Load() != mcsGranted; k++ {
-			switch {
-			case k < mcsSpinIters:
-			case k < mcsSpinIters+mcsYieldIters:
-				runtime.Gosched()
-			default:
-				// Park. If the CAS fails the stripe was granted meanwhile.
-				if n.locked.CompareAndSwap(mcsWaiting, mcsParked) {
-					<-n.wake // sent after the predecessor set mcsGranted
-				}
+		w := st.tail.Load()
+		queued := w >= 1<<mcsTailShift
+		if w&mcsHeld == 0 && (!queued || w&mcsBypassMask < s.maxBypass<<mcsBypassShift) {
+			nw := w | mcsHeld
+			if queued {
+				nw += mcsBypassOne // we overtake the head
 			}
+			if raceEnabled {
+				s.step(mcsSiteWord, 0)
+			}
+			if st.tail.CompareAndSwap(w, nw) {
+				if me != 0 {
+					s.pool.release(home, me)
+				}
+				return
+			}
+			continue
 		}
-	}
-	// We hold the stripe. Hand our queue position to the stripe itself.
-	succ := n.next.Load()
-	if succ == 0 {
-		st.next.Store(0) // before the CAS: a newcomer may link to mcsSelf right after it
-		if st.tail.CompareAndSwap(me, mcsSelf) {
+		if me == 0 {
+			me = s.pool.lease(home)
+			n := s.poolNode(me)
+			n.next.Store(0)
+			n.state.Store(mcsQueued) // before queuing: the predecessor may make us the head at once
+			continue                 // the word may have changed meanwhile
+		}
+		if raceEnabled {
+			s.step(mcsSiteWord, 0)
+		}
+		if st.tail.CompareAndSwap(w, w&(1<<mcsTailShift-1)|me<<mcsTailShift) {
+			s.shards[home].waits.Add(1)
+			s.await(st, me, w>>mcsTailShift)
 			s.pool.release(home, me)
 			return
 		}
-		succ = mcsAwaitLink(&n.next)
 	}
-	st.next.Store(succ)
-	s.pool.release(home, me)
 }
 
-// release unlocks stripe i: it grants the stripe to the next waiter, or
-// frees it.
-func (s *stripedLocks) release(i uint32) {
-	st := &s.stripes[i]
-	succ := st.next.Load()
+// await runs the waiter whose node me was queued behind prev (0: none, it
+// is the head at once) until it holds the stripe and has left the queue.
+func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
+	n := s.poolNode(me)
+	if prev != 0 {
+		if raceEnabled {
+			s.step(mcsSiteNode, prev)
+		}
+		s.poolNode(prev).next.Store(me)
+		for k := 0; ; k++ {
+			if raceEnabled {
+				s.step(mcsSiteNode, me)
+			}
+			if n.state.Load() != mcsQueued {
+				break // mcsHead, or mcsQueuedParked from our own CAS below
+			}
+			if s.patient(k, me) {
+				continue
+			}
+			if raceEnabled {
+				s.step(mcsSiteNode, me)
+			}
+			if n.state.CompareAndSwap(mcsQueued, mcsQueuedParked) {
+				// Our predecessor moves us to mcsHeadParked and its
+				// release wakes us as the head (mcsHead).
+				s.park(n, me)
+				break
+			}
+		}
+	} else {
+		if raceEnabled {
+			s.step(mcsSiteNode, me)
+		}
+		n.state.Store(mcsHead)
+		if raceEnabled {
+			s.step(mcsSiteHead, me)
+		}
+		st.head.Store(me) // before we can park: releasers wake the node named here
+	}
+	s.compete(st, n, me)
+	s.leave(st, n, me)
+}
+
+// compete runs the head (node n, v me) until it wins the stripe: whenever
+// the stripe is free it CASes held on and the bypass count to 0; while it
+// is held it spins, yields, then parks until a release wakes it.
+func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
+	for k := 0; ; k++ {
+		if raceEnabled {
+			s.step(mcsSiteWord, me)
+		}
+		w := st.tail.Load()
+		if w&mcsHeld == 0 {
+			if raceEnabled {
+				s.step(mcsSiteWord, me)
+			}
+			if st.tail.CompareAndSwap(w, w&^mcsBypassMask|mcsHeld) {
+				return
+			}
+			continue
+		}
+		if s.patient(k, me) {
+			continue
+		}
+		if raceEnabled {
+			s.step(mcsSiteNode, me)
+		}
+		n.state.Store(mcsHeadParked) // only wakers change it, and only from mcsHeadParked
+		// Check held again after publishing the park: a release that
+		// cleared it before that may have found us not parked.
+		if raceEnabled {
+			s.step(mcsSiteWord, 0)
+		}
+		if st.tail.Load()&mcsHeld == 0 {
+			if raceEnabled {
+				s.step(mcsSiteNode, me)
+			}
+			if n.state.CompareAndSwap(mcsHeadParked, mcsHead) {
+				k = -1
+				continue // nobody will wake us: compete now
+			}
+		}
+		s.park(n, me) // a waker set mcsHead before sending
+		k = -1
+	}
+}
+
+// leave takes the head (node n, v me), which holds the stripe, out of the
+// queue: its successor becomes the head, or the tail field goes back to 0.
+func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
+	if raceEnabled {
+		s.step(mcsSiteNode, me)
+	}
+	succ := n.next.Load()
 	if succ == 0 {
-		if st.tail.CompareAndSwap(mcsSelf, 0) {
+		if raceEnabled {
+			s.step(mcsSiteHead, 0)
+		}
+		st.head.Store(0) // before the CAS: a newcomer may become the head right after it
+		if raceEnabled {
+			s.step(mcsSiteWord, 0)
+		}
+		// Bypass is 0 (our win reset it, and nobody barges while we hold).
+		if st.tail.CompareAndSwap(me<<mcsTailShift|mcsHeld, mcsHeld) {
 			return
 		}
-		succ = mcsAwaitLink(&st.next)
+		succ = s.awaitLink(&n.next, me)
 	}
-	if n := s.poolNode(succ); n.locked.Swap(mcsGranted) == mcsParked {
+	if raceEnabled {
+		s.step(mcsSiteHead, succ)
+	}
+	st.head.Store(succ) // before our release reads it
+	sn := s.poolNode(succ)
+	for {
+		if raceEnabled {
+			s.step(mcsSiteNode, succ)
+		}
+		if sn.state.CompareAndSwap(mcsQueued, mcsHead) {
+			return
+		}
+		if raceEnabled {
+			s.step(mcsSiteNode, succ)
+		}
+		// Parked: it stays asleep until our release wakes it.
+		if sn.state.CompareAndSwap(mcsQueuedParked, mcsHeadParked) {
+			return
+		}
+	}
+}
+
+// release unlocks stripe i: it clears held and, if a waiter is queued,
+// wakes the head if it is parked. It hands the stripe to nobody.
+func (s *stripedLocks) release(i uint32) {
+	st := &s.stripes[i]
+	if raceEnabled {
+		s.step(mcsSiteWord, 0)
+	}
+	if st.tail.Add(^uint32(0)) < 1<<mcsTailShift { // held was set: this clears it
+		return
+	}
+	if raceEnabled {
+		s.step(mcsSiteHead, 0)
+	}
+	h := st.head.Load()
+	if h == 0 {
+		return // a newcomer head not yet published: it checks held after publishing
+	}
+	n := s.poolNode(h)
+	if raceEnabled {
+		s.step(mcsSiteNode, h)
+	}
+	if n.state.CompareAndSwap(mcsHeadParked, mcsHead) {
+		if raceEnabled {
+			s.step(mcsSiteWake, h)
+		}
 		n.wake <- struct{}{} // never blocks: one send per park, capacity 1
 	}
 }
 
-// mcsAwaitLink waits until a successor that has swapped itself into the
-// tail links itself into next (a few instructions later, unless it was
+// patient reports whether a waiter that has checked its condition k times
+// should check again (after a yield, past mcsSpinIters) or park.
+func (s *stripedLocks) patient(k int, me uint32) bool {
+	if raceEnabled {
+		if d := s.step(mcsSiteWait, me); d >= 0 {
+			return d == 1
+		}
+	}
+	if k < mcsSpinIters {
+		return true
+	}
+	if k < mcsSpinIters+mcsYieldIters {
+		runtime.Gosched()
+		return true
+	}
+	return false
+}
+
+// park blocks the owner of node n (v me) until a waker's token arrives.
+func (s *stripedLocks) park(n *mcsNode, me uint32) {
+	if raceEnabled {
+		s.step(mcsSitePark, me)
+	}
+	<-n.wake
+}
+
+// awaitLink waits until a successor that has queued itself in the tail
+// field links itself into next (a few instructions later, unless it was
 // descheduled in between), spinning then yielding, and returns the link.
-func mcsAwaitLink(next *atomic.Uint32) uint32 {
+func (s *stripedLocks) awaitLink(next *atomic.Uint32, me uint32) uint32 {
 	for k := 0; ; k++ {
+		if raceEnabled {
+			s.step(mcsSiteSpin, me)
+		}
 		if v := next.Load(); v != 0 {
 			return v
 		}
@@ -551,3 +835,35 @@ func mcsAwaitLink(next *atomic.Uint32) uint32 {
 
 // poolNode returns pool node v (index+1). Its chunk must be published.
 func (s *stripedLocks) poolNode(v uint32) *mcsNode { return s.pool.item(v) }
+
+// The tests' scheduling points (race builds only; compiled out otherwise).
+// mcsSteps, when set, is called with the stripe set before every step of
+// the lock that touches shared memory (an atomic operation on a lock word,
+// a stripe's head, a node's state or link, a park, a wake send) and at
+// every waiter's choice between checking again and parking. It must
+// return -1 for stripe sets that are not its own (other tests' locks call
+// it too), which then behave as in other builds; for its own it may block
+// to order the goroutines, and at mcsSiteWait returns 1 (check again) or 0
+// (park). TestMCSStateMachine drives the lock's real code through it.
+var mcsSteps atomic.Pointer[func(s *stripedLocks, site mcsSite, v uint32) int]
+
+// mcsSite names a scheduling point; v is the node involved, or 0.
+type mcsSite uint8
+
+const (
+	mcsSiteWord mcsSite = iota // an atomic operation on the lock word (v: the head's node in compete, else 0)
+	mcsSiteHead                // a load or store of lockStripe.head
+	mcsSiteNode                // an operation on node v's state or link
+	mcsSiteWait                // node v's owner chooses: check again or park
+	mcsSiteSpin                // node v's owner checks again (it never parks here)
+	mcsSitePark                // node v's owner blocks on its wake channel
+	mcsSiteWake                // a waker sends a token to node v
+)
+
+// step calls mcsSteps, if set.
+func (s *stripedLocks) step(site mcsSite, v uint32) int {
+	if h := mcsSteps.Load(); h != nil {
+		return (*h)(s, site, v)
+	}
+	return -1
+}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +24,16 @@ func withRTM(t *testing.T, v bool) {
 	old := useRTM
 	useRTM = v
 	t.Cleanup(func() { useRTM = old })
+}
+
+// withPin sets usePin to v for the rest of the test and restores it after:
+// stripe sets created meanwhile pin their sections only if v. Tests that
+// block (yield, wait on a channel) while they hold a lockBuckets section
+// turn it off, since blocking with preemption off is a fatal error.
+func withPin(t testing.TB, v bool) {
+	old := usePin
+	usePin = v
+	t.Cleanup(func() { usePin = old })
 }
 
 // withProcs sets GOMAXPROCS to n for the rest of the test and restores it
@@ -110,11 +122,11 @@ func TestPoolChunkOf(t *testing.T) {
 			i++
 		}
 	}
-	// The last index a pool can name lies in the last chunk, and its v
-	// stays below mcsSelf.
+	// The last index a pool can name lies in the last chunk, and the node
+	// pool's v (index+1) fits the lock word's tail field.
 	last := uint32(poolChunk0*(1<<poolMaxChunks-1) - 1)
-	if last+1 >= mcsSelf {
-		t.Fatalf("pool index+1 %#x collides with mcsSelf", last+1)
+	if got := uint64(mcsMaxNodes) << mcsTailShift; got >= 1<<32 {
+		t.Fatalf("node v %#x shifted into the tail field overflows the lock word (%#x)", mcsMaxNodes, got)
 	}
 	if k, off := poolChunkOf(last); k != poolMaxChunks-1 || off != poolChunk0<<k-1 {
 		t.Errorf("poolChunkOf(%d) = %d, %d; want %d, %d", last, k, off, poolMaxChunks-1, poolChunk0<<(poolMaxChunks-1)-1)
@@ -196,6 +208,7 @@ func testMutualExclusion(t *testing.T, fixed bool, g, iters int) *stripedLocks {
 // the queue, its node swapped into the tail, before the next starts), then
 // releases it: the waiters must get the stripe in queue order.
 func TestMCSFIFO(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
@@ -308,6 +321,7 @@ func blocked(t *testing.T, lock func(), release func()) bool {
 }
 
 func TestLockBucketsShapes(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	s := newStripedLocks(1 << 16)
 	n := uint64(len(s.stripes))
@@ -365,6 +379,7 @@ func TestLockBucketsShapes(t *testing.T) {
 }
 
 func TestLockAll(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	s := newStripedLocks(1 << 16)
 	n := uint64(len(s.stripes))
@@ -397,6 +412,7 @@ func TestLockAll(t *testing.T) {
 }
 
 func TestLockAllocs(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	s := newStripedLocks(1 << 16)
 	n := uint64(len(s.stripes))
@@ -444,7 +460,7 @@ func contendedSection(t *testing.T, s *stripedLocks, b uint64) func() {
 	return func() {
 		g := s.lockBuckets(b, b)
 		start <- struct{}{}
-		for st.tail.Load() == mcsSelf { // until the helper is queued
+		for st.tail.Load() == mcsHeld { // until the helper is queued
 			runtime.Gosched()
 		}
 		s.unlockBuckets(g)
@@ -456,6 +472,7 @@ func contendedSection(t *testing.T, s *stripedLocks, b uint64) func() {
 // pool grows, then checks that every node came back to exactly one free
 // list.
 func TestMCSPoolConserved(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	withProcs(t, 2)
 	s := newStripedLocks(8) // few stripes: long queues, many nodes in use
@@ -587,3 +604,350 @@ func withRTMBench(b *testing.B, v bool) {
 	useRTM = v
 	b.Cleanup(func() { useRTM = old })
 }
+
+// TestMCSStateMachine enumerates the schedules of a few goroutines taking
+// one stripe through the lock's real code (acquire, acquireSlow, await,
+// compete, leave, release), one step at a time: mcsSteps stops every
+// goroutine before each step that touches shared memory, and lockModel
+// decides who goes next, and at every waiter's choice point whether it
+// checks again or parks. So it enumerates acquisitions, barges, queuing,
+// spinning, parking, wakes and releases as they interleave (the steps are
+// the code's own atomic operations; the node pool's free-list operations
+// run inside the step that leases or returns a node). It checks the claims
+// at the top of mcs.go:
+//
+//   - mutual exclusion: no two goroutines in a section at once;
+//   - no lost wake-up: at no point are all unfinished goroutines parked
+//     with no token on their way (or spinning on a state nobody can
+//     change), and every run finishes;
+//   - bounded bypass: between two wins of a head, at most maxBypass
+//     acquisitions by others while the queue is not empty;
+//
+// and at the end of every run the stripe is free (word 0, no head), no
+// token is left in a wake channel, and every node is back in the pool.
+//
+// The search is depth-first over every schedule with at most bound
+// preemptions (switching away from a goroutine that could go on), as in
+// CHESS (Musuvathi and Qadeer, PLDI 2007), and a waiter re-checks only
+// after the lock's state changed (checking again unchanged state repeats
+// itself). maxBypass is 1 so that the bound is reached. The scheduling
+// points exist in race builds only. Breaking the code on purpose fails it:
+// a barge that ignores the bypass budget (bounded bypass), a head that
+// parks without checking held again, or a release that does not wake a
+// parked head (lost wake-up).
+func TestMCSStateMachine(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("the lock's scheduling points exist in race builds only (CI runs this package under -race)")
+	}
+	bound, pair := 2, 6
+	if os.Getenv("CUCKOO_LONG") == "1" {
+		bound, pair = 3, 1000 // 1000: every schedule of two goroutines
+	}
+	for _, tc := range []struct {
+		iters []int // acquisitions per goroutine
+		bound int
+	}{
+		{[]int{1, 1}, pair},
+		{[]int{2, 2}, bound + 1},
+		{[]int{1, 1, 1}, bound},
+		{[]int{2, 1, 1}, bound},
+	} {
+		t.Run(fmt.Sprintf("iters=%v/preemptions=%d", tc.iters, tc.bound), func(t *testing.T) {
+			runs, maxDepth := exploreLock(t, tc.iters, tc.bound, 1)
+			t.Logf("%d schedules, up to %d steps", runs, maxDepth)
+		})
+	}
+}
+
+// lockModelSite is the test's own scheduling point inside a section.
+const lockModelSite mcsSite = 100
+
+// modelStop is what a goroutine reports when it reaches a scheduling
+// point, or finishes.
+type modelStop struct {
+	site mcsSite
+	v    uint32
+	done bool
+}
+
+// lockModel runs one schedule of goroutines over a fresh stripe set.
+type lockModel struct {
+	t       *testing.T
+	s       *stripedLocks
+	iters   []int
+	cur     int            // the goroutine allowed to run
+	resume  []chan int     // per goroutine: go on with this decision
+	arrived chan modelStop // the running goroutine stopped
+	pend    []modelStop    // where each goroutine stands
+	tokens  map[uint32]int // wake sends not yet received, by node
+	again   []uint64       // state fingerprint when a waiter last chose to check again, 0 = none
+	holders int            // goroutines in a section (changed only by the running one)
+	bypass  int            // acquisitions by others since the head's last win, with the queue not empty
+	errs    []string       // broken claims (appended only by the scheduler or the running goroutine)
+}
+
+// exploreLock enumerates the schedules of len(iters) goroutines, goroutine
+// g taking stripe 0 iters[g] times, with at most bound preemptions, and
+// returns how many schedules it ran and the longest.
+func exploreLock(t *testing.T, iters []int, bound, maxBypass int) (runs, maxDepth int) {
+	type choice struct{ n, i int }
+	var stack []choice
+	for {
+		m := newLockModel(t, iters, maxBypass)
+		depth := 0
+		last, preempt := -1, 0
+		for {
+			var opts [][2]int // (goroutine, decision)
+			for g := range iters {
+				for _, d := range m.options(g) {
+					if g != last && last >= 0 && len(m.options(last)) > 0 && preempt >= bound {
+						continue // a preemption beyond the bound
+					}
+					opts = append(opts, [2]int{g, d})
+				}
+			}
+			if len(opts) == 0 {
+				if !m.finished() {
+					m.fail("no goroutine can go on: %s", m.describe())
+				}
+				break
+			}
+			i := 0
+			if depth < len(stack) {
+				if stack[depth].n != len(opts) {
+					t.Fatalf("replay diverged at step %d: %d choices, had %d (the lock's code is not deterministic under the scheduler)", depth, len(opts), stack[depth].n)
+				}
+				i = stack[depth].i
+			} else {
+				stack = append(stack, choice{len(opts), 0})
+			}
+			g, d := opts[i][0], opts[i][1]
+			if g != last && last >= 0 && len(m.options(last)) > 0 {
+				preempt++
+			}
+			last = g
+			m.step(g, d)
+			depth++
+			if depth > 2000 {
+				m.fail("schedule longer than 2000 steps (livelock?): %s", m.describe())
+			}
+			if len(m.errs) > 0 {
+				break
+			}
+		}
+		if len(m.errs) == 0 {
+			m.checkEnd()
+		}
+		runs++
+		maxDepth = max(maxDepth, depth)
+		if len(m.errs) > 0 {
+			var sched []string
+			for _, c := range stack[:min(depth, len(stack))] {
+				sched = append(sched, fmt.Sprintf("%d/%d", c.i, c.n))
+			}
+			t.Fatalf("schedule %d (choices %v): %s", runs, sched, strings.Join(m.errs, "; "))
+		}
+		m.close()
+		stack = stack[:min(depth, len(stack))]
+		for len(stack) > 0 && stack[len(stack)-1].i+1 >= stack[len(stack)-1].n {
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 {
+			return runs, maxDepth
+		}
+		stack[len(stack)-1].i++
+	}
+}
+
+// newLockModel starts the goroutines of one schedule, each stopped at its
+// first scheduling point.
+func newLockModel(t *testing.T, iters []int, maxBypass int) *lockModel {
+	m := &lockModel{
+		t:       t,
+		s:       newStripedLocks(8), // one stripe
+		iters:   iters,
+		resume:  make([]chan int, len(iters)),
+		arrived: make(chan modelStop),
+		pend:    make([]modelStop, len(iters)),
+		tokens:  map[uint32]int{},
+		again:   make([]uint64, len(iters)),
+	}
+	m.s.maxBypass = uint32(maxBypass)
+	hook := func(s *stripedLocks, site mcsSite, v uint32) int {
+		if s != m.s {
+			return -1 // another test's locks
+		}
+		g := m.cur
+		m.arrived <- modelStop{site: site, v: v}
+		return <-m.resume[g]
+	}
+	mcsSteps.Store(&hook)
+	for g := range iters {
+		m.resume[g] = make(chan int)
+		m.cur = g
+		go m.body(g)
+		m.pend[g] = m.wait()
+	}
+	return m
+}
+
+// body is goroutine g: iters[g] sections on stripe 0.
+func (m *lockModel) body(g int) {
+	m.point()
+	for range m.iters[g] {
+		m.s.acquire(0)
+		m.holders++
+		if m.holders != 1 {
+			m.errs = append(m.errs, fmt.Sprintf("mutual exclusion: goroutine %d entered a section with %d holders", g, m.holders))
+		}
+		m.point()
+		m.holders--
+		m.s.release(0)
+	}
+	m.arrived <- modelStop{done: true}
+}
+
+// point is the test's own scheduling point.
+func (m *lockModel) point() {
+	g := m.cur
+	m.arrived <- modelStop{site: lockModelSite}
+	<-m.resume[g]
+}
+
+// wait returns the running goroutine's next stop.
+func (m *lockModel) wait() modelStop {
+	select {
+	case st := <-m.arrived:
+		return st
+	case <-time.After(time.Minute):
+		m.t.Fatalf("goroutine %d blocked outside the scheduling points (a send on a full wake channel, or a receive with no token?): %s", m.cur, m.describe())
+		return modelStop{}
+	}
+}
+
+// options returns the decisions goroutine g can take now, or none.
+func (m *lockModel) options(g int) []int {
+	p := m.pend[g]
+	switch {
+	case p.done:
+		return nil
+	case p.site == mcsSitePark:
+		if m.tokens[p.v] > 0 {
+			return []int{0}
+		}
+		return nil
+	case p.site == mcsSiteWait:
+		if m.again[g] != m.fingerprint() {
+			return []int{1, 0}
+		}
+		return []int{0} // checking again would see what it saw
+	case p.site == mcsSiteSpin:
+		if m.again[g] != m.fingerprint() {
+			return []int{1}
+		}
+		return nil
+	}
+	return []int{0}
+}
+
+// step lets goroutine g go on with decision d to its next stop, and checks
+// the bypass bound on the way.
+func (m *lockModel) step(g, d int) {
+	p := m.pend[g]
+	switch p.site {
+	case mcsSitePark:
+		m.tokens[p.v]--
+		m.again[g] = 0
+	case mcsSiteWake:
+		m.tokens[p.v]++
+	case mcsSiteWait, mcsSiteSpin:
+		m.again[g] = 0
+		if d == 1 {
+			m.again[g] = m.fingerprint()
+		}
+	}
+	before := m.s.stripes[0].tail.Load()
+	m.cur = g
+	m.resume[g] <- d
+	m.pend[g] = m.wait()
+	after := m.s.stripes[0].tail.Load()
+	if before&mcsHeld == 0 && after&mcsHeld != 0 { // g took the stripe
+		switch {
+		case p.site == mcsSiteWord && p.v != 0: // the head's win
+			m.bypass = 0
+		case before>>mcsTailShift != 0: // a barge past a queued head
+			m.bypass++
+			if m.bypass > int(m.s.maxBypass) {
+				m.fail("bounded bypass: goroutine %d overtook the head as acquisition %d since its last win (maxBypass %d)", g, m.bypass, m.s.maxBypass)
+			}
+		}
+	}
+	if after>>mcsTailShift == 0 && after&mcsBypassMask != 0 {
+		m.fail("lock word %#x: bypass count with an empty queue", after)
+	}
+}
+
+// fingerprint hashes the lock's shared state: the word, the head, every
+// node's state and link, the tokens in flight.
+func (m *lockModel) fingerprint() uint64 {
+	st := &m.s.stripes[0]
+	h := uint64(st.tail.Load())<<32 | uint64(st.head.Load())
+	for v := uint32(1); v <= m.s.pool.capacity(); v++ {
+		n := m.s.poolNode(v)
+		h = h*0x9E3779B97F4A7C15 + uint64(n.state.Load())<<40 + uint64(n.next.Load())<<8 + uint64(m.tokens[v])
+	}
+	return h | 1
+}
+
+func (m *lockModel) finished() bool {
+	for _, p := range m.pend {
+		if !p.done {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *lockModel) fail(format string, args ...any) {
+	m.errs = append(m.errs, fmt.Sprintf(format, args...))
+}
+
+// describe says where every goroutine stands.
+func (m *lockModel) describe() string {
+	st := &m.s.stripes[0]
+	out := fmt.Sprintf("word %#x head %d tokens %v;", st.tail.Load(), st.head.Load(), m.tokens)
+	for g, p := range m.pend {
+		out += fmt.Sprintf(" g%d: site %d v %d done %v;", g, p.site, p.v, p.done)
+	}
+	for v := uint32(1); v <= m.s.pool.capacity(); v++ {
+		n := m.s.poolNode(v)
+		out += fmt.Sprintf(" node %d: state %d next %d;", v, n.state.Load(), n.next.Load())
+	}
+	return out
+}
+
+// checkEnd checks a finished schedule: the stripe free, no token left,
+// every node back in the pool.
+func (m *lockModel) checkEnd() {
+	st := &m.s.stripes[0]
+	if w, h := st.tail.Load(), st.head.Load(); w != 0 || h != 0 {
+		m.fail("at the end: lock word %#x, head %d; want 0, 0", w, h)
+	}
+	free := 0
+	for i := range m.s.pool.heads {
+		for v := uint32(m.s.pool.heads[i].v.Load()); v != 0; v = m.s.pool.link(v).Load() {
+			free++
+		}
+	}
+	if c := int(m.s.pool.capacity()); free != c {
+		m.fail("at the end: %d of %d nodes free", free, c)
+	}
+	for v := uint32(1); v <= m.s.pool.capacity(); v++ {
+		if n := len(m.s.poolNode(v).wake); n != 0 {
+			m.fail("at the end: node %d has %d tokens in its wake channel", v, n)
+		}
+	}
+}
+
+// close removes the hook once a schedule has finished.
+func (m *lockModel) close() { mcsSteps.Store(nil) }

@@ -281,6 +281,7 @@ func TestDiscoverAndMakeRoom(t *testing.T) {
 // releases it. The move must see that the destination has no room, change
 // nothing, and makeRoom must discover a new path and free a slot.
 func TestMakeRoomRediscoversStalePath(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	withRTM(t, false)
 	f := fullFilter(t, Locked, 12, 20000, 1)
 	l := &f.lay

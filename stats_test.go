@@ -116,6 +116,7 @@ func TestStatsFullAndDerived(t *testing.T) {
 // deletes from that bucket: the delete must queue, and Lock.Waits must count
 // it.
 func TestStatsLockWaitCounted(t *testing.T) {
+	withPin(t, false) // holds a section while it blocks
 	f, err := New(1000, WithMode(Locked), WithSeed(5))
 	if err != nil {
 		t.Fatal(err)
