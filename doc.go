@@ -106,13 +106,14 @@ package cuckoo
 //	no search miss against colliding keys' churn  twophase.go, grow_table.go  TestSearchAgainstCollidingKeys, TestGrowingSearchAgainstCollidingDeletes (race builds: stall points)
 //	counter +1 mod 2^c per step, wraps             bucket.go         TestBumpCounterWraps, TestDiscoverAndMakeRoom, TestMoveStaleStep; checkRelocation (race builds)
 //	LockFree: a move is one K-CAS; every operation linearizable against moves; copies invariant  twophase.go, unique.go  TestRelocationModel (every interleaving; fails on the two-CAS move and on threshold 3), TestUniqueOwnersAgainstRelocation, TestQuiescentCopiesEqualLen, TestCountUnderRelocation
+//	InsertUnique, Count: one instant (decidePair)  unique.go         TestInsertUniqueAgainstMove, TestGrowingInsertUniqueAgainstMove, TestCountAgainstDeleteThenInsert (race builds)
 //	Locked: Count under both stripes' locks        unique.go         TestUniqueOwnersAgainstRelocation
 //	Locked: destination stored before source       locked.go         TestLockedMoveDestinationFirst; checkRelocation (race builds)
 //	path code, shortest path, short-queue fallback migrate.go        TestBFSNodeEncoding, TestDiscoverAndMakeRoom
 //	migration keeps every fingerprint; stale path  migrate.go        TestDiscoverAndMakeRoom, TestMakeRoomRediscoversStalePath, TestMoveStaleStep
 //	failed insert changes nothing, Len exact       filter.go         TestFailedInsertChangesNothing, TestErrFull
 //	K-CAS atomicity, helping, descriptor reuse     kcas.go           TestKCASSequential, TestKCASTransfers, TestKCASMixedWithCAS, TestDescPoolLeases
-//	MCS exclusion, FIFO, ascending stripe order    mcs.go            TestMCSMutualExclusion, TestMCSFIFO, TestStripeNoDeadlock, TestLockBucketsShapes; checkStripeOrder (race builds)
+//	MCS exclusion, bounded bypass, no lost wake-up mcs.go           TestMCSMutualExclusion, TestMCSStateMachine, TestMCSFIFO, TestStripeNoDeadlock, TestLockBucketsShapes; checkStripeOrder (race builds)
 //	RTM elision policy and encoding                htm_amd64.go      TestRTMForcedOff, TestRTMForcedOn, TestRTMTxRetryable, TestHTMCPUID, TestHTMEncoding
 //	snapshot gate: no move overlaps a snapshot     snapshot.go       TestSnapshotGateExcludes, TestSnapshotGateStress, TestEncodeSnapshotUnderLoad
 //	snapshot gate: moves get in between snapshots  snapshot.go       TestMoverGetsInBetweenOverlappingSnapshots, TestRelocationsGetInBetweenOverlappingSnapshots, TestGrowingDeletesGetInBetweenOverlappingSnapshots

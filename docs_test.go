@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/big"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -481,30 +482,44 @@ func TestReadmeLayoutTable(t *testing.T) {
 	}
 }
 
-// TestDocCitations checks that every section of BENCHMARKS.md that
-// README.md, FORMAT.md and the package doc cite (BENCHMARKS.md, "Name",
-// or several names joined by "and" or commas) is a heading there.
+// TestDocCitations checks that every section of BENCHMARKS.md or README.md
+// that a document or a code comment cites (the file name, a comma, then
+// one or more quoted names joined by "and" or commas) is a heading there.
 func TestDocCitations(t *testing.T) {
-	bench, err := os.ReadFile("BENCHMARKS.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	headings := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(string(bench), -1) {
-		headings[m[1]] = true
-	}
-	cite := regexp.MustCompile(`BENCHMARKS\.md,\s+((?:"[^"]+"(?:,\s*|\s+and\s+)?)+)`)
-	name := regexp.MustCompile(`"([^"]+)"`)
-	for _, file := range []string{"README.md", "FORMAT.md", "doc.go"} {
+	headingsOf := func(file string) map[string]bool {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := strings.ReplaceAll(string(data), "\n// ", " ")
-		for _, c := range cite.FindAllStringSubmatch(text, -1) {
-			for _, q := range name.FindAllStringSubmatch(c[1], -1) {
-				if h := strings.Join(strings.Fields(q[1]), " "); !headings[h] {
-					t.Errorf("%s cites BENCHMARKS.md, %q, which has no such heading", file, h)
+		h := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(string(data), -1) {
+			h[m[1]] = true
+		}
+		return h
+	}
+	docs := map[string]map[string]bool{"BENCHMARKS.md": headingsOf("BENCHMARKS.md"), "README.md": headingsOf("README.md")}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, "README.md", "FORMAT.md", "BENCHMARKS.md", "ARCHITECTURE.md")
+	name := regexp.MustCompile(`"([^"]+)"`)
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := regexp.MustCompile(`\n\s*// ?`).ReplaceAllString(string(data), " ")
+		for doc, headings := range docs {
+			cite := regexp.MustCompile(regexp.QuoteMeta(doc) + `,\s+((?:"[^"]+"(?:,\s*|\s+and\s+)?)+)`)
+			for _, c := range cite.FindAllStringSubmatch(text, -1) {
+				for _, q := range name.FindAllStringSubmatch(c[1], -1) {
+					if h := strings.Join(strings.Fields(q[1]), " "); !headings[h] {
+						t.Errorf("%s cites %s, %q, which has no such heading", file, doc, h)
+					}
 				}
 			}
 		}

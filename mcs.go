@@ -173,13 +173,8 @@ const (
 	// mcsYieldIters checks: the holder may be a goroutine that is not
 	// running, and a waiter that kept spinning would burn the processor
 	// that goroutine needs until the scheduler preempts it; when nothing
-	// else is runnable Gosched returns almost at once. Measured with the
-	// comparison module (bench/, 1M keys, Locked f=12; BENCHMARKS.md,
-	// "Figures behind code comments"): 1024 spins and 4 yields made
-	// lookups at 64 goroutines about 3 times faster than 32 spins and 16
-	// yields, and matched them at 2 goroutines; parking right after
-	// spinning (no yields) halved the 2-goroutine rate, since a park and
-	// wake costs microseconds. A waiter still not served after that parks
+	// else is runnable Gosched returns almost at once (the spin and yield
+	// counts: BENCHMARKS.md, "Tuning constants"). A waiter still not served after that parks
 	// (see Waiting above): parked waiters leave the run queue to the
 	// goroutines that can make progress. A releaser waiting for its
 	// successor to link itself (a few instructions after the successor's
