@@ -103,6 +103,9 @@ func TestPackedFirstFailure(t *testing.T) {
 		// slows the 2^20-key fills to half a minute.
 		sizes = sizes[:3]
 	}
+	if testing.Short() || raceEnabled && !LongTests() {
+		sizes = sizes[:2]
+	}
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, n := range sizes {
 			for seed := uint64(1); seed <= 3; seed++ {
