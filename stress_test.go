@@ -103,9 +103,9 @@ func TestNoFalseNegativesUnderChurn(t *testing.T) {
 
 func testChurn(t *testing.T, mode cuckoo.Mode, bits, capacity, churners, readers int) {
 	// Churn inserts per subtest; each is followed by a Delete.
-	budget := 30000
-	if testing.Short() {
-		budget = 10000
+	budget := cuckoo.Sized(10000, 30000, 30000)
+	if cuckoo.RaceEnabled {
+		budget = cuckoo.Sized(5000, 10000, 30000)
 	}
 	f := cuckoo.NewTestFilter(t, capacity, mode, bits, 77)
 	// Around the load the layout is sized for: 90% to 97% of the slots
@@ -237,9 +237,9 @@ func testChurn(t *testing.T, mode cuckoo.Mode, bits, capacity, churners, readers
 func TestResetConcurrent(t *testing.T) {
 	const capacity = 20000
 	workers := 4 * runtime.GOMAXPROCS(0)
-	rounds := 10
-	if testing.Short() {
-		rounds = 4
+	rounds := cuckoo.Sized(4, 10, 10)
+	if cuckoo.RaceEnabled {
+		rounds = cuckoo.Sized(2, 4, 10)
 	}
 	for _, mode := range modes {
 		t.Run(fmt.Sprintf("mode=%v/workers=%d", mode, workers), func(t *testing.T) {
