@@ -230,7 +230,7 @@ func matchesIn(k growKey, b, v uint64) bool {
 func TestGrowingNoFalseNegativesUnderGrowth(t *testing.T) {
 	perWriter := Sized(8_000, 50_000, 200_000)
 	if raceEnabled {
-		perWriter = Sized(8_000, 8_000, 12_000)
+		perWriter = Sized(4_000, 5_000, 12_000)
 	}
 	for _, mode := range growModes {
 		t.Run(mode.String(), func(t *testing.T) {
