@@ -80,10 +80,14 @@ func atomicMaxFloat(m *atomic.Uint64, v float64) {
 // a few nanoseconds, so it is not expected to show up here.
 func TestNoFalseNegativesUnderChurn(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
+	large := 30000
+	if cuckoo.RaceEnabled && !cuckoo.LongTests() || testing.Short() {
+		large = 10000
+	}
 	sizes := []struct{ capacity, churners, readers int }{
-		{30000, 1, 1},
-		{30000, 4 * procs, 4 * procs},
-		{30000, 64, 64}, // 128 goroutines
+		{large, 1, 1},
+		{large, 4 * procs, 4 * procs},
+		{large, 64, 64}, // 128 goroutines
 		// A small table: readers cycle through all keys quickly and
 		// relocations touch a large share of them, so a lookup that
 		// overlaps a move is far more likely.
@@ -116,7 +120,10 @@ func testChurn(t *testing.T, mode cuckoo.Mode, bits, capacity, churners, readers
 	insertAll(t, f, stable)
 
 	share := max(1, int(float64(f.Cap())*0.07*scale)/churners)
-	rounds := max(4, budget/(share*churners))
+	rounds := max(cuckoo.Sized(2, 4, 4), budget/(share*churners))
+	if cuckoo.RaceEnabled && !cuckoo.LongTests() {
+		rounds = max(2, budget/(share*churners))
+	}
 
 	var (
 		misses, badDeletes, fulls, inserts, lookups atomic.Int64
