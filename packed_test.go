@@ -337,7 +337,7 @@ func TestPackedOneWordLookupUnderMoves(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(time.Duration(RaceScaled(2000, 2)) * time.Millisecond)
+		time.Sleep(time.Duration(RaceScaled(Sized(250, 1000, 2000), 2)) * time.Millisecond)
 		stop.Store(true)
 		wg.Wait()
 		t.Logf("%v: %d lookups, %d moves, %d misses", mode, lookups.Load(), moves.Load(), misses.Load())
