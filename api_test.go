@@ -322,7 +322,11 @@ func TestKeyFormsAgree(t *testing.T) {
 				b, s, h := fs[0], fs[1], fs[2]
 				r := rand.New(rand.NewPCG(seed, 3))
 				key := func() []byte { return fmt.Appendf(nil, "key-%d", r.IntN(700)) }
-				for step := 0; step < RaceScaled(scaled(20000, 4), 4); step++ {
+				steps := Sized(5000, 20000, 20000)
+				if raceEnabled {
+					steps = Sized(1250, 2000, 5000)
+				}
+				for step := 0; step < steps; step++ {
 					k := key()
 					ks, kh := string(k), xxhash.Sum64(k)
 					var got [3]string
@@ -420,6 +424,10 @@ func TestAPIZeroAllocs(t *testing.T) {
 				hs[i] = xxhash.Sum64String(keys[i])
 			}
 			found := make([]bool, 64)
+			runs := Sized(50, 200, 200)
+			if raceEnabled {
+				runs = Sized(20, 50, 200)
+			}
 			var i int
 			next := func() int { i = (i + 1) % len(keys); return i }
 			for name, fn := range map[string]func(){
@@ -441,7 +449,7 @@ func TestAPIZeroAllocs(t *testing.T) {
 				"InsertBatchHash":    func() { _, _ = f.InsertBatchHash(hs[:20]); f.Reset() },
 				"Stats":              func() { _ = f.Stats() },
 			} {
-				if a := testing.AllocsPerRun(200, fn); a != 0 {
+				if a := testing.AllocsPerRun(runs, fn); a != 0 {
 					t.Errorf("%s: got %v allocations per call; want 0", name, a)
 				}
 			}
@@ -491,7 +499,10 @@ func TestCountUnderRelocation(t *testing.T) {
 					}
 				}(c)
 			}
-			rounds := RaceScaled(scaled(200000, 10), 3)
+			rounds := Sized(20000, 200000, 200000)
+			if raceEnabled {
+				rounds = Sized(6000, 20000, 66000)
+			}
 			for g := 0; g < counted; g++ {
 				counters.Add(1)
 				go func(g int) {
@@ -517,7 +528,8 @@ func TestCountUnderRelocation(t *testing.T) {
 	}
 }
 
-// TestDuplicateCopiesBounded inserts each of 300 keys 12 times into an
+// TestDuplicateCopiesBounded inserts each of 300 keys (100 by default in
+// race builds, 100 or 50 under -short) 12 times into an
 // empty filter (Reset between keys, so that no other key's copies fill one
 // of its buckets): a key's two buckets hold at most 2b copies (b slots per
 // bucket; b for the rare key whose two buckets are one; in the packed
@@ -528,7 +540,11 @@ func TestDuplicateCopiesBounded(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, bits := range []int{8, bits8OneWord, 12, 15, Bits12x5} {
 			f := NewTestFilter(t, 10_000, mode, bits, 3)
-			const keys, inserts = 300, 12
+			const inserts = 12
+			keys := Sized(100, 300, 300)
+			if raceEnabled {
+				keys = Sized(50, 100, 300)
+			}
 			restricted := 0 // keys with fewer than 2b slots (packed layout)
 			fulls, wantFulls := 0, 0
 			for k := range keys {

@@ -115,7 +115,10 @@ func encRoundTrip(t *testing.T, via string, f, g *Filter) {
 // them into a zero Filter and into an existing one: same layout, table,
 // keys and answers.
 func TestEncodeRoundTrip(t *testing.T) {
-	const capacity = 20000
+	capacity := Sized(5000, 20000, 20000)
+	if raceEnabled {
+		capacity = Sized(2000, 5000, 20000)
+	}
 	for _, mode := range encModes {
 		for _, fbits := range []int{8, bits8OneWord, 12, 15, Bits12x5} {
 			for _, fill := range []string{"empty", "full"} {

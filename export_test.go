@@ -94,9 +94,9 @@ const StressWatchdog = 2 * time.Minute
 const RaceEnabled = raceEnabled
 
 // RaceScaled returns n, or n/div (at least 1) in race builds, where the
-// detector slows the stress tests about tenfold: the README's test
-// command, go test -race, then finishes in minutes; go test without -race
-// and -short does the full count.
+// detector slows the stress tests about tenfold. The count it is given
+// comes mostly from Sized or scaled (long_test.go, mcs_test.go), so that
+// the long suite without -race does the full count.
 func RaceScaled(n, div int) int {
 	if raceEnabled {
 		return max(n/div, 1)

@@ -400,8 +400,8 @@ func TestLoadFactorAtFirstErrFull(t *testing.T) {
 	t.Parallel()
 	capacities := []int{1, 2, 3, 1000, 1001, 4096, 12345, 100000}
 	seeds := []uint64{1, 2, 3, 4, 5}
-	if cuckoo.RaceEnabled {
-		seeds = seeds[:2]
+	if cuckoo.RaceEnabled || testing.Short() {
+		seeds = seeds[:cuckoo.Sized(1, 1, 2)]
 	}
 	for _, mode := range modes {
 		for _, bits := range fpBits {
@@ -470,8 +470,12 @@ func TestSmallCapacityHolds(t *testing.T) {
 func TestFailedInsertChangesNothing(t *testing.T) {
 	t.Parallel()
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {
+		seeds := []uint64{1, 2, 3}
+		if cuckoo.RaceEnabled || testing.Short() {
+			seeds = seeds[:cuckoo.Sized(1, 1, 3)]
+		}
 		for _, capacity := range []int{1000, 12345} {
-			for _, seed := range []uint64{1, 2, 3} {
+			for _, seed := range seeds {
 				t.Run(fmt.Sprintf("capacity=%d/seed=%d", capacity, seed), func(t *testing.T) {
 					f := cuckoo.NewTestFilter(t, capacity, mode, bits, seed)
 					keys := fillUntilFull(t, f, nsFill)
@@ -784,7 +788,7 @@ func TestDifferential(t *testing.T) {
 	// reaches its 8th copy (with 16 hot keys at capacity 500, no 9th copy
 	// and no ErrFull at all in 10000 ops).
 	capacity, ops, hotKeys := 2000, 40000, 16
-	if testing.Short() {
+	if testing.Short() || cuckoo.RaceEnabled && !cuckoo.LongTests() {
 		capacity, ops, hotKeys = 500, 10000, 4
 	}
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {

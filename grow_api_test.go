@@ -144,7 +144,8 @@ func TestGrowingForms(t *testing.T) {
 
 // TestGrowingInsertUniqueRace: more goroutines than processors call
 // InsertUnique on one shared key set, in the same order, while the
-// filter grows from 1,000 keys to about 40 times that and other goroutines
+// filter grows from 1,000 keys to about 40 times that (12 by default in
+// race builds and under -short) and other goroutines
 // insert and delete keys of their own. Each key must be added by at most
 // one caller; a key nobody added was refused because an entry matched it,
 // so it must be found, and such refusals are as rare as collisions.
@@ -155,7 +156,11 @@ func TestGrowingInsertUniqueRace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			const nkeys, callers, churners = 40000, 8, 4
+			const callers, churners = 8, 4
+			nkeys := cuckoo.Sized(12_000, 40_000, 40_000)
+			if cuckoo.RaceEnabled {
+				nkeys = cuckoo.Sized(12_000, 12_000, 40_000)
+			}
 			added := make([]atomic.Int32, nkeys)
 			var wg sync.WaitGroup
 			stop := make(chan struct{})

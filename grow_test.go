@@ -228,9 +228,9 @@ func matchesIn(k growKey, b, v uint64) bool {
 // stacked filters) and readers look up keys that are present throughout,
 // single and batched. Any "absent" for such a key fails the test.
 func TestGrowingNoFalseNegativesUnderGrowth(t *testing.T) {
-	perWriter := 200_000
+	perWriter := Sized(8_000, 50_000, 200_000)
 	if raceEnabled {
-		perWriter = 12_000
+		perWriter = Sized(4_000, 5_000, 12_000)
 	}
 	for _, mode := range growModes {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -368,15 +368,13 @@ func shardDoublings(g *Growing) (d struct{ lo, hi uint64 }) {
 
 // TestGrowingFrom1000To10M grows a filter that starts at 1,000 keys to
 // 10,000,000 (10,000x) under concurrent inserts, with no ErrFull and no
-// lost key. Under the race detector, which slows every access tenfold, it
-// grows to 1,000,000 (1,000x) instead.
+// lost key: in the long suite (CUCKOO_LONG=1); by default to 1,000,000,
+// and under the race detector, which slows every access tenfold, to
+// 1,000,000 in the long suite and 200,000 by default.
 func TestGrowingFrom1000To10M(t *testing.T) {
-	total := 10_000_000
+	total := Sized(100_000, 1_000_000, 10_000_000)
 	if raceEnabled {
-		total = 1_000_000
-	}
-	if testing.Short() {
-		total /= 10
+		total = Sized(50_000, 200_000, 1_000_000)
 	}
 	g := newTestGrowing(t, 1000)
 	workers := 2*runtime.GOMAXPROCS(0) + 1
@@ -510,9 +508,9 @@ func TestGrowingDeleteYoungestMatch(t *testing.T) {
 // filter: every key inserted before WriteTo began is found in the filter
 // read back.
 func TestGrowingSnapshotUnderLoad(t *testing.T) {
-	perWriter := 40_000
+	perWriter := Sized(5_000, 20_000, 40_000)
 	if raceEnabled {
-		perWriter = 8_000
+		perWriter = Sized(2_000, 3_000, 8_000)
 	}
 	for _, mode := range growModes {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -668,8 +666,12 @@ func TestGrowingReset(t *testing.T) {
 	for _, mode := range growModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			g := newTestGrowing(t, 1000, WithSeed(8), WithMode(mode))
+			n := Sized(20_000, 100_000, 100_000)
+			if raceEnabled {
+				n = Sized(10_000, 20_000, 100_000)
+			}
 			var k [8]byte
-			for i := range 100_000 {
+			for i := range n {
 				binary.LittleEndian.PutUint64(k[:], uint64(i))
 				if err := g.Insert(k[:]); err != nil {
 					t.Fatal(err)
@@ -680,14 +682,14 @@ func TestGrowingReset(t *testing.T) {
 				t.Fatalf("after Reset: %d doublings, Len %d, Cap %d; want 0, 0, %d", g.Doublings(), g.Len(), g.Cap(), first)
 			}
 			found := 0
-			for i := range 100_000 {
+			for i := range n {
 				binary.LittleEndian.PutUint64(k[:], uint64(i))
 				if g.Lookup(k[:]) {
 					found++
 				}
 			}
-			if found > 100 {
-				t.Errorf("%d of 100,000 removed keys found in an empty filter", found)
+			if found > n/1000 {
+				t.Errorf("%d of %d removed keys found in an empty filter", found, n)
 			}
 			// Resets racing inserters: after the last Reset, every key
 			// inserted after it returned is found.
@@ -700,7 +702,7 @@ func TestGrowingReset(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					var k [8]byte
-					for i := w; i < 60_000; i += 3 {
+					for i := w; i < n*3/5; i += 3 {
 						a := after.Load()
 						binary.LittleEndian.PutUint64(k[:], uint64(i))
 						if err := g.Insert(k[:]); err != nil {
@@ -922,7 +924,10 @@ func TestGrowingLookupBatchAgrees(t *testing.T) {
 	for _, mode := range growModes {
 		t.Run(mode.String(), func(t *testing.T) {
 			g := newTestGrowing(t, 1000, WithMode(mode), WithSeed(21))
-			const n = 100_000
+			n := Sized(20_000, 100_000, 100_000)
+			if raceEnabled {
+				n = Sized(10_000, 20_000, 100_000)
+			}
 			keys := make([][]byte, 2*n)
 			for i := range keys {
 				keys[i] = binary.LittleEndian.AppendUint64(nil, uint64(i))
@@ -947,7 +952,7 @@ func TestGrowingLookupBatchAgrees(t *testing.T) {
 				if want := g.Lookup(k); found[i] != want {
 					t.Fatalf("key %x: LookupBatch %v, Lookup %v", k, found[i], want)
 				}
-				if binary.LittleEndian.Uint64(k) < n {
+				if binary.LittleEndian.Uint64(k) < uint64(n) {
 					positives++
 					if !found[i] {
 						t.Fatalf("inserted key %x absent", k)
@@ -1065,10 +1070,10 @@ func FuzzGrowingUnmarshalBinary(f *testing.F) {
 // key. Today's steps measured 1.086x at 1,000x growth and at most
 // 1.104x; doubling at once (growStepParts = 1) fails it at 1.540x, and
 // TestGrowingHeapAgainstStandard at 1.98x.
-// Under the race detector, from 100 keys to 200,000.
+// Under the race detector or -short, from 100 keys to 200,000.
 func TestGrowingMemoryPerKey(t *testing.T) {
 	start, end := 1000, 2_000_000
-	if raceEnabled {
+	if raceEnabled || testing.Short() {
 		start, end = 100, 200_000
 	}
 	g := newTestGrowing(t, start, WithSeed(9))
@@ -1157,17 +1162,24 @@ func TestGrowingHeapAgainstStandard(t *testing.T) {
 // 1,000 and 3,800 times the capacity the filter started with (right after
 // a doubling, where entries are oldest, and near the top of the cycle).
 // With 15-bit lanes it measured 1.16x and 1.39x; 14-bit lanes measured
-// 2.45x and 2.92x. Under the race detector, at smaller sizes.
+// 2.45x and 2.92x. Under the race detector, at smaller sizes (the first
+// only by default), against a fixed filter of 250,000 keys; under -short at
+// the first size only.
 func TestGrowingFalsePositiveRate(t *testing.T) {
 	g := newTestGrowing(t, 1000, WithSeed(31))
-	fixed := NewTestFilter(t, 1_000_000, LockFree, 12, 31)
+	sizes, probes, fixedKeys := []int{1_000_000, 3_800_000}, 2_000_000, 1_000_000
+	if raceEnabled {
+		// One goroutine: the detector has nothing to check, and a fixed
+		// filter's rate depends on its load, not its size.
+		sizes, probes, fixedKeys = []int{250_000, 470_000}, 600_000, 250_000
+	}
+	if testing.Short() || raceEnabled && !LongTests() {
+		sizes = sizes[:1]
+	}
+	fixed := NewTestFilter(t, fixedKeys, LockFree, 12, 31)
 	var k [8]byte
 	next := 0
-	sizes, probes := []int{1_000_000, 3_800_000}, 2_000_000
-	if raceEnabled {
-		sizes, probes = []int{250_000, 470_000}, 600_000
-	}
-	for i := range 1_000_000 {
+	for i := range fixedKeys {
 		binary.LittleEndian.PutUint64(k[:], uint64(i))
 		if err := fixed.Insert(k[:]); err != nil {
 			t.Fatal(err)
@@ -1245,9 +1257,9 @@ func TestGrowingDuplicatesDoNotGrow(t *testing.T) {
 // slots (their entries grew void and split into both halves at each
 // doubling) where this takes 0.7 million.
 func TestGrowingCopiesOfManyKeys(t *testing.T) {
-	keys := 20_000
-	if testing.Short() || raceEnabled {
-		keys = 5_000
+	keys := Sized(2_000, 10_000, 20_000)
+	if raceEnabled {
+		keys = Sized(1_000, 2_500, 5_000)
 	}
 	for _, mode := range growModes {
 		for _, copies := range []int{3, 6} {
@@ -1300,13 +1312,19 @@ func TestGrowingCopiesOfManyKeys(t *testing.T) {
 // maxCapacity/0.95 alone, which the doc said before, fails for 5,512,
 // 6,847 and 10,566 among others (an outside test found them). A bound that
 // let the shards exceed maxCapacity by 8 keys first breaks it at 18,543.
+// Outside the long suite, race builds and -short take every step-th
+// maximum of the range, and those four, and fewer random ones.
 func TestGrowingMaxCapacityCapBound(t *testing.T) {
-	maxima := []int{100_000, 1_000_003, 123_456_789}
-	for m := 5512; m <= 25_000; m++ {
+	maxima := []int{100_000, 1_000_003, 123_456_789, 5512, 6847, 10_566, 18_543}
+	step, random := Sized(97, 1, 1), Sized(100, 2000, 2000)
+	if raceEnabled {
+		step, random = Sized(97, 13, 1), Sized(100, 200, 2000)
+	}
+	for m := 5512; m <= 25_000; m += step {
 		maxima = append(maxima, m)
 	}
 	rng := rand.New(rand.NewPCG(7, 7))
-	for range 2000 {
+	for range random {
 		maxima = append(maxima, 25_000+rng.IntN(10_000_000))
 	}
 	over := 0
@@ -1340,9 +1358,9 @@ func TestGrowingMaxCapacityCapBound(t *testing.T) {
 // goroutine writes the filter out; every key is found while the writers
 // run and at the end, and Len counts them all.
 func TestGrowingInsertBatchConcurrent(t *testing.T) {
-	perWriter := 40_000
+	perWriter := Sized(2_000, 10_000, 40_000)
 	if raceEnabled {
-		perWriter = 3_000
+		perWriter = Sized(2_000, 2_000, 3_000)
 	}
 	for _, mode := range growModes {
 		t.Run(mode.String(), func(t *testing.T) {

@@ -44,9 +44,10 @@ func withProcs(t *testing.T, n int) {
 	t.Cleanup(func() { runtime.GOMAXPROCS(old) })
 }
 
-// scaled returns n, or n/div (at least 1) under -short.
+// scaled returns n, or n/div (at least 1) under -short, and in race
+// builds outside the long suite (long_test.go).
 func scaled(n, div int) int {
-	if testing.Short() {
+	if testing.Short() || raceEnabled && !LongTests() {
 		return max(n/div, 1)
 	}
 	return n

@@ -103,6 +103,9 @@ func TestPackedFirstFailure(t *testing.T) {
 		// slows the 2^20-key fills to half a minute.
 		sizes = sizes[:3]
 	}
+	if testing.Short() || raceEnabled && !LongTests() {
+		sizes = sizes[:2]
+	}
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, n := range sizes {
 			for seed := uint64(1); seed <= 3; seed++ {
@@ -334,7 +337,7 @@ func TestPackedOneWordLookupUnderMoves(t *testing.T) {
 				}
 			}()
 		}
-		time.Sleep(time.Duration(RaceScaled(2000, 2)) * time.Millisecond)
+		time.Sleep(time.Duration(RaceScaled(Sized(250, 1000, 2000), 2)) * time.Millisecond)
 		stop.Store(true)
 		wg.Wait()
 		t.Logf("%v: %d lookups, %d moves, %d misses", mode, lookups.Load(), moves.Load(), misses.Load())

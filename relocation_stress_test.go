@@ -106,7 +106,7 @@ func testUniqueOwners(t *testing.T, mode Mode, bits int) {
 		churners   = 16
 		relocators = 16
 	)
-	rounds, ownerLoop := RaceScaled(300, 3), RaceScaled(20000, 3)
+	rounds, ownerLoop := RaceScaled(Sized(30, 100, 300), 3), RaceScaled(Sized(2000, 5000, 20000), 3)
 	f := NewTestFilter(t, capacity, mode, bits, 7)
 	cp := f.Cap()
 	// Stable keys to 90% of the slots, churn keys for the next 7% (in
@@ -256,7 +256,8 @@ func TestQuiescentCopiesEqualLen(t *testing.T) {
 				{100_000, 12, 20, 0.9},
 			} {
 				t.Run(fmt.Sprintf("mode=%v/bits=%d/capacity=%d", mode, bits, size.capacity), func(t *testing.T) {
-					testQuiescent(t, mode, bits, size.capacity, size.churners, RaceScaled(size.rounds, 3), size.stableShare)
+					rounds := Sized(size.rounds/20, size.rounds/4, size.rounds)
+					testQuiescent(t, mode, bits, size.capacity, size.churners, RaceScaled(rounds, 3), size.stableShare)
 				})
 			}
 		}

@@ -25,9 +25,9 @@ func TestResetRemovesEveryOldFingerprint(t *testing.T) {
 				// The bigger the table, the longer the sweep and the more
 				// relocations overlap it: at 400,000 keys on two cores every
 				// run of the unguarded sweep left thousands of survivors.
-				rounds, capacity := 4, 400000
+				rounds, capacity := Sized(1, 2, 4), 400000
 				if testing.Short() || raceEnabled {
-					rounds, capacity = 2, 100000
+					rounds, capacity = Sized(1, 1, 2), 100000
 				}
 				for r := 0; r < rounds; r++ {
 					testResetDuringInserts(t, mode, bits, capacity, r)

@@ -192,10 +192,11 @@ func encSnapshotStress(t *testing.T, mode Mode, fbits, churners int) {
 	// Each snapshotter takes rounds snapshots, or as many as fit in budget
 	// (at least 2), and goes on until some insert needed a relocation
 	// during a snapshot.
-	capacity, rounds, budget := 16384, 40, 2*time.Second
+	capacity, rounds, budgetMS := 16384, Sized(4, 16, 40), Sized(100, 500, 2000)
 	if testing.Short() || raceEnabled {
-		capacity, rounds, budget = 4096, 8, time.Second
+		capacity, rounds, budgetMS = 4096, Sized(4, 4, 8), Sized(100, 250, 1000)
 	}
+	budget := time.Duration(budgetMS) * time.Millisecond
 	const snapshotters = 4
 	f := NewTestFilter(t, capacity, mode, fbits, 0xfeed)
 	slots := f.Cap()

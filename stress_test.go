@@ -80,10 +80,14 @@ func atomicMaxFloat(m *atomic.Uint64, v float64) {
 // a few nanoseconds, so it is not expected to show up here.
 func TestNoFalseNegativesUnderChurn(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
+	large := 30000
+	if cuckoo.RaceEnabled && !cuckoo.LongTests() || testing.Short() {
+		large = 10000
+	}
 	sizes := []struct{ capacity, churners, readers int }{
-		{30000, 1, 1},
-		{30000, 4 * procs, 4 * procs},
-		{30000, 64, 64}, // 128 goroutines
+		{large, 1, 1},
+		{large, 4 * procs, 4 * procs},
+		{large, 64, 64}, // 128 goroutines
 		// A small table: readers cycle through all keys quickly and
 		// relocations touch a large share of them, so a lookup that
 		// overlaps a move is far more likely.
@@ -103,9 +107,9 @@ func TestNoFalseNegativesUnderChurn(t *testing.T) {
 
 func testChurn(t *testing.T, mode cuckoo.Mode, bits, capacity, churners, readers int) {
 	// Churn inserts per subtest; each is followed by a Delete.
-	budget := 30000
-	if testing.Short() {
-		budget = 10000
+	budget := cuckoo.Sized(10000, 30000, 30000)
+	if cuckoo.RaceEnabled {
+		budget = cuckoo.Sized(5000, 10000, 30000)
 	}
 	f := cuckoo.NewTestFilter(t, capacity, mode, bits, 77)
 	// Around the load the layout is sized for: 90% to 97% of the slots
@@ -116,7 +120,10 @@ func testChurn(t *testing.T, mode cuckoo.Mode, bits, capacity, churners, readers
 	insertAll(t, f, stable)
 
 	share := max(1, int(float64(f.Cap())*0.07*scale)/churners)
-	rounds := max(4, budget/(share*churners))
+	rounds := max(cuckoo.Sized(2, 4, 4), budget/(share*churners))
+	if cuckoo.RaceEnabled && !cuckoo.LongTests() {
+		rounds = max(2, budget/(share*churners))
+	}
 
 	var (
 		misses, badDeletes, fulls, inserts, lookups atomic.Int64
@@ -237,9 +244,9 @@ func testChurn(t *testing.T, mode cuckoo.Mode, bits, capacity, churners, readers
 func TestResetConcurrent(t *testing.T) {
 	const capacity = 20000
 	workers := 4 * runtime.GOMAXPROCS(0)
-	rounds := 10
-	if testing.Short() {
-		rounds = 4
+	rounds := cuckoo.Sized(4, 10, 10)
+	if cuckoo.RaceEnabled {
+		rounds = cuckoo.Sized(2, 4, 10)
 	}
 	for _, mode := range modes {
 		t.Run(fmt.Sprintf("mode=%v/workers=%d", mode, workers), func(t *testing.T) {
