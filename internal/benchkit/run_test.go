@@ -120,7 +120,9 @@ func TestRunForStops(t *testing.T) {
 	}
 	start := time.Now()
 	r := env.RunFor(f, im, LookupPos, 64, env.N, 20*time.Millisecond)
-	if el := time.Since(start); el > 2*time.Second {
+	// A bound far above 20ms: the test checks that RunFor stops, not how
+	// fast a loaded machine schedules 64 goroutines under the race detector.
+	if el := time.Since(start); el > 30*time.Second {
 		t.Errorf("RunFor(20ms) took %v", el)
 	}
 	if r.Ops == 0 {
