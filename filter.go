@@ -21,33 +21,25 @@ type Mode int
 const (
 	// LockFree uses single-word CAS for inserts and deletes, a multi-word
 	// CAS for each relocation (so no operation sees a fingerprint half
-	// moved) and a two-phase lookup. Lookups, deletes and inserts into a free slot
-	// never wait for another goroutine; a stalled goroutine never blocks
-	// the others. The one wait: while WriteTo, MarshalBinary or Reset
-	// copies or sweeps the table (at memory speed), inserts that need to
-	// relocate fingerprints wait for it to end (a growing filter's deletes
-	// wait the same way, and also for its doublings; see Growing). When
-	// snapshots keep overlapping, relocations that keep finding one starve,
-	// and a new snapshot then waits until one of them got in: snapshots
-	// cannot shut relocations out, at the price of slower snapshots while
-	// they come back to back (snapshot.go). It is the default.
+	// moved) and a two-phase lookup. Lookups, deletes and inserts into a
+	// free slot never wait for another goroutine; a stalled goroutine never
+	// blocks the others. The one wait: while WriteTo, MarshalBinary, Clone
+	// or Reset copies or sweeps the table, inserts that need to relocate
+	// fingerprints wait for it to end (a growing filter's deletes too, and
+	// its writes for their shard's growth step). Snapshots cannot shut
+	// relocations out: a relocation that keeps meeting snapshots gets in
+	// before the next one (snapshot.go). It is the default.
 	LockFree Mode = iota
 	// Locked guards every change to the buckets with striped queue locks
 	// (mcs.go), elided with Intel RTM transactions where the processor
 	// supports them (see RTMActive). Lookups read without locks and lock
-	// only when a relocation overlaps them (locked.go). A released stripe
-	// goes to whichever goroutine is running rather than to a waiter that
-	// may be descheduled, a waiter is overtaken at most 127 times while it
-	// is first in line, and the Go scheduler never preempts a goroutine
-	// inside a section, so goroutines far outnumbering processors do not
-	// convoy. Its writes still cost more than LockFree's: on 2 vCPUs, at
-	// about 0.5 to 0.85 times LockFree's rate with 1 to 64 writers and no
-	// other work, and at 0.1 to 0.5 times when goroutines that never block
-	// share the processors, because a writer that finds its stripe held by
-	// a thread the operating system has descheduled gives its processor up
-	// for a scheduling slice. LockFree is the better default; choose Locked
-	// on processors with RTM, or where a lock-based protocol is preferred
-	// and writers do not share processors with CPU-bound goroutines.
+	// only when a relocation overlaps them. A released stripe goes to
+	// whichever goroutine is running, not to a queued waiter that may be
+	// descheduled; a waiter first in line is overtaken at most 127 times;
+	// and the Go scheduler does not preempt a goroutine inside a section.
+	// Its writes cost more than LockFree's, most when CPU-bound goroutines
+	// share the processors (README.md, "Modes", has the figures): choose it
+	// on processors with RTM, or where a lock-based protocol is preferred.
 	Locked
 )
 
