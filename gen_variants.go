@@ -77,6 +77,21 @@ type codec struct {
 	// PutRoom is word w with fp in a slot of bucket b that r (Room's
 	// non-zero result for fp) marks.
 	PutRoom func(w, b, fp, r string) string
+	// Take is "nw, ok" for word w with one copy of fp taken from bucket
+	// b: nw is w when ok is false (b holds no fp). Has is whether bucket b
+	// of word w holds fp.
+	Take, Has func(w, b, fp string) string
+	// ReadSearch names the method that makes a search's first reads of b1
+	// and b2 (the tests' stall points after each, twophase.go).
+	ReadSearch string
+	// Guard is the word a search reads before its first reads of bucket
+	// b and again before it answers "absent": the wrap epoch of b's
+	// stripe, or b's version. Settled says that fp, in neither first
+	// read, was not in flight either: w1 the first read of b1, g Guard's
+	// pointer and e its value read before w1, plain words all. The
+	// search's claim of the mode (twophase.go; LockedClaim) argues it.
+	Guard   func(b string) string
+	Settled func(b1, w1, g, e string) string
 	// Bump is word w after a relocation step through it changed it (its
 	// counter bumped, if it holds one).
 	Bump func(w string) string
@@ -114,6 +129,11 @@ var codecs = []codec{
 		SlotGet:        func(w, b, s string) string { return fmt.Sprintf("l.slot(%s, %s)", w, s) },
 		SlotClear:      func(w, b, s string) string { return fmt.Sprintf("l.setSlot(%s, %s, 0)", w, s) },
 		PutRoom:        func(w, b, fp, r string) string { return fmt.Sprintf("%s | %s*l.slotUnit(%s)", w, fp, r) },
+		Take:           func(w, b, fp string) string { return fmt.Sprintf("l.take(%s, %s)", w, fp) },
+		Has:            func(w, b, fp string) string { return fmt.Sprintf("l.contains(%s, %s)", w, fp) },
+		ReadSearch:     "readPair",
+		Guard:          func(b string) string { return fmt.Sprintf("f.t.epochOf(%s)", b) },
+		Settled:        func(b1, w1, g, e string) string { return fmt.Sprintf("f.unchanged(%s, %s, %s)", b1, w1, e) },
 		Bump:           func(w string) string { return fmt.Sprintf("l.bumpCounter(%s)", w) },
 		MoveVersionDoc: "both buckets' migration counters",
 		MoveLockFree: `// A counter that goes from its maximum to 0 is counted in the
@@ -178,6 +198,11 @@ var codecs = []codec{
 			return fmt.Sprintf("%s&^(0xff<<(pkShift(%s)+uint64(%s)*8))", w, b, s)
 		},
 		PutRoom:        func(w, b, fp, r string) string { return fmt.Sprintf("pkPut(%s, %s, %s, %s)", w, b, fp, r) },
+		Take:           func(w, b, fp string) string { return fmt.Sprintf("pkTake(%s, %s, %s)", w, b, fp) },
+		Has:            func(w, b, fp string) string { return fmt.Sprintf("pkHas(pkHalf(%s, %s), %s)", w, b, fp) },
+		ReadSearch:     "pkReadSearch",
+		Guard:          func(b string) string { return fmt.Sprintf("f.t.verOf(%s)", b) },
+		Settled:        func(b1, w1, g, e string) string { return fmt.Sprintf("%s.Load() == %s", g, e) },
 		Bump:           func(w string) string { return w },
 		SharedWords:    true,
 		MoveVersionDoc: "dst's version",
@@ -196,7 +221,7 @@ var codecs = []codec{
 }
 
 // algorithms lists the templates, each generated once per codec.
-var algorithms = []string{"search", "move"}
+var algorithms = []string{"search", "move", "delete"}
 
 func main() {
 	log.SetFlags(0)
@@ -233,6 +258,10 @@ func generate(a, src string, c codec) {
 		"slotClear": c.SlotClear,
 		"putRoom":   c.PutRoom,
 		"bump":      c.Bump,
+		"take":      c.Take,
+		"has":       c.Has,
+		"guard":     c.Guard,
+		"settled":   c.Settled,
 		// slots returns 0..Slots-1, for straight per-slot code.
 		"slots": func() []int {
 			s := make([]int, c.Slots)

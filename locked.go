@@ -124,41 +124,6 @@ func (f *Filter) lookupUnderLocks(b1, b2, fp uint64) bool {
 	return f.lay.contains(w1, fp) || f.lay.contains(w2, fp)
 }
 
-// deleteLocked removes one copy of fp from b1 or b2 and reports whether it
-// found one. When an unlocked read shows fp (b1 before b2) it locks only
-// that bucket's stripe and removes fp there if it is still there; otherwise
-// it locks both and looks at both at one instant.
-func (f *Filter) deleteLocked(b1, b2, fp uint64) bool {
-	l := &f.lay
-	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-	if in1 := l.contains(w1, fp); in1 || l.contains(w2, fp) {
-		b := b2
-		if in1 {
-			b = b1
-		}
-		g := f.locks.lockBuckets(b, b)
-		ok := f.deleteHeld(b, fp)
-		f.locks.unlockBuckets(g)
-		if ok {
-			return true
-		}
-	}
-	g := f.locks.lockBuckets(b1, b2)
-	ok := f.deleteHeld(b1, fp) || f.deleteHeld(b2, fp)
-	f.locks.unlockBuckets(g)
-	return ok
-}
-
-func (f *Filter) deleteHeld(b, fp uint64) bool {
-	w := f.t.words[b].Load()
-	s := f.lay.match(w, fp)
-	if s < 0 {
-		return false
-	}
-	f.t.words[b].Store(f.lay.setSlot(w, s, 0))
-	return true
-}
-
 // resetLocked empties every bucket with all stripes held.
 func (f *Filter) resetLocked() {
 	g := f.locks.lockAll()

@@ -419,26 +419,11 @@ func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) {
 	return w1, w2
 }
 
-// pkRemove deletes one copy of fp from b1 or b2: the search finds a bucket
-// holding it, then one CAS clears the slot; if the fingerprint left that
-// bucket first, the search runs again.
-func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
-	for {
-		b, ok := f.pkFind(b1, b2, fp)
-		if !ok {
-			return false
-		}
-		for {
-			w := f.plainWord(b >> 1)
-			z := pkMatches(pkHalf(w, b), fp)
-			if z == 0 {
-				break // moved or deleted meanwhile: search again
-			}
-			if f.t.cas(b>>1, w, w&^(0xff*pkUnit(z)<<pkShift(b))) {
-				return true
-			}
-		}
-	}
+// pkTake returns word w with one copy of fp taken from bucket b, and
+// whether b held one (w itself when it did not).
+func pkTake(w, b, fp uint64) (uint64, bool) {
+	z := pkMatches(pkHalf(w, b), fp)
+	return w &^ (0xff * pkUnit(z) << pkShift(b)), z != 0
 }
 
 // pkAddUnique is addUniqueLockFree for the packed layout: fp goes into the
