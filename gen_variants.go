@@ -92,6 +92,12 @@ type codec struct {
 	// search's claim of the mode (twophase.go; LockedClaim) argues it.
 	Guard   func(b string) string
 	Settled func(b1, w1, g, e string) string
+	// HasEither is whether bucket b1 of word w1 or b2 of w2 holds fp.
+	HasEither func(w1, w2, b1, b2, fp string) string
+	// LookupSlow ends a LockFree lookup whose first round did not
+	// decide: statements that return the full search's answer, from b1,
+	// b2, fp and the first round's e, w1, w2.
+	LookupSlow string
 	// Bump is word w after a relocation step through it changed it (its
 	// counter bumped, if it holds one).
 	Bump func(w string) string
@@ -134,6 +140,8 @@ var codecs = []codec{
 		ReadSearch:     "readPair",
 		Guard:          func(b string) string { return fmt.Sprintf("f.t.epochOf(%s)", b) },
 		Settled:        func(b1, w1, g, e string) string { return fmt.Sprintf("f.unchanged(%s, %s, %s)", b1, w1, e) },
+		HasEither:      func(w1, w2, b1, b2, fp string) string { return fmt.Sprintf("l.containsEither(%s, %s, %s)", w1, w2, fp) },
+		LookupSlow:     "return f.findAfter(b1, b2, fp, w1, w2, e)",
 		Bump:           func(w string) string { return fmt.Sprintf("l.bumpCounter(%s)", w) },
 		MoveVersionDoc: "both buckets' migration counters",
 		MoveLockFree: `// A counter that goes from its maximum to 0 is counted in the
@@ -197,12 +205,16 @@ var codecs = []codec{
 		SlotClear: func(w, b, s string) string {
 			return fmt.Sprintf("%s&^(0xff<<(pkShift(%s)+uint64(%s)*8))", w, b, s)
 		},
-		PutRoom:        func(w, b, fp, r string) string { return fmt.Sprintf("pkPut(%s, %s, %s, %s)", w, b, fp, r) },
-		Take:           func(w, b, fp string) string { return fmt.Sprintf("pkTake(%s, %s, %s)", w, b, fp) },
-		Has:            func(w, b, fp string) string { return fmt.Sprintf("pkHas(pkHalf(%s, %s), %s)", w, b, fp) },
-		ReadSearch:     "pkReadSearch",
-		Guard:          func(b string) string { return fmt.Sprintf("f.t.verOf(%s)", b) },
-		Settled:        func(b1, w1, g, e string) string { return fmt.Sprintf("%s.Load() == %s", g, e) },
+		PutRoom:    func(w, b, fp, r string) string { return fmt.Sprintf("pkPut(%s, %s, %s, %s)", w, b, fp, r) },
+		Take:       func(w, b, fp string) string { return fmt.Sprintf("pkTake(%s, %s, %s)", w, b, fp) },
+		Has:        func(w, b, fp string) string { return fmt.Sprintf("pkHas(pkHalf(%s, %s), %s)", w, b, fp) },
+		ReadSearch: "pkReadSearch",
+		Guard:      func(b string) string { return fmt.Sprintf("f.t.verOf(%s)", b) },
+		Settled:    func(b1, w1, g, e string) string { return fmt.Sprintf("%s.Load() == %s", g, e) },
+		HasEither: func(w1, w2, b1, b2, fp string) string {
+			return fmt.Sprintf("pkHasEither(%s, %s, %s, %s, %s)", w1, w2, b1, b2, fp)
+		},
+		LookupSlow:     "_, ok := f.pkFind(b1, b2, fp)\n\treturn ok",
 		Bump:           func(w string) string { return w },
 		SharedWords:    true,
 		MoveVersionDoc: "dst's version",
@@ -221,7 +233,7 @@ var codecs = []codec{
 }
 
 // algorithms lists the templates, each generated once per codec.
-var algorithms = []string{"search", "move", "delete"}
+var algorithms = []string{"search", "move", "delete", "lookup"}
 
 func main() {
 	log.SetFlags(0)
@@ -262,6 +274,7 @@ func generate(a, src string, c codec) {
 		"has":       c.Has,
 		"guard":     c.Guard,
 		"settled":   c.Settled,
+		"hasEither": c.HasEither,
 		// slots returns 0..Slots-1, for straight per-slot code.
 		"slots": func() []int {
 			s := make([]int, c.Slots)

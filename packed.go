@@ -303,31 +303,6 @@ func (f *Filter) plainWord(i uint64) uint64 {
 	}
 }
 
-// pkLookup is Lookup for a packed LockFree table: the search above, with
-// the common answers taken from plain reads.
-func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
-	ver := f.t.verOf(b1)
-	v := ver.Load()
-	w1, w2 := f.pkReadSearch(b1, b2)
-	if (v|w1|w2)&tagMask == 0 {
-		if pkHasEither(w1, w2, b1, b2, fp) {
-			return true
-		}
-		if b1>>1 == b2>>1 {
-			// One word: w1 alone is the one read of both buckets
-			// that the search decides from. (w2 is a second read of
-			// it: a move between the two reads can take fp from b2's
-			// half of w1 to b1's half of w2, which neither test sees.)
-			return pkHas(pkHalf(w1, b2), fp)
-		}
-		if ver.Load() == v {
-			return false
-		}
-	}
-	_, ok := f.pkFind(b1, b2, fp)
-	return ok
-}
-
 // pkFind runs the search above and returns the bucket where a read saw fp.
 func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
 	t := &f.t

@@ -99,28 +99,6 @@ func (f *Filter) pkAddHeld(b1, b2, fp uint64) bool {
 	return true
 }
 
-// pkLookupLocked is the unlocked lookup of the claim above, falling back to
-// both words' locks when V(b1) moved.
-func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
-	ver := f.t.verOf(b1)
-	v := ver.Load()
-	w1, w2 := f.pkReadSearch(b1, b2)
-	if pkHasEither(w1, w2, b1, b2, fp) {
-		return true
-	}
-	if b1>>1 == b2>>1 {
-		return pkHas(pkHalf(w1, b2), fp)
-	}
-	if ver.Load() == v {
-		return false
-	}
-	f.stats.add(statLookupRetries, 1)
-	g := f.pkLockedWords(b1, b2)
-	w1, w2 = f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
-	f.locks.unlockBuckets(g)
-	return pkHasEither(w1, w2, b1, b2, fp)
-}
-
 // pkAddUniqueLocked is addUniqueLocked for the packed layout.
 func (f *Filter) pkAddUniqueLocked(b1, b2, fp uint64) (present, added bool) {
 	g := f.pkLockedWords(b1, b2)
