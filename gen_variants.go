@@ -77,6 +77,27 @@ type codec struct {
 	// PutRoom is word w with fp in a slot of bucket b that r (Room's
 	// non-zero result for fp) marks.
 	PutRoom func(w, b, fp, r string) string
+	// Take is "nw, ok" for word w with one copy of fp taken from bucket
+	// b: nw is w when ok is false (b holds no fp). Has is whether bucket b
+	// of word w holds fp.
+	Take, Has func(w, b, fp string) string
+	// ReadSearch names the method that makes a search's first reads of b1
+	// and b2 (the tests' stall points after each, twophase.go).
+	ReadSearch string
+	// Guard is the word a search reads before its first reads of bucket
+	// b and again before it answers "absent": the wrap epoch of b's
+	// stripe, or b's version. Settled says that fp, in neither first
+	// read, was not in flight either: w1 the first read of b1, g Guard's
+	// pointer and e its value read before w1, plain words all. The
+	// search's claim of the mode (twophase.go; LockedClaim) argues it.
+	Guard   func(b string) string
+	Settled func(b1, w1, g, e string) string
+	// HasEither is whether bucket b1 of word w1 or b2 of w2 holds fp.
+	HasEither func(w1, w2, b1, b2, fp string) string
+	// LookupSlow ends a LockFree lookup whose first round did not
+	// decide: statements that return the full search's answer, from b1,
+	// b2, fp and the first round's e, w1, w2.
+	LookupSlow string
 	// Bump is word w after a relocation step through it changed it (its
 	// counter bumped, if it holds one).
 	Bump func(w string) string
@@ -114,6 +135,13 @@ var codecs = []codec{
 		SlotGet:        func(w, b, s string) string { return fmt.Sprintf("l.slot(%s, %s)", w, s) },
 		SlotClear:      func(w, b, s string) string { return fmt.Sprintf("l.setSlot(%s, %s, 0)", w, s) },
 		PutRoom:        func(w, b, fp, r string) string { return fmt.Sprintf("%s | %s*l.slotUnit(%s)", w, fp, r) },
+		Take:           func(w, b, fp string) string { return fmt.Sprintf("l.take(%s, %s)", w, fp) },
+		Has:            func(w, b, fp string) string { return fmt.Sprintf("l.contains(%s, %s)", w, fp) },
+		ReadSearch:     "readPair",
+		Guard:          func(b string) string { return fmt.Sprintf("f.t.epochOf(%s)", b) },
+		Settled:        func(b1, w1, g, e string) string { return fmt.Sprintf("f.unchanged(%s, %s, %s)", b1, w1, e) },
+		HasEither:      func(w1, w2, b1, b2, fp string) string { return fmt.Sprintf("l.containsEither(%s, %s, %s)", w1, w2, fp) },
+		LookupSlow:     "return f.findAfter(b1, b2, fp, w1, w2, e)",
 		Bump:           func(w string) string { return fmt.Sprintf("l.bumpCounter(%s)", w) },
 		MoveVersionDoc: "both buckets' migration counters",
 		MoveLockFree: `// A counter that goes from its maximum to 0 is counted in the
@@ -177,7 +205,16 @@ var codecs = []codec{
 		SlotClear: func(w, b, s string) string {
 			return fmt.Sprintf("%s&^(0xff<<(pkShift(%s)+uint64(%s)*8))", w, b, s)
 		},
-		PutRoom:        func(w, b, fp, r string) string { return fmt.Sprintf("pkPut(%s, %s, %s, %s)", w, b, fp, r) },
+		PutRoom:    func(w, b, fp, r string) string { return fmt.Sprintf("pkPut(%s, %s, %s, %s)", w, b, fp, r) },
+		Take:       func(w, b, fp string) string { return fmt.Sprintf("pkTake(%s, %s, %s)", w, b, fp) },
+		Has:        func(w, b, fp string) string { return fmt.Sprintf("pkHas(pkHalf(%s, %s), %s)", w, b, fp) },
+		ReadSearch: "pkReadSearch",
+		Guard:      func(b string) string { return fmt.Sprintf("f.t.verOf(%s)", b) },
+		Settled:    func(b1, w1, g, e string) string { return fmt.Sprintf("%s.Load() == %s", g, e) },
+		HasEither: func(w1, w2, b1, b2, fp string) string {
+			return fmt.Sprintf("pkHasEither(%s, %s, %s, %s, %s)", w1, w2, b1, b2, fp)
+		},
+		LookupSlow:     "_, ok := f.pkFind(b1, b2, fp)\n\treturn ok",
 		Bump:           func(w string) string { return w },
 		SharedWords:    true,
 		MoveVersionDoc: "dst's version",
@@ -196,7 +233,7 @@ var codecs = []codec{
 }
 
 // algorithms lists the templates, each generated once per codec.
-var algorithms = []string{"search", "move"}
+var algorithms = []string{"search", "move", "delete", "lookup"}
 
 func main() {
 	log.SetFlags(0)
@@ -233,6 +270,11 @@ func generate(a, src string, c codec) {
 		"slotClear": c.SlotClear,
 		"putRoom":   c.PutRoom,
 		"bump":      c.Bump,
+		"take":      c.Take,
+		"has":       c.Has,
+		"guard":     c.Guard,
+		"settled":   c.Settled,
+		"hasEither": c.HasEither,
 		// slots returns 0..Slots-1, for straight per-slot code.
 		"slots": func() []int {
 			s := make([]int, c.Slots)

@@ -96,38 +96,10 @@ func (f *Filter) LookupHash(h uint64) bool {
 	if f.pkDirect {
 		return f.pkLookup(b1, b2, fp)
 	}
-	if f.lay.packed {
-		return f.lookupOther(b1, b2, fp)
+	if f.inline {
+		return f.lookup(b1, b2, fp)
 	}
-	return f.contains(b1, b2, fp)
-}
-
-// contains reports whether fp is in bucket b1 or b2 (b1 the lower bucket,
-// searchPair), with Lookup's guarantee (twophase.go, "One order for every
-// search"). It is Lookup's search once the key is placed (LookupHash).
-func (f *Filter) contains(b1, b2, fp uint64) bool {
-	e := f.t.epochOf(b1).Load() // before the buckets, as in Lookup
-	w1, w2 := f.readPair(b1, b2)
-	return f.decide(b1, b2, fp, e, w1, w2)
-}
-
-// decide is Lookup's search once the key is placed and the epoch e of
-// b1's stripe and buckets w1, w2 are read in that order: the fast answers
-// of Lookup's phase 1 (present; absent with b1 unchanged), else the full
-// search of the mode.
-func (f *Filter) decide(b1, b2, fp, e, w1, w2 uint64) bool {
-	if (w1|w2|e)&tagMask == 0 {
-		if f.lay.containsEither(w1, w2, fp) {
-			return true
-		}
-		if b1 == b2 || f.unchanged(b1, w1, e) {
-			return false
-		}
-	}
-	if f.mode == Locked {
-		return f.lookupUnderLocks(b1, b2, fp)
-	}
-	return f.findAfter(b1, b2, fp, w1, w2, e)
+	return f.lookupOther(b1, b2, fp)
 }
 
 // DeleteHash is Delete for a key given by its 64-bit hash h.

@@ -119,68 +119,6 @@ func (f *Filter) addHeld(b, fp uint64) bool {
 	return true
 }
 
-// lookupLocked reports whether b1 or b2 holds fp: two unlocked reads and,
-// for a miss, an unlocked re-read of b1 decide almost every lookup (see the
-// argument at the top of this file); only a lookup that overlaps a
-// relocation through b1 takes the locks, so lookups never wait for writers
-// they do not overlap.
-func (f *Filter) lookupLocked(b1, b2, fp uint64) bool {
-	e := f.t.epochOf(b1).Load()
-	w1, w2 := f.readPair(b1, b2)
-	if f.lay.containsEither(w1, w2, fp) {
-		return true
-	}
-	if b1 == b2 || f.unchanged(b1, w1, e) {
-		return false
-	}
-	return f.lookupUnderLocks(b1, b2, fp)
-}
-
-// lookupUnderLocks reads b1 and b2 at one instant, under their stripes'
-// locks, and reports whether either holds fp.
-func (f *Filter) lookupUnderLocks(b1, b2, fp uint64) bool {
-	f.stats.add(statLookupRetries, 1)
-	g := f.locks.lockBuckets(b1, b2)
-	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-	f.locks.unlockBuckets(g)
-	return f.lay.contains(w1, fp) || f.lay.contains(w2, fp)
-}
-
-// deleteLocked removes one copy of fp from b1 or b2 and reports whether it
-// found one. When an unlocked read shows fp (b1 before b2) it locks only
-// that bucket's stripe and removes fp there if it is still there; otherwise
-// it locks both and looks at both at one instant.
-func (f *Filter) deleteLocked(b1, b2, fp uint64) bool {
-	l := &f.lay
-	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-	if in1 := l.contains(w1, fp); in1 || l.contains(w2, fp) {
-		b := b2
-		if in1 {
-			b = b1
-		}
-		g := f.locks.lockBuckets(b, b)
-		ok := f.deleteHeld(b, fp)
-		f.locks.unlockBuckets(g)
-		if ok {
-			return true
-		}
-	}
-	g := f.locks.lockBuckets(b1, b2)
-	ok := f.deleteHeld(b1, fp) || f.deleteHeld(b2, fp)
-	f.locks.unlockBuckets(g)
-	return ok
-}
-
-func (f *Filter) deleteHeld(b, fp uint64) bool {
-	w := f.t.words[b].Load()
-	s := f.lay.match(w, fp)
-	if s < 0 {
-		return false
-	}
-	f.t.words[b].Store(f.lay.setSlot(w, s, 0))
-	return true
-}
-
 // resetLocked empties every bucket with all stripes held.
 func (f *Filter) resetLocked() {
 	g := f.locks.lockAll()

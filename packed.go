@@ -298,31 +298,6 @@ func (f *Filter) plainWord(i uint64) uint64 {
 	}
 }
 
-// pkLookup is Lookup for a packed LockFree table: the search above, with
-// the common answers taken from plain reads.
-func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
-	ver := f.t.verOf(b1)
-	v := ver.Load()
-	w1, w2 := f.pkReadSearch(b1, b2)
-	if (v|w1|w2)&tagMask == 0 {
-		if pkHasEither(w1, w2, b1, b2, fp) {
-			return true
-		}
-		if b1>>1 == b2>>1 {
-			// One word: w1 alone is the one read of both buckets
-			// that the search decides from. (w2 is a second read of
-			// it: a move between the two reads can take fp from b2's
-			// half of w1 to b1's half of w2, which neither test sees.)
-			return pkHas(pkHalf(w1, b2), fp)
-		}
-		if ver.Load() == v {
-			return false
-		}
-	}
-	_, ok := f.pkFind(b1, b2, fp)
-	return ok
-}
-
 // pkFind runs the search above and returns the bucket where a read saw fp.
 func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
 	t := &f.t
@@ -414,26 +389,11 @@ func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) {
 	return w1, w2
 }
 
-// pkRemove deletes one copy of fp from b1 or b2: the search finds a bucket
-// holding it, then one CAS clears the slot; if the fingerprint left that
-// bucket first, the search runs again.
-func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
-	for {
-		b, ok := f.pkFind(b1, b2, fp)
-		if !ok {
-			return false
-		}
-		for {
-			w := f.plainWord(b >> 1)
-			z := pkMatches(pkHalf(w, b), fp)
-			if z == 0 {
-				break // moved or deleted meanwhile: search again
-			}
-			if f.t.cas(b>>1, w, w&^(0xff*pkUnit(z)<<pkShift(b))) {
-				return true
-			}
-		}
-	}
+// pkTake returns word w with one copy of fp taken from bucket b, and
+// whether b held one (w itself when it did not).
+func pkTake(w, b, fp uint64) (uint64, bool) {
+	z := pkMatches(pkHalf(w, b), fp)
+	return w &^ (0xff * pkUnit(z) << pkShift(b)), z != 0
 }
 
 // pkAddUnique is addUniqueLockFree for the packed layout: fp goes into the

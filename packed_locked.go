@@ -26,12 +26,14 @@ import "math/bits"
 // between td and ts, inside (t0, t3), so the two reads of V(b1) differ.
 // When b1 and b2 share a word the lookup decides from one read of it. □
 //
-// InsertUnique, Count and Delete hold both words' locks, so their reads
-// and writes are one instant. With colliding keys, whose copies are
-// interchangeable and whose first bucket may be the other's second, the
-// lookup's b1 is the pair's lower bucket (searchPair) and Delete takes
-// from it first, so the counting proof of twophase.go ("One order for
-// every search") applies with the version in place of b1's counter.
+// InsertUnique and Count hold both words' locks, so their reads and
+// writes are one instant; Delete (pkDeleteLocked, delete.go.tmpl) changes
+// one word under its lock, or answers "absent" with both held. With
+// colliding keys, whose copies are interchangeable and whose first bucket
+// may be the other's second, the lookup's b1 is the pair's lower bucket
+// (searchPair) and Delete takes from b2 only after a read of b1 showed no
+// copy, so the counting proof of twophase.go ("One order for every
+// search") applies with the version in place of b1's counter.
 
 // pkLockedWords locks the stripes of the words of b1 and b2.
 func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
@@ -88,47 +90,6 @@ func (f *Filter) pkAddHeld(b1, b2, fp uint64) bool {
 		return false
 	}
 	f.t.words[b>>1].Store(w | put)
-	return true
-}
-
-// pkLookupLocked is the unlocked lookup of the claim above, falling back to
-// both words' locks when V(b1) moved.
-func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
-	ver := f.t.verOf(b1)
-	v := ver.Load()
-	w1, w2 := f.pkReadSearch(b1, b2)
-	if pkHasEither(w1, w2, b1, b2, fp) {
-		return true
-	}
-	if b1>>1 == b2>>1 {
-		return pkHas(pkHalf(w1, b2), fp)
-	}
-	if ver.Load() == v {
-		return false
-	}
-	f.stats.add(statLookupRetries, 1)
-	g := f.pkLockedWords(b1, b2)
-	w1, w2 = f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
-	f.locks.unlockBuckets(g)
-	return pkHasEither(w1, w2, b1, b2, fp)
-}
-
-// pkDeleteLocked removes one copy of fp from b1 (else b2) under both words'
-// locks; its callers pass the pair in search order (searchPair).
-func (f *Filter) pkDeleteLocked(b1, b2, fp uint64) bool {
-	g := f.pkLockedWords(b1, b2)
-	ok := f.pkDeleteHeld(b1, fp) || f.pkDeleteHeld(b2, fp)
-	f.locks.unlockBuckets(g)
-	return ok
-}
-
-func (f *Filter) pkDeleteHeld(b, fp uint64) bool {
-	w := f.t.words[b>>1].Load()
-	z := pkMatches(pkHalf(w, b), fp)
-	if z == 0 {
-		return false
-	}
-	f.t.words[b>>1].Store(w &^ (0xff * pkUnit(z) << pkShift(b)))
 	return true
 }
 

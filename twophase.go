@@ -276,8 +276,8 @@ func newEpochs(n uint64) []atomic.Uint64 {
 // searchStalls, in race builds only, is called by every search of a
 // one-word table (Lookup, the batch and Hash forms, find and so Delete,
 // Count, remove's first reads, and Locked mode's lookups) and by the
-// packed layout's lookups, pkFind and pkCount, after its first read of b1
-// (stage 1) and of b2 (stage 2), and by a one-word search deciding
+// packed layout's lookups, pkFind, pkRemove's first reads and pkCount,
+// after its first read of b1 (stage 1) and of b2 (stage 2), and by a one-word search deciding
 // "absent" between its re-read of b1 and its re-read of the epoch (stage
 // 3), with the filter and b1 (the lower bucket); and by LockFree
 // InsertUnique after its read of the key's first bucket (stage 1, with
