@@ -363,3 +363,80 @@ func TestReviewGrowingAcrossGrowthStep(t *testing.T) {
 		}
 	})
 }
+
+// TestReviewLockedCountWaitsForHalfDoneMove: a Locked relocation step
+// stores its destination before it clears its source, under both stripes,
+// so a copy is in both of its buckets for a while; an unlocked reader
+// would count it twice. The test plays that step: it takes the stripes a
+// move from Q to P takes, stores the copy into P, lets a Count of the key
+// run for a while, then clears Q and releases the stripes. Count holds the
+// stripes of both of its buckets (locked.go, packed_locked.go, countIn),
+// so it must wait and answer 1. Fails if Locked Count read its words
+// without both stripes (it answers 2 during the step).
+func TestReviewLockedCountWaitsForHalfDoneMove(t *testing.T) {
+	if RTMActive() {
+		t.Skip("the test holds stripes across a sleep, which an elided section cannot")
+	}
+	half := func(t *testing.T, lock func() func(), store, clear func(), count func() int) {
+		t.Helper()
+		unlock := lock()
+		store() // the destination, first
+		started := make(chan struct{})
+		res := make(chan int, 1)
+		go func() {
+			close(started)
+			res <- count()
+		}()
+		<-started
+		time.Sleep(30 * time.Millisecond)
+		select {
+		case n := <-res:
+			unlock()
+			t.Fatalf("Count returned %d while a move held its stripes; want it to wait", n)
+		default:
+		}
+		clear() // then the source
+		unlock()
+		if n := <-res; n != 1 {
+			t.Errorf("Count across a Locked move: %d; want 1", n)
+		}
+	}
+	for _, bits := range []int{8, bits8OneWord, 12, Bits12x5} {
+		t.Run("bits="+layoutName(bits), func(t *testing.T) {
+			f := NewTestFilter(t, 1<<10, Locked, bits, 3)
+			var key []byte
+			var b1, fp, b2 uint64
+			for i := 0; ; i++ {
+				key = key8('l', i)
+				if b1, fp, b2 = f.hash(key); wordOf(f, b1) != wordOf(f, b2) && (!f.lay.packed || fp < pkTopLimit) {
+					break
+				}
+			}
+			p, q := b1, b2
+			setSlotOf(f, q, 0, fp)
+			half(t, func() func() {
+				var g lockGuard
+				if f.lay.packed {
+					g = f.pkLockedWords(q, p)
+				} else {
+					g = f.locks.lockBuckets(q, p)
+				}
+				return func() { f.locks.unlockBuckets(g) }
+			}, func() { setSlotOf(f, p, 0, fp) }, func() { setSlotOf(f, q, 0, 0) }, func() int { return f.Count(key) })
+		})
+	}
+	t.Run("growing", func(t *testing.T) {
+		g := newTestGrowing(t, 1000, WithMode(Locked), WithSeed(0))
+		h, _, x, k := reviewGrowKey(g, 2)
+		p, q := k.b1, k.b2
+		x.t.words[q].Store(setLane(0, 0, k.q2))
+		half(t, func() func() {
+			gd := x.locks.lockBuckets(q, p)
+			return func() { x.locks.unlockBuckets(gd) }
+		}, func() {
+			x.t.words[p].Store(setLane(0, 0, altValueOf(x, q, k.q2)))
+		}, func() {
+			x.t.words[q].Store(0)
+		}, func() int { return g.CountHash(h) })
+	})
+}
