@@ -71,10 +71,11 @@ package cuckoo
 // against it. Proof. Every write to a word holds the word's stripe (the
 // top of this file), so between the add's read under the lock and its
 // store nothing writes the word: no update is lost, and the store is the
-// add's instant. InsertUnique, Count, Delete and a lookup under locks hold
-// the stripes of both of their words, the add's among them, so the add
-// falls wholly before or after their critical section, whose reads are
-// one instant. An unlocked lookup's claim (the top of this file) is about
+// add's instant. InsertUnique, Count and a lookup under locks hold the
+// stripes of both of their words, the add's among them, so the add falls
+// wholly before or after their critical section, whose reads are one
+// instant; a Locked Delete that holds one stripe writes one word under it,
+// so it and the add are ordered by that stripe or touch different words. An unlocked lookup's claim (the top of this file) is about
 // relocation steps; an add only puts in a copy, which a read can only
 // find. A relocation step holds both of its stripes and checks the
 // destination's room under them. The other bucket's stripe would exclude

@@ -44,11 +44,9 @@ func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
 // take it (b1 on a tie) and reports whether it did; false means neither
 // has such a slot. It follows the Locked add rule (locked.go, addLocked):
 // it chooses from unlocked reads and locks only the chosen word's stripe.
-// Under the lock it stores the choice as made when
-// the word still holds the value it was made from (37 instructions fewer
-// per insert in a Locked packed fill of 2^20 keys than recomputing it:
-// 704.8M against 743.6M, bench/cmd/opcount -locked -bits 8), and
-// otherwise re-checks that the bucket still has a slot that may take fp;
+// Under the lock it stores the choice as made when the word still holds
+// the value it was made from (cheaper than recomputing it: BENCHMARKS.md,
+// "Tuning constants"), and otherwise re-checks that the bucket still has a slot that may take fp;
 // only when the choice went stale does it lock both words and choose
 // again, as locked.go's addLocked does.
 //
