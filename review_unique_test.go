@@ -377,6 +377,7 @@ func TestReviewLockedCountWaitsForHalfDoneMove(t *testing.T) {
 	if RTMActive() {
 		t.Skip("the test holds stripes across a sleep, which an elided section cannot")
 	}
+	withPin(t, false) // holds a section while it blocks
 	half := func(t *testing.T, lock func() func(), store, clear func(), count func() int) {
 		t.Helper()
 		unlock := lock()
