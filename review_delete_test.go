@@ -83,7 +83,9 @@ func TestDeleteTakesLowerBucketFirst(t *testing.T) {
 // b1 (empty) while a colliding key's insert puts a copy into b1; it then
 // reads b2, which holds the only other copy, and takes that one (allowed:
 // its read of b1 showed none). Both copies were present at its CAS, so one
-// copy is left, in b1, and the filter's count agrees.
+// copy is left, in b1, and the filter's count agrees. (Taking b1's copy
+// would be linearizable too; this pins the documented choice, the bucket
+// whose read showed the copy.)
 func TestDeleteStalledTakesB2AfterEmptyB1(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
@@ -217,6 +219,47 @@ func TestDeleteAgainstCollidingChurnAndMoves(t *testing.T) {
 				}
 				if n := f.Len(); n != 1 {
 					t.Errorf("Len %d at the end; want 1", n)
+				}
+			})
+		}
+	}
+}
+
+// TestDeleteCopyMovedAfterItsReads: Delete's reads show the only copy in
+// b2, and before it takes it (LockFree: its CAS; Locked: its one-stripe
+// lock) a relocation moves the copy to b1. The copy was present
+// throughout, so Delete must still find it (LockFree: the CAS fails and
+// find runs; Locked: the copy is gone from b2 under its stripe and both
+// stripes are taken), in every layout and both modes, and leave the pair
+// empty.
+func TestDeleteCopyMovedAfterItsReads(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
+	}
+	for _, bits := range []int{8, 12, 15, Bits12x5} {
+		for _, mode := range []Mode{LockFree, Locked} {
+			t.Run(fmt.Sprintf("bits=%d/mode=%v", bits, mode), func(t *testing.T) {
+				f := NewTestFilter(t, 64, mode, bits, 99)
+				x := newCollision(t, f) // a's only copy in q
+				fired := false
+				stall := func(sf *Filter, sb1 uint64, stage int) {
+					if sf != f || sb1 != x.p || stage != 2 || fired {
+						return
+					}
+					fired = true
+					x.move(x.q, x.p)
+				}
+				searchStalls.Store(&stall)
+				ok := f.Delete(x.a)
+				searchStalls.Store(nil)
+				if !fired {
+					t.Fatal("Delete did not reach its stall point")
+				}
+				if !ok {
+					t.Fatal("Delete answered absent for a copy present throughout")
+				}
+				if slotOf(f, x.p, x.fp) >= 0 || slotOf(f, x.q, x.fp) >= 0 || f.Len() != 0 {
+					t.Errorf("want the pair empty: p %v, q %v, Len %d", bucketFps(f, x.p), bucketFps(f, x.q), f.Len())
 				}
 			})
 		}
