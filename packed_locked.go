@@ -28,7 +28,8 @@ import "math/bits"
 //
 // InsertUnique and Count hold both words' locks, so their reads and
 // writes are one instant; Delete (pkDeleteLocked, delete.go.tmpl) changes
-// one word under its lock, or answers "absent" with both held. With
+// one word under its lock, or answers "absent" as the unlocked lookup
+// does (the claim above) or with both locks held. With
 // colliding keys, whose copies are interchangeable and whose first bucket
 // may be the other's second, the lookup's b1 is the pair's lower bucket
 // (searchPair) and Delete takes from b2 only after a read of b1 showed no

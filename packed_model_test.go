@@ -167,9 +167,36 @@ func (c *mctx) pkFind() (uint64, bool) {
 	}
 }
 
-// pkRemove is Filter.pkRemove.
+// pkRemove is Filter.pkRemove (delete.go.tmpl, zz_delete_packed.go): its
+// first attempt reads the version of b1, then b1's and b2's words (one
+// read decides a one-word pair), takes a copy from the bucket whose read
+// shows one (b1 first), or answers "absent" when the pair is one word or
+// the version read again is unchanged; anything else takes pkFind's loop.
 func (c *mctx) pkRemove() bool {
 	r := c.r
+	b1, b2 := c.searchOrder()
+	fp := r.fp
+	vi := r.f.t.verIdx(b1)
+	e := c.load(vi)
+	w1, w2 := c.load(b1>>1), c.load(b2>>1)
+	if b1>>1 == b2>>1 {
+		w2 = w1
+	}
+	if (w1|w2)&tagMask == 0 {
+		n1, _ := pkTake(w1, b1, fp)
+		n2, _ := pkTake(w2, b2, fp)
+		b, w, nw := b2, w2, n2
+		if n1 != w1 && !(r.proto.deleteB2First && n2 != w2) {
+			b, w, nw = b1, w1, n1
+		}
+		if nw != w {
+			if c.cas(b>>1, w, nw) {
+				return true
+			}
+		} else if e&tagMask == 0 && (b1>>1 == b2>>1 || r.proto.deleteUnsettled || c.load(vi) == e) {
+			return false
+		}
+	}
 	for {
 		b, ok := c.pkFind()
 		if !ok {
@@ -177,11 +204,11 @@ func (c *mctx) pkRemove() bool {
 		}
 		for {
 			w := c.load(b >> 1)
-			z := pkMatches(pkHalf(w, b), r.fp)
-			if z == 0 {
+			nw, ok := pkTake(w, b, fp)
+			if !ok {
 				break
 			}
-			if c.cas(b>>1, w, w&^(0xff*pkUnit(z)<<pkShift(b))) {
+			if c.cas(b>>1, w, nw) {
 				return true
 			}
 		}

@@ -89,6 +89,11 @@ type mproto struct {
 	// read the pair in their key's order (a reversed key's second bucket
 	// first) instead of the lower bucket first (searchPair).
 	keyOrder bool
+	// deleteUnsettled breaks Delete's first attempt on purpose: it answers
+	// "absent" when its reads show no copy, without the lookup's test (b1
+	// and the epoch, or the version, unchanged); deleteB2First makes it
+	// take from b2 when both reads show a copy.
+	deleteUnsettled, deleteB2First bool
 }
 
 // mctx is a process's handle on the run.
@@ -221,21 +226,33 @@ func (c *mctx) find() (uint64, bool) {
 	}
 }
 
-// remove is Filter.remove (lockfree.go).
+// remove is Filter.remove (delete.go.tmpl, zz_delete_word.go): its first
+// attempt reads the epoch, b1 and b2, takes a copy from the bucket whose
+// read shows one (b1 first), or answers "absent" when b1 read again and the
+// epoch are unchanged (Filter.unchanged); anything else takes find's loop.
+// The model's buckets are distinct, so b1 == b2 never holds here.
 func (c *mctx) remove() bool {
 	r := c.r
 	l := &r.f.lay
 	b1, b2 := c.searchOrder()
 	fp := r.fp
+	ep := r.f.t.epochIdx(b1)
+	e := c.load(ep)
 	w1, w2 := c.load(b1), c.load(b2)
-	n1, _ := l.take(w1, fp)
-	n2, _ := l.take(w2, fp)
-	b, w, nw := b2, w2, n2
-	if n1 != w1 {
-		b, w, nw = b1, w1, n1
-	}
-	if nw != w && c.cas(b, w, nw) {
-		return true
+	if (w1|w2)&tagMask == 0 {
+		n1, _ := l.take(w1, fp)
+		n2, _ := l.take(w2, fp)
+		b, w, nw := b2, w2, n2
+		if n1 != w1 && !(r.proto.deleteB2First && n2 != w2) {
+			b, w, nw = b1, w1, n1
+		}
+		if nw != w {
+			if c.cas(b, w, nw) {
+				return true
+			}
+		} else if e&tagMask == 0 && (r.proto.deleteUnsettled || c.unchanged(b1, w1, ep, e)) {
+			return false
+		}
 	}
 	for {
 		b, ok := c.find()
@@ -253,6 +270,15 @@ func (c *mctx) remove() bool {
 			}
 		}
 	}
+}
+
+// unchanged is Filter.unchanged: b1 read again is w1 bit for bit, then the
+// epoch read again is e.
+func (c *mctx) unchanged(b1, w1, ep, e uint64) bool {
+	if c.load(b1) != w1 {
+		return false
+	}
+	return c.load(ep) == e
 }
 
 // insert is Filter.addEither (lockfree.go); the model keeps room in the
@@ -738,9 +764,11 @@ func modelPair(t *testing.T, bits int, oneStripe bool) (f *Filter, b1, b2, fp ui
 // checks that the checker can fail: the relocation in two CASes (a move
 // visible half-done), searches that start over only at differences of 3
 // or of 2 (the paper's rule, which a colliding key's insert and delete
-// defeat), and packed searches that read the pair in their key's order
-// instead of the lower bucket first must each be caught on some
-// configuration. (The one-word search in key order is not caught here: it
+// defeat), packed searches that read the pair in their key's order
+// instead of the lower bucket first, and a Delete whose first attempt
+// answers "absent" without the lookup's test (one-word and packed) or
+// takes from b2 when both reads show a copy (packed) must each be caught
+// on some configuration. (The one-word search in key order is not caught here: it
 // takes three colliding keys, beyond these scripts; it fails
 // TestSearchAgainstCollidingKeys's Count cases.)
 func TestRelocationModel(t *testing.T) {
@@ -770,6 +798,9 @@ func TestRelocationModel(t *testing.T) {
 		{mproto{name: "kcas-move/threshold-3", move: moveKCAS, threshold: 3}, false},
 		{mproto{name: "kcas-move/threshold-2", move: moveKCAS, threshold: 2}, false},
 		{mproto{name: "packed/kcas-move/key-order", move: pkModelMove, bits: 8, keyOrder: true}, false},
+		{mproto{name: "kcas-move/delete-unsettled", move: moveKCAS, threshold: 1, deleteUnsettled: true}, false},
+		{mproto{name: "packed/kcas-move/delete-unsettled", move: pkModelMove, bits: 8, deleteUnsettled: true}, false},
+		{mproto{name: "packed/kcas-move/delete-b2-first", move: pkModelMove, bits: 8, deleteB2First: true}, false},
 	}
 	for _, pc := range protos {
 		t.Run(pc.proto.name, func(t *testing.T) {
