@@ -155,18 +155,7 @@ func TestGrowingSearchesReadTheirFirstBucketsEpoch(t *testing.T) {
 		for _, s := range searches {
 			t.Run(fmt.Sprintf("mode=%v/%s", mode, s.name), func(t *testing.T) {
 				g := newTestGrowing(t, 1000, WithMode(mode), WithSeed(0)) // seed 0: the keyed hash is the hash
-				var (
-					h uint64
-					x *growTable
-					k growKey
-				)
-				for i := uint64(1); ; i++ {
-					h = i * 0x9e3779b97f4a7c15
-					x = g.shardOf(h).cur.Load()
-					if k = x.place(h); k.b1 != k.b2 {
-						break
-					}
-				}
+				h, x, k := keyWithTwoBuckets(g)
 				p, q := k.b1, k.b2
 				w, _ := putLane(0, k.q2) // K's entry in Q, both counters 0
 				x.t.words[q].Store(w)
@@ -215,4 +204,17 @@ func TestGrowingSearchesReadTheirFirstBucketsEpoch(t *testing.T) {
 func altValueOf(x *growTable, b, v uint64) uint64 {
 	_, nv, _ := x.alt(b, v)
 	return nv
+}
+
+// keyWithTwoBuckets returns the first hash of the sequence i·φ (i = 1, 2,
+// ...) whose key has two distinct buckets in its shard's current table,
+// with that table and the key's placement there.
+func keyWithTwoBuckets(g *Growing) (h uint64, x *growTable, k growKey) {
+	for i := uint64(1); ; i++ {
+		h = i * 0x9e3779b97f4a7c15
+		x = g.shardOf(h).cur.Load()
+		if k = x.place(h); k.b1 != k.b2 {
+			return h, x, k
+		}
+	}
 }

@@ -105,18 +105,7 @@ func TestGrowingInsertUniqueAgainstMove(t *testing.T) {
 		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
 	}
 	g := newTestGrowing(t, 1000, WithMode(LockFree), WithSeed(0)) // seed 0: the keyed hash is the hash
-	var (
-		h uint64
-		x *growTable
-		k growKey
-	)
-	for i := uint64(1); ; i++ {
-		h = i * 0x9e3779b97f4a7c15
-		x = g.shardOf(h).cur.Load()
-		if k = x.place(h); k.b1 != k.b2 {
-			break
-		}
-	}
+	h, x, k := keyWithTwoBuckets(g)
 	p, q := k.b1, k.b2
 	other := k.q1 ^ 1<<tagShift // another tag: matches no key of K's
 	full := uint64(0)
@@ -209,18 +198,7 @@ func TestGrowingCountAgainstDeleteThenInsert(t *testing.T) {
 		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
 	}
 	g := newTestGrowing(t, 1000, WithMode(LockFree), WithSeed(0)) // seed 0: the keyed hash is the hash
-	var (
-		h uint64
-		x *growTable
-		k growKey
-	)
-	for i := uint64(1); ; i++ {
-		h = i * 0x9e3779b97f4a7c15
-		x = g.shardOf(h).cur.Load()
-		if k = x.place(h); k.b1 != k.b2 {
-			break
-		}
-	}
+	h, x, k := keyWithTwoBuckets(g)
 	p, q := k.b1, k.b2
 	x.t.words[p].Store(setLane(0, 0, k.q1))
 	stalled := false
