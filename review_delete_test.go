@@ -51,32 +51,28 @@ func TestDeleteFirstAttemptAcrossWrap(t *testing.T) {
 // every layout and both modes; a second Delete takes the other copy and a
 // third finds none.
 func TestDeleteTakesLowerBucketFirst(t *testing.T) {
-	for _, bits := range []int{8, 12, 15, Bits12x5} {
-		for _, mode := range []Mode{LockFree, Locked} {
-			t.Run(fmt.Sprintf("bits=%d/mode=%v", bits, mode), func(t *testing.T) {
-				f := NewTestFilter(t, 64, mode, bits, 99)
-				x := newCollision(t, f) // a's copy in q
-				if err := f.Insert(x.c); err != nil {
-					t.Fatal(err)
-				}
-				if slotOf(f, x.p, x.fp) < 0 || slotOf(f, x.q, x.fp) < 0 {
-					t.Fatalf("want one copy in each bucket: p %v, q %v", bucketFps(f, x.p), bucketFps(f, x.q))
-				}
-				if !f.Delete(x.c) { // c's first bucket is q
-					t.Fatal("Delete found no copy of two")
-				}
-				if slotOf(f, x.p, x.fp) >= 0 || slotOf(f, x.q, x.fp) < 0 {
-					t.Errorf("Delete took from the higher bucket: p %v, q %v; want p's copy taken", bucketFps(f, x.p), bucketFps(f, x.q))
-				}
-				if !f.Delete(x.a) || f.Delete(x.a) {
-					t.Errorf("the second Delete must find the last copy and a third none")
-				}
-				if n := f.Len(); n != 0 {
-					t.Errorf("Len %d after deleting both copies; want 0", n)
-				}
-			})
+	forLayoutsModes(t, func(t *testing.T, bits int, mode Mode) {
+		f := NewTestFilter(t, 64, mode, bits, 99)
+		x := newCollision(t, f) // a's copy in q
+		if err := f.Insert(x.c); err != nil {
+			t.Fatal(err)
 		}
-	}
+		if slotOf(f, x.p, x.fp) < 0 || slotOf(f, x.q, x.fp) < 0 {
+			t.Fatalf("want one copy in each bucket: p %v, q %v", bucketFps(f, x.p), bucketFps(f, x.q))
+		}
+		if !f.Delete(x.c) { // c's first bucket is q
+			t.Fatal("Delete found no copy of two")
+		}
+		if slotOf(f, x.p, x.fp) >= 0 || slotOf(f, x.q, x.fp) < 0 {
+			t.Errorf("Delete took from the higher bucket: p %v, q %v; want p's copy taken", bucketFps(f, x.p), bucketFps(f, x.q))
+		}
+		if !f.Delete(x.a) || f.Delete(x.a) {
+			t.Errorf("the second Delete must find the last copy and a third none")
+		}
+		if n := f.Len(); n != 0 {
+			t.Errorf("Len %d after deleting both copies; want 0", n)
+		}
+	})
 }
 
 // TestDeleteStalledTakesB2AfterEmptyB1: Delete stalled after its read of
@@ -90,39 +86,35 @@ func TestDeleteStalledTakesB2AfterEmptyB1(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
 	}
-	for _, bits := range []int{8, 12, 15, Bits12x5} {
-		for _, mode := range []Mode{LockFree, Locked} {
-			t.Run(fmt.Sprintf("bits=%d/mode=%v", bits, mode), func(t *testing.T) {
-				f := NewTestFilter(t, 64, mode, bits, 99)
-				x := newCollision(t, f) // a's copy in q
-				fired := false
-				stall := func(sf *Filter, sb1 uint64, stage int) {
-					if sf != f || sb1 != x.p || stage != 1 || fired {
-						return
-					}
-					fired = true
-					if err := f.Insert(x.c); err != nil { // lands in p, the emptier
-						t.Error(err)
-					}
-				}
-				searchStalls.Store(&stall)
-				ok := f.Delete(x.a)
-				searchStalls.Store(nil)
-				if !fired {
-					t.Fatal("Delete did not reach its stall point")
-				}
-				if !ok {
-					t.Fatal("Delete found no copy")
-				}
-				if slotOf(f, x.p, x.fp) < 0 || slotOf(f, x.q, x.fp) >= 0 {
-					t.Errorf("want the copy in q taken and p's left: p %v, q %v", bucketFps(f, x.p), bucketFps(f, x.q))
-				}
-				if n := f.Len(); n != 1 {
-					t.Errorf("Len %d; want 1", n)
-				}
-			})
+	forLayoutsModes(t, func(t *testing.T, bits int, mode Mode) {
+		f := NewTestFilter(t, 64, mode, bits, 99)
+		x := newCollision(t, f) // a's copy in q
+		fired := false
+		stall := func(sf *Filter, sb1 uint64, stage int) {
+			if sf != f || sb1 != x.p || stage != 1 || fired {
+				return
+			}
+			fired = true
+			if err := f.Insert(x.c); err != nil { // lands in p, the emptier
+				t.Error(err)
+			}
 		}
-	}
+		searchStalls.Store(&stall)
+		ok := f.Delete(x.a)
+		searchStalls.Store(nil)
+		if !fired {
+			t.Fatal("Delete did not reach its stall point")
+		}
+		if !ok {
+			t.Fatal("Delete found no copy")
+		}
+		if slotOf(f, x.p, x.fp) < 0 || slotOf(f, x.q, x.fp) >= 0 {
+			t.Errorf("want the copy in q taken and p's left: p %v, q %v", bucketFps(f, x.p), bucketFps(f, x.q))
+		}
+		if n := f.Len(); n != 1 {
+			t.Errorf("Len %d; want 1", n)
+		}
+	})
 }
 
 // TestDeleteAgainstCollidingChurnAndMoves is a stress test of Delete's
@@ -136,93 +128,89 @@ func TestDeleteStalledTakesB2AfterEmptyB1(t *testing.T) {
 // CPUs. At the end the pair holds exactly a's copy.
 func TestDeleteAgainstCollidingChurnAndMoves(t *testing.T) {
 	rounds := RaceScaled(Sized(2000, 20000, 200000), 4)
-	for _, bits := range []int{8, 12, 15, Bits12x5} {
-		for _, mode := range []Mode{LockFree, Locked} {
-			t.Run(fmt.Sprintf("bits=%d/mode=%v", bits, mode), func(t *testing.T) {
-				f := NewTestFilter(t, 64, mode, bits, 99)
-				x := newCollision(t, f)
-				stop := make(chan struct{})
-				var wg, movers sync.WaitGroup
-				movers.Add(1)
-				go func() { // the mover
-					defer movers.Done()
-					var my *descLease
-					defer func() {
-						if my != nil {
-							my.release()
-						}
-					}()
-					for i := 0; ; i++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						src, dst := x.p, x.q
-						if i&1 == 1 {
-							src, dst = x.q, x.p
-						}
-						m := f.gate.enterMove()
-						if s := slotOf(f, src, x.fp); s >= 0 {
-							f.move(src, s, x.fp, dst, &my)
-						}
-						f.gate.exitMove(m)
-					}
-				}()
-				fail := func(format string, args ...any) {
-					t.Errorf(format, args...)
+	forLayoutsModes(t, func(t *testing.T, bits int, mode Mode) {
+		f := NewTestFilter(t, 64, mode, bits, 99)
+		x := newCollision(t, f)
+		stop := make(chan struct{})
+		var wg, movers sync.WaitGroup
+		movers.Add(1)
+		go func() { // the mover
+			defer movers.Done()
+			var my *descLease
+			defer func() {
+				if my != nil {
+					my.release()
 				}
-				for g := 0; g < 2; g++ {
-					wg.Add(1)
-					go func() { // churn of the colliding key
-						defer wg.Done()
-						for range rounds {
-							if err := f.Insert(x.c); err != nil {
-								fail("Insert(c): %v", err)
-								return
-							}
-							if !f.Delete(x.c) {
-								fail("Delete(c) after its own insert found no copy")
-								return
-							}
-						}
-					}()
+			}()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
 				}
-				wg.Add(1)
-				go func() { // readers of the key never deleted
-					defer wg.Done()
-					for i := range rounds {
-						switch i % 3 {
-						case 0:
-							if !f.Lookup(x.a) {
-								fail("Lookup(a) answered absent for a key present throughout")
-								return
-							}
-						case 1:
-							if ins, err := f.InsertUnique(x.a); ins || err != nil {
-								fail("InsertUnique(a) = %v, %v for a key present throughout; want false, nil", ins, err)
-								return
-							}
-						case 2:
-							if n := f.Count(x.a); n < 1 {
-								fail("Count(a) = %d for a key present throughout", n)
-								return
-							}
-						}
-					}
-				}()
-				WaitOrFail(t, Done(&wg), StressWatchdog, "colliding churn")
-				close(stop)
-				WaitOrFail(t, Done(&movers), StressWatchdog, "mover")
-				if n := f.Count(x.a); n != 1 {
-					t.Errorf("Count(a) = %d at the end; want 1 (p %v, q %v)", n, bucketFps(f, x.p), bucketFps(f, x.q))
+				src, dst := x.p, x.q
+				if i&1 == 1 {
+					src, dst = x.q, x.p
 				}
-				if n := f.Len(); n != 1 {
-					t.Errorf("Len %d at the end; want 1", n)
+				m := f.gate.enterMove()
+				if s := slotOf(f, src, x.fp); s >= 0 {
+					f.move(src, s, x.fp, dst, &my)
 				}
-			})
+				f.gate.exitMove(m)
+			}
+		}()
+		fail := func(format string, args ...any) {
+			t.Errorf(format, args...)
 		}
-	}
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() { // churn of the colliding key
+				defer wg.Done()
+				for range rounds {
+					if err := f.Insert(x.c); err != nil {
+						fail("Insert(c): %v", err)
+						return
+					}
+					if !f.Delete(x.c) {
+						fail("Delete(c) after its own insert found no copy")
+						return
+					}
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() { // readers of the key never deleted
+			defer wg.Done()
+			for i := range rounds {
+				switch i % 3 {
+				case 0:
+					if !f.Lookup(x.a) {
+						fail("Lookup(a) answered absent for a key present throughout")
+						return
+					}
+				case 1:
+					if ins, err := f.InsertUnique(x.a); ins || err != nil {
+						fail("InsertUnique(a) = %v, %v for a key present throughout; want false, nil", ins, err)
+						return
+					}
+				case 2:
+					if n := f.Count(x.a); n < 1 {
+						fail("Count(a) = %d for a key present throughout", n)
+						return
+					}
+				}
+			}
+		}()
+		WaitOrFail(t, Done(&wg), StressWatchdog, "colliding churn")
+		close(stop)
+		WaitOrFail(t, Done(&movers), StressWatchdog, "mover")
+		if n := f.Count(x.a); n != 1 {
+			t.Errorf("Count(a) = %d at the end; want 1 (p %v, q %v)", n, bucketFps(f, x.p), bucketFps(f, x.q))
+		}
+		if n := f.Len(); n != 1 {
+			t.Errorf("Len %d at the end; want 1", n)
+		}
+	})
 }
 
 // TestDeleteCopyMovedAfterItsReads: Delete's reads show the only copy in
@@ -236,32 +224,39 @@ func TestDeleteCopyMovedAfterItsReads(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
 	}
+	forLayoutsModes(t, func(t *testing.T, bits int, mode Mode) {
+		f := NewTestFilter(t, 64, mode, bits, 99)
+		x := newCollision(t, f) // a's only copy in q
+		fired := false
+		stall := func(sf *Filter, sb1 uint64, stage int) {
+			if sf != f || sb1 != x.p || stage != 2 || fired {
+				return
+			}
+			fired = true
+			x.move(x.q, x.p)
+		}
+		searchStalls.Store(&stall)
+		ok := f.Delete(x.a)
+		searchStalls.Store(nil)
+		if !fired {
+			t.Fatal("Delete did not reach its stall point")
+		}
+		if !ok {
+			t.Fatal("Delete answered absent for a copy present throughout")
+		}
+		if slotOf(f, x.p, x.fp) >= 0 || slotOf(f, x.q, x.fp) >= 0 || f.Len() != 0 {
+			t.Errorf("want the pair empty: p %v, q %v, Len %d", bucketFps(f, x.p), bucketFps(f, x.q), f.Len())
+		}
+	})
+}
+
+// forLayoutsModes runs fn as subtest bits=…/mode=… for every fixed layout
+// in both modes.
+func forLayoutsModes(t *testing.T, fn func(t *testing.T, bits int, mode Mode)) {
+	t.Helper()
 	for _, bits := range []int{8, 12, 15, Bits12x5} {
 		for _, mode := range []Mode{LockFree, Locked} {
-			t.Run(fmt.Sprintf("bits=%d/mode=%v", bits, mode), func(t *testing.T) {
-				f := NewTestFilter(t, 64, mode, bits, 99)
-				x := newCollision(t, f) // a's only copy in q
-				fired := false
-				stall := func(sf *Filter, sb1 uint64, stage int) {
-					if sf != f || sb1 != x.p || stage != 2 || fired {
-						return
-					}
-					fired = true
-					x.move(x.q, x.p)
-				}
-				searchStalls.Store(&stall)
-				ok := f.Delete(x.a)
-				searchStalls.Store(nil)
-				if !fired {
-					t.Fatal("Delete did not reach its stall point")
-				}
-				if !ok {
-					t.Fatal("Delete answered absent for a copy present throughout")
-				}
-				if slotOf(f, x.p, x.fp) >= 0 || slotOf(f, x.q, x.fp) >= 0 || f.Len() != 0 {
-					t.Errorf("want the pair empty: p %v, q %v, Len %d", bucketFps(f, x.p), bucketFps(f, x.q), f.Len())
-				}
-			})
+			t.Run(fmt.Sprintf("bits=%d/mode=%v", bits, mode), func(t *testing.T) { fn(t, bits, mode) })
 		}
 	}
 }
