@@ -91,3 +91,16 @@ func hasRoom(f *Filter, b, fp uint64) bool {
 	}
 	return f.lay.emptySlot(w) >= 0
 }
+
+// setSlotOf stores v into slot s of bucket b by a plain store (the test is
+// the only writer).
+func setSlotOf(f *Filter, b uint64, s int, v uint64) {
+	w := f.t.words[wordOf(f, b)].Load()
+	if f.lay.packed {
+		sh := pkShift(b) + uint64(s)*8
+		w = w&^(0xff<<sh) | v<<sh
+	} else {
+		w = f.lay.setSlot(w, s, v)
+	}
+	f.t.words[wordOf(f, b)].Store(w)
+}

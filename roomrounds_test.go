@@ -113,14 +113,7 @@ func TestMakeRoomGivesUpOnStalePaths(t *testing.T) {
 				for v == old || v == fp {
 					v++
 				}
-				w := f.t.words[wordOf(f, b)].Load()
-				if f.lay.packed {
-					sh := pkShift(b) + uint64(s)*8
-					w = w&^(0xff<<sh) | v<<sh
-				} else {
-					w = f.lay.setSlot(w, s, v)
-				}
-				f.t.words[wordOf(f, b)].Store(w)
+				setSlotOf(f, b, s, v)
 			}
 			err := f.InsertString(key)
 			pathReplayedHook = nil

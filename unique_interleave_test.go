@@ -80,19 +80,6 @@ func testInsertUniqueAgainstMove(t *testing.T, bits int) {
 	}
 }
 
-// setSlotOf stores v into slot s of bucket b by a plain store (the test is
-// the only writer).
-func setSlotOf(f *Filter, b uint64, s int, v uint64) {
-	w := f.t.words[wordOf(f, b)].Load()
-	if f.lay.packed {
-		sh := pkShift(b) + uint64(s)*8
-		w = w&^(0xff<<sh) | v<<sh
-	} else {
-		w = f.lay.setSlot(w, s, v)
-	}
-	f.t.words[wordOf(f, b)].Store(w)
-}
-
 // TestGrowingInsertUniqueAgainstMove is TestInsertUniqueAgainstMove for
 // the growing filter: every bucket of the shard's table full of entries
 // that match no key of K's tag, K's entry in lane 0 of Q; stalled after
