@@ -9,286 +9,170 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// This file implements the locks of Locked mode: one queue lock per stripe
-// of buckets, after Mellor-Crummey and Scott ("Algorithms for Scalable
-// Synchronization on Shared-Memory Multiprocessors", TOCS 1991), elided
-// with Intel RTM transactions where the processor supports them (the
-// speculative MCS lock of Listings 1.1 and 1.2 in seeds/004).
+// Locked mode's locks: one MCS queue lock (Mellor-Crummey and Scott, TOCS
+// 1991) per stripe of buckets, elided with Intel RTM where the processor has
+// it (seeds/004, Listings 1.1 and 1.2).
 //
-// Why not FIFO hand-off. Goroutines outnumber processors in Go programs,
-// and a waiter that has yielded or parked is not running. A classic MCS
-// release grants the lock to its successor whatever that goroutine is
-// doing, and the stripe then stays idle until the scheduler runs it, while
-// every other goroutine that wants the stripe queues behind it: with two
-// writers and two lookers on two processors the waiter was behind a looker
-// for a whole time slice, and writes ran at a few percent of LockFree's
-// rate. Here a release only frees the lock; whoever is running takes it
-// (competitive succession), the waiter at the head of the queue competes
-// when it runs, and a budget of bypasses per head keeps that from
-// starving it, as sync.Mutex's starvation mode does.
+// No FIFO hand-off: goroutines outnumber processors, and a stripe handed to
+// a waiter that is not running idles until the scheduler runs it. So a
+// release only frees the stripe; whoever runs may take it (barge), the head
+// of the queue competes when it runs, and a bypass budget per head bounds
+// its wait, as sync.Mutex's starvation mode does.
 //
-// The lock word (lockStripe.tail) packs three fields:
+// The lock word (lockStripe.tail) is 0 exactly when the stripe is free with
+// nobody queued; an elision attempt treats any other value as held.
 //
-//	bit 0         held: a goroutine is in a section on this stripe
-//	bits 1..7     bypass: acquisitions that overtook the current head
-//	bits 8..31    tail: the last queued waiter's node (index+1), 0 = none
+//	bit 0       held
+//	bits 1..7   bypass: acquisitions that overtook the current head
+//	bits 8..31  tail: the last queued waiter's node (index+1), 0 = none
 //
-// The word is 0 exactly when the stripe is free with nobody queued; an
-// elision attempt treats any other value as held.
+// Acquire: CAS 0 to held, else acquireSlow: barge (CAS held on, plus one
+// bypass if tail != 0, allowed while bypass < maxBypass), or swap a pool node
+// into tail, link it into the predecessor's next and spin on it until made
+// head. The head CASes held on and bypass to 0 whenever held is clear, then
+// leaves the queue (leave) and returns its node: only waiters hold nodes.
+// Release: one add clears held; if tail != 0 it wakes the head if parked
+// (CAS mcsHeadParked to mcsHead, then one send on its wake channel). Waiting:
+// spin, yield, then park: a non-head CASes mcsQueued to mcsQueuedParked; the
+// head stores mcsHeadParked, checks held again and blocks unless held was
+// clear and it CASes its state back. Every step is one atomic operation on
+// one word, and Go's atomics are sequentially consistent.
 //
-// Acquire. An uncontended acquire is one CAS of the word from 0 to held. A
-// goroutine that finds the stripe held or queued-for (acquireSlow) may
-// barge: if held is clear, it takes the stripe with one CAS that sets held
-// and, when the queue is not empty, adds one to bypass, allowed only while
-// bypass is below maxBypass. Otherwise it leases a pool node and queues it
-// by a CAS that swaps its node into the tail field. With a predecessor it
-// links itself into the predecessor's next field and waits, spinning on its
-// own node (its own cache line), until the predecessor makes it the head.
-// The head competes for the stripe: whenever held is clear it CASes held
-// on and bypass to 0, whatever bypass was. Having won, it leaves the queue
-// before its section: with a successor it publishes that node as the
-// stripe's head and makes it the head; without one it clears the stripe's
-// head and CASes the tail field from its node to 0 (if a newcomer swapped
-// in first it waits for the newcomer's link). Then nothing refers to its
-// node and it goes back to the pool. So only waiters hold nodes, a section
-// needs none (lockGuard records none), and uncontended sections never
-// touch the pool.
+// Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
+// is set only by a CAS from a word with held clear and cleared only by the
+// holder's release. Each holder's accesses happen-before its release's add,
+// which the next holder's CAS reads, so the race detector sees the order.
 //
-// Release. One atomic add clears held. If the tail field is not 0 the
-// releaser wakes the head if it is parked (lockStripe.head names it): it
-// CASes the head's state from mcsHeadParked to mcsHead and, having won,
-// sends on the head's wake channel. The woken head competes; the releaser
-// never hands the stripe to anyone, so a waiter that is not running never
-// holds up the stripe unless it is the head and the bypass budget is
-// spent.
+// No lost wake-up. Claim: a head that blocks is woken by a release after it
+// blocked; a queued waiter that blocks is woken once it is head and the
+// stripe is released. Proof. A head h blocks only after it stored
+// mcsHeadParked (P) and then read held set (R), with lockStripe.head = h
+// since before P (only h changes it again, after winning). The add A that
+// clears that held bit follows R; it sees tail != 0 (h is queued), reads head
+// after A, hence after P, finds h, and its CAS from mcsHeadParked (or another
+// waker's) sends one token, which h receives. A parked queued waiter q is
+// made head by its predecessor p while p holds the stripe: p publishes q as
+// head, then moves q to mcsHeadParked (or to mcsHead if q has not parked;
+// q's park CAS then fails), and p's release wakes q as above. A wake channel
+// never holds two tokens: only the CAS out of a parked state sends, and the
+// owner receives before it can park again. A stale waker (it read head before
+// that head left) can only wake a parked head early, which checks held again.
 //
-// Holders are not preempted. A holder that the Go scheduler deschedules
-// in its section keeps the stripe until it runs again, up to a time slice
-// later when goroutines outnumber processors, and every goroutine that
-// wants the stripe waits that long. lockBuckets therefore runs the section
-// with preemption off (runtime.procPin, which sync.Pool uses for its
-// per-P caches; the runtime keeps that linkname for outside packages):
-// from the moment it holds its stripes until unlockBuckets starts
-// releasing them the goroutine stays on its processor. Sections are a few
-// loads and stores; they must not block (a blocking operation with
-// preemption off is a fatal error, and so is a panic), and lockAll, whose
-// sections walk the whole table, does not pin. Only the operating system
-// can still deschedule a holder's thread.
+// Bounded bypass. Claim: while a waiter is head, at most maxBypass others
+// take the stripe; a waiter queued behind p others takes it after at most
+// (p+1)·maxBypass + p other acquisitions. Proof. Bypass is 0 when a waiter
+// becomes head: it queued into an empty tail (every head's win resets bypass,
+// and only barges while tail != 0 raise it), or its predecessor made it head,
+// having reset bypass by winning and still holding the stripe. While it is
+// head every other acquisition is a barge, which needs bypass < maxBypass and
+// adds one; only the head's win resets it. The queue is FIFO.
 //
-// Waiting. Every waiter spins mcsSpinIters checks, then yields
-// mcsYieldIters times, then parks: a non-head CASes its state from
-// mcsQueued to mcsQueuedParked and blocks on its wake channel; the head
-// stores mcsHeadParked (nobody else changes a running head's state), checks
-// held once more, and blocks unless
-// held was clear and it can CAS its state back. A predecessor that makes a
-// parked waiter the head sets mcsHeadParked without waking it: it holds
-// the stripe, and its release wakes the new head.
+// Holders are not preempted: a descheduled holder would keep its stripes for
+// a time slice while everyone waits, so lockBuckets runs the section with
+// preemption off (runtime.procPin, as sync.Pool does). Sections must not
+// block or panic (fatal with preemption off); lockAll, whose sections walk
+// the whole table, does not pin.
 //
-// Claims (ordering: Go's atomics are sequentially consistent, and every
-// step below is one atomic operation on one word).
-//
-// Mutual exclusion. Held is set only by a CAS from a word with held clear
-// (the uncontended CAS, a barge, the head's CAS) and cleared only by the
-// holder's release. So at most one goroutine holds a stripe. Each holder's
-// accesses happen-before the release's add, which the next holder's CAS
-// reads, so sections are ordered for the race detector too.
-//
-// No lost wake-up. Claim: a head that blocks is woken if the stripe is
-// released after it blocked, and a queued waiter that blocks is woken once
-// it is the head and the stripe is released. Proof. A head h blocks only
-// after it set mcsHeadParked (step P) and then read held set (step R),
-// with lockStripe.head = h since before P (h published it when it became
-// head, and only h itself changes it again, after winning the stripe).
-// The held bit h read at R belongs to an acquisition whose release add A
-// follows R (the add clears it; R read the word before A). That release
-// sees the tail field nonzero (h is queued), reads lockStripe.head after A,
-// hence after P, and finds h; its CAS from mcsHeadParked succeeds unless
-// another waker's CAS did first, and whichever CAS succeeds sends exactly
-// one token, which h receives. A queued waiter q that parked (state
-// mcsQueuedParked) is made the head by its predecessor p while p holds the
-// stripe: p publishes q as lockStripe.head, then moves q to mcsHeadParked
-// (or to mcsHead if q had not parked; q's park CAS then fails and q goes
-// on as the head), and p's own release then wakes q as above. A node's
-// channel never holds more than one token: a token is sent only by the
-// one CAS that takes the node out of a parked state, and its owner
-// receives it before it can park again. A stale waker (one that read
-// lockStripe.head before that head left the queue) can only wake a parked
-// head early, which then checks held again: harmless.
-//
-// Bounded bypass. Claim: while a waiter is the head, at most maxBypass
-// other goroutines take the stripe; a waiter with p waiters ahead of it
-// when it queued takes the stripe after at most (p+1)·maxBypass + p other
-// acquisitions. Proof. Bypass is 0 when a waiter becomes the head (it
-// becomes the head either by queuing into an empty tail field, when the
-// word's bypass is 0 because it is reset by every head's win and is only
-// increased while the tail field is nonzero, or from its predecessor, who
-// reset it by winning and holds the stripe, so no barge has happened
-// since). Every other acquisition while it is head is a barge, which adds
-// one and needs bypass < maxBypass; only the head's own win resets it. So
-// the head is overtaken at most maxBypass times, and then only the head
-// can take the stripe. The queue is FIFO between waiters: the p waiters
-// ahead each take the stripe once, each after at most maxBypass barges.
-//
-// Node pool. Waiters' nodes come from a slotPool (pool.go, which gives the
-// chunk layout and the free lists' ABA argument), with one free list per
-// shard. A waiter leases its node from the shard of the stripe it waits for
-// and returns it there, so waiters on different stripes rarely share a
-// free-list head. The pool grows only when more goroutines than ever
-// before wait at once (each waits for one stripe at a time), and steady
-// state allocates nothing. Node indices stay below 2^24 - 1 (mcsMaxNodes),
-// so index+1 fits the tail field; a goroutine that would be the 2^24th
-// waiter at once waits for a node to come back (slotPool.lease).
-//
-// No pointers in integers. Nodes live in tables owned by the stripe set and
-// are named by uint32 index+1 (0 is nil), so lock words and links are
-// plain atomic integers the garbage collector need not see.
+// Nodes come from a slotPool (pool.go), leased from and returned to the
+// shard of the stripe waited for; lock words and links name them by index+1.
 
 const (
-	// mcsLine is the padding unit for everything that is spun on or
-	// written by different processors: 128 bytes, two 64-byte lines,
-	// because Intel's spatial prefetcher pulls lines in pairs and some
-	// arm64 cores have 128-byte lines (Listing 1.1 pads to 128 as well).
+	// mcsLine pads what different processors spin on or write: two 64-byte
+	// lines (Intel's spatial prefetcher pulls pairs; some arm64 lines are 128).
 	mcsLine = 128
 
-	// stripeLine is the size of a lock stripe: one cache line of the
-	// architecture as x/sys/cpu pads (64 bytes on amd64, 128 on arm64),
-	// kept within [64, mcsLine] (x/sys/cpu pads 0 bytes on wasm and 256
-	// on s390x).
-	// Stripes are many (64 per processor), so their padding is most of
-	// Locked mode's memory; one line per stripe is what keeps two stripes
-	// from sharing a line, and an RTM transaction, which tracks its reads
-	// by 64-byte line, is aborted only by writes to its own stripes' lines,
-	// not by the spatial prefetcher's neighbour. Only the head of a
-	// stripe's queue reads the stripe's line while waiting; the others
-	// spin on their own nodes (mcsLine).
+	// stripeLine is a stripe's size: x/sys/cpu's cache line, within [64,
+	// mcsLine]. Stripes are many, so one line each (not mcsLine) keeps
+	// their memory down while no two share a line, and an RTM transaction,
+	// which tracks 64-byte lines, aborts only on writes to its own stripes.
 	stripeLine = min(max(unsafe.Sizeof(cpu.CacheLinePad{}), 64), mcsLine)
 
-	// mcsSpinIters and mcsYieldIters tune how a goroutine waits for a lock.
-	//
-	// Spin, yield, park. A waiter spins for mcsSpinIters checks, a
-	// microsecond or so: long enough for the holder's critical section
-	// (two bucket words, tens of nanoseconds) plus the sections of a few
-	// waiters ahead, so waiters usually get the lock without leaving the
-	// processor. Then it calls runtime.Gosched before each of the next
-	// mcsYieldIters checks: the holder may be a goroutine that is not
-	// running, and a waiter that kept spinning would burn the processor
-	// that goroutine needs until the scheduler preempts it; when nothing
-	// else is runnable Gosched returns almost at once (the spin and yield
-	// counts: BENCHMARKS.md, "Tuning constants"). A waiter still not served after that parks
-	// (see Waiting above): parked waiters leave the run queue to the
-	// goroutines that can make progress. A releaser waiting for its
-	// successor to link itself (a few instructions after the successor's
-	// CAS) spins and then yields, without parking; an elision attempt
-	// waiting for a stripe to be free spins and yields as a waiter does,
-	// then takes the lock. Go has no portable PAUSE, so a spin is a plain
-	// load loop.
+	// A waiter checks mcsSpinIters times (the holder's section and a few
+	// queued ones), then yields before each of mcsYieldIters more checks
+	// (the holder may not be running), then parks. BENCHMARKS.md, "Tuning
+	// constants". A releaser awaiting its successor's link spins then
+	// yields, never parks; awaitFree spins and yields, then gives up.
 	mcsSpinIters  = 1024
 	mcsYieldIters = 4
 
-	// mcsMaxBypass is the bypass budget of a head (see Bounded bypass),
-	// the most the word's 7-bit bypass field holds. A spent budget
-	// makes the stripe wait for the head, which may be parked, so the
-	// budget is the price of fairness in idle stripe time: a larger one
-	// makes that rarer.
+	// mcsMaxBypass, the most the 7-bit bypass field holds: a spent budget
+	// makes the stripe wait for a head that may be parked.
 	mcsMaxBypass = 127
 
-	// Fields of the lock word.
 	mcsHeld        = 1 << 0
 	mcsBypassShift = 1
 	mcsBypassOne   = 1 << mcsBypassShift
 	mcsBypassMask  = 0x7f << mcsBypassShift
 	mcsTailShift   = 8
+	mcsMaxNodes    = 1<<(32-mcsTailShift) - 1 // index+1 fits the tail field
 
 	// States of a waiter's node.
-	mcsQueued       = 1 // waits to become the head, spinning or yielding
-	mcsQueuedParked = 2 // waits to become the head, blocked on wake
-	mcsHead         = 3 // the head, competing for the stripe
-	mcsHeadParked   = 4 // the head, blocked on wake until a release
+	mcsQueued       = 1 // waits to become head
+	mcsQueuedParked = 2 // waits to become head, blocked on wake
+	mcsHead         = 3 // head, competing for the stripe
+	mcsHeadParked   = 4 // head, blocked on wake until a release
 
-	// Stripe count (see lockStripeCount): mcsStripesPerProc stripes per
-	// GOMAXPROCS, at least mcsMinStripes and at most mcsMaxStripes, never
-	// more than one per 8 buckets, and above mcsMinStripes no more than
-	// one per mcsWordsPerStripe words of the table.
-	mcsStripesPerProc = 64
-	mcsMinStripes     = 64
-	mcsMaxStripes     = 4096
-	mcsWordsPerStripe = 4096
-
-	// Free-list shards: mcsShardsPerProc per GOMAXPROCS, at most
-	// mcsMaxShards, never more than one per mcsStripesPerShard stripes.
+	// See lockStripeCount and newStripedLocks.
+	mcsStripesPerProc  = 64
+	mcsMinStripes      = 64
+	mcsMaxStripes      = 4096
+	mcsWordsPerStripe  = 4096
 	mcsShardsPerProc   = 4
 	mcsMaxShards       = 64
 	mcsStripesPerShard = 16
 )
 
-// RTM elision (Listing 1.1 and 1.2). lockBuckets starts a transaction, reads
-// the lock words of its stripes inside it and aborts with code txLockHeld if
-// either is held; otherwise it returns with the transaction open, the
-// critical section runs speculatively, and unlockBuckets commits it with
-// XEND. A lock word read inside the transaction is in its read set, so a
-// goroutine that later takes the lock the ordinary way aborts the
-// transaction: elided and MCS sections exclude each other, and two elided
-// sections that touch the same bucket words conflict and abort one another.
-// An abort discards every memory write of the section and resumes execution
-// inside xbegin, so lockBuckets returns again, this time with the abort
-// status; the section may thus run several times, and only its last run takes
-// effect. On an abort that may succeed on retry (the RETRY or CONFLICT bit,
-// or our explicit lock-held abort) the goroutine waits a while for both lock
-// words to be free, as Listing 1.1 does, and tries again, at most
-// txMaxAttempts times in all; on any other abort (capacity, interrupt,
-// system call), when the attempts are used up, or when the locks stay held
-// it takes the MCS locks. The bound keeps a section that can never commit
-// from looping, and the queue behind it (see Bounded bypass) bounds every
-// goroutine's wait. An MCS acquire always writes the lock word, so
-// transactions never delay an MCS holder: they abort.
+// RTM elision. elideBegin starts a transaction, reads both lock words inside
+// it (so a later MCS acquire, which always writes the word, aborts it) and
+// aborts with txLockHeld if either is nonzero; the section then runs
+// speculatively and unlockBuckets commits it. An abort discards the section's
+// writes and returns again from xbegin, so a section may run several times,
+// only the last run taking effect. On a retryable abort (RETRY, CONFLICT or
+// txLockHeld) it waits for the words to be free and retries, up to
+// txMaxAttempts in all; otherwise it takes the MCS locks, whose queue bounds
+// every goroutine's wait.
 const (
-	txStarted       = 0xFFFFFFFF // xbegin result when the transaction started
+	txStarted       = 0xFFFFFFFF // xbegin's result when the transaction started
 	txAbortExplicit = 1 << 0     // XABORT executed; code in bits 31:24
-	txAbortRetry    = 1 << 1     // the transaction may succeed on retry
+	txAbortRetry    = 1 << 1     // may succeed on retry
 	txAbortConflict = 1 << 2     // another processor touched the read or write set
 	txAbortCapacity = 1 << 3     // the read or write set overflowed
 	txLockHeld      = 0xff       // XABORT code of xabortLockHeld
 	txMaxAttempts   = 4
 )
 
-// useRTM selects RTM lock elision for stripe sets created from now on. It is
-// a variable so tests can turn elision off (and, only on processors with RTM,
-// on) and restore it. The race detector cannot see the synchronization of a
-// hardware transaction, so race builds never elide.
+// useRTM selects elision for stripe sets created from now on; tests flip it.
+// The race detector cannot see a transaction's synchronization.
 var useRTM = rtmSupported() && !raceEnabled
 
-// usePin selects, for stripe sets created from now on, whether lockBuckets
-// sections run with preemption off (see "Holders are not preempted"). It
-// is a variable only so that tests which hold a section while they block
-// (waiting for another goroutine to queue) can turn it off (withPin).
+// usePin selects pinned sections for stripe sets created from now on; tests
+// whose sections block turn it off (withPin).
 var usePin = true
 
 // mcsNode is a pool node, alone on its cache lines.
 type mcsNode struct {
-	state atomic.Uint32 // mcsQueued ... mcsHeadParked while its owner waits (see Waiting above)
-	next  atomic.Uint32 // successor's index+1, 0 = none yet; written once by the successor
-	wake  chan struct{} // capacity 1; one send per CAS out of a parked state; set at creation
+	state atomic.Uint32 // mcsQueued ... mcsHeadParked while its owner waits
+	next  atomic.Uint32 // successor's index+1, 0 = none yet; written once by it
+	wake  chan struct{} // capacity 1; one send per CAS out of a parked state
 	_     [mcsLine - 16]byte
 }
 
 // lockStripe is one stripe's queue lock, alone on its cache line.
 type lockStripe struct {
-	tail atomic.Uint32 // the lock word: held, bypass, tail (see the top of this file)
+	tail atomic.Uint32 // the lock word
 	head atomic.Uint32 // the head's node (index+1), 0 = none or not yet published
 	_    [stripeLine - 8]byte
 }
 
-// mcsShard is one share of the statistics counters, on its own cache
-// lines (the free lists of pool nodes are the pool's).
+// mcsShard is one share of the statistics, on its own cache lines.
 type mcsShard struct {
 	commits   atomic.Uint64
-	aborts    [txCauses]atomic.Uint64 // by cause: txCause
+	aborts    [txCauses]atomic.Uint64 // by txCause
 	fallbacks atomic.Uint64
-	waits     atomic.Uint64 // acquisitions that queued (acquireSlow)
+	waits     atomic.Uint64 // acquisitions that queued
 	_         [mcsLine - 24 - 8*txCauses]byte
 }
 
-// Abort causes, as counted in mcsShard.aborts.
 const (
 	txCauseLockHeld = iota
 	txCauseConflict
@@ -297,8 +181,7 @@ const (
 	txCauses
 )
 
-// txCause classifies an abort status: our own lock-held XABORT first, then
-// the processor's CONFLICT and CAPACITY bits, and anything else as other.
+// txCause classifies an abort status.
 func txCause(status uint32) int {
 	switch {
 	case status&txAbortExplicit != 0 && status>>24 == txLockHeld:
@@ -311,63 +194,43 @@ func txCause(status uint32) int {
 	return txCauseOther
 }
 
-// stripedLocks guards the buckets of a table with a power-of-two number of
-// MCS queue locks (stripes); bucket b belongs to stripe b & (stripes-1).
-// Goroutines lock one or two stripes in ascending order, or all of them in
-// ascending order, so they cannot deadlock. Create one with
-// newStripedLocks; it must not be copied.
+// stripedLocks guards a table's buckets with a power-of-two number of
+// stripes; bucket b belongs to stripe b & mask. Stripes are always taken in
+// ascending order, so callers cannot deadlock. It must not be copied.
 type stripedLocks struct {
 	mask      uint32 // stripes-1; read-only
 	shardMask uint32 // len(shards)-1; read-only
-	elide     bool   // try RTM first (useRTM when created); read-only
-	maxBypass uint32 // a head's bypass budget: mcsMaxBypass (tests lower it); read-only
-	pin       bool   // lockBuckets sections run with preemption off (usePin when created); read-only
+	elide     bool   // useRTM when created; read-only
+	maxBypass uint32 // mcsMaxBypass (tests lower it); read-only
+	pin       bool   // usePin when created; read-only
 	stripes   []lockStripe
 	shards    []mcsShard
-
-	pool slotPool[mcsNode] // waiters' queue nodes, one free list per shard (pool.go)
+	pool      slotPool[mcsNode] // waiters' nodes, one free list per shard
 }
 
-// lockGuard records what lockBuckets took, for unlockBuckets. Holders keep
-// no MCS node (the stripe is the holder's node), so there is none to record.
+// lockGuard records what lockBuckets took; holders keep no node.
 type lockGuard struct {
-	lo, hi uint32 // stripes, lo <= hi; hi == lo when both buckets share a stripe
-	tx     bool   // the section runs inside an RTM transaction that unlockBuckets commits
+	lo, hi uint32 // stripes, lo <= hi
+	tx     bool   // inside an RTM transaction that unlockBuckets commits
 }
 
-// lockGuardAll records that lockAll took every stripe, for unlockAll.
-type lockGuardAll struct {
-	n int // stripes held
-}
+// lockGuardAll records that lockAll took n stripes.
+type lockGuardAll struct{ n int }
 
-// lockStripeCount returns the number of stripes for a table of nBuckets
-// words when GOMAXPROCS is procs: nextPow2(64·procs) clamped to
-// [64, 4096], above 64 no more than one per 4,096 words, and no more than
-// one per 8 words. At most procs goroutines run critical sections at once,
-// each holding two random stripes, so with 64 stripes per processor a
-// section finds one of its stripes taken only a few percent of the time;
-// more stripes would mostly cost memory (stripeLine bytes each: 64 on
-// amd64, at most 256 KiB there, 512 KiB with 128-byte lines)
-// and cache misses. A power of two makes the bucket-to-stripe map a mask.
-//
-// The bound by table size keeps the stripes' padding within 1/512 of the
-// table (64-byte lines) whatever GOMAXPROCS is, so a class's bits per key
-// hold on any machine: a 1M-key filter (about 2^18 words in the four-slot
-// layouts) has 64 stripes, 4 KiB, where 64 per P gave it 1,024 (64 KiB,
-// 0.5 bits per key) at GOMAXPROCS=16. The price is contention on many
-// processors: a section holds two of the 64 stripes, so with 16 writers in
-// sections at once the other 15 hold on average 2·2·15/64 ≈ 0.9 of a
-// section's two stripes, and it finds one taken more often than not. A
-// filter of 32M keys (2^23 words) has 2,048 stripes, as many as 32 Ps get.
+// lockStripeCount returns the stripe count for nBuckets words at GOMAXPROCS
+// procs: nextPow2(64·procs) within [64, 4096], above 64 at most one per 4,096
+// words, and at most one per 8 words. With two random stripes per section and
+// at most procs sections at once, 64 per processor keeps collisions rare; a
+// power of two makes the map a mask. The bound by size keeps the padding
+// within 1/512 of the table (64-byte lines) whatever GOMAXPROCS is, so bits
+// per key hold on any machine, at the price of more contention on many
+// processors; one per 8 buckets keeps small Locked filters cheap
+// (TestSmallFiltersAreCheap).
 func lockStripeCount(nBuckets, procs int) int {
-	n := mcsPow2(mcsStripesPerProc * max(procs, 1))
-	n = min(max(n, mcsMinStripes), mcsMaxStripes)
+	n := min(max(mcsPow2(mcsStripesPerProc*max(procs, 1)), mcsMinStripes), mcsMaxStripes)
 	for n > mcsMinStripes && n*mcsWordsPerStripe > nBuckets {
 		n /= 2
 	}
-	// At most one stripe per 8 buckets: a 100-key filter (28 buckets)
-	// carries 2 padded stripes, not 64 (4 KiB on amd64), which is what makes
-	// thousands of small Locked filters affordable (TestSmallFiltersAreCheap).
 	for n > 1 && n*8 > nBuckets {
 		n /= 2
 	}
@@ -382,9 +245,7 @@ func mcsPow2(x int) int {
 	return 1 << bits.Len(uint(x-1))
 }
 
-// newStripedLocks returns the locks for a table of nBuckets buckets, with
-// lockStripeCount(nBuckets, GOMAXPROCS) stripes. It elides with RTM if
-// useRTM is set now. Nodes for waiters are allocated when first needed.
+// newStripedLocks returns the locks for a table of nBuckets buckets.
 func newStripedLocks(nBuckets int) *stripedLocks {
 	procs := runtime.GOMAXPROCS(0)
 	n := lockStripeCount(nBuckets, procs)
@@ -398,36 +259,21 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 		stripes:   make([]lockStripe, n),
 		shards:    make([]mcsShard, sh),
 	}
-	s.pool.init(sh, mcsMaxNodes, initMCSNodes)
+	s.pool.init(sh, mcsMaxNodes, func(c []mcsNode) {
+		for i := range c {
+			c[i].wake = make(chan struct{}, 1)
+		}
+	})
 	return s
 }
 
-// mcsMaxNodes bounds the node pool so that index+1 fits the lock word's
-// tail field.
-const mcsMaxNodes = 1<<(32-mcsTailShift) - 1
-
-// initMCSNodes gives the nodes of a new pool chunk their wake channels.
-func initMCSNodes(c []mcsNode) {
-	for i := range c {
-		c[i].wake = make(chan struct{}, 1)
-	}
-}
-
-// lockBuckets locks the stripes of buckets a and b (a may equal b, or map to
-// the same stripe) in ascending stripe order, so no two callers can
-// deadlock. It returns a guard to pass to unlockBuckets.
-//
-// The section between lockBuckets and unlockBuckets excludes every other
-// section holding one of its stripes and every lockAll holder; goroutines
-// waiting for a stripe get it in the order they queued, each overtaken by
-// at most mcsMaxBypass barging goroutines while it is first. The section
-// must not call lockBuckets or lockAll (it could deadlock on its own
-// stripes), and should only read and write memory: it runs with preemption
-// off (a blocking call or a panic in it is fatal), and with elision it runs in
-// a hardware transaction that allocation, system calls and blocking abort
-// (it then runs again under the MCS locks), and it may run more than once,
-// only the last run taking effect. lockBuckets allocates nothing once the
-// node pool has grown to the peak number of concurrent waiters.
+// lockBuckets locks the stripes of buckets a and b in ascending order and
+// returns the guard for unlockBuckets. The section excludes every section on
+// one of its stripes and every lockAll holder. It must not lock again (it
+// could deadlock on its own stripes) and should only read and write memory:
+// it runs with preemption off, and when elided in a transaction that
+// allocation, system calls and blocking abort, possibly more than once. It
+// allocates nothing once the node pool has grown to the peak of waiters.
 func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
 	if lo > hi {
@@ -444,14 +290,12 @@ func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 		s.acquire(hi)
 	}
 	if s.pin {
-		runtime_procPin() // see "Holders are not preempted" at the top of this file
+		runtime_procPin()
 	}
 	return lockGuard{lo: lo, hi: hi}
 }
 
-// unlockBuckets ends the section begun by the lockBuckets call that returned
-// g: it commits the transaction, or hands each stripe to its next waiter or
-// frees it.
+// unlockBuckets ends the section that g began.
 func (s *stripedLocks) unlockBuckets(g lockGuard) {
 	if g.tx {
 		xend()
@@ -467,21 +311,14 @@ func (s *stripedLocks) unlockBuckets(g lockGuard) {
 	s.release(g.lo)
 }
 
-// runtime_procPin turns preemption of the calling goroutine off until
-// runtime_procUnpin, and returns its P's id.
-//
 //go:linkname runtime_procPin runtime.procPin
 func runtime_procPin() int
 
-// runtime_procUnpin undoes runtime_procPin.
-//
 //go:linkname runtime_procUnpin runtime.procUnpin
 func runtime_procUnpin()
 
-// lockAll locks every stripe in ascending order (never elided), for
-// operations on the whole table such as Reset and snapshots. It excludes all
-// lockBuckets sections and other lockAll callers, and must not be called by
-// a goroutine that holds any stripe.
+// lockAll locks every stripe in ascending order, never elided (Reset,
+// snapshots). The caller must hold no stripe.
 func (s *stripedLocks) lockAll() lockGuardAll {
 	for i := range s.stripes {
 		s.acquire(uint32(i))
@@ -489,7 +326,6 @@ func (s *stripedLocks) lockAll() lockGuardAll {
 	return lockGuardAll{n: len(s.stripes)}
 }
 
-// unlockAll releases the stripes taken by the lockAll call that returned g.
 func (s *stripedLocks) unlockAll(g lockGuardAll) {
 	for i := g.n - 1; i >= 0; i-- {
 		s.release(uint32(i))
@@ -515,10 +351,9 @@ func (s *stripedLocks) stats() LockStats {
 	return st
 }
 
-// elideBegin tries to start a transaction in which stripes lo and hi are
-// free, with the bounded retries described above txStarted. It returns true
-// inside the transaction, false (outside any transaction) when the caller
-// must take the MCS locks.
+// elideBegin returns true inside a transaction in which stripes lo and hi
+// are free, or false, outside any transaction, when the caller must take
+// the MCS locks.
 func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 	sh := &s.shards[lo&s.shardMask]
 	lw, hw := &s.stripes[lo].tail, &s.stripes[hi].tail
@@ -526,7 +361,7 @@ func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 		status := xbegin()
 		if status == txStarted {
 			if lw.Load() != 0 || hw.Load() != 0 {
-				xabortLockHeld() // does not return: resumes in xbegin
+				xabortLockHeld() // resumes in xbegin
 			}
 			return true
 		}
@@ -539,12 +374,9 @@ func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 	return false
 }
 
-// awaitFree waits for lock words lw and hw to be free so that a retried
-// transaction does not abort on them at once, spinning then yielding (see
-// mcsSpinIters). It reports false if they are still held after that: under
-// a steady stream of MCS holders a stripe's tail may never be empty, and a
-// goroutine that kept waiting for it would starve instead of joining the
-// queue.
+// awaitFree reports whether lw and hw became free within the spin and yield
+// budget. It gives up after that: under a steady stream of MCS holders tail
+// may never be 0, and waiting for it would starve instead of queuing.
 func awaitFree(lw, hw *atomic.Uint32) bool {
 	for k := 0; lw.Load() != 0 || hw.Load() != 0; k++ {
 		if k >= mcsSpinIters+mcsYieldIters {
@@ -557,9 +389,7 @@ func awaitFree(lw, hw *atomic.Uint32) bool {
 	return true
 }
 
-// txRetryable reports whether a transaction that aborted with status may
-// commit if retried: the processor says so (RETRY), another processor
-// touched its data (CONFLICT), or it found a stripe held (our XABORT).
+// txRetryable reports whether an abort with status may commit if retried.
 func txRetryable(status uint32) bool {
 	if status&txAbortExplicit != 0 {
 		return status>>24 == txLockHeld
@@ -567,8 +397,6 @@ func txRetryable(status uint32) bool {
 	return status&(txAbortRetry|txAbortConflict) != 0
 }
 
-// acquire locks stripe i: one CAS if it is free with nobody queued, else
-// acquireSlow.
 func (s *stripedLocks) acquire(i uint32) {
 	st := &s.stripes[i]
 	if raceEnabled {
@@ -579,9 +407,8 @@ func (s *stripedLocks) acquire(i uint32) {
 	}
 }
 
-// acquireSlow takes stripe st (index i) by barging if the bypass budget
-// allows it, or else queues a pool node, waits to win the stripe as the
-// head and leaves the queue.
+// acquireSlow barges if the bypass budget allows, else queues a node, waits
+// to win the stripe as head and leaves the queue.
 func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 	home := uint(i & s.shardMask)
 	var me uint32 // our node once leased
@@ -594,7 +421,7 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 		if w&mcsHeld == 0 && (!queued || w&mcsBypassMask < s.maxBypass<<mcsBypassShift) {
 			nw := w | mcsHeld
 			if queued {
-				nw += mcsBypassOne // we overtake the head
+				nw += mcsBypassOne
 			}
 			if raceEnabled {
 				s.step(mcsSiteWord, 0)
@@ -611,7 +438,7 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 			me = s.pool.lease(home)
 			n := s.poolNode(me)
 			n.next.Store(0)
-			n.state.Store(mcsQueued) // before queuing: the predecessor may make us the head at once
+			n.state.Store(mcsQueued) // before queuing: the predecessor may make us head at once
 			continue                 // the word may have changed meanwhile
 		}
 		if raceEnabled {
@@ -626,8 +453,8 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 	}
 }
 
-// await runs the waiter whose node me was queued behind prev (0: none, it
-// is the head at once) until it holds the stripe and has left the queue.
+// await runs the waiter of node me, queued behind prev (0: none, head at
+// once), until it holds the stripe and has left the queue.
 func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
 	n := s.poolNode(me)
 	if prev != 0 {
@@ -649,9 +476,7 @@ func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
 				s.step(mcsSiteNode, me)
 			}
 			if n.state.CompareAndSwap(mcsQueued, mcsQueuedParked) {
-				// Our predecessor moves us to mcsHeadParked and its
-				// release wakes us as the head (mcsHead).
-				s.park(n, me)
+				s.park(n, me) // the predecessor makes us mcsHeadParked; its release wakes us
 				break
 			}
 		}
@@ -669,9 +494,7 @@ func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
 	s.leave(st, n, me)
 }
 
-// compete runs the head (node n, v me) until it wins the stripe: whenever
-// the stripe is free it CASes held on and the bypass count to 0; while it
-// is held it spins, yields, then parks until a release wakes it.
+// compete runs the head until it wins the stripe.
 func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 	for k := 0; ; k++ {
 		if raceEnabled {
@@ -694,8 +517,7 @@ func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 			s.step(mcsSiteNode, me)
 		}
 		n.state.Store(mcsHeadParked) // only wakers change it, and only from mcsHeadParked
-		// Check held again after publishing the park: a release that
-		// cleared it before that may have found us not parked.
+		// A release that cleared held before that store may not have seen us parked.
 		if raceEnabled {
 			s.step(mcsSiteWord, 0)
 		}
@@ -713,8 +535,8 @@ func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 	}
 }
 
-// leave takes the head (node n, v me), which holds the stripe, out of the
-// queue: its successor becomes the head, or the tail field goes back to 0.
+// leave takes the head, which holds the stripe, out of the queue: its
+// successor becomes head, or tail goes back to 0.
 func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 	if raceEnabled {
 		s.step(mcsSiteNode, me)
@@ -724,11 +546,11 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 		if raceEnabled {
 			s.step(mcsSiteHead, 0)
 		}
-		st.head.Store(0) // before the CAS: a newcomer may become the head right after it
+		st.head.Store(0) // before the CAS: a newcomer may become head right after it
 		if raceEnabled {
 			s.step(mcsSiteWord, 0)
 		}
-		// Bypass is 0 (our win reset it, and nobody barges while we hold).
+		// Bypass is 0: our win reset it, and nobody barges while we hold.
 		if st.tail.CompareAndSwap(me<<mcsTailShift|mcsHeld, mcsHeld) {
 			return
 		}
@@ -749,21 +571,19 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 		if raceEnabled {
 			s.step(mcsSiteNode, succ)
 		}
-		// Parked: it stays asleep until our release wakes it.
 		if sn.state.CompareAndSwap(mcsQueuedParked, mcsHeadParked) {
-			return
+			return // it sleeps until our release wakes it
 		}
 	}
 }
 
-// release unlocks stripe i: it clears held and, if a waiter is queued,
-// wakes the head if it is parked. It hands the stripe to nobody.
+// release clears held and, if a waiter is queued, wakes the head if parked.
 func (s *stripedLocks) release(i uint32) {
 	st := &s.stripes[i]
 	if raceEnabled {
 		s.step(mcsSiteWord, 0)
 	}
-	if st.tail.Add(^uint32(0)) < 1<<mcsTailShift { // held was set: this clears it
+	if st.tail.Add(^uint32(0)) < 1<<mcsTailShift { // clears held
 		return
 	}
 	if raceEnabled {
@@ -771,7 +591,7 @@ func (s *stripedLocks) release(i uint32) {
 	}
 	h := st.head.Load()
 	if h == 0 {
-		return // a newcomer head not yet published: it checks held after publishing
+		return // a newcomer head not yet published checks held after publishing
 	}
 	n := s.poolNode(h)
 	if raceEnabled {
@@ -785,8 +605,8 @@ func (s *stripedLocks) release(i uint32) {
 	}
 }
 
-// patient reports whether a waiter that has checked its condition k times
-// should check again (after a yield, past mcsSpinIters) or park.
+// patient reports whether a waiter that has checked k times should check
+// again (yielding past mcsSpinIters) rather than park.
 func (s *stripedLocks) patient(k int, me uint32) bool {
 	if raceEnabled {
 		if d := s.step(mcsSiteWait, me); d >= 0 {
@@ -803,7 +623,6 @@ func (s *stripedLocks) patient(k int, me uint32) bool {
 	return false
 }
 
-// park blocks the owner of node n (v me) until a waker's token arrives.
 func (s *stripedLocks) park(n *mcsNode, me uint32) {
 	if raceEnabled {
 		s.step(mcsSitePark, me)
@@ -811,9 +630,8 @@ func (s *stripedLocks) park(n *mcsNode, me uint32) {
 	<-n.wake
 }
 
-// awaitLink waits until a successor that has queued itself in the tail
-// field links itself into next (a few instructions later, unless it was
-// descheduled in between), spinning then yielding, and returns the link.
+// awaitLink waits, spinning then yielding, for a successor that swapped
+// itself into tail to link itself into next, and returns the link.
 func (s *stripedLocks) awaitLink(next *atomic.Uint32, me uint32) uint32 {
 	for k := 0; ; k++ {
 		if raceEnabled {
@@ -828,25 +646,20 @@ func (s *stripedLocks) awaitLink(next *atomic.Uint32, me uint32) uint32 {
 	}
 }
 
-// poolNode returns pool node v (index+1). Its chunk must be published.
 func (s *stripedLocks) poolNode(v uint32) *mcsNode { return s.pool.item(v) }
 
-// The tests' scheduling points (race builds only; compiled out otherwise).
-// mcsSteps, when set, is called with the stripe set before every step of
-// the lock that touches shared memory (an atomic operation on a lock word,
-// a stripe's head, a node's state or link, a park, a wake send) and at
-// every waiter's choice between checking again and parking. It must
-// return -1 for stripe sets that are not its own (other tests' locks call
-// it too), which then behave as in other builds; for its own it may block
-// to order the goroutines, and at mcsSiteWait returns 1 (check again) or 0
-// (park). TestMCSStateMachine drives the lock's real code through it.
+// mcsSteps, in race builds, is called before every step of the lock that
+// touches shared memory and at every waiter's choice to check again or park
+// (TestMCSStateMachine drives the lock's code through it). It returns -1 for
+// stripe sets not its own; for its own it may block, and at mcsSiteWait
+// returns 1 (check again) or 0 (park).
 var mcsSteps atomic.Pointer[func(s *stripedLocks, site mcsSite, v uint32) int]
 
 // mcsSite names a scheduling point; v is the node involved, or 0.
 type mcsSite uint8
 
 const (
-	mcsSiteWord mcsSite = iota // an atomic operation on the lock word (v: the head's node in compete, else 0)
+	mcsSiteWord mcsSite = iota // an operation on the lock word (v: the head's node in compete)
 	mcsSiteHead                // a load or store of lockStripe.head
 	mcsSiteNode                // an operation on node v's state or link
 	mcsSiteWait                // node v's owner chooses: check again or park
