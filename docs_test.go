@@ -527,9 +527,9 @@ func TestDocCitations(t *testing.T) {
 }
 
 // TestDocTestNamesExist checks that the tests, fuzz targets and examples
-// that doc.go names (its proof obligations) exist.
+// that ARCHITECTURE.md names (its proof obligations) exist.
 func TestDocTestNamesExist(t *testing.T) {
-	doc, err := os.ReadFile("doc.go")
+	doc, err := os.ReadFile("ARCHITECTURE.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -550,11 +550,11 @@ func TestDocTestNamesExist(t *testing.T) {
 	}
 	names := regexp.MustCompile(`\b(?:Test|Fuzz|Example)[A-Z][A-Za-z0-9_]*`).FindAllString(string(doc), -1)
 	if len(names) < 10 {
-		t.Fatalf("doc.go names only %d tests; the parse went wrong", len(names))
+		t.Fatalf("ARCHITECTURE.md names only %d tests; the parse went wrong", len(names))
 	}
 	for _, name := range names {
 		if !funcs[name] {
-			t.Errorf("doc.go names %s, which no _test.go file declares", name)
+			t.Errorf("ARCHITECTURE.md names %s, which no _test.go file declares", name)
 		}
 	}
 }
