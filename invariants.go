@@ -2,17 +2,14 @@ package cuckoo
 
 import "fmt"
 
-// Invariant checks that run only in race builds (go test -race), where the
-// stress tests run: each call site is guarded by the constant raceEnabled,
-// so the compiler removes it, and its cost, from every other build. A
-// failed check is a bug in this package, never bad input, and panics.
+// Invariant checks of race builds (where the stress tests run): every call
+// is guarded by the constant raceEnabled, so other builds drop it. A failed
+// check is a bug in this package and panics.
 
-// checkRelocation checks one relocation step that turned src word os into
-// ns and dst word od into nd, moving fp: both migration counters went up by
-// exactly one modulo the counter width (a counter never decreases or jumps,
-// which the wrap bound of twophase.go relies on; counters wrap, so "one
-// more" is taken modulo 2^c), src lost one copy of fp and dst gained one,
-// and no word is a K-CAS reference.
+// checkRelocation checks a step that turned src word os into ns and dst od
+// into nd, moving fp: no word is a K-CAS reference, both counters went up by
+// one mod 2^c (twophase.go's wrap bound relies on it), src lost one copy of
+// fp and dst gained one.
 func (l *layout) checkRelocation(os, ns, od, nd, fp uint64) {
 	for _, w := range [4]uint64{os, ns, od, nd} {
 		if w&tagMask != 0 {
@@ -32,9 +29,8 @@ func (l *layout) checkRelocation(os, ns, od, nd, fp uint64) {
 	}
 }
 
-// checkStripeOrder checks that a goroutine takes stripe lo before stripe hi
-// only if lo <= hi: stripes are always locked in ascending order, which is
-// what rules out deadlock between lockBuckets callers.
+// checkStripeOrder checks that stripes are locked in ascending order, which
+// rules out deadlock between lockBuckets callers.
 func checkStripeOrder(lo, hi uint32) {
 	if lo > hi {
 		panic(fmt.Sprintf("cuckoo: invariant broken: stripes locked in descending order (%d, then %d)", lo, hi))

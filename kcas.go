@@ -7,103 +7,60 @@ import (
 	"unsafe"
 )
 
-// This file implements a lock-free multi-word compare-and-swap (K-CAS) over
-// the words of a table, after Harris, Fraser and Pratt, "A Practical
-// Multi-Word Compare-and-Swap Operation" (DISC 2002), with the descriptor reuse
-// of Arbel-Raviv and Brown, "Reuse, don't Recycle" (DISC 2017).
+// Lock-free multi-word CAS (K-CAS) over a table's words: Harris, Fraser and
+// Pratt (DISC 2002), with descriptor reuse after Arbel-Raviv and Brown
+// (DISC 2017).
 //
-// Words. A word whose two top bits are clear holds a plain value (a bucket).
-// A word with tagKCAS set refers to a K-CAS descriptor, one with tagRDCSS set
-// refers to the RDCSS part of a descriptor. A reference is
+// A word with both top bits clear holds a plain value. Otherwise it is a
+// reference tag | seq<<refSeqShift | slot (tag tagKCAS or tagRDCSS) to use
+// seq of that part of descriptor slot; descriptors live in a table that is
+// never freed, so no pointer hides in an integer. A goroutine leases a slot
+// for a whole operation (descLease). Each use bumps the part's sequence
+// (state, or rseq) with an atomic store, writes the fields (setField), then
+// publishes them with the CAS that installs a reference. Readers use a
+// seqlock: sequence, fields, sequence again, all for the reference's seq.
 //
-//	tag | seq<<refSeqShift | slot
+// Field writes. Claim: a seqlock read that sees s in both sequence loads
+// returns the fields of use s. Proof, for amd64 built by gc, where setField
+// is a plain store: gc keeps memory operations in program order around
+// atomics (one SSA memory chain; dead-store elimination stops at any other
+// memory operation), so the processor gets, per use, the sequence store, the
+// field stores, then the publishing CAS. A reader holds a reference with seq
+// s only because it loaded it from a word where a CAS put it after use s's
+// field stores (the owner's install, or a helper completing an RDCSS whose
+// fields it validated). Under x86-TSO stores become visible in program order
+// and loads are not reordered with loads, so the reader's field loads return
+// use s's values or later ones; a later one belongs to a use > s whose
+// sequence store became visible first, so the second sequence load rejects
+// the read. Aligned word stores do not tear. This rests on gc and x86, not on
+// the Go memory model (a plain store racing an atomic load is a data race
+// there), so other processors, compilers and race builds store atomically.
+// Tests: TestDescriptorReuseRejectsStaleRead, TestDescriptorSeqlockUnderReuse.
 //
-// where slot indexes the descriptor table and seq is the descriptor's
-// sequence number for the operation that installed the reference. No pointer
-// is ever hidden in an integer: the garbage collector sees the descriptor
-// table through ordinary pointers, and the table is never freed while the
-// kcasTable is alive.
+// Protocol. A descriptor holds up to maxK word indices, ascending, with old
+// and new values, and a state seq<<2 | status.
 //
-// Descriptors. A goroutine leases a descriptor slot for the whole of one
-// operation (a relocation leases one for its whole path, migrate.go) and
-// returns it afterwards, through a per-P cache (descLease). Reusing a slot
-// bumps its sequence number before any field is rewritten, so anyone
-// holding a reference with the old number can tell that its operation is
-// over. Fields are read with the seqlock pattern: load the state word, the
-// fields, the state word again; if both loads show the reference's
-// sequence number the fields belong to that operation.
-//
-// Field writes. The leaseholder bumps the sequence (state for the K-CAS
-// part, rseq for the RDCSS part) with an atomic store, writes the fields
-// with setField, then publishes the descriptor with the CAS that installs
-// its reference. On amd64 built by gc (race builds excepted) setField is a
-// plain store, elsewhere an atomic one: a sequentially consistent store is
-// an XCHG on amd64, and the field stores were most of a K-CAS's locked
-// instructions.
-//
-// Claim: a seqlock read of a reference with sequence s that sees s in both
-// of its loads of the sequence word returns the field values written for
-// use s. Proof, for amd64 (x86-TSO) built by gc: the compiler keeps memory
-// operations in program order around atomic operations (its SSA threads
-// every store and atomic through one memory chain, and its dead-store pass
-// stops at any other memory operation), so the processor receives, for
-// each use, the sequence store, then the field stores, then the CAS that
-// publishes a reference. A reader holds a reference with sequence s only
-// because it loaded it from a word, where a CAS placed it after use s's
-// field stores: the owner's install, or a helper's completion of an RDCSS
-// whose fields it had read and validated, which itself came after the
-// owner's. Under TSO stores become visible in program order and loads are
-// not reordered with other loads, so the reader's field loads, after its
-// load of the reference, return use s's values or later ones. A later one
-// was written by use s+1 or later, whose sequence store became visible
-// before it; the reader's second sequence load, later in its program
-// order, then returns more than s and the read is rejected. Word-sized
-// plain stores on amd64 are single MOVs to aligned words, which never
-// tear. Plain stores may pass the owner's later loads of table words;
-// that is harmless, since nobody reads the fields before the publishing
-// CAS, and a locked instruction drains the store buffer.
-// The Go memory model calls a plain store racing with an atomic load a
-// data race, so this argument rests on gc and x86, not on the model:
-// other processors, whose plain stores may become visible out of order,
-// other compilers, and race builds keep the atomic store.
-// TestDescriptorReuseRejectsStaleRead places a read between use s+1's
-// field writes and its publication; TestDescriptorSeqlockUnderReuse reads
-// descriptors found in words while other goroutines reuse their slots.
-//
-// Protocol (HFP). The K-CAS descriptor lists up to maxK word indices in
-// ascending order with their expected (old) and new values, and a state word
-// seq<<2|status, status one of undecided, succeeded, failed.
-//
-//  1. Phase 1: for each word in order, install a reference to the descriptor
-//     if the word holds its old value. The install is an RDCSS: it places the
-//     K-CAS reference only if the descriptor is still undecided, so a helper
-//     that lags behind cannot install a reference to an operation that has
-//     already finished. A word holding another operation's reference is
-//     helped first. A word holding neither the old value nor our reference
-//     decides failure.
+//  1. Install: for each word in order, place the K-CAS reference if the word
+//     holds its old value, by an RDCSS that succeeds only while the state is
+//     undecided, so a lagging helper cannot install a reference to a decided
+//     operation. Another operation's reference is helped first; any other
+//     value decides failure.
 //  2. Decide: CAS the state from (seq, undecided) to (seq, succeeded or
-//     failed). This is the linearization point. Because the sequence number is
-//     part of the compared value, a helper of an older use of the slot cannot
-//     decide a newer operation.
-//  3. Phase 2: replace every reference to the descriptor by the new value
-//     (succeeded) or the old value (failed). Before that, an RDCSS reference
-//     of a lagging helper that targets this descriptor is completed, which
-//     (the state being decided) restores the old value; otherwise the
-//     helper's own completion could install a K-CAS reference after phase 2
-//     had passed the word, leaving a reference to a slot that may already be
-//     reused. Once the owner has finished phase 2, no word holds or can come
-//     to hold a reference to this use of the descriptor: any later RDCSS for
-//     it reads a decided (or reused) state and restores the old value. Only
-//     then does the owner release the slot.
+//     failed): the linearization point. seq is in the compared value, so a
+//     helper of an older use cannot decide a newer one.
+//  3. Unhook: replace each reference by the new value (succeeded) or the old
+//     one (failed), first completing a lagging helper's RDCSS that targets
+//     this use, which (the state being decided) restores the old value.
+//     Claim: after the owner's unhook no word holds or can come to hold a
+//     reference to this use, so the slot may be reused. Proof: every
+//     reference placed was removed, and any later RDCSS for this use reads a
+//     decided or reused state and puts back the old value.
 //
-// Reads never block and never write: a reader that finds a K-CAS reference
-// reads the descriptor and returns the new value if the state is succeeded
-// and the old value otherwise; an RDCSS reference resolves to its expected old
-// value (the RDCSS has not taken effect yet). If the descriptor was reused in
-// the meantime the reference is gone from the word and the reader re-reads.
-// Writers that find a reference help the operation to completion (Insert and
-// Delete through helpWord) so that one stalled goroutine cannot block others:
-// the algorithm is lock-free.
+// Reads never block or write: a K-CAS reference resolves to the new value
+// if the state is succeeded, else the old one; an RDCSS reference to its old
+// value (it has not taken effect); a reused descriptor means the reference
+// has left the word, and the reader reads again. Writers that meet a
+// reference help it to completion (helpWord): the algorithm is lock-free.
 
 const (
 	tagKCAS  = uint64(1) << 63
@@ -115,44 +72,34 @@ const (
 	refSeqShift = refSlotBits
 	refSeqMask  = 1<<(payloadBits-refSlotBits) - 1 // 46 bits of sequence
 
-	maxK = 4 // words per K-CAS
+	maxK     = 4 // words per K-CAS
+	maxDescs = 1 << refSlotBits
 
 	statusUndecided = 0
 	statusSucceeded = 1
 	statusFailed    = 2
-
-	maxDescs = 1 << refSlotBits
 )
 
-// kcasDesc is one slot of the descriptor table: a K-CAS descriptor and the
-// RDCSS descriptor its leaseholder uses to install references (its own, or
-// another operation's when helping). Every field is written only by the
-// goroutine holding the lease and read by anyone through a seqlock read.
+// kcasDesc is one descriptor slot: the K-CAS part and the RDCSS part its
+// leaseholder uses for installs (its own or, helping, another's). Only the
+// leaseholder writes it; anyone reads it by seqlock.
 type kcasDesc struct {
-	state atomic.Uint64 // seq<<2 | status of the K-CAS part
-	n     atomic.Uint64 // number of words
+	state atomic.Uint64 // seq<<2 | status
+	n     atomic.Uint64
 	idx   [maxK]atomic.Uint64
 	old   [maxK]atomic.Uint64
 	new   [maxK]atomic.Uint64
 
-	rseq atomic.Uint64 // sequence of the RDCSS part
+	rseq atomic.Uint64
 	rref atomic.Uint64 // the K-CAS reference the RDCSS installs
 	ridx atomic.Uint64 // the word it targets
-	rold atomic.Uint64 // the value the word must hold
+	rold atomic.Uint64 // the value that word must hold
 
-	_ [64 - (6+3*maxK)*8%64]byte // pad to whole cache lines
+	_ [64 - (6+3*maxK)*8%64]byte // whole cache lines
 }
 
-// descPool is the descriptor table and its free lists: a slotPool (pool.go)
-// of at most maxDescs descriptors, named by slot = index. Chunks are added
-// when more goroutines than ever before run a K-CAS at once, so steady
-// state allocates nothing.
-//
-// The free list is split into shards, each goroutine leasing from and
-// releasing to the shard of its stack (shard.go), stealing from the others
-// only when its own is empty; in non-race builds the per-P lease cache
-// (descLease) sits in front of it, so the free lists are touched only when
-// a P's cache is empty or a garbage collection emptied it.
+// descPool is the descriptor table: a slotPool of at most maxDescs, slot =
+// index, with free lists sharded by the goroutine's stack (shard.go).
 type descPool struct {
 	pool slotPool[kcasDesc]
 }
@@ -166,44 +113,23 @@ func newDescPool() *descPool {
 }
 
 func (p *descPool) desc(slot uint32) *kcasDesc { return p.pool.item(slot + 1) }
+func (p *descPool) lease() uint32              { return p.pool.lease(stackShard(descShardBits)) - 1 }
+func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descShardBits), slot+1) }
 
-// lease takes a free slot.
-func (p *descPool) lease() uint32 { return p.pool.lease(stackShard(descShardBits)) - 1 }
-
-// release returns slot to the free list.
-func (p *descPool) release(slot uint32) { p.pool.release(stackShard(descShardBits), slot+1) }
-
-// descriptors is the descriptor table of every kcasTable in the program.
-// Sharing one table across filters keeps a filter's fixed size small (a
-// thousand small filters need no thousand tables) and keeps the table warm.
-// It is safe because a reference names one use of one slot (its sequence
-// number): a word of a table can only ever hold references installed by
-// operations on that table, so whoever finds one knows which table the
-// descriptor's indices refer to.
+// descriptors serves every kcasTable: a reference names one use of one slot,
+// and a word only ever holds references of operations on its own table.
 var descriptors = newDescPool()
 
-// descLease is the lease of one descriptor slot. Leases are cached per P in
-// leaseCache, so that in steady state leasing and returning a slot writes
-// only the current P's cache, no cache line shared with other cores (a
-// shared free-list head was a bottleneck at many goroutines).
-//
-// A sync.Pool drops what it holds at garbage collection. A dropped lease is
-// garbage, and its cleanup (runtime.AddCleanup) returns its slot to the
-// free list, so no slot is lost: the table holds at most the leases in use
-// plus those cached, plus those awaiting their cleanup. A lease is held in a
-// variable for the whole operation (release is a method on it), so it
-// cannot be collected, and its slot freed, while in use.
-//
-// Race builds skip the cache: the race detector's sync.Pool drops a quarter
-// of what it is given on purpose, which would send most slots the long way
-// round through the garbage collector. They lease from the free list and
-// return to it directly, as every build does when it creates a lease.
+// descLease is the lease of a descriptor slot, cached per P in leaseCache so
+// that leasing writes no line shared with other cores. A lease that
+// sync.Pool drops at a collection is garbage, and its cleanup returns the
+// slot, so none is lost; a lease in use is held in a variable, so it cannot
+// be collected. Race builds bypass the cache (the race detector's sync.Pool
+// drops a quarter of what it is given).
 type descLease struct{ slot uint32 }
 
 var leaseCache sync.Pool // of *descLease
 
-// leaseDesc returns a lease of a descriptor slot whose last operation is
-// over.
 func leaseDesc() *descLease {
 	if raceEnabled {
 		return &descLease{slot: descriptors.lease()}
@@ -216,47 +142,44 @@ func leaseDesc() *descLease {
 	return l
 }
 
-// release ends the lease. The caller must not use the slot afterwards.
+// release ends the lease; the caller must not use the slot afterwards.
 func (l *descLease) release() {
 	if raceEnabled {
-		descriptors.release(l.slot) // no cleanup was registered
+		descriptors.release(l.slot)
 		return
 	}
 	leaseCache.Put(l)
 }
 
-// releaseSlot is the cleanup of a collected lease: its slot goes back to
-// the free list.
 func releaseSlot(slot uint32) { descriptors.release(slot) }
 
-// descFieldsWritten, in race builds only, is called by the leaseholder of
-// slot after it has written a descriptor's fields and before it publishes
-// them (tests place a stale reader there).
+// descFieldsWritten, in race builds, is called by slot's leaseholder between
+// writing a part's fields and publishing them (tests place a stale reader
+// there).
 var descFieldsWritten func(slot uint32)
 
-// fieldsWritten calls descFieldsWritten, if set.
 func fieldsWritten(slot uint32) {
 	if h := descFieldsWritten; h != nil {
 		h(slot)
 	}
 }
 
-// kcasTable is an array of words supporting atomic loads, single-word CAS
-// and K-CAS. The filter's bucket table is one.
+// kcasTable is an array of words with atomic loads, single-word CAS and
+// K-CAS; the filter's bucket table is one.
 type kcasTable struct {
 	words []atomic.Uint64
-	// vers are named by K-CAS indices versionBase and up: the version
-	// words of a packed table (packed.go), or the wrap epochs of a
-	// one-word table (a fixed filter's one-word layouts, a Growing
-	// filter's tables), one per stripe of buckets (twophase.go, "Counter
-	// wraps"; epochOf).
-	vers []atomic.Uint64
-	// verMask is len(vers)-1 (a power of two minus one), set with vers by
-	// setVers.
-	verMask uint64
+	// vers, K-CAS indices versionBase and up: a packed table's versions
+	// (packed.go), or a one-word table's wrap epochs, one per stripe of
+	// buckets (twophase.go, "Counter wraps").
+	vers    []atomic.Uint64
+	verMask uint64 // len(vers)-1 (setVers)
 }
 
-// setVers makes v (a power of two of words) the table's vers.
+// versionBase is the K-CAS index of vers word 0: above every bucket word, so
+// a move installs its versions and epochs after its bucket words.
+const versionBase = 1 << 32
+
+// setVers makes v, a power of two of words, the table's vers.
 func (t *kcasTable) setVers(v []atomic.Uint64) {
 	if len(v)&(len(v)-1) != 0 || len(v) == 0 {
 		panic("cuckoo: vers must be a power of two of words")
@@ -264,18 +187,13 @@ func (t *kcasTable) setVers(v []atomic.Uint64) {
 	t.vers, t.verMask = v, uint64(len(v)-1)
 }
 
-// epochIdx returns the K-CAS index of the wrap epoch of bucket b's stripe
-// (one-word layouts of a fixed filter): vers word b&verMask. verIdx names
-// a packed table's version words through it.
-func (t *kcasTable) epochIdx(b uint64) uint64 {
-	return versionBase + b&t.verMask
-}
+// epochIdx returns the K-CAS index of bucket b's wrap epoch (or, via verIdx,
+// a packed version).
+func (t *kcasTable) epochIdx(b uint64) uint64 { return versionBase + b&t.verMask }
 
-// addWraps adds to op, for each of buckets i and j whose migration
-// counter the step in op wraps (wrapI, wrapJ), one to the wrap epoch of
-// the bucket's stripe: once when both wrap in one stripe, since a K-CAS
-// names each word once (twophase.go, "Counter wraps"; a fixed filter's
-// relocation step, a Growing table's move or delete).
+// addWraps adds to op one to the wrap epoch of bucket i if wrapI and of
+// bucket j if wrapJ: once if both share an epoch, since a K-CAS names each
+// word once (twophase.go, "Counter wraps").
 func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ bool) {
 	if wrapI {
 		ei := t.epochIdx(i)
@@ -289,45 +207,31 @@ func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ b
 	}
 }
 
-// epochOf returns the wrap epoch of bucket b's stripe, vers word
-// b&verMask (verOf reaches a packed table's versions through it).
-// Single-key lookups call it, so it indexes without a bounds check:
-// b&verMask < len(vers) (setVers). BENCHMARKS.md, "Tuning
-// constants".
+// epochOf returns vers word b&verMask (bucket b's wrap epoch; verOf reaches
+// packed versions through it) without a bounds check: b&verMask < len(vers).
+// BENCHMARKS.md, "Tuning constants".
 func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
 }
 
-// versIndex is the table's vers words (the wrap epochs of a one-word
-// layout, the versions of a packed one) as a loop over many buckets
-// indexes them (placeAndRead, pkReadGroup): the first word and verMask,
-// which stay in registers across the loop (t's fields would be reloaded
-// after each of the loop's stores, which might alias them), and no bounds
-// check.
+// versIndex is vers for loops over many buckets (placeAndRead, pkReadGroup):
+// base and mask stay in registers, where t's fields would be reloaded after
+// each store the loop makes.
 type versIndex struct {
 	base unsafe.Pointer
 	mask uint64
 }
 
-// versIndex returns t's vers as a versIndex.
 func (t *kcasTable) versIndex() versIndex {
 	return versIndex{unsafe.Pointer(unsafe.SliceData(t.vers)), t.verMask}
 }
 
-// of returns vers word i&mask, without a bounds check: i&mask < len(vers)
-// (setVers). For a one-word layout's bucket b, of(b) is the wrap epoch of
-// its stripe (epochOf); for a packed bucket, of(b>>1) is its version
-// (verOf).
+// of returns vers word i&mask, as epochOf does.
 func (x versIndex) of(i uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(x.base, (i&x.mask)*uint64(unsafe.Sizeof(atomic.Uint64{}))))
 }
 
-// versionBase is the K-CAS index of the first vers word: vers word v is
-// versionBase+v, above every bucket word, so versions and epochs are
-// installed after the bucket words of a move.
-const versionBase = 1 << 32
-
-// word returns the word with index i: a word of the table or a vers word.
+// word returns word i: a table word or a vers word.
 func (t *kcasTable) word(i uint64) *atomic.Uint64 {
 	if i >= versionBase {
 		return &t.vers[i-versionBase]
@@ -335,8 +239,8 @@ func (t *kcasTable) word(i uint64) *atomic.Uint64 {
 	return &t.words[i]
 }
 
-// kcasOp is the argument of a K-CAS: n words with their expected and new
-// values. Indices must be distinct; kcas sorts them.
+// kcasOp is a K-CAS's argument: n distinct words with expected and new
+// values (kcas sorts them).
 type kcasOp struct {
 	n   int
 	idx [maxK]uint64
@@ -344,16 +248,13 @@ type kcasOp struct {
 	new [maxK]uint64
 }
 
-// add appends one word to the operation.
 func (op *kcasOp) add(i, old, new uint64) {
 	op.idx[op.n], op.old[op.n], op.new[op.n] = i, old, new
 	op.n++
 }
 
-// kcasSnap is a consistent copy of a descriptor's K-CAS part. d is
-// descriptors.desc(slot), kept so that help and rdcss need not look it up
-// again: a slot's descriptor never moves (slotPool), so the pointer is
-// what every later lookup would return.
+// kcasSnap is a consistent copy of a descriptor's K-CAS part; d is
+// descriptors.desc(slot), which never moves.
 type kcasSnap struct {
 	ref  uint64
 	slot uint32
@@ -368,20 +269,15 @@ type kcasSnap struct {
 func kcasRef(slot uint32, seq uint64) uint64 {
 	return tagKCAS | (seq&refSeqMask)<<refSeqShift | uint64(slot)
 }
-
 func rdcssRef(slot uint32, seq uint64) uint64 {
 	return tagRDCSS | (seq&refSeqMask)<<refSeqShift | uint64(slot)
 }
-
 func refSlot(ref uint64) uint32 { return uint32(ref & refSlotMask) }
 func refSeq(ref uint64) uint64  { return ref >> refSeqShift & refSeqMask }
-
-// stateSeq extracts the sequence of a state word, truncated as in references.
 func stateSeq(st uint64) uint64 { return st >> 2 & refSeqMask }
 
-// snapKCAS reads the descriptor ref refers to. It returns the state word read
-// last (valid with the snapshot) and false if the descriptor has moved on to
-// another operation.
+// snapKCAS reads the K-CAS part ref names into s. It returns the state read
+// last, and false if the descriptor has moved on to another use.
 func (t *kcasTable) snapKCAS(ref uint64, s *kcasSnap) (uint64, bool) {
 	slot, seq := refSlot(ref), refSeq(ref)
 	d := descriptors.desc(slot)
@@ -402,9 +298,8 @@ func (t *kcasTable) snapKCAS(ref uint64, s *kcasSnap) (uint64, bool) {
 	return st, stateSeq(st) == seq
 }
 
-// snapRDCSS reads the RDCSS part ref refers to: the K-CAS reference it
-// installs, its word and the old value. ok is false if the part has been
-// reused, in which case ref is no longer in any word.
+// snapRDCSS reads the RDCSS part ref names; ok is false if it was reused
+// (then ref is in no word any more).
 func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 	slot, seq := refSlot(ref), refSeq(ref)
 	d := descriptors.desc(slot)
@@ -415,9 +310,7 @@ func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 	return kref, idx, old, d.rseq.Load()&refSeqMask == seq
 }
 
-// load returns the logical value of word i: the plain value it holds, or the
-// value it holds once the operation it refers to is accounted for. It never
-// writes and never waits for another goroutine.
+// load returns the logical value of word i. It never writes or waits.
 func (t *kcasTable) load(i uint64) uint64 {
 	for {
 		v := t.word(i).Load()
@@ -430,11 +323,8 @@ func (t *kcasTable) load(i uint64) uint64 {
 	}
 }
 
-// loadWord is load for a word of the table (i below versionBase), for the
-// callers that read one word at a time: a plain value is returned from
-// one atomic load, and load runs, reading the word again, only when the
-// word held a reference (cheaper than load's loop and word's test for
-// versionBase).
+// loadWord is load for a table word (i < versionBase): one atomic load when
+// the word is plain.
 func (t *kcasTable) loadWord(i uint64) uint64 {
 	if w := t.words[i].Load(); w&tagMask == 0 {
 		return w
@@ -442,11 +332,10 @@ func (t *kcasTable) loadWord(i uint64) uint64 {
 	return t.load(i)
 }
 
-// resolve returns the logical value of word i, which was seen holding the
-// reference v. ok is false if the reference has since left the word.
+// resolve returns the logical value of word i, seen holding reference v; ok
+// is false if v has since left the word.
 func (t *kcasTable) resolve(i, v uint64) (uint64, bool) {
 	if v&tagRDCSS != 0 {
-		// An RDCSS in flight has not changed the logical value yet.
 		_, _, old, ok := t.snapRDCSS(v)
 		return old, ok
 	}
@@ -466,15 +355,11 @@ func (t *kcasTable) resolve(i, v uint64) (uint64, bool) {
 	return 0, false
 }
 
-// cas is a single-word CAS of a plain value. It fails if the word holds
-// anything else, including a reference; callers then read again and, if they
-// see a reference, help it with helpWord.
-func (t *kcasTable) cas(i, old, new uint64) bool {
-	return t.words[i].CompareAndSwap(old, new)
-}
+// cas is a single-word CAS of a plain value; it fails on a reference, which
+// the caller then helps (helpWord) before retrying.
+func (t *kcasTable) cas(i, old, new uint64) bool { return t.words[i].CompareAndSwap(old, new) }
 
-// helpWord helps the operation whose reference v was seen in a word to
-// completion, so that the caller can retry its CAS.
+// helpWord helps the operation of reference v to completion.
 func (t *kcasTable) helpWord(v uint64) {
 	if v&tagRDCSS != 0 {
 		t.completeRDCSSRef(v) // needs no descriptor of our own
@@ -485,9 +370,9 @@ func (t *kcasTable) helpWord(v uint64) {
 	my.release()
 }
 
-// kcas atomically replaces op.old[k] with op.new[k] at op.idx[k] for every k
+// kcas replaces op.old[k] by op.new[k] at op.idx[k] for every k, atomically,
 // if every word holds its old value, and reports whether it did. Values must
-// be plain (top two bits clear).
+// be plain.
 func (t *kcasTable) kcas(op *kcasOp) bool {
 	my := leaseDesc()
 	ok := t.kcasWith(op, my.slot)
@@ -495,12 +380,10 @@ func (t *kcasTable) kcas(op *kcasOp) bool {
 	return ok
 }
 
-// kcasWith is kcas for a goroutine that holds the lease of descriptor slot:
-// the operation runs in that slot, whose previous operation (if any) must
-// be over.
+// kcasWith is kcas in the leased descriptor slot, whose last use must be
+// over.
 func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
-	// Ascending index order gives all operations one install order, which
-	// is what makes helping terminate (HFP).
+	// One install order for all operations makes helping terminate.
 	for a := 1; a < op.n; a++ {
 		for b := a; b > 0 && op.idx[b] < op.idx[b-1]; b-- {
 			op.idx[b], op.idx[b-1] = op.idx[b-1], op.idx[b]
@@ -510,8 +393,7 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 	}
 	d := descriptors.desc(slot)
 	seq := d.state.Load()>>2 + 1
-	// Bump the sequence before rewriting any field (seqlock writer).
-	d.state.Store(seq<<2 | statusUndecided)
+	d.state.Store(seq<<2 | statusUndecided) // before any field (seqlock)
 	setField(&d.n, uint64(op.n))
 	s := kcasSnap{ref: kcasRef(slot, seq), slot: slot, seq: seq & refSeqMask, n: op.n, d: d}
 	for k := 0; k < op.n; k++ {
@@ -523,12 +405,9 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 	if raceEnabled {
 		fieldsWritten(slot)
 	}
-	// The owner installs the first word with a plain CAS. RDCSS exists to
-	// stop a helper from installing a reference after the operation was
-	// decided; before the first reference is in place no other goroutine
-	// can know of the operation, so nobody can have decided it, and this
-	// install cannot be late. If the first word does not hold its old
-	// value the operation fails without ever having been visible.
+	// The first word needs no RDCSS: until its reference is placed nobody
+	// knows of the operation, so nobody can have decided it. If it does not
+	// hold its old value, the operation fails unseen.
 	i0, old0 := s.idx[0], s.old[0]
 	w0 := t.word(i0)
 	for {
@@ -547,11 +426,9 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 	return t.help(&s, slot, 1)
 }
 
-// help runs the HFP protocol for the operation in s, using the RDCSS part of
-// slot my for its installs, starting phase 1 at word from (the words before
-// it are known to hold the operation's reference). It returns the
-// operation's outcome; a helper whose snapshot is stale learns nothing and
-// gets false.
+// help runs the protocol for s, installing with the RDCSS part of slot my
+// from word from on (earlier words hold s.ref), and returns the outcome; a
+// helper with a stale snapshot gets false.
 func (t *kcasTable) help(s *kcasSnap, my uint32, from int) bool {
 	d := s.d
 	if st := d.state.Load(); stateSeq(st) == s.seq && st&3 == statusUndecided {
@@ -587,7 +464,7 @@ func (t *kcasTable) help(s *kcasSnap, my uint32, from int) bool {
 	return ok
 }
 
-// helpWordWith is helpWord for a goroutine that already holds a lease.
+// helpWordWith is helpWord for a goroutine holding the lease of slot my.
 func (t *kcasTable) helpWordWith(v uint64, my uint32) {
 	if v&tagRDCSS != 0 {
 		t.completeRDCSSRef(v)
@@ -599,9 +476,7 @@ func (t *kcasTable) helpWordWith(v uint64, my uint32) {
 	}
 }
 
-// unhook is phase 2 for word k of s: it removes every reference to the
-// operation from the word, first completing a lagging helper's RDCSS that
-// targets it (see the protocol comment above).
+// unhook is step 3 for word k of s.
 func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
 	i := s.idx[k]
 	final := s.old[k]
@@ -631,11 +506,10 @@ func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
 	}
 }
 
-// rdcss installs s.ref into word s.idx[k] if the word holds s.old[k] and the
-// operation is still undecided (Harris-Fraser-Pratt's RDCSS, with the
-// operation's state word as the control address). It returns the value it
-// found: s.old[k] if it attempted the install, otherwise a plain value or a
-// K-CAS reference that stood in the way.
+// rdcss installs s.ref into word s.idx[k] if it holds s.old[k] and s is
+// still undecided (HFP's RDCSS, s's state as control word). It returns
+// s.old[k] if it attempted the install, else the plain value or K-CAS
+// reference in the way.
 func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	i, old := s.idx[k], s.old[k]
 	d := s.d // my's descriptor when the owner installs its own operation
@@ -669,8 +543,7 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	return old
 }
 
-// completeRDCSSRef completes the RDCSS that ref refers to, if it is still in
-// flight.
+// completeRDCSSRef completes the RDCSS of ref if it is still in flight.
 func (t *kcasTable) completeRDCSSRef(ref uint64) {
 	kref, i, old, ok := t.snapRDCSS(ref)
 	if ok {
@@ -678,9 +551,8 @@ func (t *kcasTable) completeRDCSSRef(ref uint64) {
 	}
 }
 
-// completeRDCSS replaces ref in word i by the K-CAS reference kref if that
-// operation is still undecided, and by old otherwise. d is kref's
-// descriptor, descriptors.desc(refSlot(kref)).
+// completeRDCSS replaces ref in word i by kref if kref's operation (in d) is
+// undecided, else by old.
 func (t *kcasTable) completeRDCSS(d *kcasDesc, ref, kref, i, old uint64) {
 	st := d.state.Load()
 	if st&3 == statusUndecided && stateSeq(st) == refSeq(kref) {

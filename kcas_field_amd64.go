@@ -7,7 +7,6 @@ import (
 	"unsafe"
 )
 
-// setField writes a descriptor field (see "Field writes" in kcas.go): a
-// plain store, which x86-TSO orders after the sequence bump before it and
-// before the CAS that publishes the descriptor after it.
+// setField writes a descriptor field with a plain store (kcas.go, "Field
+// writes": x86-TSO keeps it between the sequence bump and the publishing CAS).
 func setField(p *atomic.Uint64, v uint64) { *(*uint64)(unsafe.Pointer(p)) = v }

@@ -4,8 +4,5 @@ package cuckoo
 
 import "sync/atomic"
 
-// setField writes a descriptor field (see "Field writes" in kcas.go): an
-// atomic store, sequentially consistent: on processors whose plain stores
-// may become visible out of order, with compilers other than gc, and in
-// race builds, where the race detector needs the accesses atomic.
+// setField writes a descriptor field atomically (kcas.go, "Field writes").
 func setField(p *atomic.Uint64, v uint64) { p.Store(v) }

@@ -9,34 +9,33 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Locked mode's locks: one MCS queue lock (Mellor-Crummey and Scott, TOCS
+// Locked mode's locks: an MCS queue lock (Mellor-Crummey and Scott, TOCS
 // 1991) per stripe of buckets, elided with Intel RTM where the processor has
 // it (seeds/004, Listings 1.1 and 1.2).
 //
 // No FIFO hand-off: goroutines outnumber processors, and a stripe handed to
-// a waiter that is not running idles until the scheduler runs it. So a
-// release only frees the stripe; whoever runs may take it (barge), the head
-// of the queue competes when it runs, and a bypass budget per head bounds
-// its wait, as sync.Mutex's starvation mode does.
+// a waiter that is not running idles until it runs. A release only frees the
+// stripe; a running goroutine may take it (barge), the queue's head competes
+// when it runs, and a bypass budget bounds its wait (as in sync.Mutex).
 //
 // The lock word (lockStripe.tail) is 0 exactly when the stripe is free with
-// nobody queued; an elision attempt treats any other value as held.
+// nobody queued; elision treats any other value as held.
 //
 //	bit 0       held
 //	bits 1..7   bypass: acquisitions that overtook the current head
 //	bits 8..31  tail: the last queued waiter's node (index+1), 0 = none
 //
-// Acquire: CAS 0 to held, else acquireSlow: barge (CAS held on, plus one
-// bypass if tail != 0, allowed while bypass < maxBypass), or swap a pool node
-// into tail, link it into the predecessor's next and spin on it until made
-// head. The head CASes held on and bypass to 0 whenever held is clear, then
-// leaves the queue (leave) and returns its node: only waiters hold nodes.
-// Release: one add clears held; if tail != 0 it wakes the head if parked
-// (CAS mcsHeadParked to mcsHead, then one send on its wake channel). Waiting:
-// spin, yield, then park: a non-head CASes mcsQueued to mcsQueuedParked; the
-// head stores mcsHeadParked, checks held again and blocks unless held was
-// clear and it CASes its state back. Every step is one atomic operation on
-// one word, and Go's atomics are sequentially consistent.
+// Acquire: CAS 0 to held, else barge (CAS held on, adding one bypass if tail
+// != 0, only while bypass < maxBypass) or swap a pool node into tail, link
+// it into the predecessor's next and spin on it until made head. The head
+// CASes held on and bypass to 0 whenever held is clear, then leaves the
+// queue and returns its node: only waiters hold nodes. Release: one add
+// clears held; if tail != 0, wake the head if parked (CAS mcsHeadParked to
+// mcsHead, then one send on its wake channel). Waiting: spin, yield, park; a
+// non-head CASes mcsQueued to mcsQueuedParked, the head stores mcsHeadParked
+// and blocks unless held is clear on a second look and it CASes its state
+// back. Every step is one atomic operation on one word, and Go's atomics
+// are sequentially consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the

@@ -2,5 +2,4 @@
 
 package cuckoo
 
-// raceEnabled reports whether the race detector is on.
 const raceEnabled = false

@@ -6,56 +6,42 @@ import (
 	"sync/atomic"
 )
 
-// slotPool is a table of items of type T that are leased and returned by
-// index, never freed: the K-CAS descriptors (kcas.go) and the MCS queue
-// nodes (mcs.go) both live in one. Items are named by v = index+1 (0 is
-// "none"), so that words and links that refer to them are plain integers
-// the garbage collector need not see, and an item's memory stays valid for
-// anyone who still holds a stale v.
+// slotPool is a table of items leased and returned by index and never freed
+// (the K-CAS descriptors, the MCS nodes). Item v is index+1 (0 is none), so
+// words and links that name items are plain integers the garbage collector
+// need not see, and an item stays valid for anyone holding a stale v.
 //
-// Chunks. Chunk k holds poolChunk0<<k items and starts at index
-// poolChunk0*(2^k-1), so a fixed array of poolMaxChunks chunk pointers
-// covers every index below 2^31 and an item is found from its index with a
-// bit length and a subtraction. Chunks are added one at a time, each twice
-// the last, and never removed.
+// Chunk k holds poolChunk0<<k items from index poolChunk0*(2^k-1), so
+// poolMaxChunks pointers cover every index below 2^31 and an item is found
+// with a bit length and a subtraction. Chunks are added one at a time and
+// never removed; a lease takes from its home shard, then the others, and
+// only then adds a chunk, so steady state allocates nothing.
 //
-// Free lists. Free items sit on Treiber stacks, one per shard, each head a
-// word aba<<32 | v whose ABA tag changes on every successful push or pop. A
-// pop reads the head, then the top item's link, then CASes the head from
-// what it read to (tag+1, link). Had the top been popped and pushed back in
-// between, with a different link, the tag would differ and the CAS fail; it
-// could succeed wrongly only if exactly 2^32 pushes and pops on that shard
-// fell between the pop's load and its CAS. The links live beside the items,
-// in the chunk, and are meaningful only while an item is free. A caller
-// leases from the shard it names (its home), then from the others, and only
-// when all are empty adds a chunk, so the table grows only when more items
-// are in use at once than ever before, and steady state allocates nothing.
+// Free lists are Treiber stacks, one per shard, with heads aba<<32 | v.
+// Claim: a pop's CAS from the head it read to (aba+1, link) succeeds only if
+// no push or pop changed that head in between (or a multiple of 2^32 did).
+// Proof: every successful push and pop adds one to aba. Links sit in the
+// chunk beside the items and mean something only while an item is free.
 type slotPool[T any] struct {
-	limit    uint32        // most items the pool may hold; read-only
-	newChunk func(c []T)   // prepares the items of a new chunk, or nil; read-only
+	limit    uint32        // most items; read-only
+	newChunk func(c []T)   // prepares a new chunk's items, or nil; read-only
 	heads    []poolHead    // free lists, one per shard
-	nchunks  atomic.Uint32 // chunks published; grown by one at a time
+	nchunks  atomic.Uint32 // chunks published
 	chunks   [poolMaxChunks]atomic.Pointer[poolChunk[T]]
 }
 
 const (
-	// The first chunk holds four items: a Locked filter's first waiter
-	// allocates the first chunk of its node pool (each node 128 bytes and
-	// a channel), so a larger first chunk is a fixed cost of every Locked
-	// filter that ever waits. The K-CAS descriptor pool grows from the
-	// same size.
+	// Four items: a Locked filter's first waiter allocates its node pool's
+	// first chunk (128 bytes and a channel per node).
 	poolChunk0Log = 2
 	poolChunk0    = 1 << poolChunk0Log
-	// poolMaxChunks chunks cover every index below 4*(2^29-1), about 2^31.
-	poolMaxChunks = 29
-	// poolLine pads each free-list head: two 64-byte lines, since Intel's
-	// spatial prefetcher pulls lines in pairs.
-	poolLine = 128
+	poolMaxChunks = 29  // indices below 4*(2^29-1)
+	poolLine      = 128 // a head's padding: the spatial prefetcher pulls line pairs
 )
 
 type poolChunk[T any] struct {
 	items []T
-	links []atomic.Uint32 // free-list links: v of the next free item, 0 = end
+	links []atomic.Uint32 // v of the next free item, 0 = end
 }
 
 type poolHead struct {
@@ -63,9 +49,7 @@ type poolHead struct {
 	_ [poolLine - 8]byte
 }
 
-// init sets up an empty pool with the given number of shards (at least
-// one) and a limit on its items. It must not run concurrently with other
-// methods.
+// init sets up an empty pool; it must not run concurrently with other methods.
 func (p *slotPool[T]) init(shards int, limit uint32, newChunk func([]T)) {
 	p.heads = make([]poolHead, max(shards, 1))
 	p.limit = limit
@@ -79,14 +63,12 @@ func poolChunkOf(i uint32) (k, off uint32) {
 	return k, j - poolChunk0<<k
 }
 
-// item returns item v (index+1). Its chunk must be published, which holds
-// for every v that was ever leased.
+// item returns item v, which must have been leased at least once.
 func (p *slotPool[T]) item(v uint32) *T {
 	k, off := poolChunkOf(v - 1)
 	return &p.chunks[k].Load().items[off]
 }
 
-// link returns the free-list link of item v.
 func (p *slotPool[T]) link(v uint32) *atomic.Uint32 {
 	k, off := poolChunkOf(v - 1)
 	return &p.chunks[k].Load().links[off]
@@ -97,9 +79,8 @@ func (p *slotPool[T]) capacity() uint32 {
 	return min(poolChunk0*(1<<p.nchunks.Load()-1), p.limit)
 }
 
-// lease takes a free item, preferring shard home (taken modulo the shards),
-// then the other shards, then a new chunk, and returns its v. If the pool
-// is at its limit it waits, yielding, for an item to come back.
+// lease takes a free item, from shard home first, and returns its v. At the
+// limit it waits, yielding, for an item to come back.
 func (p *slotPool[T]) lease(home uint) uint32 {
 	h := home % uint(len(p.heads))
 	for {
@@ -117,13 +98,12 @@ func (p *slotPool[T]) lease(home uint) uint32 {
 	}
 }
 
-// release returns item v to shard home's free list.
+// release returns item v to shard home.
 func (p *slotPool[T]) release(home uint, v uint32) {
 	p.pushChain(&p.heads[home%uint(len(p.heads))], v, v)
 }
 
-// pop removes the top item of a free list and returns its v, or 0 if the
-// list is empty.
+// pop removes and returns the top item of h, or 0 if h is empty.
 func (p *slotPool[T]) pop(h *poolHead) uint32 {
 	for {
 		x := h.v.Load()
@@ -138,8 +118,7 @@ func (p *slotPool[T]) pop(h *poolHead) uint32 {
 	}
 }
 
-// pushChain pushes the chain of free items first..last (linked from first
-// to last) onto a free list.
+// pushChain pushes the free items first..last, linked from first to last.
 func (p *slotPool[T]) pushChain(h *poolHead, first, last uint32) {
 	l := p.link(last)
 	for {
@@ -152,17 +131,14 @@ func (p *slotPool[T]) pushChain(h *poolHead, first, last uint32) {
 }
 
 // grow adds the next chunk, keeps its first item for the caller and pushes
-// the rest onto h. It returns the kept item's v, or false if another
-// goroutine is adding the chunk or the pool is at its limit (the caller
-// then looks at the free lists again).
+// the rest onto h. It returns false if another goroutine is adding the chunk
+// or the pool is at its limit.
 func (p *slotPool[T]) grow(h *poolHead) (uint32, bool) {
 	k := p.nchunks.Load()
 	size := uint32(poolChunk0) << k
 	base := uint32(poolChunk0) * (1<<k - 1) // index of the chunk's first item
 	if k == poolMaxChunks || base >= p.limit || p.chunks[k].Load() != nil {
-		// At the limit, or another goroutine is between installing chunk
-		// k and publishing it: wait for items to come back.
-		runtime.Gosched()
+		runtime.Gosched() // wait for items to come back, or for chunk k
 		return 0, false
 	}
 	size = min(size, p.limit-base)

@@ -4,14 +4,11 @@ package cuckoo
 
 import "sync/atomic"
 
-// prefetchAsm reports whether prefetchPairs is the assembly one.
 const prefetchAsm = true
 
-// prefetchW reports whether the processor has PREFETCHW (CPUID leaf
-// 0x80000001, ECX bit 8, "3dnowprefetch" in Linux's flags). Most amd64
-// processors treat the instruction as a no-op when they do not list it,
-// but some early 64-bit ones raise #UD, so prefetchPairs runs only where
-// this is true.
+// prefetchW reports whether the processor lists PREFETCHW (CPUID
+// 0x80000001 ECX bit 8, "3dnowprefetch"); some early amd64 processors
+// raise #UD on it.
 var prefetchW = prefetchWSupported()
 
 func prefetchWSupported() bool {
@@ -23,10 +20,8 @@ func prefetchWSupported() bool {
 }
 
 // prefetchPairs issues PREFETCHW for base[b1[i]>>shift] and
-// base[b2[i]>>shift], i < n: it asks the processor to bring each word's
-// cache line in owned, ready to be written, without waiting for it. A
-// hint: it changes no memory and never faults on any address. Call it
-// only where prefetchW is true.
+// base[b2[i]>>shift], i < n: a hint that changes no memory and never
+// faults. Call it only where prefetchW.
 //
 //go:noescape
 func prefetchPairs(base *atomic.Uint64, b1, b2 *uint64, n int, shift uint64)

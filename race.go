@@ -2,6 +2,5 @@
 
 package cuckoo
 
-// raceEnabled reports whether the race detector is on. Hardware transactions
-// are invisible to it, so RTM elision is off in race builds.
+// raceEnabled reports whether the race detector is on (RTM elision is off then).
 const raceEnabled = true

@@ -8,76 +8,46 @@ import (
 )
 
 // snapshotGate keeps relocations and snapshots apart. A snapshot (WriteTo,
-// MarshalBinary) reads the table bucket by bucket while other goroutines keep
-// inserting and deleting; a fingerprint moving from a bucket not yet written
-// to one already written would be missing from it. So while a snapshot runs,
-// relocations wait, and so do a growing filter's deletes (grow_table.go);
-// inserts into free slots, lookups and the fixed filter's deletes go on.
+// MarshalBinary) copies the table bucket by bucket while others write; a
+// fingerprint moving from a bucket not yet copied to one already copied
+// would be missing. So while a snapshot runs, moves wait (relocation steps,
+// a growing filter's deletes and copy chunks); inserts into free slots,
+// lookups and the fixed filter's deletes go on.
 //
-// The protocol is Dekker's: a mover announces itself in a movers shard and
-// then checks snapshots; a snapshot announces itself in snapshots and then
-// waits for every movers shard to drain. With sequentially consistent
-// atomics at least one of them sees the other, so a move and a snapshot
-// never overlap. A mover that sees a snapshot withdraws and yields until it
-// ends. Movers count in the shard of their goroutine's stack (shard.go), so
-// that two cores relocating at once do not pass one counter's cache line
-// back and forth twice per move.
+// Exclusion (Dekker). Claim: no move overlaps a snapshot. Proof: a mover
+// adds itself to its movers shard (one per stack, shard.go, so cores do not
+// share a counter), then checks snapshots; a snapshot adds itself to
+// snapshots, then waits for every shard to drain. With sequentially
+// consistent atomics at least one sees the other, and a mover that sees a
+// snapshot withdraws.
 //
-// Snapshots cannot shut movers out. A mover that finds a snapshot running
-// retries, yielding; once it has done so for moverPatience, it starves: it counts itself in waiting and
-// sleeps until the last snapshot ends (endSnapshot wakes the starving
-// movers when snapshots drops to 0), then retries. A snapshot that finds
-// a mover starving does not join the snapshots in progress: it sleeps
-// until a starving mover has got in and finished its move (admitted moved;
-// that mover wakes the sleeping snapshots in exitMove) or none starves,
-// and only then adds itself to snapshots.
+// Starving. A mover that still finds snapshots after moverPatience starves:
+// it counts itself in waiting and sleeps until the last snapshot ends. A
+// snapshot that finds waiting != 0 does not join until a starving mover got
+// in and finished (admitted moved) or none starves; waiting for no mover at
+// all would starve snapshots instead. Claim (movers are not shut out): if a
+// mover starves from time t, then once the snapshots running at t have ended,
+// at most one more snapshot per goroutine inside beginSnapshot at t begins
+// before some starving mover gets in. Proof: a snapshot joins only after it
+// read waiting; one that read it after t joins only after admitted moved,
+// which a starving mover does after it got in. Only those that read waiting
+// before t can join without that. When the last of them ends, snapshots drops
+// to 0 with movers starving, they wake and retry, and no snapshot joins until
+// one got in. □ This bounds movers as a whole, not each one (BENCHMARKS.md,
+// "Tuning constants"). Without the admission wait
+// TestMoverGetsInBetweenOverlappingSnapshots hangs.
 //
-// Claim (movers are not shut out): if a mover starves from time t, then
-// once the snapshots in progress at t have ended, at most one more
-// snapshot per goroutine inside beginSnapshot at t can begin before some
-// starving mover gets in. Proof. A snapshot adds itself to snapshots only
-// after it read waiting. One that read it after t, while movers starve,
-// adds itself only after it saw admitted move, which a starving mover does
-// after it got in, so after t. Only the snapshots that read waiting
-// before t, at most one per goroutine then inside beginSnapshot, can add
-// themselves without that. When the last of those ends, snapshots drops to
-// 0 with movers starving, the starving movers wake and retry, and no
-// snapshot can add itself until one of them got in (a straggler of the
-// bounded set above can, and the argument repeats when it ends). □
-// Without the admission wait, TestMoverGetsInBetweenOverlappingSnapshots
-// (every build), TestRelocationsGetInBetweenOverlappingSnapshots and
-// TestGrowingDeletesGetInBetweenOverlappingSnapshots (race builds) hang.
-//
-// This bounds the progress of movers as a whole, not of each one: which
-// starving mover gets in first is the scheduler's choice, and each
-// admission lets the snapshots that waited for it begin, so one mover can
-// lose several rounds (BENCHMARKS.md, "Tuning constants").
-//
-// No lost wake-up. Each sleeper takes the channel it sleeps on (signal)
-// before it checks its condition, and a waker closes the channel current
-// when it wakes (broadcast) after it changed what the sleeper checks; a
-// channel is replaced only after it was closed. A starving mover takes the
-// channel, then reads snapshots != 0 (in tryMove); the decrement that later
-// brings snapshots to 0 comes after that read, and the snapshot that made
-// it reads waiting after it, sees the mover still counted (a mover leaves
-// waiting only in exitMove), and closes the current channel: the mover's,
-// or a later one made after the mover's was closed. A snapshot takes its
-// channel, then reads admitted unchanged and waiting != 0; the exitMove
-// that changes either comes after those reads and broadcasts after it.
-// With sequentially consistent atomics these orders hold. □
-//
-// The price. A snapshot that meets starving movers waits until one of
-// them has been scheduled and moved, which with far more goroutines than
-// processors can be a turn of the scheduler. Snapshots taken now and then
-// do not meet starving movers (movers starve only while snapshots keep
-// coming) and pay nothing; back-to-back snapshots beside relocating
-// goroutines are fewer than if movers could be shut out (BENCHMARKS.md,
-// "Tuning constants"). Making a snapshot wait until no mover waits at all
-// would starve snapshots instead. The starving mover yields in exitMove so
-// that the snapshot it woke runs next on its processor rather than after
-// the rest of its time slice.
+// No lost wake-up. Claim: no sleeper misses its wake. Proof: a sleeper takes
+// its channel (signal) before checking its condition, a waker closes the
+// current channel (broadcast) after changing what the sleeper checks, and a
+// channel is replaced only once closed. A starving mover takes the channel,
+// then reads snapshots != 0; the decrement to 0 comes after that read, and
+// its snapshot then reads waiting, still counting the mover (it leaves only
+// in exitMove), and closes the mover's channel or a later one. A snapshot
+// takes its channel, then reads admitted unchanged and waiting != 0; the
+// exitMove that changes either broadcasts after it. □
 type snapshotGate struct {
-	movers        shardSet[moverShard] // read-only header: the shards are elsewhere
+	movers        shardSet[moverShard] // read-only header
 	snapshots     atomic.Int32         // snapshots in progress
 	waiting       atomic.Int32         // starving movers not yet in
 	admitted      atomic.Uint32        // starving movers that got in, ever (wraps)
@@ -87,20 +57,21 @@ type snapshotGate struct {
 }
 
 type moverShard struct {
-	n atomic.Int32 // relocations in progress in this shard
+	n atomic.Int32 // moves in progress
 	_ [60]byte
 }
 
-// moveTicket is what enterMove returns and exitMove takes: the movers
-// shard the move counts in, and whether the mover starved on its way in.
+// moverPatience is how long a mover retries, yielding, before it starves.
+const moverPatience = time.Millisecond
+
+// moveTicket is what exitMove needs: the mover's shard, and whether it
+// starved.
 type moveTicket struct {
 	m       *atomic.Int32
 	starved bool
 }
 
-// enterMove waits until no snapshot runs and registers a relocation step (or
-// a growing filter's Delete, or a chunk of its copy). Pass what it returns
-// to exitMove.
+// enterMove returns once a move may run, registered until exitMove.
 func (g *snapshotGate) enterMove() moveTicket {
 	m := &g.movers.mine().n
 	if g.tryMove(m) {
@@ -113,8 +84,6 @@ func (g *snapshotGate) enterMove() moveTicket {
 			return moveTicket{m: m}
 		}
 	}
-	// Starving: count in waiting, so that new snapshots let a starving
-	// mover in first, and sleep until the snapshots end.
 	g.waiting.Add(1)
 	for {
 		wake := g.signal(&g.moversWake)
@@ -125,10 +94,9 @@ func (g *snapshotGate) enterMove() moveTicket {
 	}
 }
 
-// exitMove ends the move that t registered. A mover that starved then
-// counts itself admitted, leaves waiting, wakes the snapshots that wait for
-// that and yields to them: a woken snapshot runs next on this processor
-// instead of after the rest of this goroutine's time slice.
+// exitMove ends the move. A mover that starved counts itself admitted,
+// wakes the snapshots waiting for that and yields, so that one runs next on
+// this processor rather than after this goroutine's time slice.
 func (g *snapshotGate) exitMove(t moveTicket) {
 	t.m.Add(-1)
 	if t.starved {
@@ -139,9 +107,7 @@ func (g *snapshotGate) exitMove(t moveTicket) {
 	}
 }
 
-// signal returns the channel *c, made if there is none, that the next
-// broadcast on c closes. Take it before checking the condition it
-// signals, so that no broadcast is lost between the check and the wait.
+// signal returns the channel that the next broadcast on c closes.
 func (g *snapshotGate) signal(c *chan struct{}) chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -151,7 +117,6 @@ func (g *snapshotGate) signal(c *chan struct{}) chan struct{} {
 	return *c
 }
 
-// broadcast wakes every goroutine waiting on the channel *c.
 func (g *snapshotGate) broadcast(c *chan struct{}) {
 	g.mu.Lock()
 	if *c != nil {
@@ -161,17 +126,15 @@ func (g *snapshotGate) broadcast(c *chan struct{}) {
 	g.mu.Unlock()
 }
 
-// tryMove registers a relocation in m and reports true if no snapshot runs,
-// and registers nothing otherwise: Dekker's announce-then-check.
+// tryMove registers a move in m and reports true if no snapshot runs; else
+// it registers nothing.
 func (g *snapshotGate) tryMove(m *atomic.Int32) bool {
 	if g.snapshots.Load() != 0 {
 		return false
 	}
 	if raceEnabled {
-		// Race builds only: widen the window between the first check
-		// and the announcement, which the second check closes, so that
-		// TestSnapshotGateStress catches a gate without that check in
-		// every race run. Compiled out of other builds.
+		// Widen the window that the second check closes, so that
+		// TestSnapshotGateStress catches a gate without it.
 		runtime.Gosched()
 	}
 	m.Add(1)
@@ -182,11 +145,9 @@ func (g *snapshotGate) tryMove(m *atomic.Int32) bool {
 	return false
 }
 
-// beginSnapshot returns once no relocation is in progress; none starts until
-// endSnapshot.
+// beginSnapshot returns once no move runs; none starts until endSnapshot.
 func (g *snapshotGate) beginSnapshot() {
 	if g.waiting.Load() != 0 {
-		// Movers starve: let one of them in first (the claim above).
 		a := g.admitted.Load()
 		for {
 			wake := g.signal(&g.snapshotsWake)
@@ -210,23 +171,14 @@ func (g *snapshotGate) endSnapshot() {
 	}
 }
 
-// snapshotStalls, in race builds only, is called by every snapshot's copy
-// of a table (appendTable, copyTable, and the growing filter's capture)
-// after it reads word i, with the table's owner (the *Filter, or the
-// *growTable of a growing filter's shard): tests set it to write while a
-// snapshot is stalled between its reads (TestSnapshotAgainstCollidingKeys).
-// It must act only on its own table, since other tests' snapshots call it
-// too. In other builds the calls are compiled out.
+// snapshotStalls, in race builds, is called by every snapshot's copy after
+// it reads word i, with the table's owner (*Filter, or a growing shard's
+// *growTable), so tests can write between its reads. It must act only on
+// its own table.
 var snapshotStalls atomic.Pointer[func(owner any, i uint64)]
 
-// snapshotStalled calls snapshotStalls, if set.
 func snapshotStalled(owner any, i uint64) {
 	if h := snapshotStalls.Load(); h != nil {
 		(*h)(owner, i)
 	}
 }
-
-// moverPatience is how long a mover retries before it starves: counts
-// itself in waiting, so that new snapshots let a starving mover in first,
-// and sleeps until the snapshots end.
-const moverPatience = time.Millisecond
