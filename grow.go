@@ -10,19 +10,15 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// A Growing filter: sixteen shards, each one table that grows by linear
-// steps (grow_table.go: placement and the operations on a table).
-//
-// A key's shard is chosen by its hash. When an insert finds both its
-// buckets full in a shard at least growTargetLoad full, or no room at all
-// in one at least growFullLoad full, the shard makes its next table with a
-// sixteenth of its level's buckets more split (nextStep) and copies the
-// old table into it bucket by bucket (copyChunk); no key is needed, and a
-// lookup reads two buckets at every size. Small steps keep memory per key
-// near a fixed filter's, for copying the whole table at every step and
-// shards that stay near full (BENCHMARKS.md, "Growing filter"). The first
-// tables' sizes are spread over one factor of two on a log scale, so that
-// the shards do not all step at once.
+// A Growing filter: sixteen shards, each one table (grow_table.go). When
+// an insert finds both its buckets full in a shard at least growTargetLoad
+// full, or no room at all in one at least growFullLoad full, the shard
+// makes its next table, with a sixteenth of its level's buckets more split
+// (nextStep), and copies the old one into it bucket by bucket (copyChunk).
+// Small steps keep memory per key near a fixed filter's, for copying the
+// whole table at every step and shards that stay near full (BENCHMARKS.md,
+// "Growing filter"). The first tables' sizes are spread over one factor of
+// two on a log scale, so that the shards do not all step at once.
 //
 // The expansion protocol, per shard. Its tables form a chain through next;
 // cur is the last one (or, for a moment, the one before it).
@@ -122,21 +118,19 @@ var growShardScale = [growShards]uint64{
 // goroutine. Create one with NewGrowing; a zero Growing holds nothing and
 // reports every Insert as ErrZeroFilter.
 //
-// It is sixteen shards, each a table of four-slot buckets that grows by
-// steps of a sixteenth of a doubling; a key belongs to one shard, chosen
-// by its hash. Lookups read two buckets at every size. An entry compares
-// fewer bits of its key each time its bucket is split, so the
-// false-positive rate rises with growth (FalsePositiveRate). Inserts and
-// deletes of a shard that arrive while it copies its table share the
-// copying and wait for it. Deletes, and inserts that relocate, also wait
-// while a snapshot (WriteTo, MarshalBinary, Clone) copies the tables.
-// Memory, precision and speed: README.md, "Growing filter".
+// It is sixteen shards, each a table of four-slot buckets; a key belongs
+// to one shard, chosen by its hash, and a lookup reads two buckets at
+// every size. An entry compares fewer bits of its key each time its bucket
+// is split, so the false-positive rate rises with growth
+// (FalsePositiveRate). Writes to a shard that arrive while it copies its
+// table share the copying and wait for it. Deletes, and inserts that
+// relocate, also wait while a snapshot (WriteTo, MarshalBinary, Clone)
+// copies the tables. Memory, precision and speed: README.md, "Growing
+// filter".
 //
-// Its method set is Filter's, with the String and Hash forms, except for
-// Stats and LockStats; Len, Cap, LoadFactor, Doublings, Shards and
-// FalsePositiveRate report its state instead. Use Clone (not an
-// assignment) to copy it; a Growing filter must not be copied after first
-// use.
+// Its method set is Filter's, String and Hash forms included, without
+// Stats and LockStats. Use Clone (not an assignment) to copy it; a Growing
+// filter must not be copied after first use.
 type Growing struct {
 	_ noCopy
 
@@ -147,14 +141,13 @@ type Growing struct {
 	gate snapshotGate
 }
 
-// growState is what a Growing filter's tables refer to: the masks and the
-// shards. ReadFrom replaces it whole.
+// growState is a Growing filter's masks and shards; ReadFrom replaces it
+// whole.
 type growState struct {
 	mask   [growTags]uint32
 	shards [growShards]growShard
 }
 
-// growShard is one shard: its current table and its parameters.
 type growShard struct {
 	cur   atomic.Pointer[growTable]
 	base  uint64 // buckets of the shard's first table (c in grow_table.go)
@@ -237,8 +230,8 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	return g, nil
 }
 
-// growStateKeys is the number of keys (at 95%) of shards with first tables
-// of bases buckets after ds[i] doublings of shard i.
+// growStateKeys is the number of keys (at 95%) shards with first tables of
+// bases buckets hold after ds[i] doublings of shard i.
 func growStateKeys(bases, ds *[growShards]uint64) uint64 {
 	var n uint64
 	for i, b := range bases {
@@ -247,11 +240,11 @@ func growStateKeys(bases, ds *[growShards]uint64) uint64 {
 	return n
 }
 
-// growBounds returns the doubling bounds, each at most limit's, under
-// which shards with first tables of bases buckets (which hold at most
-// maxCap keys) hold at most maxCap keys: it doubles the smallest shard
-// while the total stays within maxCap, so that the smallest shard at its
-// bound, which returns the first ErrFull, is as large as it can be.
+// growBounds returns doubling bounds, each at most limit's, under which
+// shards with first tables of bases buckets (at most maxCap keys) hold at
+// most maxCap keys: it doubles the smallest shard while the total allows,
+// so that the smallest shard at its bound, which returns the first
+// ErrFull, is as large as it can be.
 func growBounds(bases, limit *[growShards]uint64, maxCap uint64) [growShards]uint64 {
 	var ds [growShards]uint64
 	for {
@@ -308,8 +301,7 @@ func growKeys(m uint64) uint64 {
 	return m * slotsPerBucket * targetLoadNum / targetLoadDen
 }
 
-// newTable returns an empty table of shard sh at level d with split
-// pointer p.
+// newTable returns an empty table of shard sh at level d, split pointer p.
 func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable {
 	x := st.tableShape(sh, d, p)
 	x.t.words = make([]atomic.Uint64, x.m)
@@ -320,8 +312,7 @@ func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable 
 	return x
 }
 
-// tableShape returns a table of shard sh at level d with split pointer p
-// (below sh.base<<d), without its words: what placement needs.
+// tableShape is newTable without words: what placement needs.
 func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
 	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, off: sh.off, mask: st.mask}
 	x.uShift, x.uMask, x.tShift = growPosBits-d-1, 1<<(d+1)-1, growPosBits-growTailBits-d
@@ -384,15 +375,13 @@ func (sh *growShard) searched() *growTable {
 	return x
 }
 
-// loaded reports whether sh, whose table is x, holds at least load times
-// x's slots.
+// loaded reports whether sh holds at least load times its table x's slots.
 func (sh *growShard) loaded(x *growTable, load float64) bool {
 	return float64(sh.count.sum()) >= load*float64(x.m*slotsPerBucket)
 }
 
 // eager reports whether an insert that found both its buckets full in x
-// should grow it at once rather than relocate: sh is growTargetLoad full
-// and may grow.
+// should grow x at once rather than relocate.
 func (sh *growShard) eager(x *growTable) bool {
 	return x.d < sh.maxD && sh.loaded(x, growTargetLoad)
 }
@@ -484,13 +473,11 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 }
 
 // Insert adds key to the filter, growing its shard's table if the key
-// finds no room. It returns ErrFull only at the maximum (WithMaxCapacity
-// or 19 doublings) or, while the key's shard is less than half full, when
-// no path of at most five moves leads from its buckets to a free slot:
-// likely when many keys are stored several times, since every copy of a
-// key has the same other bucket. The filter then holds what it held
-// before. Use InsertUnique to store each key once. On a zero Growing it
-// returns ErrZeroFilter.
+// finds no room. It returns ErrFull, with nothing changed, only at the
+// maximum (WithMaxCapacity or 19 doublings) or, in a shard less than half
+// full, when no path of at most five moves frees a slot for the key:
+// likely when many keys are stored several times (InsertUnique stores each
+// once). On a zero Growing it returns ErrZeroFilter.
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(xxhash.Sum64(key)) }
 
 // InsertString is Insert for a string key, without copying it.
@@ -499,27 +486,38 @@ func (g *Growing) InsertString(key string) error { return g.Insert(bytesOf(key))
 // InsertHash is Insert for a key given by its 64-bit hash, as
 // Filter.InsertHash (the same assumptions on h).
 func (g *Growing) InsertHash(h uint64) error {
+	_, err := g.insertHash(h, false)
+	return err
+}
+
+// insertHash adds the key whose hash is h, or, if unique, adds it unless
+// an entry matches it (uniqueIn), and reports whether it added it.
+func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 	if g.st == nil {
-		return ErrZeroFilter
+		return false, ErrZeroFilter
 	}
 	kh := g.keyed(h)
 	sh := g.shardOf(kh)
 	for {
 		x := g.writable(sh)
 		k := x.place(kh)
-		st := g.putIn(x, k)
-		if st == growFull && !sh.eager(x) {
+		present, st := false, growDone
+		if unique {
+			present, st = g.uniqueIn(x, k)
+		} else if st = g.putIn(x, k); st == growFull && !sh.eager(x) {
 			st = g.addIn(x, k)
 		}
-		switch st {
-		case growDone:
-			sh.count.add(1)
-			return nil
-		case growFull:
-			if !g.expand(sh, x) {
-				return ErrFull
+		switch {
+		case st == growDone:
+			if !present {
+				sh.count.add(1)
 			}
-		} // growFrozen, or a new table: start over
+			return !present, nil
+		case st == growFull && (!unique || sh.eager(x) || g.makeRoomIn(x, k.b1, k.b2) == growFull):
+			if !g.expand(sh, x) {
+				return false, ErrFull
+			}
+		} // growFrozen, room made, or a new table: start over
 	}
 }
 
@@ -585,12 +583,10 @@ func (g *Growing) DeleteHash(h uint64) bool {
 // doublings match more keys.
 func (g *Growing) Count(key []byte) int { return g.CountHash(xxhash.Sum64(key)) }
 
-// InsertBatch inserts keys in order and returns how many it inserted; if
-// that is less than len(keys), keys[n] did not fit (only where Insert
-// returns ErrFull), err is ErrFull (or ErrZeroFilter on a zero Growing),
-// and keys[n:] were not inserted. It prefetches the bucket words of a
-// group of keys before inserting them, so that their cache misses overlap;
-// each key is then inserted exactly as by Insert.
+// InsertBatch inserts keys in order, each as Insert does, and returns how
+// many it inserted; if fewer than len(keys), keys[n] met Insert's error,
+// err, and keys[n:] were not inserted. It prefetches the buckets of a
+// group of keys first, so that their cache misses overlap.
 func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	var hs [batchGroup]uint64
 	for base := 0; base < len(keys); base += batchGroup {
@@ -603,10 +599,9 @@ func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	return len(keys), nil
 }
 
-// insertGroup inserts the keys whose hashes are hs (at most batchGroup) in
-// order, after prefetching both bucket words of each in its shard's
-// current table (a hint: a key whose shard grows meanwhile goes to the new
-// table). It returns how many it inserted and the error of the next one.
+// insertGroup inserts the keys whose hashes are hs (at most batchGroup)
+// after prefetching their buckets, and returns how many it inserted and
+// the next one's error.
 func (g *Growing) insertGroup(hs []uint64) (int, error) {
 	if g.st == nil {
 		return 0, ErrZeroFilter
@@ -625,10 +620,10 @@ func (g *Growing) insertGroup(hs []uint64) (int, error) {
 	return len(hs), nil
 }
 
-// LookupBatch stores in found[i] whether keys[i] may be in the filter, for
-// i below n = min(len(keys), len(found)), and returns n, with Lookup's
-// guarantee for each key. It loads the buckets of a group of keys before
-// it tests any of them, so that their cache misses overlap.
+// LookupBatch stores in found[i] whether keys[i] may be in the filter, as
+// Lookup would, for i below n = min(len(keys), len(found)), and returns n.
+// It loads the buckets of a group of keys before testing any of them, so
+// that their cache misses overlap.
 func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
 	n = min(len(keys), len(found))
 	var hs [batchGroup]uint64
@@ -709,10 +704,9 @@ func (g *Growing) LoadFactor() float64 {
 	return float64(g.Len()) / float64(c)
 }
 
-// Doublings returns how many doublings the shards' tables have completed
-// since the filter was made (or last Reset), summed over the sixteen
-// shards; the steps of a doubling under way show in Cap. Each doubling
-// adds about a sixteenth of the filter's memory.
+// Doublings returns the doublings the shards' tables have completed since
+// the filter was made or Reset, summed over the shards (each adds about a
+// sixteenth of the memory); the steps of one under way show in Cap.
 func (g *Growing) Doublings() int {
 	return int(g.sumShards(func(sh *growShard) uint64 { return sh.cur.Load().d }))
 }
@@ -726,10 +720,10 @@ func (g *Growing) BaseCapacity() int {
 }
 
 // FalsePositiveRate returns the expected rate at which Lookup reports a
-// never-inserted key present, from the entries stored now: a key falls in
-// each shard with probability 1/16, its two buckets there are a random
-// pair, and an entry that compares k bits matches it with probability
-// 2^-k. It reads every table.
+// never-inserted key present, from the entries stored now (it reads every
+// table): a key falls in each shard with probability 1/16, its buckets
+// there are a random pair, and an entry that compares k bits matches it
+// with probability 2^-k.
 func (g *Growing) FalsePositiveRate() float64 {
 	if g.st == nil {
 		return 0
@@ -767,8 +761,8 @@ func (g *Growing) Reset() {
 	}
 }
 
-// resetShard empties sh: a table made by Reset replaces its table as an
-// expansion's would, and its copy drops the old table's entries.
+// resetShard replaces sh's table, as an expansion would, by a first table
+// whose copy drops the entries.
 func (g *Growing) resetShard(sh *growShard) {
 	for {
 		x := g.writable(sh)
@@ -783,8 +777,7 @@ func (g *Growing) resetShard(sh *growShard) {
 	}
 }
 
-// Shards returns the number of shards (16), each a table that grows on
-// its own, or 0 for a zero Growing.
+// Shards returns the number of shards, 16 (0 for a zero Growing).
 func (g *Growing) Shards() int {
 	if g.st == nil {
 		return 0

@@ -25,29 +25,7 @@ func (g *Growing) InsertUniqueString(key string) (inserted bool, err error) {
 
 // InsertUniqueHash is InsertUnique for a key given by its 64-bit hash.
 func (g *Growing) InsertUniqueHash(h uint64) (inserted bool, err error) {
-	if g.st == nil {
-		return false, ErrZeroFilter
-	}
-	kh := g.keyed(h)
-	sh := g.shardOf(kh)
-	for {
-		x := g.writable(sh)
-		k := x.place(kh)
-		present, st := g.uniqueIn(x, k)
-		switch st {
-		case growDone:
-			if !present {
-				sh.count.add(1)
-			}
-			return !present, nil
-		case growFull:
-			if sh.eager(x) || g.makeRoomIn(x, k.b1, k.b2) == growFull {
-				if !g.expand(sh, x) {
-					return false, ErrFull
-				}
-			}
-		} // growFrozen, room made, or a new table: start over
-	}
+	return g.insertHash(h, true)
 }
 
 // uniqueIn puts k's entry into the emptier of its buckets in x unless an
