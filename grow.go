@@ -10,102 +10,97 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// A filter that grows (Growing): sixteen shards, each one table that
-// grows by linear steps.
+// A Growing filter: sixteen shards, each one table (grow_table.go). When
+// an insert finds both its buckets full in a shard at least growTargetLoad
+// full, or no room at all in one at least growFullLoad full, the shard
+// makes its next table, with a sixteenth of its level's buckets more split
+// (nextStep), and copies the old one into it bucket by bucket (copyChunk).
+// Small steps keep memory per key near a fixed filter's, for copying the
+// whole table at every step and shards that stay near full (BENCHMARKS.md,
+// "Growing filter"). The first tables' sizes are spread over one factor of
+// two on a log scale, so that the shards do not all step at once.
 //
-// A key belongs to one of growShards shards, chosen by its hash; each
-// shard keeps one table at a time (grow_table.go has its placement and
-// operations). A table has a level d (doublings completed) and a split
-// pointer p: the first p of its c·2^d buckets of level d are split, each
-// into two buckets of level d+1. When an insert finds both its buckets
-// full in a shard at least growTargetLoad full, or no room at all in one
-// at least growFullLoad full, the shard makes its next table with a
-// sixteenth of the level's buckets more split (growTable.nextStep; the
-// step that reaches the end of the level completes the doubling) and
-// copies the old table into it bucket by bucket: a bucket the step splits
-// sends each entry to the half its stored index bit names (splitLane), the
-// others are copied to their new index. No key is needed, so a lookup
-// reads two buckets whatever the size.
+// The expansion protocol, per shard. Its tables form a chain through next;
+// cur is the last one (or, for a moment, the one before it).
 //
-// Small steps keep memory per key near that of a fixed filter (a table
-// that doubles at once holds 1 to 2 times what its keys need), at the cost
-// of copying the whole table at every step and of shards that stay near
-// full, where inserts search for relocation paths (BENCHMARKS.md, "Growing
-// filter"). The shards' first tables have sizes spread evenly on a log
-// scale over one factor of two, so that they do not all step at once.
-//
-// The expansion protocol, per shard. A shard's tables form a chain through
-// next; cur is the last one (or, for a moment, the one before it).
-//
-//  1. Start: an insert that found its table x full makes n (x's next step)
-//     with n.old = x, publishes it with one CAS on x.next, and moves cur
-//     from x to n (a CAS, so cur only moves forward along the chain).
-//  2. Copy: the old table is cut into chunks of growChunk buckets, handed
-//     out by a counter (n.claimed). A copier freezes each bucket of its
-//     chunk (sets the word's frozen bit; a frozen word never changes
-//     again) and stores its new word, or the two halves of a bucket the
-//     step splits (copyChunk). When the last chunk is done, n.old = nil.
-//  3. Writers: every insert, delete and Reset first takes the table from
-//     writable, which moves cur forward if next is set and, while cur's
-//     copy is unfinished, copies chunks itself and then waits for the
-//     others'. So no write reaches a table whose copy is unfinished, and
-//     the new words are written by their copier only. A write that meets
-//     a frozen word (growFrozen: its CAS or K-CAS failed against it, or
-//     its locks showed the bit) changed nothing and starts over on the
-//     next table.
-//  4. Lookups read cur and, while cur.old is not nil, search cur.old
-//     instead; they never wait and never copy.
+//  1. Start: an insert that found its table x full makes n, x's next step,
+//     with n.old = x, publishes it by CAS on x.next, and moves cur from x
+//     to n by CAS (so cur only moves forward along the chain).
+//  2. Copy: copiers claim chunks of growChunk old buckets (n.claimed),
+//     freeze each bucket (a frozen word never changes again) and store its
+//     new word, or the halves of a bucket the step splits (copyChunk).
+//     After the last chunk, n.old = nil.
+//  3. Writers (Insert, Delete, Reset) take their table from writable,
+//     which moves cur forward and, while cur's copy is unfinished, copies
+//     chunks itself and then waits for the others'. So no write reaches a
+//     table whose copy is unfinished, and only its copier writes a new
+//     word. A write that meets a frozen word (its CAS or K-CAS fails
+//     against it, or its locks show the bit) changed nothing and starts
+//     over on the next table.
+//  4. Lookups search cur.old while it is not nil, else cur; they never
+//     wait and never copy.
 //
 // Claim (no false negatives): a Lookup of x that starts after an Insert of
 // x returned, with no Delete of x and no Reset begun since, reports true.
-// Proof. x's shard is a function of its hash, so every operation on x
-// works on one chain. The insert wrote x's entry into an unfrozen word of
-// some table T of that chain (its CAS compared the unfrozen word; Locked
-// mode checked the bit under the lock) while T was cur. (a) From then on T
-// holds an entry matching x in x's pair of T: relocations keep entries in
-// their pairs, deletes remove only matches of the deleted key with the
-// rule in grow_table.go, and freezing changes no entry. (b) If T's
+// Proof. Every operation on x works on the chain of x's shard. The insert
+// wrote x's entry into an unfrozen word of some table T while T was cur
+// (its CAS compared the unfrozen word; Locked mode checked the bit under
+// the lock). (a) From then on T holds a match of x in x's pair: moves keep
+// entries in their pairs, Deletes remove only matches of the deleted key
+// by the rule of grow_table.go, freezing changes no entry. (b) If T's
 // successor n finished its copy, n holds a match of x in x's pair of n:
-// the copy took every frozen word of T, each entry to the half its top
-// stored bit names, which for an entry matching x is x's bucket of the
-// same role in n (a void entry goes to both halves); writes on n began
-// after the copy, and (a) applies to n from then on. By induction every
-// later table whose copy finished holds a match of x. The lookup loads
-// cur = C (T or later) and reads C.old. If nil, C's copy finished (or C =
-// T), so C holds a match; if O, no write has reached C, so T is O or
-// earlier, O's copy finished before C was made (expansions start only from
-// a table writable returned), and O holds a match. The search of that
-// table finds x when x's pair holds a match at every instant of the search
-// (grow_table.go, "Deletes move both counters"), which (a) gives. □
+// the copy took every frozen word of T, each entry to the half its first
+// tail bit names, which for a match of x is x's bucket of the same role in
+// n (a void entry to both); writes on n began after the copy, and (a)
+// applies to n from then on. By induction every later table whose copy
+// finished holds a match. The lookup loads cur = C (T or later), then
+// C.old. If nil, C's copy finished (or C = T): C holds a match. If O, no
+// write has reached C, so T is O or earlier, and O's copy finished before
+// C was made (expansions start only from a table writable returned): O
+// holds a match. The search of that table finds x, since x's pair holds a
+// match at every instant of it (grow_table.go, "Deletes move both
+// counters"). □
 //
-// Nothing is lost: a write that changed its table before the bucket was
-// frozen is in the copy; one that did not changed nothing and is redone on
-// the next table. ErrFull leaves every entry in its pair.
-//
-// Writes are not lock-free during an expansion: a copier descheduled while
-// it holds a chunk holds back its shard's writers (lookups, and writes to
-// the other shards, go on). Deletes and relocations also wait while a
-// snapshot copies the tables ("Deletes wait for snapshots", grow_table.go).
+// Nothing is lost: a write that changed its table before the bucket froze
+// is in the copy; one that did not changed nothing and is redone on the
+// next table. ErrFull leaves every entry in its pair. Writes are not
+// lock-free during an expansion: a copier descheduled with a chunk holds
+// back its shard's writers (lookups, and the other shards, go on).
 
 const (
-	// growShardBits sets the number of shards, growShards = 16: more
-	// shards make smaller steps of memory per key, but each large table is
-	// rounded up to whole pages, and at 32 the rounding cost more than the
-	// smaller steps saved (BENCHMARKS.md, "Tuning constants").
+	// growShardBits sets growShards = 16: more shards make smaller steps,
+	// but each large table is rounded up to whole pages, and at 32 that
+	// cost more than the smaller steps saved (BENCHMARKS.md, "Tuning
+	// constants").
 	growShardBits = 4
 	growShards    = 1 << growShardBits
-	// growShardMul picks a key's shard: the top bits of kh·growShardMul,
-	// which depend on all of kh's bits, so that within a shard the bits
-	// placement uses stay uniform.
+	// growShardMul picks a key's shard from the top bits of kh·growShardMul,
+	// which depend on all of kh, so that placement's bits stay uniform
+	// within a shard.
 	growShardMul = 0x9e3779b97f4a7c15
-
-	// growMinBase is the smallest first table of a shard: 64 buckets, so
-	// that the 19 doublings the hash bits allow take the 16 shards to more
-	// than 2^30 buckets (about 4 billion keys).
+	// growMinBase is the smallest first table: with it, the 19 doublings
+	// the hash allows take the shards past 2^30 buckets.
 	growMinBase = 64
-
 	// growChunk is the number of old buckets a copier claims at once.
 	growChunk = 1024
+	// growTargetLoad: an insert that finds both its buckets full in a shard
+	// this full grows it at once rather than search for a path, whose cost
+	// grows steeply with the load (BENCHMARKS.md, "Tuning constants").
+	growTargetLoad = 0.90
+	// growFullLoad: below it an insert that finds no room returns ErrFull,
+	// as a fixed filter's does. Only many copies of some keys fill buckets
+	// this early (a key's copies share their buckets), and growing would
+	// add memory without room for them (TestGrowingCopiesOfManyKeys).
+	growFullLoad = 0.5
+	// growStepParts: a step splits ceil(N/growStepParts) of the N buckets
+	// of the level. Smaller steps keep the load nearer the target for more
+	// copying (each step copies the whole table).
+	growStepParts = 16
+	// A step rounds a table above growLargeWords (32 KiB, the runtime's
+	// largest size class) up to whole 8 KiB pages, the unit of a large
+	// allocation.
+	growPageWords  = 1024
+	growLargeWords = 4096
 )
 
 // growShardScale[i] is 2^(i/16) in 16.16 fixed point: shard i's first
@@ -115,38 +110,6 @@ var growShardScale = [growShards]uint64{
 	92682, 96785, 101070, 105545, 110218, 115098, 120194, 125515,
 }
 
-// growTargetLoad is the load a shard keeps under: an insert that finds
-// both its buckets full in a shard at least this full grows the shard by
-// a step at once, without searching for a relocation path. Below it such
-// inserts search, and a search's cost grows steeply with the load; the
-// value trades fill cost against memory (BENCHMARKS.md, "Tuning
-// constants").
-const growTargetLoad = 0.90
-
-// growStepParts sets a growth step: it splits ceil(N/growStepParts) of
-// the N buckets of the table's level (then rounds a large table up to
-// whole pages). Smaller steps keep the load nearer the target, so the same
-// memory comes with a lower target and cheaper searches, for more copying
-// (each step copies the whole table).
-const growStepParts = 16
-
-// growPageWords is the words of an 8 KiB page: a step rounds a table
-// larger than growLargeWords up to whole pages, the unit in which the
-// runtime allocates a large object, so no table leaves part of a page
-// unused. Smaller tables come from the runtime's finer size classes.
-const (
-	growPageWords  = 1024
-	growLargeWords = 4096 // 32 KiB, the runtime's largest size class
-)
-
-// growFullLoad is the load at which an insert that finds no room grows
-// its shard's table by a step; below it the insert returns ErrFull, as a
-// fixed filter's does. Only a table holding many copies of some keys fails
-// this early (a key's copies share one other bucket, so full buckets whose
-// entries can move only among themselves form at any load), and growing
-// would not give them room but would add memory (TestGrowingCopiesOfManyKeys).
-const growFullLoad = 0.5
-
 // Growing is a concurrent cuckoo filter that grows when it is full,
 // instead of returning ErrFull, up to an optional maximum
 // (WithMaxCapacity). It keeps the guarantees of Filter: no false negatives
@@ -155,22 +118,19 @@ const growFullLoad = 0.5
 // goroutine. Create one with NewGrowing; a zero Growing holds nothing and
 // reports every Insert as ErrZeroFilter.
 //
-// It is sixteen shards, each a table of four-slot buckets that grows by
-// steps of a sixteenth of a doubling; a key belongs to one shard, chosen
-// by its hash. Lookups read two buckets at every size. An entry compares
-// fewer bits of its key each time its bucket is split, so the
-// false-positive rate rises with growth (FalsePositiveRate reports it from
-// the entries stored). Inserts and deletes of a shard that arrive while
-// it copies its table share the copying and wait for it; lookups never
-// wait. Deletes, and inserts that relocate, also wait while a snapshot
-// (WriteTo, MarshalBinary, Clone) copies the tables. Memory, precision
-// and speed: README.md, "Growing filter".
+// It is sixteen shards, each a table of four-slot buckets; a key belongs
+// to one shard, chosen by its hash, and a lookup reads two buckets at
+// every size. An entry compares fewer bits of its key each time its bucket
+// is split, so the false-positive rate rises with growth
+// (FalsePositiveRate). Writes to a shard that arrive while it copies its
+// table share the copying and wait for it. Deletes, and inserts that
+// relocate, also wait while a snapshot (WriteTo, MarshalBinary, Clone)
+// copies the tables. Memory, precision and speed: README.md, "Growing
+// filter".
 //
-// Its method set is Filter's, with the String and Hash forms, except for
-// Stats and LockStats (a Growing filter's tables are replaced at every
-// step); Len, Cap, LoadFactor, Doublings, Shards and FalsePositiveRate
-// report its state instead. Use Clone (not an assignment) to copy it; a
-// Growing filter must not be copied after first use.
+// Its method set is Filter's, String and Hash forms included, without
+// Stats and LockStats. Use Clone (not an assignment) to copy it; a Growing
+// filter must not be copied after first use.
 type Growing struct {
 	_ noCopy
 
@@ -181,18 +141,17 @@ type Growing struct {
 	gate snapshotGate
 }
 
-// growState is what a Growing filter's tables refer to: the masks and the
-// shards. ReadFrom replaces it whole.
+// growState is a Growing filter's masks and shards; ReadFrom replaces it
+// whole.
 type growState struct {
 	mask   [growTags]uint32
 	shards [growShards]growShard
 }
 
-// growShard is one shard: its current table and its parameters.
 type growShard struct {
 	cur   atomic.Pointer[growTable]
 	base  uint64 // buckets of the shard's first table (c in grow_table.go)
-	maxD  uint64 // the most doublings (growMaxDoublings, or fewer)
+	maxD  uint64 // the most doublings
 	off   [growTags]uint32
 	count shardedCount
 }
@@ -223,9 +182,7 @@ func WithMaxCapacity(maxCapacity int) Option {
 // above MaxCapacity, if the maximum is below the first tables' capacity,
 // or if an option has a value outside its range.
 func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
-	// The options that only New takes are refused first, whatever their
-	// values: no value of them would do.
-	var given config
+	var given config // New's own options are refused whatever their values
 	for _, o := range opts {
 		if o != nil {
 			o(&given)
@@ -247,17 +204,13 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	if c.maxCap < 0 {
 		return nil, fmt.Errorf("cuckoo: maximum capacity must not be negative, got %d", c.maxCap)
 	}
-	// Every shard receives a sixteenth of the keys; the smallest must hold
-	// its share at 95%.
+	// The smallest shard must hold a sixteenth of the keys at 95%.
 	b0 := max(bucketsFor((capacity+growShards-1)/growShards), growMinBase)
-	var bases [growShards]uint64
+	var bases, maxD [growShards]uint64
 	for i := range bases {
 		bases[i] = (b0*growShardScale[i] + 1<<16 - 1) >> 16
-	}
-	var maxD [growShards]uint64
-	for i, b := range bases {
 		maxD[i] = growMaxDoublings
-		for maxD[i] > 0 && b<<maxD[i] > maxBuckets {
+		for maxD[i] > 0 && bases[i]<<maxD[i] > maxBuckets {
 			maxD[i]--
 		}
 	}
@@ -277,8 +230,8 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	return g, nil
 }
 
-// growStateKeys is the number of keys shards with first tables of bases
-// buckets are sized for (95%) after ds[i] doublings of shard i.
+// growStateKeys is the number of keys (at 95%) shards with first tables of
+// bases buckets hold after ds[i] doublings of shard i.
 func growStateKeys(bases, ds *[growShards]uint64) uint64 {
 	var n uint64
 	for i, b := range bases {
@@ -287,12 +240,11 @@ func growStateKeys(bases, ds *[growShards]uint64) uint64 {
 	return n
 }
 
-// growBounds returns the doubling bounds (each at most limit's) under
-// which shards with first tables of bases buckets hold at most maxCap
-// keys at 95% load: it doubles the smallest shard while the total stays
-// within maxCap, so that the smallest shard at its bound, which returns
-// the first ErrFull, is as large as it can be. bases must hold at most
-// maxCap keys.
+// growBounds returns doubling bounds, each at most limit's, under which
+// shards with first tables of bases buckets (at most maxCap keys) hold at
+// most maxCap keys: it doubles the smallest shard while the total allows,
+// so that the smallest shard at its bound, which returns the first
+// ErrFull, is as large as it can be.
 func growBounds(bases, limit *[growShards]uint64, maxCap uint64) [growShards]uint64 {
 	var ds [growShards]uint64
 	for {
@@ -313,9 +265,8 @@ func growBounds(bases, limit *[growShards]uint64, maxCap uint64) [growShards]uin
 	}
 }
 
-// newGrowState returns the state of shards whose first tables have bases
-// buckets, with doubling bounds maxD, for seed; their tables are not made
-// yet.
+// newGrowState returns the state, without tables, of shards whose first
+// tables have bases buckets and doubling bounds maxD, for seed.
 func newGrowState(bases, maxD *[growShards]uint64, seed uint64) *growState {
 	st := &growState{}
 	for t := range st.mask {
@@ -350,8 +301,7 @@ func growKeys(m uint64) uint64 {
 	return m * slotsPerBucket * targetLoadNum / targetLoadDen
 }
 
-// newTable returns an empty table of shard sh at level d with split
-// pointer p.
+// newTable returns an empty table of shard sh at level d, split pointer p.
 func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable {
 	x := st.tableShape(sh, d, p)
 	x.t.words = make([]atomic.Uint64, x.m)
@@ -362,8 +312,7 @@ func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable 
 	return x
 }
 
-// tableShape returns a table of shard sh at level d with split pointer p
-// (below sh.base<<d) without its words: what placement needs.
+// tableShape is newTable without words: what placement needs.
 func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
 	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, off: sh.off, mask: st.mask}
 	x.uShift, x.uMask, x.tShift = growPosBits-d-1, 1<<(d+1)-1, growPosBits-growTailBits-d
@@ -371,10 +320,10 @@ func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
 	return x
 }
 
-// nextStep returns the level and split pointer of the table that follows
-// x: ceil(c·2^d/growStepParts) more buckets of level d split, and more to
-// make a table above growLargeWords whole pages, or, when that reaches
-// the end of the level, level d+1 with none split.
+// nextStep returns the level and split pointer of the table after x:
+// ceil(c·2^d/growStepParts) more buckets of level d split, rounded up to
+// whole pages above growLargeWords, or level d+1 with none split when
+// that reaches the end of the level.
 func (x *growTable) nextStep() (d, p uint64) {
 	n := x.c << x.d
 	p = x.p + (n+growStepParts-1)/growStepParts
@@ -387,8 +336,8 @@ func (x *growTable) nextStep() (d, p uint64) {
 	return x.d, p
 }
 
-// keyed returns the key hash h keyed with the seed, as Filter.keyed does
-// with hash algorithm 2 (seed 0 leaves h as it is).
+// keyed returns h keyed with the seed, as Filter.keyed does with hash
+// algorithm 2 (seed 0 leaves h as it is).
 func (g *Growing) keyed(h uint64) uint64 {
 	if g.seed == 0 {
 		return h
@@ -401,8 +350,7 @@ func (g *Growing) shardOf(kh uint64) *growShard {
 	return &g.st.shards[kh*growShardMul>>(64-growShardBits)]
 }
 
-// writable returns the table writes to sh go to, after moving cur forward
-// and helping with (and waiting for) an unfinished copy into it.
+// writable returns the table writes to sh go to (protocol step 3).
 func (g *Growing) writable(sh *growShard) *growTable {
 	for {
 		x := sh.cur.Load()
@@ -418,8 +366,7 @@ func (g *Growing) writable(sh *growShard) *growTable {
 	}
 }
 
-// searched returns the table lookups in sh search: cur, or the table
-// being copied into it.
+// searched returns the table lookups in sh search (protocol step 4).
 func (sh *growShard) searched() *growTable {
 	x := sh.cur.Load()
 	if o := x.old.Load(); o != nil {
@@ -428,22 +375,20 @@ func (sh *growShard) searched() *growTable {
 	return x
 }
 
-// loaded reports whether sh, whose table is x, holds at least load times
-// x's slots.
+// loaded reports whether sh holds at least load times its table x's slots.
 func (sh *growShard) loaded(x *growTable, load float64) bool {
 	return float64(sh.count.sum()) >= load*float64(x.m*slotsPerBucket)
 }
 
-// eager reports whether an insert that found both its buckets full in x,
-// sh's table, should grow the table at once instead of relocating
-// entries: when the shard is at least growTargetLoad full and may grow.
+// eager reports whether an insert that found both its buckets full in x
+// should grow x at once rather than relocate.
 func (sh *growShard) eager(x *growTable) bool {
 	return x.d < sh.maxD && sh.loaded(x, growTargetLoad)
 }
 
-// expand starts the expansion of x, sh's table (or joins one that
-// started), and reports whether there is one: false at the bound, or when
-// the shard is less than growFullLoad full.
+// expand starts the expansion of x, sh's table, or joins one that started
+// (protocol step 1), and reports whether there is one: false at the bound
+// or below growFullLoad.
 func (g *Growing) expand(sh *growShard, x *growTable) bool {
 	if x.next.Load() == nil {
 		if x.d >= sh.maxD || !sh.loaded(x, growFullLoad) {
@@ -458,8 +403,9 @@ func (g *Growing) expand(sh *growShard, x *growTable) bool {
 	return true
 }
 
-// copyInto copies chunks of o into n, tables of sh, until none is left to
-// claim, then waits until every claimed chunk is copied.
+// copyInto copies chunks of o into n until none is left to claim, then
+// waits until every claimed chunk is copied (protocol step 2). Each chunk
+// holds the snapshot gate, so that a snapshot sees it before or after.
 func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 	chunks := (o.m + growChunk - 1) / growChunk
 	for {
@@ -467,7 +413,7 @@ func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 		if i >= chunks {
 			break
 		}
-		mv := g.gate.enterMove() // snapshots see a table before or after a chunk
+		mv := g.gate.enterMove()
 		g.copyChunk(sh, n, o, i*growChunk, min((i+1)*growChunk, o.m))
 		g.gate.exitMove(mv)
 		if n.copied.Add(1) == chunks {
@@ -479,11 +425,11 @@ func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 	}
 }
 
-// copyChunk freezes the buckets [lo, hi) of o and writes their entries
-// into n, or nowhere if n was made by Reset: a split bucket of o keeps its
-// index, the buckets of level d that n splits go to their halves 2j and
-// 2j+1, and the others move up by the buckets n splits (Linear steps,
-// grow_table.go).
+// copyChunk freezes buckets [lo, hi) of o and writes their entries into n
+// (nowhere if n was made by Reset): o's split buckets keep their index,
+// the buckets of level d that n splits go to their halves 2j and 2j+1, and
+// the others move up by the buckets n splits ("Linear steps",
+// grow_table.go). A void entry goes to both halves and counts once more.
 func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 	end := n.p // o's buckets of level d below end are split in n
 	if n.d > o.d {
@@ -509,18 +455,14 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 		var half [2]uint64
 		voids := 0
 		for s := range slotsPerBucket {
-			v := lane(w, s)
-			if v == 0 {
-				continue
+			if v := lane(w, s); v != 0 {
+				nv, h, both := splitLane(v) // h is 0 for a void entry
+				half[h], _ = putLane(half[h], nv)
+				if both {
+					half[1], _ = putLane(half[1], nv)
+					voids++
+				}
 			}
-			nv, h, both := splitLane(v)
-			if both {
-				half[0], _ = putLane(half[0], nv)
-				half[1], _ = putLane(half[1], nv)
-				voids++
-				continue
-			}
-			half[h], _ = putLane(half[h], nv)
 		}
 		n.t.words[2*j].Store(half[0])
 		n.t.words[2*j+1].Store(half[1])
@@ -531,13 +473,11 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 }
 
 // Insert adds key to the filter, growing its shard's table if the key
-// finds no room. It returns ErrFull only at the maximum (WithMaxCapacity
-// or 19 doublings) or, while the key's shard is less than half full, when
-// no path of at most five moves leads from its buckets to a free slot:
-// likely when many keys are stored several times, since every copy of a
-// key has the same other bucket. The filter then holds what it held
-// before. Use InsertUnique to store each key once. On a zero Growing it
-// returns ErrZeroFilter.
+// finds no room. It returns ErrFull, with nothing changed, only at the
+// maximum (WithMaxCapacity or 19 doublings) or, in a shard less than half
+// full, when no path of at most five moves frees a slot for the key:
+// likely when many keys are stored several times (InsertUnique stores each
+// once). On a zero Growing it returns ErrZeroFilter.
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(xxhash.Sum64(key)) }
 
 // InsertString is Insert for a string key, without copying it.
@@ -546,29 +486,38 @@ func (g *Growing) InsertString(key string) error { return g.Insert(bytesOf(key))
 // InsertHash is Insert for a key given by its 64-bit hash, as
 // Filter.InsertHash (the same assumptions on h).
 func (g *Growing) InsertHash(h uint64) error {
+	_, err := g.insertHash(h, false)
+	return err
+}
+
+// insertHash adds the key whose hash is h, or, if unique, adds it unless
+// an entry matches it (uniqueIn), and reports whether it added it.
+func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 	if g.st == nil {
-		return ErrZeroFilter
+		return false, ErrZeroFilter
 	}
 	kh := g.keyed(h)
 	sh := g.shardOf(kh)
 	for {
 		x := g.writable(sh)
 		k := x.place(kh)
-		st := g.putIn(x, k)
-		if st == growFull && !sh.eager(x) {
+		present, st := false, growDone
+		if unique {
+			present, st = g.uniqueIn(x, k)
+		} else if st = g.putIn(x, k); st == growFull && !sh.eager(x) {
 			st = g.addIn(x, k)
 		}
-		switch st {
-		case growDone:
-			sh.count.add(1)
-			return nil
-		case growFull:
-			if !g.expand(sh, x) {
-				return ErrFull
+		switch {
+		case st == growDone:
+			if !present {
+				sh.count.add(1)
 			}
-		}
-		// growFrozen, or a new table: start over on the table writable
-		// gives now.
+			return !present, nil
+		case st == growFull && (!unique || sh.eager(x) || g.makeRoomIn(x, k.b1, k.b2) == growFull):
+			if !g.expand(sh, x) {
+				return false, ErrFull
+			}
+		} // growFrozen, room made, or a new table: start over
 	}
 }
 
@@ -588,24 +537,14 @@ func (g *Growing) LookupHash(h uint64) bool {
 	kh := g.keyed(h)
 	x := g.shardOf(kh).searched()
 	k := x.place(kh)
-	// The fast paths of lookupIn, inlined: a match, or a miss whose first
-	// bucket reads the same again under the same epoch.
-	t := &x.t
-	ep := t.epochOf(k.b1)
-	e := ep.Load()
-	w1 := t.words[k.b1].Load()
-	if raceEnabled {
-		growSearchStalled(x, k.b1, 1) // the tests' stall points (grow_table.go)
-	}
-	w2 := t.words[k.b2].Load()
-	if raceEnabled {
-		growSearchStalled(x, k.b1, 2)
-	}
+	// lookupIn's answer where its first reads give it: a match, or a miss
+	// that settled proves.
+	e, w1, w2 := x.readPair(&k)
 	if (w1|w2|e)&tagMask == 0 {
-		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 { // k.matches, inlined
+		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 {
 			return true
 		}
-		if x.settled(k.b1, k.b2, w1, ep, e) {
+		if x.settled(&k, w1, e) {
 			return false
 		}
 	}
@@ -629,8 +568,7 @@ func (g *Growing) DeleteHash(h uint64) bool {
 	sh := g.shardOf(kh)
 	for {
 		x := g.writable(sh)
-		ok, st := g.deleteIn(x, x.place(kh))
-		if st == growDone {
+		if ok, st := g.deleteIn(x, x.place(kh)); st == growDone {
 			if ok {
 				sh.count.add(-1)
 			}
@@ -643,22 +581,12 @@ func (g *Growing) DeleteHash(h uint64) bool {
 // stored (each Insert of it adds one, each Delete removes one), plus those
 // of other keys that collide with it. Entries that have lived through many
 // doublings match more keys.
-func (g *Growing) Count(key []byte) int {
-	if g.st == nil {
-		return 0
-	}
-	kh := g.keyed(xxhash.Sum64(key))
-	x := g.shardOf(kh).searched()
-	n, _ := g.countIn(x, x.place(kh))
-	return n
-}
+func (g *Growing) Count(key []byte) int { return g.CountHash(xxhash.Sum64(key)) }
 
-// InsertBatch inserts keys in order and returns how many it inserted; if
-// that is less than len(keys), keys[n] did not fit (only where Insert
-// returns ErrFull), err is ErrFull (or ErrZeroFilter on a zero Growing),
-// and keys[n:] were not inserted. It prefetches the bucket words of a
-// group of keys before inserting them, so that their cache misses overlap;
-// each key is then inserted exactly as by Insert.
+// InsertBatch inserts keys in order, each as Insert does, and returns how
+// many it inserted; if fewer than len(keys), keys[n] met Insert's error,
+// err, and keys[n:] were not inserted. It prefetches the buckets of a
+// group of keys first, so that their cache misses overlap.
 func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	var hs [batchGroup]uint64
 	for base := 0; base < len(keys); base += batchGroup {
@@ -671,11 +599,9 @@ func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
 	return len(keys), nil
 }
 
-// insertGroup inserts the keys whose hashes are hs (at most batchGroup, at
-// least one) in order, after prefetching both bucket words of every key in
-// its shard's current table (a hint only: if the shard grows meanwhile,
-// the insert goes to the new table). It returns how many it inserted and
-// the error of the next one.
+// insertGroup inserts the keys whose hashes are hs (at most batchGroup)
+// after prefetching their buckets, and returns how many it inserted and
+// the next one's error.
 func (g *Growing) insertGroup(hs []uint64) (int, error) {
 	if g.st == nil {
 		return 0, ErrZeroFilter
@@ -694,33 +620,29 @@ func (g *Growing) insertGroup(hs []uint64) (int, error) {
 	return len(hs), nil
 }
 
-// LookupBatch stores in found[i] whether keys[i] may be in the filter, for
-// i below n = min(len(keys), len(found)), and returns n, with Lookup's
-// guarantee for each key. It loads the buckets of a group of keys before
-// it tests any of them, so that their cache misses overlap.
+// LookupBatch stores in found[i] whether keys[i] may be in the filter, as
+// Lookup would, for i below n = min(len(keys), len(found)), and returns n.
+// It loads the buckets of a group of keys before testing any of them, so
+// that their cache misses overlap.
 func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
 	n = min(len(keys), len(found))
-	if g.st == nil {
-		clear(found[:n])
-		return n
-	}
 	var hs [batchGroup]uint64
 	for base := 0; base < n; base += batchGroup {
 		ks := keys[base:min(base+batchGroup, n)]
-		for j, k := range ks {
-			hs[j] = xxhash.Sum64(k)
-		}
+		hashKeys(hs[:len(ks)], ks)
 		g.lookupGroup(hs[:len(ks)], found[base:base+len(ks)])
 	}
 	return n
 }
 
-// lookupGroup answers the keys whose hashes are hs (at most batchGroup):
-// for each key, the epoch and both words are loaded before any key is
-// tested; a key decided by those reads (a match, or a miss whose first
-// bucket reads the same again under the same epoch: the fast paths of
-// lookupIn) is answered, the others take lookupIn.
+// lookupGroup answers the keys whose hashes are hs (at most batchGroup) as
+// LookupHash does, with every key's first reads made before any key is
+// tested, so that many loads are in flight at once.
 func (g *Growing) lookupGroup(hs []uint64, found []bool) {
+	if g.st == nil {
+		clear(found)
+		return
+	}
 	var xs [batchGroup]*growTable
 	var ks [batchGroup]growKey
 	var w1, w2, e [batchGroup]uint64
@@ -729,70 +651,48 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 		x := g.shardOf(kh).searched()
 		xs[j], ks[j] = x, x.place(kh)
 	}
-	// The loads in a loop of their own, so that many of them are in
-	// flight at once.
 	for j := range hs {
-		t, k := &xs[j].t, &ks[j]
-		e[j] = t.epochOf(k.b1).Load()
-		w1[j] = t.words[k.b1].Load()
-		if raceEnabled {
-			growSearchStalled(xs[j], k.b1, 1) // the tests' stall points (grow_table.go)
-		}
-		w2[j] = t.words[k.b2].Load()
-		if raceEnabled {
-			growSearchStalled(xs[j], k.b1, 2)
-		}
+		e[j], w1[j], w2[j] = xs[j].readPair(&ks[j])
 	}
 	for j := range hs {
-		k, t := &ks[j], &xs[j].t
+		k, x := &ks[j], xs[j]
 		if (w1[j]|w2[j]|e[j])&tagMask == 0 {
-			if matchLanes(w1[j], k.q1)|matchLanes(w2[j], k.q2) != 0 { // k.matches, inlined
+			if matchLanes(w1[j], k.q1)|matchLanes(w2[j], k.q2) != 0 {
 				found[j] = true
 				continue
 			}
-			// settled, written out for the batch's speed.
-			if k.b1 == k.b2 {
-				found[j] = false
-				continue
-			}
-			r1 := t.words[k.b1].Load()
-			if raceEnabled {
-				growSearchStalled(xs[j], k.b1, 3) // between b1's re-read and the epoch's
-			}
-			if r1 == w1[j] && t.epochOf(k.b1).Load() == e[j] {
+			if x.settled(k, w1[j], e[j]) {
 				found[j] = false
 				continue
 			}
 		}
-		found[j] = g.lookupIn(xs[j], *k)
+		found[j] = g.lookupIn(x, *k)
 	}
+}
+
+// sumShards returns the sum of f over the shards, 0 for a zero Growing.
+func (g *Growing) sumShards(f func(sh *growShard) uint64) uint64 {
+	if g.st == nil {
+		return 0
+	}
+	var n uint64
+	for i := range g.st.shards {
+		n += f(&g.st.shards[i])
+	}
+	return n
 }
 
 // Len returns the number of entries stored: one per insert not deleted,
 // plus one for each extra copy of a void entry a split made. Like
 // Filter.Len it is exact when no write is in progress.
 func (g *Growing) Len() int {
-	if g.st == nil {
-		return 0
-	}
-	var n int64
-	for i := range g.st.shards {
-		n += g.st.shards[i].count.sum()
-	}
-	return int(max(n, 0))
+	return int(max(int64(g.sumShards(func(sh *growShard) uint64 { return uint64(sh.count.sum()) })), 0))
 }
 
 // Cap returns the number of slots of the shards' current tables (during
 // an expansion, of the new ones).
 func (g *Growing) Cap() int {
-	if g.st == nil {
-		return 0
-	}
-	var m uint64
-	for i := range g.st.shards {
-		m += g.st.shards[i].cur.Load().m
-	}
-	return int(m * slotsPerBucket)
+	return int(g.sumShards(func(sh *growShard) uint64 { return sh.cur.Load().m }) * slotsPerBucket)
 }
 
 // LoadFactor returns Len()/Cap(), or 0 for a zero Growing.
@@ -804,19 +704,11 @@ func (g *Growing) LoadFactor() float64 {
 	return float64(g.Len()) / float64(c)
 }
 
-// Doublings returns how many doublings the shards' tables have completed
-// since the filter was made (or last Reset), summed over the sixteen
-// shards; the steps of a doubling under way show in Cap. Each doubling
-// adds about a sixteenth of the filter's memory.
+// Doublings returns the doublings the shards' tables have completed since
+// the filter was made or Reset, summed over the shards (each adds about a
+// sixteenth of the memory); the steps of one under way show in Cap.
 func (g *Growing) Doublings() int {
-	if g.st == nil {
-		return 0
-	}
-	n := 0
-	for i := range g.st.shards {
-		n += int(g.st.shards[i].cur.Load().d)
-	}
-	return n
+	return int(g.sumShards(func(sh *growShard) uint64 { return sh.cur.Load().d }))
 }
 
 // BaseCapacity returns the number of keys the shards' first tables are
@@ -824,21 +716,14 @@ func (g *Growing) Doublings() int {
 // (about 1.4 times it, and at least 5,512), since each shard receives a
 // sixteenth of the keys and the smallest must hold its share.
 func (g *Growing) BaseCapacity() int {
-	if g.st == nil {
-		return 0
-	}
-	var n uint64
-	for i := range g.st.shards {
-		n += growKeys(g.st.shards[i].base)
-	}
-	return int(n)
+	return int(g.sumShards(func(sh *growShard) uint64 { return growKeys(sh.base) }))
 }
 
 // FalsePositiveRate returns the expected rate at which Lookup reports a
-// never-inserted key present, from the entries stored now: a key falls in
-// each shard with probability 1/16, its two buckets there are a random
-// pair, and an entry that compares k bits matches it with probability
-// 2^-k. It reads every table.
+// never-inserted key present, from the entries stored now (it reads every
+// table): a key falls in each shard with probability 1/16, its buckets
+// there are a random pair, and an entry that compares k bits matches it
+// with probability 2^-k.
 func (g *Growing) FalsePositiveRate() float64 {
 	if g.st == nil {
 		return 0
@@ -847,11 +732,11 @@ func (g *Growing) FalsePositiveRate() float64 {
 	for i := range g.st.shards {
 		x := g.st.shards[i].searched()
 		var perBits [growTagBits + tailBits + 1]int
-		for i := range x.t.words {
-			w := x.t.load(uint64(i))
+		for b := range uint64(len(x.t.words)) {
+			w := x.t.load(b)
 			for s := range slotsPerBucket {
 				if v := lane(w, s); v != 0 {
-					perBits[x.matchBits(uint64(i), v)]++
+					perBits[x.matchBits(b, v)]++
 				}
 			}
 		}
@@ -876,25 +761,23 @@ func (g *Growing) Reset() {
 	}
 }
 
-// resetShard empties sh: a table made by Reset replaces its table, and its
-// copy drops the old table's entries.
+// resetShard replaces sh's table, as an expansion would, by a first table
+// whose copy drops the entries.
 func (g *Growing) resetShard(sh *growShard) {
 	for {
 		x := g.writable(sh)
 		n := g.st.newTable(sh, 0, 0, g.mode)
 		n.reset = true
 		n.old.Store(x)
-		if !x.next.CompareAndSwap(nil, n) {
-			continue // an expansion started: help it, then reset
-		}
-		sh.cur.CompareAndSwap(x, n)
-		g.copyInto(sh, n, x)
-		return
+		if x.next.CompareAndSwap(nil, n) {
+			sh.cur.CompareAndSwap(x, n)
+			g.copyInto(sh, n, x)
+			return
+		} // an expansion started: help it, then reset
 	}
 }
 
-// Shards returns the number of shards (16), each a table that grows on
-// its own, or 0 for a zero Growing.
+// Shards returns the number of shards, 16 (0 for a zero Growing).
 func (g *Growing) Shards() int {
 	if g.st == nil {
 		return 0

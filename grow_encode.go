@@ -10,12 +10,8 @@ import (
 )
 
 // The serialized form of a Growing filter: FORMAT.md, "Growing filter
-// format" (magic "CUCKOOGR", version 5: a header with the seed and, per
-// shard, base, level, level bound and split pointer; the bucket words
-// shard by shard with their counter and frozen bits zero; an XXH64
-// checksum). Version 4 is the same without split pointers and is read as
-// it is; version 3 has 14-bit lanes and is read through lanesFrom14.
-// Versions 1 and 2 are no longer read.
+// format". Version 4 lacks split pointers and is read as it is; version 3
+// also has 14-bit lanes, read through lanesFrom14.
 
 const (
 	growFormatMagic      = "CUCKOOGR"
@@ -32,8 +28,8 @@ const (
 // began and not deleted is found by a filter read back from what it wrote.
 // While it copies the tables, relocations, deletes and the copying of an
 // expansion wait (inserts into free slots and lookups go on); w does not
-// hold them back, since the tables are copied before they are written.
-// Errors from w are returned wrapped, with the prefix "cuckoo: ".
+// hold them back. Errors from w are returned wrapped, with the prefix
+// "cuckoo: ".
 func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 	if g.st == nil {
 		return 0, ErrZeroFilter
@@ -79,12 +75,18 @@ func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 }
 
 // capture returns the words of the tables lookups search, encoded shard by
-// shard, and the tables. Under the snapshot gate no relocation, no Delete
-// and no copying of an expansion runs, so no entry moves or leaves while
-// it reads: each table is its shard's lookups' table throughout, holding
-// every key of the shard whose insert finished before (grow.go's claim),
-// and each word is read whole ("Deletes wait for snapshots",
-// grow_table.go).
+// shard, and the tables.
+//
+// Claim: the words hold an entry matching every key x inserted before
+// capture began and not deleted before it ended. Proof: the snapshot gate
+// keeps Deletes, moves and expansion copies apart from it (Dekker's
+// protocol, snapshot.go; grow_table.go, "Deletes wait for snapshots"), so
+// while it reads, entries are only added to the tables it reads, the ones
+// lookups search, which hold every key whose insert finished (grow.go). x
+// had a matching entry when capture began (youngest-match rule); it stays
+// in its word until capture ends, and capture reads that word once,
+// whole. □ Without the gate in deleteIn,
+// TestGrowingSnapshotAgainstCollidingDeletes loses the key in both modes.
 func (g *Growing) capture() ([]byte, [growShards]*growTable) {
 	g.gate.beginSnapshot()
 	defer g.gate.endSnapshot()
@@ -99,7 +101,7 @@ func (g *Growing) capture() ([]byte, [growShards]*growTable) {
 		for i := range uint64(len(x.t.words)) {
 			data = binary.LittleEndian.AppendUint64(data, x.t.load(i)&lanesMask)
 			if raceEnabled {
-				snapshotStalled(x, i) // the tests' stall point (snapshot.go)
+				snapshotStalled(x, i)
 			}
 		}
 	}
@@ -136,13 +138,10 @@ func (g *Growing) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// ReadFrom replaces the filter's contents with the growing filter encoded
-// at the start of r and returns the number of bytes it read; it reads
-// exactly the encoding. Memory grows with the data that arrives, not with
-// what the header claims. Errors are those of UnmarshalBinary, or r's,
-// wrapped. On error the filter is unchanged. It keeps the filter's mode
-// (LockFree for a zero Growing). It must not run concurrently with any
-// other method of g.
+// ReadFrom is UnmarshalBinary for the encoding at the start of r: it reads
+// exactly the encoding and returns the number of bytes it read. Memory
+// grows with the data that arrives, not with what the header claims.
+// Errors of r are returned wrapped.
 func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
 	st, seed, n, err := g.decode(r)
 	if err == nil {
@@ -162,26 +161,33 @@ func (g *Growing) install(st *growState, seed uint64) {
 	g.setup(seed, g.mode, st)
 }
 
-// decode reads a growing filter from r into a new state, and returns it
-// with its seed and the number of bytes read.
+// decode reads a growing filter from r into a new state and returns it,
+// its seed and the number of bytes read.
 func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 	var sum xxhash.Digest
 	sum.Reset()
 	cr := &countingReader{r: io.TeeReader(r, &sum)}
 
+	read := func(p []byte, want uint64) error {
+		_, err := io.ReadFull(cr, p)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return errTruncated(uint64(cr.n), want)
+		}
+		if err != nil {
+			return fmt.Errorf("cuckoo: reading filter: %w", err)
+		}
+		return nil
+	}
 	var hdr [growFormatPrefix]byte
-	k, err := io.ReadFull(cr, hdr[:])
-	if err := checkGrowHeader(hdr[:k]); err != nil {
+	rerr := read(hdr[:], growFormatPrefix)
+	if err := checkGrowHeader(hdr[:cr.n]); err != nil {
 		return nil, 0, cr.n, err
 	}
-	if err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, 0, cr.n, errTruncated(uint64(k), growFormatPrefix)
-		}
-		return nil, 0, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
+	if rerr != nil {
+		return nil, 0, cr.n, rerr
 	}
 	seed := binary.LittleEndian.Uint64(hdr[24:])
-	v14 := binary.LittleEndian.Uint16(hdr[8:]) == growFormatVersion14
+	lb := int(hdr[13]) // laneBits, or lane14Bits in version 3 (checked)
 	var bases, ds, ps, maxD [growShards]uint64
 	size, largest := uint64(growFormatPrefix+8), uint64(0)
 	for i := range bases {
@@ -194,8 +200,8 @@ func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 	}
 	st := newGrowState(&bases, &maxD, seed)
 
-	// Read each table in pieces, so that a header that claims huge tables
-	// costs only the memory of the data that really arrives.
+	// Tables are read in pieces, so that a header that claims huge tables
+	// costs only the memory of the data that arrives.
 	const piece = 1 << 16 // words
 	buf := make([]byte, 8*min(largest, piece))
 	var tables [growShards][]uint64
@@ -205,22 +211,16 @@ func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 		words := make([]uint64, 0, min(m, piece))
 		for len(words) < int(m) {
 			k := min(int(m)-len(words), piece)
-			if _, err := io.ReadFull(cr, buf[:8*k]); err != nil {
-				if err == io.EOF || err == io.ErrUnexpectedEOF {
-					return nil, 0, cr.n, errTruncated(uint64(cr.n), size)
-				}
-				return nil, 0, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
+			if err := read(buf[:8*k], size); err != nil {
+				return nil, 0, cr.n, err
 			}
 			for j := range k {
 				w := binary.LittleEndian.Uint64(buf[8*j:])
-				if v14 {
-					if err := checkGrowWord14(w, i, uint64(len(words))); err != nil {
-						return nil, 0, cr.n, err
-					}
-					w = lanesFrom14(w)
-				}
-				if err := checkGrowWord(w, i, uint64(len(words))); err != nil {
+				if err := checkGrowWord(w, lb, i, uint64(len(words))); err != nil {
 					return nil, 0, cr.n, err
+				}
+				if lb == lane14Bits {
+					w = lanesFrom14(w)
 				}
 				entries[i] += int64(laneCount(w))
 				words = append(words, w)
@@ -230,11 +230,8 @@ func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 	}
 	digest := sum.Sum64()
 	var tr [8]byte
-	if _, err := io.ReadFull(cr, tr[:]); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, 0, cr.n, errTruncated(uint64(cr.n), size)
-		}
-		return nil, 0, cr.n, fmt.Errorf("cuckoo: reading filter: %w", err)
+	if err := read(tr[:], size); err != nil {
+		return nil, 0, cr.n, err
 	}
 	if stored := binary.LittleEndian.Uint64(tr[:]); stored != digest {
 		return nil, 0, cr.n, errChecksum(stored, digest)
@@ -251,49 +248,32 @@ func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
 	return st, seed, cr.n, nil
 }
 
-// checkGrowWord rejects a bucket word that no filter writes: bits outside
-// the lanes, or a lane with a tag but no marker.
-func checkGrowWord(w uint64, shard int, i uint64) error {
-	if w&^lanesMask != 0 {
-		return errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its lanes", shard, i, w)
+// checkGrowWord rejects a word of four lb-bit lanes (15, or 14 in
+// version 3) that no filter writes: bits above the lanes, or an entry (a
+// tag above an lb-6-bit tail) without its marker.
+func checkGrowWord(w uint64, lb, shard int, i uint64) error {
+	if w>>(4*lb) != 0 {
+		return errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", shard, i, w, lb)
 	}
 	for s := range slotsPerBucket {
-		if v := lane(w, s); v != 0 && v&tailMask == 0 {
+		if v := w >> (s * lb) & (1<<lb - 1); v != 0 && v&(1<<(lb-growTagBits)-1) == 0 {
 			return errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", shard, i, s, v)
 		}
 	}
 	return nil
 }
 
-// The lanes of version 3: four of 14 bits, a 6-bit tag above an 8-bit
-// tail (7 index bits above the marker when fresh).
+// Version 3's lanes: a 6-bit tag above an 8-bit tail.
 const (
-	lane14Bits  = 14
-	lane14Mask  = 1<<lane14Bits - 1
-	tail14Mask  = 1<<8 - 1
-	lanes14Mask = 1<<(4*lane14Bits) - 1
+	lane14Bits = 14
+	lane14Mask = 1<<lane14Bits - 1
+	tail14Mask = 1<<8 - 1
 )
 
-// checkGrowWord14 is checkGrowWord for a word of version 3.
-func checkGrowWord14(w uint64, shard int, i uint64) error {
-	if w&^lanes14Mask != 0 {
-		return errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its 14-bit lanes", shard, i, w)
-	}
-	for s := range slotsPerBucket {
-		if v := w >> (s * lane14Bits) & lane14Mask; v != 0 && v&tail14Mask == 0 {
-			return errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", shard, i, s, v)
-		}
-	}
-	return nil
-}
-
-// lanesFrom14 returns the word of version 3 w (checked) with each entry
-// in a 15-bit lane: the same tag, and the tail shifted up one bit. The
-// entry keeps its index bits, with its top bit (the one the next doubling
-// takes) at the top of the new tail, and its marker one bit higher: it
-// reads as one doubling older, which is what it is to a 15-bit lane (one
-// index bit fewer than a fresh entry holds). Matching, splitting and
-// moving then treat it as any entry of that age.
+// lanesFrom14 returns the checked version 3 word w with each entry in a
+// 15-bit lane: the same tag, the tail shifted up one bit. The entry keeps
+// its position bits, the next split's at the top, and reads as one split
+// older, which it is to a 15-bit lane (one bit fewer than a fresh entry).
 func lanesFrom14(w uint64) uint64 {
 	var nw uint64
 	for s := range slotsPerBucket {
@@ -307,8 +287,8 @@ func lanesFrom14(w uint64) uint64 {
 	return nw
 }
 
-// checkGrowHeader validates the header at the start of data, which may be
-// shorter than a header (then only the bytes present are checked).
+// checkGrowHeader validates the header at the start of data, as far as
+// data goes.
 func checkGrowHeader(data []byte) error {
 	k := min(len(data), len(growFormatMagic))
 	if string(data[:k]) != growFormatMagic[:k] {
@@ -321,14 +301,8 @@ func checkGrowHeader(data []byte) error {
 		return nil
 	}
 	v := binary.LittleEndian.Uint16(data[8:])
-	if v != growFormatVersion && v != growFormatVersion4 && v != growFormatVersion14 {
-		switch v {
-		case 1:
-			return errFormat("cuckoo: growing format version 1 (a tree of tables) is no longer read; this package reads versions %d to %d", growFormatVersion14, growFormatVersion)
-		case 2:
-			return errFormat("cuckoo: growing format version 2 (second buckets without masks) is no longer read; this package reads versions %d to %d", growFormatVersion14, growFormatVersion)
-		}
-		return errFormat("cuckoo: unknown growing format version %d (this package reads versions %d to %d)", v, growFormatVersion14, growFormatVersion)
+	if v < growFormatVersion14 || v > growFormatVersion {
+		return errFormat("cuckoo: growing format version %d is not read by this package (it reads versions %d to %d)", v, growFormatVersion14, growFormatVersion)
 	}
 	if len(data) < growFormatHeaderSize {
 		return nil

@@ -1,11 +1,8 @@
 package cuckoo
 
-import "github.com/cespare/xxhash/v2"
-
-// The String and Hash forms of the Growing filter's methods that Filter
-// also has (keys.go has Filter's): the same operation for a key given as
-// a string (without copying it) or by its 64-bit hash (with
-// Filter.InsertHash's assumptions on h).
+// The String and Hash forms of the Growing filter's methods (keys.go has
+// Filter's): a string key is used without copying it, a hash with
+// Filter.InsertHash's assumptions.
 
 // CountString is Count for a string key, without copying it.
 func (g *Growing) CountString(key string) int { return g.Count(bytesOf(key)) }
@@ -36,48 +33,33 @@ func (g *Growing) InsertBatchString(keys []string) (n int, err error) {
 	return len(keys), nil
 }
 
-// InsertBatchHash is InsertBatch for keys given by their 64-bit hashes: it
-// inserts them in order and returns how many it inserted; if that is less
-// than len(hs), the key with hash hs[n] did not fit, err is ErrFull (or
-// ErrZeroFilter on a zero Growing), and hs[n:] were not inserted.
+// InsertBatchHash is InsertBatch for keys given by their 64-bit hashes.
 func (g *Growing) InsertBatchHash(hs []uint64) (n int, err error) {
 	for base := 0; base < len(hs); base += batchGroup {
-		end := min(base+batchGroup, len(hs))
-		if j, err := g.insertGroup(hs[base:end]); err != nil {
+		if j, err := g.insertGroup(hs[base:min(base+batchGroup, len(hs))]); err != nil {
 			return base + j, err
 		}
 	}
 	return len(hs), nil
 }
 
-// LookupBatchString is LookupBatch for string keys, without copying them:
-// it answers the first n = min(len(keys), len(found)) keys and returns n.
+// LookupBatchString is LookupBatch for string keys, without copying them.
 func (g *Growing) LookupBatchString(keys []string, found []bool) (n int) {
 	n = min(len(keys), len(found))
-	if g.st == nil {
-		clear(found[:n])
-		return n
-	}
-	var hs [batchGroup]uint64
+	var views [batchGroup][]byte
 	for base := 0; base < n; base += batchGroup {
 		ks := keys[base:min(base+batchGroup, n)]
 		for j, k := range ks {
-			hs[j] = xxhash.Sum64String(k)
+			views[j] = bytesOf(k)
 		}
-		g.lookupGroup(hs[:len(ks)], found[base:base+len(ks)])
+		g.LookupBatch(views[:len(ks)], found[base:base+len(ks)])
 	}
 	return n
 }
 
-// LookupBatchHash is LookupBatch for keys given by their 64-bit hashes: it
-// stores in found[i] whether the key with hash hs[i] may be in the filter,
-// for the first n = min(len(hs), len(found)) keys, and returns n.
+// LookupBatchHash is LookupBatch for keys given by their 64-bit hashes.
 func (g *Growing) LookupBatchHash(hs []uint64, found []bool) (n int) {
 	n = min(len(hs), len(found))
-	if g.st == nil {
-		clear(found[:n])
-		return n
-	}
 	for base := 0; base < n; base += batchGroup {
 		end := min(base+batchGroup, n)
 		g.lookupGroup(hs[base:end], found[base:end])
