@@ -251,17 +251,3 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 	}
 	return len(keys), nil
 }
-
-// insertGroup inserts the first k keys of a hashed and read group in order
-// and counts them, once for the group. It returns how many it inserted and
-// false if the next one did not fit.
-func (f *Filter) insertGroup(g *group, k int) (int, bool) {
-	for j := range k {
-		if !f.insert(g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]) {
-			f.count.add(int64(j))
-			return j, false
-		}
-	}
-	f.count.add(int64(k))
-	return k, true
-}

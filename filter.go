@@ -414,36 +414,9 @@ func (f *Filter) Insert(key []byte) error {
 	}
 	b1, fp, b2 := place(h, f.m, f.fpRange)
 	if f.lay.packed {
-		return f.pkInsert(b1, b2, fp)
+		return f.pkInsertKey(b1, b2, fp)
 	}
-	if !f.insert(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load()) {
-		return ErrFull
-	}
-	f.count.add(1)
-	return nil
-}
-
-// insert stores fp in b1 or b2, relocating fingerprints when both are full,
-// and reports whether it did; it does not count it. w1 and w2 are recent
-// reads of b1 and b2, which LockFree mode tries first.
-func (f *Filter) insert(b1, b2, fp, w1, w2 uint64) bool {
-	for round := 0; ; round++ {
-		var added bool
-		if f.mode == Locked {
-			added = f.addLocked(b1, b2, fp)
-		} else {
-			added = f.addEither(b1, b2, fp, w1, w2)
-		}
-		if added {
-			return true
-		}
-		if round == maxRoomRounds || !f.makeRoom(b1, b2, fp) {
-			f.stats.add(statFull, 1)
-			return false
-		}
-		roomMade(f, b1, b2)
-		w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
-	}
+	return f.insertKey(b1, b2, fp)
 }
 
 // Lookup reports whether key may be in the filter: never false for a key

@@ -77,13 +77,9 @@ func (f *Filter) InsertHash(h uint64) error {
 	}
 	b1, fp, b2 := f.placeHash(h)
 	if f.lay.packed {
-		return f.pkInsert(b1, b2, fp)
+		return f.pkInsertKey(b1, b2, fp)
 	}
-	if !f.insert(b1, b2, fp, f.t.words[b1].Load(), f.t.words[b2].Load()) {
-		return ErrFull
-	}
-	f.count.add(1)
-	return nil
+	return f.insertKey(b1, b2, fp)
 }
 
 // LookupHash is Lookup for a key given by its 64-bit hash h.

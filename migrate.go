@@ -2,82 +2,53 @@ package cuckoo
 
 //go:generate go run gen_variants.go
 
-// Making room for an insert whose two buckets are full (both modes).
-//
-// Path discovery and migration are kept apart, as in Algorithm 3 of the
-// lock-free cuckoo filter paper. Discovery is a breadth-first search from
-// both candidate buckets over the graph "a fingerprint in bucket b can move to
-// its other bucket", reading buckets without modifying anything. It stops at
-// the first bucket with an empty slot, so the path it finds is a shortest
-// one. A path is stored in one integer: bit 0 says which candidate bucket it
-// starts from, then bfsSlotBits bits per step give the slot whose
-// fingerprint moves.
-// The buckets along it are recomputed from the fingerprints when the path is
-// replayed.
-//
-// Migration then walks the path backwards: first the last fingerprint moves
-// into the empty slot at the end, which frees the slot the one before it
-// moves into, and so on, until a slot in the candidate bucket is free. Each
-// step is one atomic move of one fingerprint (a K-CAS of the two bucket words
-// in LockFree mode, the two stripes' locks in Locked mode) that also adds one
-// to both buckets' migration counters (in the packed layout, to the
-// destination bucket's version word, packed.go). Because every step only moves a
-// fingerprint from one of its buckets to the other, every fingerprint stays
-// findable at every instant, and a step that fails to validate (the
-// fingerprint is gone or the destination filled up meanwhile) leaves the
-// filter consistent: the path is then discovered anew. When no path exists,
-// Insert returns ErrFull and nothing has been lost.
-//
-// Discovery and the step are each written once, in search.go.tmpl and
-// move.go.tmpl, and generated per word codec by gen_variants.go
-// (ARCHITECTURE.md): discover, discoverDeep, search, moveLockFree and
-// moveLocked in zz_search_word.go and zz_move_word.go, their pk-prefixed
-// twins in zz_search_packed.go and zz_move_packed.go.
+// Making room for an insert whose two buckets are full (both modes), as in
+// Algorithm 3 of the lock-free cuckoo filter paper: discovery, a
+// breadth-first search from both buckets over "a fingerprint in b can move
+// to its other bucket" that reads and changes nothing and stops at the
+// first bucket with room (a shortest path), then migration, which replays
+// the path (its buckets recomputed from the fingerprints) and applies its
+// moves backwards, from the free slot at the end to the candidate bucket.
+// A path code holds the start bucket in bit 0, then bfsSlotBits bits of
+// slot per move. Each step (move) moves one fingerprint between its two
+// buckets atomically and bumps the counters (packed: dst's version), so
+// every fingerprint stays findable; a step that no longer applies leaves
+// the filter consistent, and the path is discovered anew. Search and step
+// are generated per codec from search.go.tmpl and move.go.tmpl.
 //
 // The paper sets the destination counter to max(src, dst)+1, for a
-// cross-bucket comparison in its lookup that is only sound with unbounded
-// counters. Our counters are 14 bits wide at f=12 (2 at f=15); the lookup
-// compares each bucket only with itself (twophase.go), for which +1 on both
-// is what the argument needs, and a max() of wrapped counters could jump a
-// counter by up to 2^c-1 in one step, defeating the wrap bound.
+// cross-bucket comparison sound only with unbounded counters. Ours wrap,
+// and the lookup compares each bucket only with itself (twophase.go), for
+// which +1 on both is what the argument needs; a max() of wrapped
+// counters could jump one by up to 2^c-1, defeating the wrap bound.
 
 const (
-	// maxPathLen is the most fingerprints one insert relocates. With
-	// four-slot buckets a breadth-first search to depth 5 reaches the 95%
-	// load factor the filter is sized for (libcuckoo uses the same bound);
-	// measured first-failure load factors are in the tests.
+	// maxPathLen is the most fingerprints one insert relocates: depth 5
+	// reaches the 95% load four-slot tables are sized for (libcuckoo's
+	// bound; first-failure loads are in the tests).
 	maxPathLen = 5
-	// bfsQueueLen bounds the nodes discovery queues: both roots and up to
-	// maxSlots children per node, down to depth maxPathLen-1 (2·(5^5-1)/4
-	// nodes). Nodes at depth maxPathLen are only tested, when their parent
-	// is expanded.
+	// bfsQueueLen bounds discovery's nodes: both roots and maxSlots
+	// children per node down to depth maxPathLen-1 (deeper ones are only
+	// tested).
 	bfsQueueLen = 2 * (maxSlotsPow5 - 1) / (maxSlots - 1)
 	// maxSlotsPow5 is maxSlots^maxPathLen.
 	maxSlotsPow5 = maxSlots * maxSlots * maxSlots * maxSlots * maxSlots
 	// bfsSlotBits is the bits of one move's slot in a path code.
 	bfsSlotBits = 3
-	// bfsShortQueue is the queue the Growing filter's discovery tries
-	// first (grow_table.go; discover's is discoverShortQueue, pkDiscover's
-	// pkShortQueue). Go zeroes a local array on every call, and at 95%
-	// load a search typically ends after a handful of buckets, so zeroing
-	// the full queue for every search would cost more than the search.
-	// 128 nodes hold every bucket within two moves and most within three;
-	// only a search that outgrows them runs again with the full queue
-	// (BENCHMARKS.md, "Tuning constants", for this length and the two
-	// others).
-	bfsShortQueue = 128
-	// discoverShortQueue is the queue discover tries first: 64 nodes
-	// hold every bucket within two moves (2 + 10 + 50 with five slots). A
-	// search that outgrows the queue expands the nodes it queued in the
-	// same order, so it finds what a longer queue finds first, or runs
-	// again.
+	// The queues searches try first (Go zeroes a local array per call, and
+	// most searches end after a few buckets; one that outgrows its queue
+	// expands what it queued in the same order, so finds what a longer
+	// queue finds first, or runs again with the full one; BENCHMARKS.md,
+	// "Tuning constants", for these lengths and pkShortQueue): the growing
+	// filter's (grow_table.go), every bucket within two moves and most
+	// within three; discover's, every bucket within two moves (2+10+50).
+	bfsShortQueue      = 128
 	discoverShortQueue = 64
 )
 
-// A BFS node is bucket<<32 | in<<20 | depth<<16 | path: path holds the
-// start bit and bfsSlotBits bits of slot per move (at most 16 bits); in is
-// the fingerprint that would move into the bucket (at most 12 bits), for
-// the codecs whose room depends on it (the packed one), else 0.
+// A BFS node is bucket<<32 | in<<20 | depth<<16 | path (at most 16 bits);
+// in is the fingerprint that would move into the bucket (at most 12 bits)
+// where room depends on it (packed), else 0.
 func bfsNode(b uint64, depth int, path uint64) uint64 {
 	return b<<32 | uint64(depth)<<16 | path
 }
@@ -88,13 +59,9 @@ func bfsNodeIn(b, in uint64, depth int, path uint64) uint64 {
 }
 
 // makeRoom frees a slot in b1 or b2 that may take fp by relocating
-// fingerprints (in the one-bucket-per-word layouts any free slot takes
-// any fingerprint; in the packed layout, packed_migrate.go, slot 3 of an
-// odd bucket takes only fingerprints below 64). It returns false if
-// discovery finds no path (the filter is full around these buckets) or
-// if maxRoomRounds paths in a row went stale before their moves applied. A
-// true result does not reserve the slot; the caller retries its insert,
-// and a concurrent insert may take the slot first.
+// fingerprints. It returns false if discovery finds no path or
+// maxRoomRounds paths in a row went stale. True reserves nothing: the
+// caller adds again, and a concurrent insert may take the slot first.
 func (f *Filter) makeRoom(b1, b2, fp uint64) bool {
 	// Sized for the longest path of any layout (the packed layout's).
 	var buckets [pkMaxPathLen + 1]uint64
@@ -113,9 +80,7 @@ retry:
 		if !ok {
 			return false
 		}
-		// Replay the path: recompute its buckets from the fingerprints now
-		// in the slots it names. Concurrent changes may make it stale;
-		// each move below re-validates.
+		// Replay: each move below re-validates.
 		buckets[0] = b1
 		if path&1 != 0 {
 			buckets[0] = b2
@@ -142,8 +107,7 @@ retry:
 	return false // every path found went stale first: see maxRoomRounds
 }
 
-// slotAt returns the fingerprint in slot s of bucket b, from the logical
-// value of its word (0 when empty), in either kind of layout.
+// slotAt returns the fingerprint in slot s of bucket b (logical; 0 if empty).
 func (f *Filter) slotAt(b uint64, s int) uint64 {
 	if f.lay.packed {
 		return f.t.loadWord(b>>1) >> (pkShift(b) + uint64(s)*8) & 0xff
@@ -151,13 +115,9 @@ func (f *Filter) slotAt(b uint64, s int) uint64 {
 	return f.lay.slot(f.t.loadWord(b), s)
 }
 
-// migrate applies the moves of a replayed path backwards, from the free slot
-// at its end to the candidate bucket, and reports whether all of them
-// applied. The whole path runs under one entry of the snapshot gate and one
-// descriptor lease: a relocation touches the gate's and the lease cache's
-// lines once per path, not once per move.
-//
-// buckets holds depth+1 buckets, slots and fps depth entries.
+// migrate applies a replayed path's moves backwards and reports whether all
+// applied, under one entry of the snapshot gate and one descriptor lease
+// per path (their lines are touched once per path, not per move).
 func (f *Filter) migrate(buckets []uint64, slots []int, fps []uint64, depth int) bool {
 	if depth == 0 {
 		return true
@@ -178,21 +138,12 @@ func (f *Filter) migrate(buckets []uint64, slots []int, fps []uint64, depth int)
 	return ok
 }
 
-// move relocates fp from slot s of bucket src to a slot of dst that may
-// take it, adding one to both migration counters (the packed layout: to
-// dst's version), in one atomic step: the codec's and mode's step of
-// move.go.tmpl. It reports false if the step no longer applies (fp left
-// that slot, or dst has no room). The caller holds the snapshot gate; in
-// LockFree mode *my is the caller's descriptor lease, or nil until a step
-// needs one (the step leases it then, and migrate releases it after the
-// path).
-//
-// LockFree mode moves with one K-CAS of the bucket words (and of the
-// epoch of a wrapping counter's stripe, twophase.go "Counter wraps", or of
-// dst's version): fp leaves src and enters dst at one instant, so no
-// operation can see a half-done move (twophase.go, "Moves are atomic",
-// says what each operation relies on). Locked mode stores the destination
-// first, under both stripes' locks (locked.go, packed_locked.go).
+// move relocates fp from slot s of src to dst in one step, the codec's and
+// mode's of move.go.tmpl (LockFree: one K-CAS, twophase.go "Moves are
+// atomic"; Locked: destination stored first, under both stripes, locked.go).
+// It reports false if the step no longer applies. The caller holds the
+// snapshot gate; *my is its descriptor lease, leased by the first step
+// that needs one.
 func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
 	if src == dst {
 		return false
@@ -209,30 +160,22 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 	return f.moveLockFree(src, s, fp, dst, my)
 }
 
-// maxRoomRounds bounds the rounds of an insert that frees a slot with
-// makeRoom and then finds its buckets full again, and makeRoom's own
-// searches whose path went stale before its moves applied: each such round
-// means that concurrent writers (their inserts, or their relocations along
-// paths of their own) changed the table first. Near full, a few writers
-// can keep undoing each other's room without end: four writers churning a
-// Locked filter at 1.03 times its capacity on one P (GOMAXPROCS=1, no
-// hardware transactions) kept relocating for minutes with no insert
-// returning. After this many rounds in a row the insert returns ErrFull,
-// having changed nothing but the places of fingerprints within their
-// pairs. A round is lost only to a concurrent change of the same buckets
-// or path, so an insert that is not contending near full load stops long
-// before the bound.
+// maxRoomRounds bounds an insert's rounds of makeRoom followed by buckets
+// full again, and makeRoom's paths gone stale: each means concurrent
+// writers changed the table first, and near full a few can undo each
+// other's room without end (four writers churning a Locked filter at 1.03
+// times capacity on one P relocated for minutes with no insert returning).
+// Then the insert returns ErrFull, having only moved fingerprints within
+// their pairs; an uncontended insert stops long before the bound.
 const maxRoomRounds = 1024
 
-// roomMadeHook, in race builds only, is called after makeRoom freed a slot
-// for an insert, before the insert tries its buckets again; tests set it
-// to take the slot, as a concurrent writer would.
+// roomMadeHook (race builds) runs after makeRoom freed a slot, before the
+// insert adds again; tests take the slot, as a concurrent writer would.
 var roomMadeHook func(f *Filter, b1, b2 uint64)
 
-// pathReplayedHook, in race builds only, is called when makeRoom has
-// replayed a path of at least one move, before it applies the moves; b, s
-// and fp are the first move's bucket, slot and fingerprint. Tests set it
-// to change the path, as a concurrent writer would.
+// pathReplayedHook (race builds) runs when makeRoom has replayed a path of
+// at least one move, with its first move's bucket, slot and fingerprint,
+// before the moves; tests change the path.
 var pathReplayedHook func(f *Filter, b uint64, s int, fp uint64)
 
 // roomMade and pathReplayed call the hooks; other builds compile them out.

@@ -1,13 +1,10 @@
 package cuckoo
 
-// Insert-if-absent and counting (both modes).
-//
-// Every copy of a key's fingerprint fp lives in one of the key's buckets b1
-// and b2 = alt(b1, fp): a fingerprint in bucket b can only move to
-// alt(b, fp) and back, and alt is an involution, so any copy of fp found in
-// b1 or b2 (whichever key put it there) belongs to the pair {b1, b2}, and
-// no copy belonging to that pair is anywhere else. The two words of b1 and
-// b2 therefore decide whether the filter holds fp for this pair.
+// Insert-if-absent and counting (both modes; the per-codec work is in
+// unique.go.tmpl). A copy of fp in bucket b moves only to alt(b, fp) and
+// back, and alt is an involution: every copy of fp in b1 or b2 belongs to
+// the pair {b1, b2} and none of the pair's is elsewhere, so the two words
+// decide whether the filter holds fp for the pair.
 
 // InsertUnique adds key to the filter unless its fingerprint is already in
 // one of the key's two buckets, and reports whether it added it. It returns
@@ -48,20 +45,16 @@ func (f *Filter) Count(key []byte) int {
 	return f.countCopies(b1, b2, fp)
 }
 
-// insertUnique is InsertUnique for a key placed in b1, b2 with fingerprint
-// fp.
+// insertUnique is InsertUnique for a placed key.
 //
-// Claim: every answer has one instant inside the call at which it holds.
-// Proof. Each attempt (addUnique*) reports present, added or full, each
-// decided at one instant (the claims of addUniqueLockFree and
-// addUniqueLocked). "present" and "added" are returned as such. ErrFull
-// comes only after an attempt that reported full, that is, an instant at
-// which both buckets were full and held no copy of fp, followed by a
-// makeRoom that found no path (or the last of maxRoomRounds); the call
-// changed nothing, so it takes effect at that instant, as a refusal that
-// found fp absent. A "full" taken from two reads at two instants would not
-// do: a copy can move from the bucket read second into the one read first
-// between the reads (TestInsertUniqueAgainstMove).
+// Claim: every answer holds at one instant inside the call. Proof: each
+// attempt (addUnique, addUniqueLocked) reports present, added or full at
+// one instant. ErrFull follows an attempt that found both buckets full and
+// without fp at one instant, and a makeRoom that found no path (or the
+// last of maxRoomRounds); the call changed nothing, so it takes effect at
+// that instant. A "full" from two reads at two instants would not do: a
+// copy can move from the bucket read second into the one read first
+// between them (TestInsertUniqueAgainstMove).
 func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 	for round := 0; ; round++ {
 		var present, added bool
@@ -73,7 +66,7 @@ func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 		case f.mode == Locked:
 			present, added = f.addUniqueLocked(b1, b2, fp)
 		default:
-			present, added = f.addUniqueLockFree(b1, b2, fp)
+			present, added = f.addUnique(b1, b2, fp)
 		}
 		if present {
 			return false, nil
@@ -90,22 +83,17 @@ func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 	}
 }
 
-// decidePair is the one instant of a LockFree InsertUnique and Count, in
-// every layout and in the growing filter: it changes word i1 from w1 to n1
-// and word i2 from w2 to n2 if both hold those values, at one instant, and
-// reports whether it did. The caller read w1 and w2 (logical values) and
-// decided from them: fp added to one word, or both left as they are (both
-// buckets full, or a count). When one word holds both buckets (i1 == i2)
-// the caller passes its one read of it as w1 and w2 and the one new word
-// as n1 and n2.
+// decidePair is the one instant of a LockFree InsertUnique and Count (every
+// layout, and the growing filter): it changes word i1 from w1 to n1 and i2
+// from w2 to n2 if both hold those values, and reports whether it did. The
+// caller read w1 and w2 (logical values) and decided from them. One word
+// (i1 == i2): its one read as w1 and w2, the one new word as n1 and n2.
 //
-// Claim: if it returns true, there is an instant inside the call at which
-// word i1 held w1 and word i2 held w2, and at that instant they became n1
-// and n2. Proof: a K-CAS takes effect at its decision point, at which
-// every word it covers holds its old value (kcas.go); a word written back
-// unchanged is compared all the same. One word: a CAS compares and writes
-// at one instant; a word left unchanged was read once, and that read is
-// the instant.
+// Claim: if true, at one instant inside the call word i1 held w1 and i2
+// held w2, and they became n1 and n2. Proof: a K-CAS takes effect at its
+// decision point, where every word it covers holds its old value
+// (kcas.go); a word written back unchanged is compared all the same. One
+// word: a CAS is one instant, and an unchanged word's one read is.
 func (t *kcasTable) decidePair(i1, w1, n1, i2, w2, n2 uint64) bool {
 	if i1 == i2 {
 		if n1 == w1 || t.cas(i1, w1, n1) {
@@ -122,152 +110,23 @@ func (t *kcasTable) decidePair(i1, w1, n1, i2, w2, n2 uint64) bool {
 	return t.kcas(&op)
 }
 
-// addUniqueLockFree puts fp into the emptier of b1 and b2 if neither holds
-// it. present reports that one did; added that fp was put in; both false
-// means both buckets are full.
-//
-// Claim: each outcome holds at one instant during the call: present, fp
-// in b1 or b2; added, fp in neither and added at that instant; neither,
-// both buckets full and without fp.
-//
-// Proof. Each attempt reads b1 (w1) and b2 (w2) as plain words, helping any
-// K-CAS it finds there to completion first. (a) A read that shows fp is an
-// atomic read of the bucket at that instant: present. (b) Otherwise both
-// words are decided on in one decidePair: the emptier one gets fp and
-// the other is written back unchanged, or, when both are full, both are
-// written back unchanged. At its instant both words hold exactly w1 and
-// w2, neither holding fp, and by the note at the top of this file no copy
-// of fp for this pair lies outside b1 and b2: so the filter holds no copy
-// then, and the same instant adds one or finds both buckets full. Any
-// change to either word between the reads and that instant, including
-// the migration counters' bumps of a relocation through either bucket and
-// an insert by a racing InsertUnique, fails it, and the attempt starts
-// over from fresh reads. When b1 == b2 the word read once decides.
-//
-// The attempt is lock-free: a failed K-CAS or CAS means a word changed, that
-// is, another operation took effect.
-func (f *Filter) addUniqueLockFree(b1, b2, fp uint64) (present, added bool) {
-	l := &f.lay
-	for {
-		w1 := f.t.words[b1].Load()
-		if w1&tagMask != 0 {
-			f.helpWord(w1)
-			continue
-		}
-		if raceEnabled {
-			searchStalled(f, b1, 1) // the tests' stall point (twophase.go, searchStalls)
-		}
-		w2 := w1
-		if b2 != b1 {
-			w2 = f.t.words[b2].Load()
-			if w2&tagMask != 0 {
-				f.helpWord(w2)
-				continue
-			}
-		}
-		if l.containsEither(w1, w2, fp) {
-			return true, false
-		}
-		// The emptier bucket gets fp, b1 on a tie (as addEither); the other
-		// is only compared, and both when both are full.
-		n1, ok1 := l.put(w1, fp)
-		n2, ok2 := l.put(w2, fp)
-		switch {
-		case !ok1 && !ok2:
-			n1, n2 = w1, w2
-		case !ok1 || ok2 && l.emptier(w2, w1):
-			n1 = w1
-		default:
-			n2 = w2
-		}
-		if b1 == b2 {
-			n2 = n1
-		}
-		if f.t.decidePair(b1, w1, n1, b2, w2, n2) {
-			return false, ok1 || ok2
-		}
-		f.stats.add(statKCASRetries, 1)
-	}
-}
-
-// addUniqueLocked is addUniqueLockFree for Locked mode: under the stripes of
-// both buckets, which every write to either bucket holds (locked.go), the
-// two reads and the insert are one instant.
-func (f *Filter) addUniqueLocked(b1, b2, fp uint64) (present, added bool) {
-	l := &f.lay
-	g := f.locks.lockBuckets(b1, b2)
-	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-	switch {
-	case l.containsEither(w1, w2, fp):
-		present = true
-	case l.emptier(w2, w1):
-		added = f.addHeld(b2, fp)
-	default:
-		added = f.addHeld(b1, fp) || b2 != b1 && f.addHeld(b2, fp)
-	}
-	f.locks.unlockBuckets(g)
-	return present, added
-}
-
-// matches returns the number of slots of w holding fp: the slots of
-// w ^ fp·lo that are zero, counted exactly (occupied counts the non-zero
-// ones without zeroSlots' borrow error).
+// matches returns the number of slots of w holding fp, exactly: b minus
+// the non-zero slots of w ^ fp·lo (occupied has no borrow error).
 func (l *layout) matches(w, fp uint64) int {
 	return int(l.b) - l.occupied(w^fp*l.lo)
 }
 
-// countCopies returns the number of copies of fp in b1 and b2.
-//
-// Claim: the result is the number of copies of fp for this pair at one
-// instant inside the call, so Count is linearizable.
-//
-// Proof (LockFree). An attempt reads b1 and then b2 and counts those two
-// values only if decidePair, comparing both words with them and changing
-// neither, succeeds: then both words held them at one instant (unique.go,
-// decidePair), and by the note at the top of this file every copy for the
-// pair is in one of the two. Otherwise a word changed and the attempt
-// starts over; each retry means another operation took effect. When
-// b1 == b2 one read decides. Two reads at two instants would not do, even
-// with a check that no copy moved: a copy in b1 can be deleted after b1
-// is read and, after that Delete returns, an Insert of a colliding key
-// can put one into b2 before b2 is read, and the sum, 2, was never there
-// (TestCountAgainstDeleteThenInsert).
-//
-// Locked mode reads both words under both buckets' stripe locks, which
-// every write to either bucket holds (locked.go): one instant.
+// countCopies returns the number of copies of fp in b1 and b2 at one
+// instant (unique.go.tmpl argues each mode).
 func (f *Filter) countCopies(b1, b2, fp uint64) int {
 	b1, b2 = searchPair(b1, b2)
-	if f.lay.packed {
-		if f.mode == Locked {
-			return f.pkCountLocked(b1, b2, fp)
-		}
-		return f.pkCount(b1, b2, fp)
+	switch {
+	case f.lay.packed && f.mode == Locked:
+		return f.pkCountLocked(b1, b2, fp)
+	case f.lay.packed:
+		return f.pkCountLockFree(b1, b2, fp)
+	case f.mode == Locked:
+		return f.countLocked(b1, b2, fp)
 	}
-	l := &f.lay
-	if f.mode == Locked {
-		g := f.locks.lockBuckets(b1, b2)
-		w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-		f.locks.unlockBuckets(g)
-		if b1 == b2 {
-			return l.matches(w1, fp)
-		}
-		return l.matches(w1, fp) + l.matches(w2, fp)
-	}
-	for {
-		w1 := f.t.load(b1)
-		if b1 == b2 {
-			return l.matches(w1, fp)
-		}
-		if raceEnabled {
-			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-		}
-		w2 := f.t.load(b2)
-		if raceEnabled {
-			searchStalled(f, b1, 2)
-		}
-		if f.t.decidePair(b1, w1, w1, b2, w2, w2) {
-			return l.matches(w1, fp) + l.matches(w2, fp)
-		}
-		f.stats.add(statLookupRetries, 1)
-	}
+	return f.countLockFree(b1, b2, fp)
 }

@@ -4,27 +4,20 @@
 
 package cuckoo
 
-// pkRemove is Delete's LockFree work: it deletes one copy of fp from b1
-// or b2 (b1 the lower bucket, searchPair): the search (pkFind) finds a
-// bucket where a read showed fp, then one CAS clears that slot; if the
-// fingerprint left that bucket before the CAS, the search runs again.
+// pkRemove is Delete's LockFree work (b1 the lower bucket): the
+// search (pkFind) finds a bucket where a read showed fp, one CAS
+// clears that slot, and if fp left first the search runs again. The first
+// attempt is the search's first round (firstReads): the bucket, b1 before
+// b2, chosen by conditional moves (which bucket holds a key is a coin
+// toss); fp in neither read answers "absent" as the search would.
 //
-// The first attempt is the search's first round from plain reads
-// ("firstReads"): the bucket where a read shows fp, b1 before b2 (as the
-// search answers), is chosen by conditional moves, since which bucket
-// holds a key is a coin toss, and its word is cleared with one CAS; fp in
-// neither read answers "absent" as the search would (a one-word pair from
-// its one read, else Settled). Anything else (a lost CAS, a K-CAS in
-// flight, fp possibly in flight) takes the general loop.
-//
-// Claim: it returns true exactly when its CAS removed a copy that was
-// logically present at that instant, and takes from b2 only after a read of
-// b1, made after it began, that showed no copy ("One order for every
-// search", twophase.go); false is the search's "absent". Proof: a CAS
-// succeeds only on the word value it read, whose bucket held fp; the first
-// attempt takes b2 only when its read of b1 showed none, the loop only
-// when the search answered b2, which it does after such a read. The first
-// attempt's "absent" is the search's with the reads the search starts with.
+// Claim: true exactly when its CAS removed a copy present at that instant;
+// a copy is taken from b2 only after a read of b1 made after the call began
+// showed none (twophase.go, "One order for every search"); false is the
+// search's "absent". Proof: a CAS succeeds only on the value read, whose
+// bucket held fp; the first attempt takes b2 only when its read of b1
+// showed none, the loop only when the search answered b2, which it does
+// after such a read.
 func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
 	// The search's first reads: the guard, then b1, then b2.
 	g := f.t.verOf(b1)
@@ -67,21 +60,16 @@ func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
 	}
 }
 
-// pkDeleteLocked is Delete's Locked work: it removes one copy of fp
-// from b1 or b2 (b1 the lower bucket) and reports whether it found one.
-// It reads as the unlocked lookup does (packed_locked.go): when a read
-// shows fp (b1 before b2) it locks only that bucket's stripe and removes
-// fp there if it is still there; when neither does and the lookup would
-// answer "absent", so does it; otherwise it locks both and looks at both
-// at one instant, b1 first.
+// pkDeleteLocked is Delete's Locked work (b1 the lower bucket). It
+// reads as the unlocked lookup (packed_locked.go): when a read shows fp (b1
+// first) it locks only that word's stripe and removes fp if still there;
+// when the lookup would answer "absent", so does it; else it looks at both
+// under both locks, b1 first.
 //
-// Claim: a true answer is one instant, the store under the lock of a word
-// that held fp; a false answer is the unlocked lookup's "absent" or the
-// instant both locks are held; a copy is taken from b2 only after a read
-// of b1 showed none (packed_locked.go, colliding keys). Proof: every
-// change to a word holds its stripe's lock, and pkDeleteHeld reads and
-// writes under it; the unlocked "absent" is the lookup's, from the same
-// reads.
+// Claim: true is one instant, the store under the lock of a word that held
+// fp; false is the lookup's "absent" or the instant both locks are held; a
+// copy leaves b2 only after a read of b1 showed none. Proof: every write to
+// a word holds its stripe, and pkDeleteHeld reads and writes under it.
 func (f *Filter) pkDeleteLocked(b1, b2, fp uint64) bool {
 	// The search's first reads: the guard, then b1, then b2.
 	g := f.t.verOf(b1)
@@ -110,8 +98,7 @@ func (f *Filter) pkDeleteLocked(b1, b2, fp uint64) bool {
 	return ok
 }
 
-// pkDeleteHeld removes one copy of fp from bucket b, whose word's stripe
-// the caller holds, and reports whether it found one.
+// pkDeleteHeld removes one copy of fp from b, its stripe held.
 func (f *Filter) pkDeleteHeld(b, fp uint64) bool {
 	w := f.t.words[b>>1].Load()
 	if !pkHas(pkHalf(w, b), fp) {

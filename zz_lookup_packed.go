@@ -4,12 +4,9 @@
 
 package cuckoo
 
-// pkLookup is Lookup's LockFree search for fp in b1 and b2 (b1 the
-// lower bucket, searchPair), with Lookup's guarantee (twophase.go, "One
-// order for every search"): the search's first round from plain reads
-// answers most lookups ("present" when a read shows fp; "absent" for a
-// one-word pair from its one read, else when Settled holds), and anything
-// else (a K-CAS in flight, fp possibly in flight) takes the full search.
+// pkLookup is Lookup's LockFree search (b1 the lower bucket;
+// twophase.go, "One order for every search"): the first round from plain
+// reads decides most lookups, anything else takes the full search.
 func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 	g := f.t.verOf(b1)
 	e := g.Load()

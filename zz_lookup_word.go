@@ -4,12 +4,9 @@
 
 package cuckoo
 
-// lookup is Lookup's LockFree search for fp in b1 and b2 (b1 the
-// lower bucket, searchPair), with Lookup's guarantee (twophase.go, "One
-// order for every search"): the search's first round from plain reads
-// answers most lookups ("present" when a read shows fp; "absent" for a
-// one-word pair from its one read, else when Settled holds), and anything
-// else (a K-CAS in flight, fp possibly in flight) takes the full search.
+// lookup is Lookup's LockFree search (b1 the lower bucket;
+// twophase.go, "One order for every search"): the first round from plain
+// reads decides most lookups, anything else takes the full search.
 func (f *Filter) lookup(b1, b2, fp uint64) bool {
 	l := &f.lay
 	g := f.t.epochOf(b1)

@@ -5,16 +5,12 @@
 package cuckoo
 
 // pkMoveLockFree is move's LockFree step: fp from slot s of src to
-// a slot of dst that may take it, in one K-CAS. It reports false if the
-// step no longer applies (fp left that slot, or dst has no room for it).
-// *my is the caller's descriptor lease, or nil until a step needs one.
-// The step bumps dst's version.
+// dst in one K-CAS that also bumps dst's version; false if fp
+// left the slot or dst has no room.
 func (f *Filter) pkMoveLockFree(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
 	t := &f.t
 	for {
-		// The plain read, and load (not inlined) only for a word
-		// holding a K-CAS reference: the logical value, as loadWord
-		// gives, without a call.
+		// loadWord without a call: load only for a reference.
 		ws := t.words[src>>1].Load()
 		if ws&tagMask != 0 {
 			ws = t.load(src >> 1)
@@ -62,11 +58,9 @@ func (f *Filter) pkMoveLockFree(src uint64, s int, fp uint64, dst uint64, my **d
 	}
 }
 
-// pkMoveLocked is move's Locked step: fp from slot s of src to a
-// slot of dst that may take it, under the locks of both buckets' stripes.
-// The destination is stored before the source is cleared, so fp is in one
-// of its buckets at every instant, which the unlocked lookups rely on
-// (packed_locked.go). The step bumps dst's version.
+// pkMoveLocked is move's Locked step, under both stripes: the
+// destination is stored before the source is cleared, so fp is in one of
+// its buckets at every instant (packed_locked.go); it bumps dst's version.
 func (f *Filter) pkMoveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 	t := &f.t
 	g := f.locks.lockBuckets(src>>1, dst>>1)

@@ -5,17 +5,13 @@
 package cuckoo
 
 // moveLockFree is move's LockFree step: fp from slot s of src to
-// a slot of dst that may take it, in one K-CAS. It reports false if the
-// step no longer applies (fp left that slot, or dst has no room for it).
-// *my is the caller's descriptor lease, or nil until a step needs one.
-// The step bumps both buckets' migration counters.
+// dst in one K-CAS that also bumps both buckets' migration counters; false if fp
+// left the slot or dst has no room.
 func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
 	l := &f.lay
 	t := &f.t
 	for {
-		// The plain read, and load (not inlined) only for a word
-		// holding a K-CAS reference: the logical value, as loadWord
-		// gives, without a call.
+		// loadWord without a call: load only for a reference.
 		ws := t.words[src].Load()
 		if ws&tagMask != 0 {
 			ws = t.load(src)
@@ -56,11 +52,9 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 	}
 }
 
-// moveLocked is move's Locked step: fp from slot s of src to a
-// slot of dst that may take it, under the locks of both buckets' stripes.
-// The destination is stored before the source is cleared, so fp is in one
-// of its buckets at every instant, which the unlocked lookups rely on
-// (locked.go). The step bumps both buckets' migration counters.
+// moveLocked is move's Locked step, under both stripes: the
+// destination is stored before the source is cleared, so fp is in one of
+// its buckets at every instant (locked.go); it bumps both buckets' migration counters.
 func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 	l := &f.lay
 	t := &f.t

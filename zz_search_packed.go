@@ -4,12 +4,10 @@
 
 package cuckoo
 
-// pkDiscover searches for a path from b1 or b2 to a bucket with a slot
-// that may take the fingerprint moving into it (fp into b1 or b2).
-// It returns the path code and its length (the number of moves, 0 if b1 or
-// b2 itself has room), or ok=false if none exists within pkMaxPathLen
-// moves. It searches with the short queue first (migrate.go,
-// discoverShortQueue, says why).
+// pkDiscover finds a shortest path from b1 or b2 to a slot that may
+// take the fingerprint moving into it (fp into b1 or b2): its code and number
+// of moves, or ok=false if none within pkMaxPathLen; short queue first
+// (migrate.go).
 func (f *Filter) pkDiscover(b1, b2, fp uint64) (path uint64, depth int, ok bool) {
 	var q [pkShortQueue]uint64
 	path, depth, ok, truncated := f.pkSearch(q[:], b1, b2, fp)
@@ -19,8 +17,8 @@ func (f *Filter) pkDiscover(b1, b2, fp uint64) (path uint64, depth int, ok bool)
 	return f.pkDiscoverDeep(b1, b2, fp)
 }
 
-// pkDiscoverDeep is pkDiscover with the full queue, in a function of its
-// own so that only the searches that need it pay for zeroing it.
+// pkDiscoverDeep is pkDiscover with the full queue, zeroed only
+// by the searches that need it.
 //
 //go:noinline
 func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok bool) {
@@ -29,28 +27,19 @@ func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok b
 	return path, depth, ok
 }
 
-// pkSearch is the breadth-first search of pkDiscover over the queue q.
-// truncated reports that q filled up before the search space was exhausted;
-// such a search still expands, in the same order, every node it queued, so
-// a path it finds is the one a search with a larger queue finds first.
-//
-// Expanding a bucket reads all its children's words before testing any,
-// so their cache misses overlap instead of costing one full miss per
-// bucket visited; each child is tested for room right away, and queued (to
-// be expanded in turn, from a now cached word) only if it has none. A
-// child is tested before any bucket of the next depth, so the first room
-// found still ends a shortest path.
-//
-// A node carries the fingerprint that would move into its bucket (in):
-// room depends on it, so a bucket without room may hold an empty slot
-// (never a child to move), and a slot whose freeing gives in no room is
-// not a child.
-//
-// The table's words and m are taken into locals afresh for each node, and
-// load (not inlined) runs only for a word that holds a K-CAS reference.
-// A node's children are computed and read in straight code.
-// Undoing any of these choices costs a fill instructions (BENCHMARKS.md,
-// "Tuning constants").
+// pkSearch is the breadth-first search over queue q. truncated:
+// q filled up first; the nodes it queued are still expanded in order, so
+// a path found is the one a larger queue finds first. Expanding a node
+// reads all its children's words before testing any (their misses
+// overlap); a child is tested for room at once, queued only if it has
+// none, and before any bucket of the next depth (so the path is shortest).
+// Words and m are taken into locals per node, and load (not inlined) runs
+// only for a word holding a K-CAS reference; children are computed in
+// straight code. A node carries the fingerprint moving in
+// (in): a bucket without room for it may have an empty slot (never a
+// child), and a slot whose freeing gives in no room is not a child.
+// Each choice is worth instructions per fill (BENCHMARKS.md, "Tuning
+// constants").
 func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int, ok, truncated bool) {
 	t := &f.t
 	n := 0
