@@ -557,15 +557,6 @@ type pkGroup struct {
 	b1, b2, fp, v, w1, w2 [batchGroup]uint64
 }
 
-// pkHashAndRead is hashAndRead for a packed lookup: it hashes keys (at most
-// batchGroup of them) into g.b1 and reads the group (pkReadGroup). It is a
-// call of its own so that LookupBatch's live values are not spilled around
-// every xxhash call.
-func (f *Filter) pkHashAndRead(g *pkGroup, keys [][]byte) {
-	hashKeys(g.b1[:], keys)
-	f.pkReadGroup(g, len(keys))
-}
-
 // pkReadGroup places the first n raw key hashes held in g.b1 and reads,
 // for every key, V(b1) and then the words of b1 and b2, in that order
 // (the order the search needs), all in one loop so that the cache misses
