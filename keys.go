@@ -2,13 +2,10 @@ package cuckoo
 
 import "unsafe"
 
-// The String forms answer exactly as the []byte forms do for []byte(s),
-// without copying s: the filter only hashes the bytes. The Hash forms take
-// a key's 64-bit hash instead of the key (InsertHash says what it must be).
+// The String forms answer as the []byte forms do for []byte(s), without
+// copying s; the Hash forms take a key's 64-bit hash (see InsertHash).
 
-// bytesOf returns the bytes of s without copying them; they must not be
-// written.
-func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) } // only hashed
 
 // InsertString is Insert for a string key.
 func (f *Filter) InsertString(key string) error { return f.Insert(bytesOf(key)) }
@@ -20,9 +17,7 @@ func (f *Filter) LookupString(key string) bool { return f.Lookup(bytesOf(key)) }
 func (f *Filter) DeleteString(key string) bool { return f.Delete(bytesOf(key)) }
 
 // InsertUniqueString is InsertUnique for a string key.
-func (f *Filter) InsertUniqueString(key string) (inserted bool, err error) {
-	return f.InsertUnique(bytesOf(key))
-}
+func (f *Filter) InsertUniqueString(key string) (bool, error) { return f.InsertUnique(bytesOf(key)) }
 
 // CountString is Count for a string key.
 func (f *Filter) CountString(key string) int { return f.Count(bytesOf(key)) }

@@ -94,6 +94,18 @@ type statShard struct {
 
 func (c *statCounters) add(id statID, d uint64) { c.mine().n[id].Add(d) }
 
+// resize gives c 1<<bits shards, keeping its sums.
+func (c *statCounters) resize(bits uint) {
+	var kept [numStats]uint64
+	for id := range kept {
+		kept[id] = c.sum(statID(id))
+	}
+	c.init(bits)
+	for id, n := range kept {
+		c.shards[0].n[id].Store(n)
+	}
+}
+
 func (c *statCounters) sum(id statID) uint64 {
 	var n uint64
 	for i := range c.shards {
