@@ -50,10 +50,8 @@ var (
 )
 
 // ReadAny reads one encoded filter of either kind from r, exactly as
-// ReadFrom does, and returns it as a *Filter or a *Growing in LockFree mode
-// (ReadFrom into a Locked filter loads one in that mode), with the number
-// of bytes read. Its errors are ReadFrom's; a stream of neither kind is
-// reported with both magics.
+// ReadFrom does, and returns it, in LockFree mode, with the bytes read. Its
+// errors are ReadFrom's; a stream of neither kind is reported as such.
 func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 	var magic [len(formatMagic)]byte
 	k, err := io.ReadFull(r, magic[:])

@@ -2,29 +2,26 @@ package cuckoo
 
 import "github.com/cespare/xxhash/v2"
 
-// batchGroup is how many keys a batch hashes before it reads any bucket, so
-// that the processor keeps the group's independent cache misses in flight.
+// A batch hashes batchGroup keys before it reads any bucket, so that the
+// group's independent cache misses are in flight at once.
 const batchGroup = 16
 
-// group is a group of placed keys with first reads of both of each key's
-// buckets and, in a lookup's group, the raw read of the wrap epoch of b1's
-// stripe taken before them (twophase.go); an insert's group leaves e unset.
+// group holds placed keys, first reads of their buckets and, for a lookup,
+// the raw read of b1's stripe's wrap epoch before them (twophase.go).
 type group struct {
 	b1, b2, fp, w1, w2 [batchGroup]uint64
 	e                  [batchGroup]uint64
 }
 
-// batchKeys is a batch's keys: keys, strs or, hashed, hs (the first that
-// is not nil).
+// batchKeys is a batch's keys: keys, strs or hashes hs, the first not nil.
 type batchKeys struct {
 	keys [][]byte
 	strs []string
 	hs   []uint64
 }
 
-// hashGroup stores in h the raw hashes of keys [base, end) of b. A call of
-// its own, returning nothing, so that only the loop's own values live
-// across each xxhash call.
+// hashGroup stores in h the raw hashes of keys [base, end) of b: a call of
+// its own, returning nothing, so that few values live across xxhash calls.
 //
 //go:noinline
 func (b *batchKeys) hashGroup(h *[batchGroup]uint64, base, end int) {
@@ -50,8 +47,7 @@ func hashKeys(h []uint64, keys [][]byte) {
 	}
 }
 
-// keyHashes keys the raw hashes h with the seed in place, one loop per hash
-// algorithm.
+// keyHashes keys the raw hashes h in place, a loop per hash algorithm.
 func (f *Filter) keyHashes(h []uint64) {
 	if seed := f.seed; seed != 0 {
 		if f.fmix {
@@ -67,10 +63,8 @@ func (f *Filter) keyHashes(h []uint64) {
 	}
 }
 
-// placeAndRead keys and places the first n raw hashes held in g.b1 and
-// reads each key's epoch and then both its buckets, as Lookup does; the
-// epochs are few and usually in cache, and one loop keeps the bucket loads
-// back to back.
+// placeAndRead keys and places the first n raw hashes in g.b1 and reads
+// each key's epoch, then its buckets, as Lookup does, loads back to back.
 func (f *Filter) placeAndRead(g *group, n int) {
 	h := g.b1[:n] // the raw hashes, until place replaces them
 	f.keyHashes(h)
@@ -90,10 +84,9 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	}
 }
 
-// place replaces the first n keyed hashes held in g.b1 by their buckets in
-// search order (searchPair) and their fingerprints. A call of its own:
-// inlined, the loop spilled the filter and m for every key (altBucket's
-// multiply takes two registers).
+// place places the first n keyed hashes in g.b1, buckets in search order.
+// Inlined, the loop spilled f and m for every key (altBucket's multiply
+// takes two registers).
 //
 //go:noinline
 func (g *group) place(n int, m, fpRange uint64) {
@@ -105,13 +98,11 @@ func (g *group) place(n int, m, fpRange uint64) {
 	}
 }
 
-// readForInsert keys and places the first n raw hashes held in b1 and
-// reads both words of every key, prefetched for writing (prefetch.go), as
-// the inserts' first tries: bucket b is in word b>>shift (shift 1 in the
-// packed layout, else 0). No epochs or versions: a stale first read costs
-// an insert only a failed CAS or a needless search, as the adds build the
-// word they write from the value their CAS compares (or read under the
-// lock).
+// readForInsert keys and places the first n raw hashes in b1 and reads,
+// prefetched for writing, the words (bucket b>>shift) of both buckets as
+// the inserts' first tries. A stale read costs an insert only a failed CAS
+// or a needless search: an add writes what its CAS compared, or its lock
+// read.
 func (f *Filter) readForInsert(b1, fp, b2, w1, w2 *[batchGroup]uint64, n int, shift uint64) {
 	h := b1[:n]
 	f.keyHashes(h)
@@ -128,11 +119,9 @@ func (f *Filter) readForInsert(b1, fp, b2, w1, w2 *[batchGroup]uint64, n int, sh
 	}
 }
 
-// LookupBatch stores in found[i] what Lookup(keys[i]) would report, for
-// every i below n = min(len(keys), len(found)), and returns n; found[n:] is
-// never written. It hashes a group of keys, then issues all their bucket
-// loads together, so it is faster than a loop of Lookups on tables larger
-// than the processor's caches.
+// LookupBatch stores Lookup(keys[i]) in found[i] for every i below n =
+// min(len(keys), len(found)) and returns n. Issuing a group's bucket loads
+// together, it beats a loop of Lookups on tables larger than the caches.
 func (f *Filter) LookupBatch(keys [][]byte, found []bool) (n int) {
 	return f.lookupBatch(&batchKeys{keys: keys}, found[:min(len(keys), len(found))])
 }
@@ -164,19 +153,16 @@ func (f *Filter) lookupBatch(b *batchKeys, found []bool) int {
 	return n
 }
 
-// lookupGroup answers the first len(found) (at most batchGroup) keys of a
-// group read by placeAndRead.
+// lookupGroup answers the first len(found) keys of g.
 func (f *Filter) lookupGroup(g *group, found []bool) {
 	found = found[:min(len(found), batchGroup)] // no bounds checks on j below
 	t := &f.t
 	for j := range found {
 		w1, w2 := g.w1[j], g.w2[j]
 		if (w1|w2)&tagMask == 0 {
-			// As in Lookup (words never hold tags in Locked mode). A plain
-			// read that shows fp answers "present" whatever the epoch
-			// held, so b1 and the epoch are read again only on the way to
-			// "absent": when b1 is bit for bit w1 and the epoch still the
-			// plain e, or the key has one bucket, tested in one word.
+			// As in Lookup (no tags in Locked mode): "absent" when b1 is
+			// bit for bit w1 and the epoch still the plain e, or the key
+			// has one bucket, tested in one word.
 			if f.lay.containsEither(w1, w2, g.fp[j]) {
 				found[j] = true
 				continue
@@ -200,11 +186,10 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 	}
 }
 
-// InsertBatch inserts keys in order, each as Insert does, and returns how
-// many it inserted: if fewer than len(keys), keys[n] did not fit, err is
-// ErrFull, and keys[n:] were not inserted. On a zero Filter it returns 0
-// and ErrZeroFilter (nil for no keys). Like LookupBatch it reads a group's
-// buckets before it writes any, and it counts a group's keys at once.
+// InsertBatch inserts keys in order, as Insert does, and returns how many
+// it inserted: if fewer, keys[n] did not fit and err is ErrFull. On a zero
+// Filter it returns ErrZeroFilter (nil for no keys). Like LookupBatch it
+// reads a group's buckets before it writes any.
 func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 	return f.insertBatch(&batchKeys{keys: keys}, len(keys))
 }
@@ -241,9 +226,8 @@ func (f *Filter) insertBatch(b *batchKeys, n int) (int, error) {
 	return n, nil
 }
 
-// insertGroup inserts the first k keys of a group read by readForInsert in
-// order and counts them at once. It returns how many it inserted and false
-// if the next one did not fit.
+// insertGroup inserts the first k keys of g in order, counted at once, and
+// returns how many, and false if the next did not fit.
 func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 	for j := range k {
 		if !f.insert(g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]) {

@@ -9,10 +9,10 @@ import "math/bits"
 //	bit 63 62 | 61 ........ bf | bf-1 ... (b-1)f | ... | f-1 ... 0
 //	 K-CAS tags | migration counter | slot b-1      | ... | slot 0
 //
-// Fingerprints are never 0, so 0 marks an empty slot. A word with a tag bit
-// set refers to a K-CAS descriptor (kcas.go) and is never decoded here. The
-// table's words are read and written only through sync/atomic or under the
-// locks; the functions here are pure functions of a word.
+// Fingerprints are never 0: 0 marks an empty slot. A word with a tag bit set
+// refers to a K-CAS descriptor (kcas.go) and is never decoded here. Words
+// are accessed only through sync/atomic or under the locks; the functions
+// here are pure.
 
 const (
 	slotsPerBucket = 4 // the four-slot layouts' and every Growing filter's
@@ -21,8 +21,7 @@ const (
 	payloadBits    = 64 - tagBits
 )
 
-// layout holds the masks of one bucket layout, fixed once the table is set
-// up (New, or a decoder).
+// layout holds a bucket layout's masks, fixed when the table is set up.
 type layout struct {
 	f, b     uint   // fingerprint bits (8, 12 or 15), slots (4, or 5 with f = 12)
 	slotMask uint64 // (1<<f)-1
@@ -67,7 +66,7 @@ func (l *layout) zeroSlots(x uint64) uint64 {
 	return (x - l.lo) &^ x & l.hi
 }
 
-// slotOf returns the slot of the lowest set bit of a zeroSlots result.
+// slotOf returns the slot of a zeroSlots result's lowest set bit.
 func (l *layout) slotOf(z uint64) int {
 	tz := uint(bits.TrailingZeros64(z))
 	switch l.f {
@@ -79,7 +78,7 @@ func (l *layout) slotOf(z uint64) int {
 	return int(tz / 15)
 }
 
-// match returns the slot of w holding fp (non-zero), or -1.
+// match returns the slot of w holding fp (never 0), or -1.
 func (l *layout) match(w, fp uint64) int {
 	z := l.zeroSlots(w ^ fp*l.lo)
 	if z == 0 {
@@ -88,10 +87,7 @@ func (l *layout) match(w, fp uint64) int {
 	return l.slotOf(z)
 }
 
-// contains reports whether a slot of w holds fp (non-zero).
-func (l *layout) contains(w, fp uint64) bool {
-	return l.zeroSlots(w^fp*l.lo) != 0
-}
+func (l *layout) contains(w, fp uint64) bool { return l.zeroSlots(w^fp*l.lo) != 0 }
 
 // containsEither reports whether w1 or w2 holds fp, without a branch
 // between the words: which one holds a key is a coin toss.
@@ -100,7 +96,7 @@ func (l *layout) containsEither(w1, w2, fp uint64) bool {
 	return l.zeroSlots(w1^x)|l.zeroSlots(w2^x) != 0
 }
 
-// emptySlot returns the first empty slot of w, or -1.
+// emptySlot returns w's first empty slot, or -1.
 func (l *layout) emptySlot(w uint64) int {
 	z := l.zeroSlots(w)
 	if z == 0 {
@@ -117,15 +113,14 @@ func (l *layout) slotUnit(z uint64) uint64 {
 	return (z & -z) >> ((l.f - 1) & 63)
 }
 
-// put returns w with fp (non-zero) in its first empty slot and whether it
-// had one (else w unchanged).
+// put returns w with fp in its first empty slot, and whether it had one.
 func (l *layout) put(w, fp uint64) (uint64, bool) {
 	z := l.zeroSlots(w)
 	return w | fp*l.slotUnit(z), z != 0
 }
 
-// take returns w with its first slot holding fp (non-zero) emptied and
-// whether it had one (else w unchanged).
+// take returns w with its first slot holding fp emptied, and whether it
+// had one.
 func (l *layout) take(w, fp uint64) (uint64, bool) {
 	z := l.zeroSlots(w ^ fp*l.lo)
 	return w &^ (l.slotMask * l.slotUnit(z)), z != 0
@@ -150,12 +145,8 @@ func (l *layout) emptier(w2, w1 uint64) bool {
 	return bits.OnesCount64(n1|(l.hi&^n2)<<1) > int(l.b)
 }
 
-// slot returns the fingerprint in slot s of w (0 when empty).
-func (l *layout) slot(w uint64, s int) uint64 {
-	return w >> (uint(s) * l.f) & l.slotMask
-}
+func (l *layout) slot(w uint64, s int) uint64 { return w >> (uint(s) * l.f) & l.slotMask }
 
-// setSlot returns w with slot s set to fp.
 func (l *layout) setSlot(w uint64, s int, fp uint64) uint64 {
 	sh := uint(s) * l.f
 	return w&^(l.slotMask<<sh) | fp<<sh
@@ -163,8 +154,7 @@ func (l *layout) setSlot(w uint64, s int, fp uint64) uint64 {
 
 func (l *layout) counter(w uint64) uint64 { return w >> l.ctrShift & l.ctrMask }
 
-// wraps reports whether bumpCounter(w) takes the counter from its maximum
-// back to 0.
+// wraps reports whether bumpCounter(w) wraps the counter to 0.
 func (l *layout) wraps(w uint64) bool { return l.counter(w) == l.ctrMask }
 
 // bumpCounter returns w with its counter increased by one, modulo its

@@ -57,8 +57,8 @@ func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 }
 
 // writeChunks writes data to w in pieces of at most writeChunk bytes,
-// adding what w took to *n, so that a writer failing part-way reports what
-// it took of a piece. It wraps w's error.
+// adding what w took to *n (a failing writer reports what it took of a
+// piece), and wraps w's error.
 func writeChunks(w io.Writer, data []byte, n *int64) error {
 	for len(data) > 0 {
 		p := data[:min(len(data), writeChunk)]
@@ -134,22 +134,21 @@ func (f *Filter) appendTable(p []byte) ([]byte, uint64) {
 // data, which must hold exactly one encoding (MarshalBinary's or WriteTo's).
 // A zero Filter becomes a LockFree filter; another keeps its mode. On error
 // the filter is unchanged; the error matches ErrTruncated, ErrFormat or
-// ErrCorrupt. It never allocates more than the size of data.
+// ErrCorrupt. It never allocates more than the size of data. It must not
+// run concurrently with other methods of f.
 func (f *Filter) UnmarshalBinary(data []byte) error {
 	h, err := parseHeader(data)
 	if err != nil {
 		return err
 	}
-	want := encodedSize(h.words)
-	if uint64(len(data)) < want {
+	switch want := encodedSize(h.words); {
+	case uint64(len(data)) < want:
 		return errTruncated(uint64(len(data)), want)
-	}
-	if uint64(len(data)) > want {
+	case uint64(len(data)) > want:
 		return errFormat("cuckoo: %d bytes of trailing data after the %d-byte filter", uint64(len(data))-want, want)
 	}
-	body := data[:want-8]
-	stored := binary.LittleEndian.Uint64(data[want-8:])
-	if sum := xxhash.Sum64(body); sum != stored {
+	want := uint64(len(data))
+	if sum, stored := xxhash.Sum64(data[:want-8]), binary.LittleEndian.Uint64(data[want-8:]); sum != stored {
 		return errChecksum(stored, sum)
 	}
 	words := make([]atomic.Uint64, h.words)
@@ -165,7 +164,8 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 // the size it claims (from *bytes.Reader, *strings.Reader and
 // *bytes.Buffer it allocates the table at once). On error the filter is
 // unchanged; decoding errors are UnmarshalBinary's (a truncated stream's
-// also matches io.ErrUnexpectedEOF), and r's errors come wrapped.
+// also matches io.ErrUnexpectedEOF), and r's errors come wrapped. Like
+// UnmarshalBinary it must not run concurrently with other methods of f.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	var n int64
 	read := func(p []byte) error {
@@ -283,44 +283,32 @@ func parseHeader(data []byte) (header, error) {
 		return h, errTruncated(uint64(len(data)), 0)
 	}
 	bits, slots, hash := data[10], data[11], data[12]
-	if !validFingerprintBits(int(bits)) {
+	m, seed := binary.LittleEndian.Uint64(data[16:]), binary.LittleEndian.Uint64(data[24:])
+	want := formatVersionOf(newLayout(uint(bits), uint(slots)))
+	switch {
+	case !validFingerprintBits(int(bits)):
 		return h, errFormat("cuckoo: impossible parameters: fingerprint bits %d (want 8, 12 or 15)", bits)
-	}
-	if !validLayout(uint(bits), uint(slots)) {
+	case !validLayout(uint(bits), uint(slots)):
 		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket with %d-bit fingerprints (want 4, or 5 with 12-bit)", slots, bits)
-	}
-	if v == formatVersion3 && (bits != 8 || slots != packedSlots) {
+	case v == formatVersion3 && (bits != 8 || slots != packedSlots):
 		return h, errFormat("cuckoo: impossible parameters: format version 3 (the packed layout) with %d-bit fingerprints and %d slots per bucket (want 8 and 4)", bits, slots)
-	}
-	if want := formatVersionOf(newLayout(uint(bits), uint(slots))); v != formatVersion3 && v != want {
+	case v != formatVersion3 && v != want:
 		return h, errFormat("cuckoo: impossible parameters: format version %d with %d-bit fingerprints and %d slots per bucket (written as version %d)", v, bits, slots, want)
-	}
-	if hash != formatHashXXFmix && hash != formatHashXXMul {
+	case hash != formatHashXXFmix && hash != formatHashXXMul:
 		return h, errFormat("cuckoo: unknown hash algorithm id %d (want %d or %d)", hash, formatHashXXFmix, formatHashXXMul)
-	}
-	h.hash = hash
-	if data[13]|data[14]|data[15] != 0 {
+	case data[13]|data[14]|data[15] != 0:
 		return h, errFormat("cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
-	}
-	m := binary.LittleEndian.Uint64(data[16:])
-	h.words = m
-	if v == formatVersion3 {
-		if m == 0 || m%2 != 0 || m > 2*maxBuckets {
-			return h, errFormat("cuckoo: impossible parameters: bucket count %d (want an even number from 2 to %d)", m, uint64(2*maxBuckets))
-		}
-		h.words = m / 2
-	} else if m == 0 || m > maxBuckets {
+	case v == formatVersion3 && (m == 0 || m%2 != 0 || m > 2*maxBuckets):
+		return h, errFormat("cuckoo: impossible parameters: bucket count %d (want an even number from 2 to %d)", m, uint64(2*maxBuckets))
+	case v != formatVersion3 && (m == 0 || m > maxBuckets):
 		return h, errFormat("cuckoo: impossible parameters: bucket count %d (want 1 to %d)", m, uint64(maxBuckets))
-	}
-	h.seed = binary.LittleEndian.Uint64(data[24:])
-	if h.hash == formatHashXXMul && h.seed == 0 {
-		// Both algorithms are XXH64 as it is for seed 0, which is always
-		// written as algorithm 1: the encoding stays canonical.
+	case hash == formatHashXXMul && seed == 0: // seed 0 is written as algorithm 1: canonical
 		return h, errFormat("cuckoo: impossible parameters: hash algorithm %d with seed 0 (written as algorithm %d)", formatHashXXMul, formatHashXXFmix)
 	}
+	h.hash, h.seed, h.words = hash, seed, m
 	h.lay = newLayout(uint(bits), uint(slots))
 	if v == formatVersion3 {
-		h.lay = packedLayout()
+		h.lay, h.words = packedLayout(), m/2
 	}
 	return h, nil
 }

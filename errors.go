@@ -2,10 +2,9 @@ package cuckoo
 
 import "errors"
 
-// Errors to test for with errors.Is. Every error the package returns begins
-// with "cuckoo: ". A decoding error (UnmarshalBinary, ReadFrom, ReadAny,
-// UnmarshalAny) has its own message, saying what is wrong and where, and
-// matches exactly one of ErrTruncated, ErrFormat and ErrCorrupt.
+// Every error begins with "cuckoo: ". A decoding error says what is wrong
+// and where, and matches exactly one of ErrTruncated, ErrFormat and
+// ErrCorrupt with errors.Is.
 var (
 	// ErrTruncated matches decoding errors for data that ends before the
 	// filter it announces (they also match io.ErrUnexpectedEOF).
@@ -28,8 +27,7 @@ var (
 	ErrZeroFilter = errors.New("cuckoo: zero Filter or Growing: it was not made with New or NewGrowing (or loaded with UnmarshalBinary or ReadFrom) and has no table")
 )
 
-// decodeError is a decoding error: its own message, matching its class
-// (ErrTruncated, ErrFormat or ErrCorrupt) and any cause with errors.Is.
+// decodeError matches its class and cause with errors.Is.
 type decodeError struct {
 	msg   string
 	class error

@@ -277,7 +277,8 @@ func (f *Filter) SlotsPerBucket() int {
 }
 
 // Seed returns the hash seed: WithSeed's, the one New drew, or the one in
-// the encoding the filter was loaded from.
+// the encoding the filter was loaded from. Keep it (and encodings) secret
+// where keys come from an adversary.
 func (f *Filter) Seed() uint64 { return f.seed }
 
 // mix64 is MurmurHash3's finalizer.

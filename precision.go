@@ -5,14 +5,12 @@ import (
 	"math"
 )
 
-// precisionLayouts are the layouts WithFalsePositiveRate chooses from, by
-// memory per slot (8, 12.8, 16 bits), then the least precise first (it
-// leaves the widest counter).
+// precisionLayouts, least memory per slot first, then least precise (the
+// widest counter), are WithFalsePositiveRate's choices.
 var precisionLayouts = [...]struct{ bits, slots int }{{8, 4}, {12, 5}, {12, 4}, {15, 4}}
 
 // expectedFalsePositiveRate returns 2·slots·load/(2^bits-1), the expected
-// number of the 2·slots slots of an absent key's buckets that hold its
-// fingerprint (TestFalsePositiveRate checks it against measurement).
+// number of an absent key's 2·slots slots holding its fingerprint.
 func expectedFalsePositiveRate(bits, slots int, load float64) float64 {
 	return 2 * float64(slots) * load / float64(uint64(1)<<bits-1)
 }
@@ -31,8 +29,7 @@ func WithFalsePositiveRate(p float64) Option {
 	return func(c *config) { c.fpr, c.fprSet = p, true }
 }
 
-// layoutFor returns precisionLayouts' choice for p, or an error that says
-// which rates can be had.
+// layoutFor returns the choice for p, or an error naming the rates there are.
 func layoutFor(p float64) (bits, slots int, err error) {
 	if math.IsNaN(p) || p <= 0 || p >= 1 {
 		return 0, 0, fmt.Errorf("cuckoo: false-positive rate must be between 0 and 1 (exclusive), got %v", p)
@@ -47,7 +44,6 @@ func layoutFor(p float64) (bits, slots int, err error) {
 		100*p, best.bits, 100*layoutFalsePositiveRate(best.bits, best.slots))
 }
 
-// layoutFalsePositiveRate is a layout's expected rate at New's load.
 func layoutFalsePositiveRate(bits, slots int) float64 {
 	num, den := targetLoad(slots)
 	if bits == 8 {

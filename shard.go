@@ -6,14 +6,12 @@ import (
 	"unsafe"
 )
 
-// A counter that every insert and delete updates must not live in one cache
-// line, which would travel between cores on every operation. It is spread
-// over shards, and a goroutine keeps to one shard by its stack: stacks are
-// disjoint and at least 2 KiB, so the address of a local, shifted by 11 bits
-// and mixed, is the same on every call from one goroutine (until its stack
-// moves, which only changes the shard) and usually differs between
-// goroutines. Correctness does not depend on the choice: the value is the
-// shards' sum.
+// A counter every insert updates is spread over cache-line shards, lest its
+// line travel between cores on every operation, and a goroutine keeps to a
+// shard by its stack: stacks are disjoint and at least 2 KiB, so a local's
+// address >> 11, mixed, is the same on every call from one goroutine (until
+// its stack moves) and usually differs between goroutines. The value is the
+// shards' sum, whichever shard an update lands in.
 
 // stackShard returns a shard in [0, 1<<bits) chosen by the calling
 // goroutine's stack, bits in [0, 63]. >>1 >> ((63-bits)&63) equals
@@ -23,8 +21,7 @@ func stackShard(bits uint) uint {
 	return uint(uint64(uintptr(unsafe.Pointer(&local))>>11) * 0x9e3779b97f4a7c15 >> 1 >> ((63 - bits) & 63))
 }
 
-// shardSet is a set of shards of type T, each padded to a cache line, one
-// of which a goroutine picks by its stack.
+// shardSet is a set of shards of T, each padded to a cache line.
 type shardSet[T any] struct {
 	shards []T
 	bits   uint
@@ -35,7 +32,6 @@ func (s *shardSet[T]) init(bits uint) {
 	s.bits = bits
 }
 
-// mine returns the calling goroutine's shard.
 func (s *shardSet[T]) mine() *T { return &s.shards[stackShard(s.bits)] }
 
 // A filter of m words gets enough shards for two per P (GOMAXPROCS at
@@ -66,8 +62,8 @@ func shardBitsPer(m, wordsPer uint64) uint {
 	return bits
 }
 
-// shardedCount is the number of stored fingerprints. (Shards chosen by
-// bucket would be shared by every goroutine filling one filter.)
+// shardedCount is the number of stored fingerprints (shards chosen by
+// bucket would be shared by every goroutine filling a filter).
 type shardedCount struct {
 	shardSet[countShard]
 }

@@ -2,31 +2,24 @@ package cuckoo
 
 import "sync/atomic"
 
-// Stats is a snapshot of a filter's size and of the rare events of its
-// synchronization (Filter.Stats). The event counters count from New (loads
-// and Reset keep them) and only grow. Read while other goroutines work, a
-// Stats is approximate, as Len is.
+// Stats is a snapshot of a filter's size and rare synchronization events.
+// The event counters count from New (loads and Reset keep them); read while
+// other goroutines work, a Stats is approximate, as Len is.
 type Stats struct {
 	// Mode through Cap are the filter's Mode(), ..., Cap().
 	Mode            Mode
 	FingerprintBits int
 	SlotsPerBucket  int
 	Len, Cap        int
-	// LoadFactor is Len/Cap (0 for a zero Filter).
-	LoadFactor float64
-	// BitsPerKey is the table's bits (64 per word) per stored key; 0 while
-	// the filter is empty.
-	BitsPerKey float64
+	LoadFactor      float64 // Len/Cap; 0 for a zero Filter
+	BitsPerKey      float64 // the table's bits per stored key; 0 when empty
 	// FalsePositiveRate is the expected false-positive rate at the current
 	// load: 2·b·LoadFactor/(2^f-1), the expected number of the 2·b slots of
 	// an absent key's buckets that hold its fingerprint.
 	FalsePositiveRate float64
 
-	// Relocations counts fingerprints moved to their other bucket to make
-	// room for an insert.
-	Relocations uint64
-	// Full counts inserts (of every form) that returned ErrFull.
-	Full uint64
+	Relocations uint64 // fingerprints moved to make room for an insert
+	Full        uint64 // inserts (of every form) that returned ErrFull
 	// KCASHelps counts, in LockFree mode, the times an insert, delete or
 	// reset found another goroutine's K-CAS (a relocation or an
 	// InsertUnique) in a bucket and completed it.
@@ -39,12 +32,10 @@ type Stats struct {
 	// through their first bucket meanwhile: in LockFree mode they read
 	// again, in Locked mode they took the locks.
 	LookupRetries uint64
-	// Lock is Locked mode's LockStats (zero in LockFree mode).
-	Lock LockStats
+	Lock          LockStats // Locked mode's LockStats; zero in LockFree mode
 }
 
-// Stats returns the filter's size and event counters. It reads a few
-// hundred counters and writes nothing.
+// Stats returns the filter's size and event counters, writing nothing.
 func (f *Filter) Stats() Stats {
 	s := Stats{
 		Mode:            f.mode,
@@ -80,9 +71,7 @@ const (
 	numStats
 )
 
-// statCounters counts rare events in a shardSet (shard.go), so that
-// relocating goroutines on two cores do not pass a counter's line back and
-// forth; only the sums mean anything.
+// statCounters counts rare events per goroutine shard (shard.go).
 type statCounters struct {
 	shardSet[statShard]
 }
@@ -114,8 +103,7 @@ func (c *statCounters) sum(id statID) uint64 {
 	return n
 }
 
-// helpWord helps the K-CAS whose reference v an insert, delete or reset
-// found in a word, and counts it.
+// helpWord helps the K-CAS whose reference v was found in a word, counted.
 func (f *Filter) helpWord(v uint64) {
 	f.stats.add(statKCASHelps, 1)
 	f.t.helpWord(v)
