@@ -6,11 +6,9 @@ import (
 	"strings"
 )
 
-// AnyFilter is the method set that *Filter and *Growing share: what a
-// program can use of a filter it loaded without knowing which kind the
-// file held (ReadAny, UnmarshalAny). Each method has the guarantees its
-// type documents. Type-assert to *Filter or *Growing for the rest (Stats,
-// LockStats, Doublings, Clone).
+// AnyFilter is the method set *Filter and *Growing share, for a filter
+// loaded without knowing its kind (ReadAny, UnmarshalAny); each method is
+// documented on the types. Type-assert for the rest (Stats, Clone, ...).
 type AnyFilter interface {
 	Insert(key []byte) error
 	InsertString(key string) error
@@ -51,13 +49,9 @@ var (
 	_ AnyFilter = (*Growing)(nil)
 )
 
-// ReadAny reads one encoded filter of either kind from r (what WriteTo of
-// a Filter or of a Growing filter wrote) and returns it as a *Filter or a
-// *Growing, with the number of bytes read. It reads exactly the encoding,
-// as ReadFrom does. A loaded filter is in LockFree mode; to load into a
-// Locked one, call ReadFrom on a filter of that mode. Errors are those of
-// ReadFrom, and a stream that is neither kind is reported with both
-// magics.
+// ReadAny reads one encoded filter of either kind from r, exactly as
+// ReadFrom does, and returns it, in LockFree mode, with the bytes read. Its
+// errors are ReadFrom's; a stream of neither kind is reported as such.
 func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 	var magic [len(formatMagic)]byte
 	k, err := io.ReadFull(r, magic[:])
@@ -85,13 +79,11 @@ func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 	return nil, int64(k), errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", head, formatMagic, growFormatMagic)
 }
 
-// UnmarshalAny decodes data, which must hold exactly one encoded filter of
-// either kind (MarshalBinary of a Filter or of a Growing filter), as
-// UnmarshalBinary does, and returns it as a *Filter or a *Growing.
+// UnmarshalAny is ReadAny for data holding exactly one encoding, decoded as
+// UnmarshalBinary does.
 func UnmarshalAny(data []byte) (AnyFilter, error) {
-	// A Growing filter's magic, or a proper prefix of it that no Filter's
-	// magic begins with (then Growing's UnmarshalBinary reports the
-	// truncation, as ReadAny does).
+	// A Growing magic, or a prefix of it that no Filter's magic begins with
+	// (Growing's decoder then reports the truncation, as in ReadAny).
 	if strings.HasPrefix(string(data), growFormatMagic) ||
 		strings.HasPrefix(growFormatMagic, string(data)) && !strings.HasPrefix(formatMagic, string(data)) {
 		g := new(Growing)

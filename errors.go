@@ -2,43 +2,32 @@ package cuckoo
 
 import "errors"
 
-// Errors a caller can test for with errors.Is. Every error the package
-// returns begins with "cuckoo: ".
-//
-// A decoding error (UnmarshalBinary, ReadFrom) keeps its own message, which
-// says what is wrong and where, and matches exactly one of ErrTruncated,
-// ErrFormat and ErrCorrupt:
-//
-//	ErrTruncated  the data ended early (it also matches io.ErrUnexpectedEOF)
-//	ErrFormat     not an encoded filter, or one this package cannot read:
-//	              wrong magic, unknown version or hash algorithm, a layout
-//	              (fingerprint bits, slots per bucket, reserved bytes, bucket
-//	              count) that no version allows, or bytes after the
-//	              filter given to UnmarshalBinary
-//	ErrCorrupt    the data is a filter of a known format but was damaged:
-//	              checksum mismatch, a bucket with bits outside its slots, or
-//	              an item count that disagrees with the table
+// Every error begins with "cuckoo: ". A decoding error says what is wrong
+// and where, and matches exactly one of ErrTruncated, ErrFormat and
+// ErrCorrupt with errors.Is.
 var (
 	// ErrTruncated matches decoding errors for data that ends before the
-	// filter it announces does.
+	// filter it announces (they also match io.ErrUnexpectedEOF).
 	ErrTruncated = errors.New("cuckoo: truncated data")
 	// ErrFormat matches decoding errors for data that is not an encoded
-	// filter or is one in a format or layout this package cannot read.
+	// filter or one this package cannot read: wrong magic, unknown version
+	// or hash algorithm, a layout (fingerprint bits, slots per bucket,
+	// reserved bytes, bucket count) that no version allows, or bytes after
+	// the filter given to UnmarshalBinary.
 	ErrFormat = errors.New("cuckoo: not a filter in a format this package reads")
-	// ErrCorrupt matches decoding errors for a filter whose bytes were
-	// damaged: they fail the checksum or an internal consistency check.
+	// ErrCorrupt matches decoding errors for a filter of a known format
+	// whose bytes were damaged: a checksum mismatch, a bucket with bits
+	// outside its slots, or an item count that disagrees with the table.
 	ErrCorrupt = errors.New("cuckoo: corrupted data")
 
-	// ErrZeroFilter is returned by the methods that need a table (Insert,
-	// InsertBatch, MarshalBinary, WriteTo) when called on a Filter or a
-	// Growing filter that was neither made (New, NewGrowing) nor loaded
-	// (UnmarshalBinary, ReadFrom). Both types return this one value, so
-	// that err == ErrZeroFilter works for either; the message names both.
+	// ErrZeroFilter is returned by the methods that need a table (the
+	// inserts, MarshalBinary, WriteTo) of a Filter or Growing that was
+	// neither made (New, NewGrowing) nor loaded (UnmarshalBinary,
+	// ReadFrom); both types return this one value.
 	ErrZeroFilter = errors.New("cuckoo: zero Filter or Growing: it was not made with New or NewGrowing (or loaded with UnmarshalBinary or ReadFrom) and has no table")
 )
 
-// decodeError is a decoding error: its own message, matching its class
-// (ErrTruncated, ErrFormat or ErrCorrupt) and any cause with errors.Is.
+// decodeError matches its class and cause with errors.Is.
 type decodeError struct {
 	msg   string
 	class error

@@ -14,20 +14,18 @@ import (
 // (only near full load). The filter keeps every fingerprint it held.
 var ErrFull = errors.New("cuckoo: filter is full")
 
-// Mode selects how a Filter synchronizes concurrent operations; the package
-// doc's Concurrency section says what waits in each.
+// Mode selects how a Filter synchronizes; the package doc says what waits.
 type Mode int
 
 const (
 	// LockFree, the default, writes a bucket with one CAS, relocates a
-	// fingerprint with one multi-word CAS (no operation sees it half
-	// moved) and looks up in two phases; a stalled goroutine blocks no
-	// other.
+	// fingerprint with one multi-word CAS and looks up in two phases; a
+	// stalled goroutine blocks no other.
 	LockFree Mode = iota
-	// Locked guards every change with striped queue locks (mcs.go), elided
-	// with Intel RTM where the processor has it (RTMActive). A released
-	// stripe goes to a running goroutine, never to a queued one that may
-	// be descheduled; the first waiter is overtaken at most 127 times. Its
+	// Locked guards every change with striped queue locks, elided with
+	// Intel RTM where the processor has it (RTMActive). A released stripe
+	// goes to a running goroutine, not to a queued one that may be
+	// descheduled; the first waiter is overtaken at most 127 times. Its
 	// writes cost more than LockFree's (README.md, "Modes"): choose it
 	// where RTM is present or a lock-based protocol is preferred.
 	Locked
@@ -45,32 +43,29 @@ func (m Mode) String() string {
 }
 
 const (
-	// DefaultFingerprintBits is the fingerprint size New uses unless told
-	// otherwise.
+	// DefaultFingerprintBits is the fingerprint size New uses by default.
 	DefaultFingerprintBits = 12
-	// New sizes four-slot tables for 95% load and five-slot ones for 97%,
+	// New sizes four-slot tables for 95% load, five-slot ones for 97%:
 	// below the lowest first-ErrFull load measured (BENCHMARKS.md, "Tuning
 	// constants").
 	targetLoadNum, targetLoadDen   = 19, 20
 	targetLoad5Num, targetLoad5Den = 97, 100
-	// maxBuckets keeps bucket indices within 32 bits, as the index
-	// arithmetic and the path search need.
-	maxBuckets = 1 << 31
-	// MaxCapacity is the largest capacity New accepts: 8,160,437,862 keys
-	// (2^31 four-slot buckets at 95% load, a 16 GiB table). It exceeds the
-	// int range of 32-bit platforms.
+	maxBuckets                     = 1 << 31 // indices fit the path search's 32 bits
+	// MaxCapacity is the largest capacity New accepts: 2^31 four-slot
+	// buckets at 95% load, a 16 GiB table. It exceeds the int range of
+	// 32-bit platforms.
 	MaxCapacity = maxBuckets * slotsPerBucket * targetLoadNum / targetLoadDen
 )
 
 type config struct {
-	bits, slots       int     // slots: 4, or 5 with 12 bits
-	bitsSet, slotsSet bool    // given by WithFingerprintBits, WithSlotsPerBucket
-	fpr               float64 // WithFalsePositiveRate's rate, when fprSet
+	bits, slots       int
+	bitsSet, slotsSet bool
+	fpr               float64
 	fprSet            bool
 	seed              uint64
 	seedSet           bool // otherwise New draws a random seed
 	mode              Mode
-	maxCap            int // WithMaxCapacity's bound of a Growing filter; 0: none
+	maxCap            int // a Growing filter's bound; 0: none
 	maxCapSet         bool
 }
 
@@ -79,73 +74,61 @@ type Option func(*config)
 
 // WithFingerprintBits sets the fingerprint size: 8, 12 (the default) or 15
 // bits. 12-bit fingerprints come five to a 64-bit bucket word unless
-// WithSlotsPerBucket(4) says otherwise, 15-bit ones four; 8-bit ones use the
-// packed layout (two four-slot buckets per word, sized for a lower load).
-// New rejects other sizes. Bits per key and rates: README.md, "Choosing a
-// layout".
+// WithSlotsPerBucket(4), 15-bit ones four; 8-bit ones use the packed layout,
+// two four-slot buckets per word. New rejects other sizes. Bits per key and
+// rates: README.md, "Choosing a layout".
 func WithFingerprintBits(bits int) Option {
 	return func(c *config) { c.bits, c.bitsSet = bits, true }
 }
 
-// WithSlotsPerBucket sets the fingerprints a bucket holds: 5 (the default
-// with 12-bit fingerprints, the only size five fit) or 4 (the only choice
-// with 8 and 15 bits). New rejects other values and five slots with other
-// fingerprint sizes.
+// WithSlotsPerBucket sets the fingerprints a bucket holds: 5 (the default,
+// 12-bit fingerprints only) or 4. New rejects other values.
 func WithSlotsPerBucket(b int) Option {
 	return func(c *config) { c.slots, c.slotsSet = b, true }
 }
 
-func validFingerprintBits(bits int) bool { return bits == 8 || bits == 12 || bits == 15 }
-
 // WithSeed sets the hash seed: filters with the same seed, bucket count and
-// layout place every key alike. Without it New draws a random seed per
-// filter, so that nobody can choose keys that all land in one pair of
-// buckets; use WithSeed only where keys cannot come from an adversary.
-// WithSeed(0) places keys as hash algorithm 1 of FORMAT.md does unseeded.
+// layout place every key alike. Without it New draws a random seed, so that
+// nobody can choose keys that all land in one pair of buckets; use it only
+// where keys cannot come from an adversary. WithSeed(0) places keys as hash
+// algorithm 1 of FORMAT.md does unseeded.
 func WithSeed(seed uint64) Option {
 	return func(c *config) { c.seed, c.seedSet = seed, true }
 }
 
 // WithMode selects the synchronization mode (LockFree by default).
-func WithMode(m Mode) Option {
-	return func(c *config) { c.mode = m }
-}
+func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
 
-// Filter is a concurrent cuckoo filter. Create one with New; a zero Filter
-// holds nothing, reports every Insert as ErrZeroFilter, and can be loaded
-// with UnmarshalBinary or ReadFrom. A Filter must not be copied after first
-// use.
+// Filter is a concurrent cuckoo filter, made by New. A zero Filter holds
+// nothing, returns ErrZeroFilter from Insert, and can be loaded with
+// UnmarshalBinary or ReadFrom. A Filter must not be copied after first use.
 type Filter struct {
 	_ noCopy
 
-	t        kcasTable // the buckets; words change only through t (LockFree) or under locks (Locked)
+	t        kcasTable // words change only through t (LockFree) or under locks (Locked)
 	m        uint64    // buckets
 	lay      layout
-	fpRange  uint64 // 2^f - 1: fingerprints are 1..fpRange
+	fpRange  uint64 // fingerprints are 1..fpRange = 2^f-1
 	seed     uint64
-	mul      uint64 // the seed's multiplier (hash algorithm 2)
-	fmix     bool   // hash algorithm 1 (filters decoded from it)
+	mul      uint64 // hash algorithm 2's multiplier
+	fmix     bool   // hash algorithm 1
 	mode     Mode
 	inline   bool          // LockFree one-word layouts: Lookup searches inline
 	pkDirect bool          // LockFree packed layout: Lookup calls pkLookup
-	locks    *stripedLocks // Locked mode only; guards the buckets' stripes
+	locks    *stripedLocks // Locked mode only
 	count    shardedCount  // fingerprints stored
-	stats    statCounters  // rare events, for Stats
-	_        [64]byte      // keeps the fields above, read by every operation, off the gate's written line
-	gate     snapshotGate  // keeps relocations out of snapshots
+	stats    statCounters
+	_        [64]byte     // keeps the fields above, read by every operation, off the gate's written line
+	gate     snapshotGate // keeps relocations out of snapshots
 }
 
-// New returns a filter that can hold capacity keys. By default a bucket is
-// a 64-bit word of five 12-bit fingerprints and the table is sized for 97%
-// load; the four-slot layouts for 95%, the packed one for 92%. Every table
-// has at least 32 spare slots, so that small tables, whose first ErrFull
-// varies most, take capacity keys. Beside the table a filter has a fixed
-// part: its struct, counter shards (two per P, at most 64) and, in Locked
-// mode, lock stripes (64 per P, at most 4,096), fewer for small tables
-// (README.md, "Choosing a layout").
-//
-// New returns an error if capacity is not positive or above MaxCapacity,
-// or if an option has a value outside its range.
+// New returns a filter that holds capacity keys: by default five 12-bit
+// fingerprints per 64-bit bucket at 97% load, four-slot layouts at 95%, the
+// packed one at 92%, each with at least 32 spare slots (small tables' first
+// ErrFull varies most). Beside the table come counter shards (two per P, at
+// most 64) and, in Locked mode, lock stripes (64 per P, at most 4,096),
+// fewer for small tables (README.md, "Choosing a layout"). New returns an
+// error for a capacity outside [1, MaxCapacity] or an option out of range.
 func New(capacity int, opts ...Option) (*Filter, error) {
 	c, err := newConfig(capacity, opts)
 	if err != nil {
@@ -157,32 +140,49 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 	f := &Filter{}
 	if c.bits == 8 {
 		f.init(newPackedWords(capacity), packedLayout(), c.seed, c.mode)
-		return f, nil
+	} else {
+		f.init(newBuckets(capacity, c.slots), newLayout(uint(c.bits), uint(c.slots)), c.seed, c.mode)
 	}
-	f.init(newBuckets(capacity, c.slots), newLayout(uint(c.bits), uint(c.slots)), c.seed, c.mode)
 	return f, nil
 }
 
-// spareSlots is what New adds to a table beyond its target load, in whole
-// buckets: small tables need it (BENCHMARKS.md, "Tuning constants").
-// pkSpareWords gives a packed table more: its restricted top slot leaves
-// three quarters of the fingerprints seven slots a word.
+// New adds spareSlots, in whole buckets, to a table (small tables need them:
+// BENCHMARKS.md, "Tuning constants"); a packed table more, as its top slot
+// takes only a quarter of the fingerprints.
 const (
 	spareSlots   = 32
 	pkSpareWords = 48 / (2 * packedSlots)
 )
 
-// newBuckets returns the buckets New gives a table of b-slot buckets for
-// capacity keys.
 func newBuckets(capacity, b int) uint64 {
-	return min(bucketsForSlots(capacity, b)+(spareSlots+uint64(b)-1)/uint64(b), maxBuckets)
+	num, den := targetLoad(b)
+	return min(unitsFor(capacity, num, den, uint64(b))+(spareSlots+uint64(b)-1)/uint64(b), maxBuckets)
 }
 
-// newPackedWords returns the words New gives a packed table for capacity
-// keys.
 func newPackedWords(capacity int) uint64 {
 	return unitsFor(capacity, packedLoadNum, packedLoadDen, 2*packedSlots) + pkSpareWords
 }
+
+// bucketsFor returns the four-slot buckets for capacity keys at 95% load.
+func bucketsFor(capacity int) uint64 {
+	return unitsFor(capacity, targetLoadNum, targetLoadDen, slotsPerBucket)
+}
+
+// unitsFor returns the units of per slots that hold capacity keys at load
+// num/den.
+func unitsFor(capacity int, num, den, per uint64) uint64 {
+	slots := (uint64(capacity)*den + num - 1) / num
+	return (slots + per - 1) / per
+}
+
+func targetLoad(b int) (num, den uint64) {
+	if b == 5 {
+		return targetLoad5Num, targetLoad5Den
+	}
+	return targetLoadNum, targetLoadDen
+}
+
+func validFingerprintBits(bits int) bool { return bits == 8 || bits == 12 || bits == 15 }
 
 // newConfig applies opts and checks them and capacity (New, NewGrowing); it
 // draws the random seed unless WithSeed was given.
@@ -193,38 +193,32 @@ func newConfig(capacity int, opts []Option) (config, error) {
 			o(&c)
 		}
 	}
-	if capacity <= 0 {
+	switch {
+	case capacity <= 0:
 		return c, fmt.Errorf("cuckoo: capacity must be positive, got %d", capacity)
-	}
-	if uint64(capacity) > MaxCapacity {
+	case uint64(capacity) > MaxCapacity:
 		return c, fmt.Errorf("cuckoo: capacity %d exceeds the maximum %d", capacity, uint64(MaxCapacity))
-	}
-	if c.fprSet {
-		if c.bitsSet || c.slotsSet {
-			return c, fmt.Errorf("cuckoo: WithFalsePositiveRate chooses the layout: give it without WithFingerprintBits and WithSlotsPerBucket")
-		}
+	case c.fprSet && (c.bitsSet || c.slotsSet):
+		return c, fmt.Errorf("cuckoo: WithFalsePositiveRate chooses the layout: give it without WithFingerprintBits and WithSlotsPerBucket")
+	case c.fprSet:
 		bits, slots, err := layoutFor(c.fpr)
 		if err != nil {
 			return c, err
 		}
 		c.bits, c.slots = bits, slots
-	}
-	if !validFingerprintBits(c.bits) {
-		return c, fmt.Errorf("cuckoo: fingerprint bits must be 8, 12 or 15, got %d", c.bits)
-	}
-	if !c.slotsSet && !c.fprSet {
+	case !c.slotsSet && c.bits == 12:
+		c.slots = 5
+	case !c.slotsSet:
 		c.slots = slotsPerBucket
-		if c.bits == 12 {
-			c.slots = 5
-		}
 	}
-	if c.slotsSet && c.slots != 4 && c.slots != 5 {
+	switch {
+	case !validFingerprintBits(c.bits):
+		return c, fmt.Errorf("cuckoo: fingerprint bits must be 8, 12 or 15, got %d", c.bits)
+	case c.slotsSet && c.slots != 4 && c.slots != 5:
 		return c, fmt.Errorf("cuckoo: slots per bucket must be 4 or 5, got %d", c.slots)
-	}
-	if !validLayout(uint(c.bits), uint(c.slots)) {
+	case !validLayout(uint(c.bits), uint(c.slots)):
 		return c, fmt.Errorf("cuckoo: %d slots per bucket with %d-bit fingerprints: want 4, or 5 with 12-bit", c.slots, c.bits)
-	}
-	if c.mode != LockFree && c.mode != Locked {
+	case c.mode != LockFree && c.mode != Locked:
 		return c, fmt.Errorf("cuckoo: unknown mode %d", int(c.mode))
 	}
 	if !c.seedSet {
@@ -233,41 +227,14 @@ func newConfig(capacity int, opts []Option) (config, error) {
 	return c, nil
 }
 
-// bucketsFor returns the four-slot buckets of a table sized for capacity
-// keys at 95% load (capacity in [1, MaxCapacity]).
-func bucketsFor(capacity int) uint64 { return bucketsForSlots(capacity, slotsPerBucket) }
-
-// bucketsForSlots returns the b-slot buckets of a table sized for capacity
-// keys at its target load.
-func bucketsForSlots(capacity, b int) uint64 {
-	num, den := targetLoad(b)
-	return unitsFor(capacity, num, den, uint64(b))
-}
-
-// unitsFor returns the units of per slots that hold capacity keys at load
-// num/den.
-func unitsFor(capacity int, num, den, per uint64) uint64 {
-	slots := (uint64(capacity)*den + num - 1) / num
-	return (slots + per - 1) / per
-}
-
-// targetLoad returns the load, num/den, New sizes b-slot buckets for.
-func targetLoad(b int) (num, den uint64) {
-	if b == 5 {
-		return targetLoad5Num, targetLoad5Den
-	}
-	return targetLoadNum, targetLoadDen
-}
-
 // init sets up an empty table of n words, n in [1, maxBuckets].
 func (f *Filter) init(n uint64, lay layout, seed uint64, mode Mode) {
 	f.adopt(make([]atomic.Uint64, n), lay, seed, formatHashXXMul, mode, 0)
 }
 
-// adopt makes words (len in [1, maxBuckets], plain bucket words only) the
-// filter's table, holding n fingerprints placed by hash algorithm alg. It
-// must not run concurrently with other methods. The event counters keep
-// their sums: they count from New.
+// adopt makes words (len in [1, maxBuckets], plain bucket words) the table,
+// holding n fingerprints placed by hash algorithm alg; not concurrently
+// with other methods. The event counters keep their sums.
 func (f *Filter) adopt(words []atomic.Uint64, lay layout, seed uint64, alg uint8, mode Mode, n int64) {
 	f.t.words = words
 	f.m = uint64(len(words))
@@ -291,16 +258,7 @@ func (f *Filter) adopt(words []atomic.Uint64, lay layout, seed uint64, alg uint8
 	f.count.add(n)
 	sb := shardBitsFor(uint64(len(words)))
 	f.gate.movers.init(sb)
-	var kept [numStats]uint64
-	for id := range kept {
-		kept[id] = f.stats.sum(statID(id))
-	}
-	f.stats.init(sb)
-	for id, n := range kept {
-		if n != 0 {
-			f.stats.shards[0].n[id].Add(n)
-		}
-	}
+	f.stats.resize(sb)
 }
 
 // Mode returns the filter's synchronization mode.
@@ -310,7 +268,7 @@ func (f *Filter) Mode() Mode { return f.mode }
 func (f *Filter) FingerprintBits() int { return int(f.lay.f) }
 
 // SlotsPerBucket returns the fingerprints a bucket holds (0 for a zero
-// Filter). A key's two buckets hold at most twice this many copies of it.
+// Filter); a key's two buckets hold at most twice this many copies of it.
 func (f *Filter) SlotsPerBucket() int {
 	if f.lay.packed {
 		return packedSlots
@@ -318,8 +276,9 @@ func (f *Filter) SlotsPerBucket() int {
 	return int(f.lay.b)
 }
 
-// Seed returns the hash seed: WithSeed's, the random one New drew, or the
-// one stored in the encoding the filter was loaded from.
+// Seed returns the hash seed: WithSeed's, the one New drew, or the one in
+// the encoding the filter was loaded from. Keep it (and encodings) secret
+// where keys come from an adversary.
 func (f *Filter) Seed() uint64 { return f.seed }
 
 // mix64 is MurmurHash3's finalizer.
@@ -332,14 +291,13 @@ func mix64(h uint64) uint64 {
 	return h
 }
 
-// keyed returns the key hash h = XXH64(key) keyed with the seed (callers
-// skip it for seed 0, where h is used as it is). Hash algorithm 2 of
-// FORMAT.md maps h to (h ^ seed) * mul with mul = mix64(seed) | 1 odd: a
-// multiply-shift hash, whose top bits (the bucket's) collide for distinct
-// h with probability about 2^-32 over mul (Dietzfelbinger et al.), so keys
-// crafted to collide under one seed do not under another; it costs one
-// multiply on the lookup's dependency chain. Algorithm 1, kept for older
-// encodings, is mix64(h ^ seed).
+// keyed keys h = XXH64(key) with a non-zero seed. Hash algorithm 2 of
+// FORMAT.md maps h to (h ^ seed) * mul, mul = mix64(seed) | 1 odd: a
+// multiply-shift hash whose top bits (the bucket's) collide for distinct h
+// with probability about 2^-32 over mul (Dietzfelbinger et al.), so keys
+// crafted to collide under one seed do not under another, for one multiply
+// on the lookup's dependency chain. Algorithm 1 (older encodings) is
+// mix64(h ^ seed).
 func (f *Filter) keyed(h uint64) uint64 {
 	if f.fmix {
 		return mix64(h ^ f.seed)
@@ -348,18 +306,14 @@ func (f *Filter) keyed(h uint64) uint64 {
 }
 
 func (f *Filter) setSeed(seed uint64, alg uint8) {
-	f.seed = seed
-	f.fmix = alg == formatHashXXFmix
-	f.mul = mix64(seed) | 1
+	f.seed, f.fmix, f.mul = seed, alg == formatHashXXFmix, mix64(seed)|1
 }
 
-// hash returns the key's first bucket, its fingerprint and its second
-// bucket. The filter must have a table.
+// hash returns the key's first bucket, fingerprint and second bucket.
 func (f *Filter) hash(key []byte) (b1, fp, b2 uint64) {
 	return f.placeHash(xxhash.Sum64(key))
 }
 
-// placeHash is hash for the key with xxhash.Sum64(key) == h.
 func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
 	if f.seed != 0 {
 		h = f.keyed(h)
@@ -367,34 +321,30 @@ func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
 	return place(h, f.m, f.fpRange)
 }
 
-// place maps a keyed hash h to its first bucket (from the high 32 bits),
-// its fingerprint in 1..fpRange (from the low 32, never 0) and its second
-// bucket in a table of m buckets, by multiply-shifts: no division, no
-// power-of-two table. It inlines, so a loop keeps m and fpRange in
-// registers.
+// place maps a keyed hash to its first bucket (from the high 32 bits), its
+// fingerprint in [1, fpRange] (from the low 32) and its second bucket in a
+// table of m, by multiply-shifts: no division, no power-of-two table.
 func place(h, m, fpRange uint64) (b1, fp, b2 uint64) {
 	b1, fp = (h>>32*m)>>32, (uint64(uint32(h))*fpRange)>>32+1
 	return b1, fp, altBucket(b1, fp, m)
 }
 
-// searchPair returns a pair's buckets in the order every search reads them
-// and every Delete prefers them: the lower index first. Colliding keys may
-// have them in either order, and a search is only sound when every Delete
-// of a colliding key looks where it looks first (twophase.go, "One order
-// for every search"). Branch-free: the order is a coin toss per key.
+// searchPair orders a pair as every search reads it and every Delete
+// prefers it, lower index first: a search is only sound when a Delete of a
+// colliding key looks where it looks first (twophase.go, "One order for
+// every search"). Branch-free: the order is a coin toss per key.
 func searchPair(b1, b2 uint64) (x, y uint64) {
 	diff, swap := bits.Sub64(b2, b1, 0) // swap is 1 when b2 < b1
 	d := diff & -swap                   // b2 - b1 when b2 < b1, else 0
 	return b1 + d, b2 - d
 }
 
-// alt returns the other bucket of fp when it is in bucket b.
 func (f *Filter) alt(b, fp uint64) uint64 { return altBucket(b, fp, f.m) }
 
-// altBucket returns (H(fp) - b) mod m, the other bucket of fp in bucket b:
-// an involution for every m (when 2b = H(fp) mod m, fp has one bucket).
-// It adds m back from the borrow because hi >= b is a coin toss per key
-// (BENCHMARKS.md, "Tuning constants").
+// altBucket returns (H(fp) - b) mod m, fp's other bucket: an involution for
+// every m (fp has one bucket when 2b = H(fp) mod m). It adds m back from
+// the borrow because hi >= b is a coin toss per key (BENCHMARKS.md, "Tuning
+// constants").
 func altBucket(b, fp, m uint64) uint64 {
 	hi, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, m)
 	d, borrow := bits.Sub64(hi, b, 0)
@@ -420,8 +370,8 @@ func (f *Filter) Insert(key []byte) error {
 }
 
 // Lookup reports whether key may be in the filter: never false for a key
-// inserted and not deleted (the package doc says it precisely), true for
-// one never inserted with the false-positive rate.
+// inserted and not deleted (as the package doc says), true for one never
+// inserted with the false-positive rate.
 func (f *Filter) Lookup(key []byte) bool {
 	if f.m == 0 {
 		return false
@@ -439,8 +389,8 @@ func (f *Filter) Lookup(key []byte) bool {
 		}
 		return f.lookupOther(b1, b2, fp)
 	}
-	// Phase 1 of the two-phase search (twophase.go) inline: most lookups
-	// end here. The epoch of b1's stripe is read first.
+	// Phase 1 of the two-phase search (twophase.go), inline: the epoch of
+	// b1's stripe, then both words.
 	ep := f.t.epochOf(b1)
 	e := ep.Load()
 	words := f.t.words // one load of the slice header for both reads
@@ -456,10 +406,9 @@ func (f *Filter) Lookup(key []byte) bool {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true
 		}
-		// Phase 2's common "absent" (twophase.go): b1 read again bit for
-		// bit as phase 1 read it, so fp cannot have been in flight. A
-		// short path overlaps more lookups' misses (BENCHMARKS.md,
-		// "Tuning constants").
+		// Phase 2's common "absent": b1 read again bit for bit as phase 1
+		// read it, the epoch unchanged. Short, so that the processor
+		// overlaps more lookups' misses (BENCHMARKS.md, "Tuning constants").
 		if b1 == b2 {
 			return false
 		}
@@ -475,8 +424,8 @@ func (f *Filter) Lookup(key []byte) bool {
 }
 
 // Delete removes one copy of key's fingerprint and reports whether it found
-// one. Delete only keys that were inserted: deleting another key can remove
-// a colliding fingerprint and so create a false negative.
+// one. Delete only keys that were inserted: deleting another can remove a
+// colliding key's fingerprint, a false negative.
 func (f *Filter) Delete(key []byte) bool {
 	if f.m == 0 {
 		return false
@@ -507,8 +456,8 @@ func (f *Filter) deleteFp(b1, b2, fp uint64) bool {
 }
 
 // Len returns the number of fingerprints stored, exact when no operation is
-// in flight. Meanwhile it sums per-goroutine counters one after another,
-// which can leave the possible range; Len clamps the sum to [0, Cap()].
+// in flight; meanwhile a sum of per-goroutine counters, clamped to
+// [0, Cap()].
 func (f *Filter) Len() int {
 	n := f.count.sum()
 	if n < 0 {
@@ -520,7 +469,7 @@ func (f *Filter) Len() int {
 // Cap returns the number of fingerprint slots.
 func (f *Filter) Cap() int { return len(f.t.words) * int(f.lay.b) }
 
-// LoadFactor returns Len()/Cap(), in [0, 1]; 0 for a zero Filter.
+// LoadFactor returns Len()/Cap(), 0 for a zero Filter.
 func (f *Filter) LoadFactor() float64 {
 	if f.m == 0 {
 		return 0
@@ -528,9 +477,8 @@ func (f *Filter) LoadFactor() float64 {
 	return float64(f.Len()) / float64(f.Cap())
 }
 
-// Reset removes every fingerprint stored before it began (package doc,
-// Concurrency). It keeps the migration counters, so lookups in flight stay
-// correct.
+// Reset removes every fingerprint stored before it began. It keeps the
+// migration counters, so lookups in flight stay correct.
 func (f *Filter) Reset() {
 	if f.mode == Locked {
 		f.resetLocked()
@@ -539,8 +487,7 @@ func (f *Filter) Reset() {
 	f.resetLockFree()
 }
 
-// noCopy makes go vet's copylocks check report copies of a Filter.
-type noCopy struct{}
+type noCopy struct{} // go vet's copylocks check reports copies of a Filter
 
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}

@@ -344,14 +344,6 @@ type pkGroup struct {
 	b1, b2, fp, v, w1, w2 [batchGroup]uint64
 }
 
-// pkHashAndRead is hashAndRead for a packed lookup (at most batchGroup
-// keys), a call of its own so that LookupBatch's live values are not
-// spilled around every xxhash call.
-func (f *Filter) pkHashAndRead(g *pkGroup, keys [][]byte) {
-	hashKeys(g.b1[:], keys)
-	f.pkReadGroup(g, len(keys))
-}
-
 // pkReadGroup places the first n raw hashes in g.b1 and reads each key's
 // V(b1), b1's word and b2's, in the search's order, in one loop so that
 // the group's cache misses overlap.

@@ -2,68 +2,40 @@ package cuckoo
 
 import "sync/atomic"
 
-// Stats is a snapshot of a filter's size and of the rare events of its
-// synchronization, for metrics and capacity planning. Filter.Stats returns
-// one.
-//
-// The event counters count from New (UnmarshalBinary, ReadFrom and Reset
-// keep them) and only grow. They are read one shard at a time while other
-// goroutines may be adding to them, so a snapshot taken during operations
-// is approximate, as are Len and the figures derived from it.
+// Stats is a snapshot of a filter's size and rare synchronization events.
+// The event counters count from New (loads and Reset keep them); read while
+// other goroutines work, a Stats is approximate, as Len is.
 type Stats struct {
-	// Mode, FingerprintBits and SlotsPerBucket are the filter's
-	// configuration.
+	// Mode through Cap are the filter's Mode(), ..., Cap().
 	Mode            Mode
 	FingerprintBits int
 	SlotsPerBucket  int
-	// Len and Cap are the filter's Len() and Cap().
-	Len, Cap int
-	// LoadFactor is Len/Cap (0 for a zero Filter).
-	LoadFactor float64
-	// BitsPerKey is the table's size in bits (64 per word: one bucket,
-	// or two in the packed layout of 8-bit fingerprints)
-	// divided by Len: the memory each stored key costs. It is 0 while the
-	// filter is empty.
-	BitsPerKey float64
-	// FalsePositiveRate is the expected false-positive rate of Lookup at
-	// the current load: 2·b·LoadFactor/(2^f-1) for b slots per bucket, the
-	// expected number of the 2·b slots of an absent key's two buckets that
-	// hold its fingerprint.
+	Len, Cap        int
+	LoadFactor      float64 // Len/Cap; 0 for a zero Filter
+	BitsPerKey      float64 // the table's bits per stored key; 0 when empty
+	// FalsePositiveRate is the expected false-positive rate at the current
+	// load: 2·b·LoadFactor/(2^f-1), the expected number of the 2·b slots of
+	// an absent key's buckets that hold its fingerprint.
 	FalsePositiveRate float64
 
-	// Relocations counts fingerprints moved from one of their buckets to
-	// the other to make room for an insert (each move one K-CAS in
-	// LockFree mode, one locked section in Locked mode).
-	Relocations uint64
-	// Full counts inserts that returned ErrFull (Insert, InsertBatch,
-	// InsertUnique and their String and Hash forms).
-	Full uint64
-	// KCASHelps counts the times an insert, delete or reset found a bucket
-	// holding another goroutine's K-CAS in progress (a relocation or an
-	// InsertUnique) and completed it before going on (LockFree mode).
+	Relocations uint64 // fingerprints moved to make room for an insert
+	Full        uint64 // inserts (of every form) that returned ErrFull
+	// KCASHelps counts, in LockFree mode, the times an insert, delete or
+	// reset found another goroutine's K-CAS (a relocation or an
+	// InsertUnique) in a bucket and completed it.
 	KCASHelps uint64
-	// KCASRetries counts, in LockFree mode, the K-CASes of relocations
-	// and of InsertUnique that failed because a bucket changed meanwhile
-	// and were tried again.
+	// KCASRetries counts, in LockFree mode, K-CASes of relocations and of
+	// InsertUnique tried again because a bucket changed meanwhile.
 	KCASRetries uint64
 	// LookupRetries counts searches (Lookup, Delete, Count and their
-	// forms) whose reads could not decide: in LockFree mode searches that
-	// read their buckets again because a relocation moved the counter or
-	// version they were checked against (their first bucket's) while they
-	// read; in Locked mode lookups and counts that took the locks because
-	// a relocation went through their first bucket.
+	// forms) whose reads could not decide because a relocation went
+	// through their first bucket meanwhile: in LockFree mode they read
+	// again, in Locked mode they took the locks.
 	LookupRetries uint64
-	// Lock reports Locked mode's lock waits (Lock.Waits: acquisitions that
-	// found the stripe held and queued for it) and its RTM elision
-	// (commits, aborts, fallbacks to the locks); see LockStats. It is zero
-	// in LockFree mode.
-	Lock LockStats
+	Lock          LockStats // Locked mode's LockStats; zero in LockFree mode
 }
 
-// Stats returns the filter's size and event counters. It reads a few
-// hundred counters and writes nothing, so a metrics scrape every second
-// costs the filter's operations nothing. See Stats for what each field
-// counts.
+// Stats returns the filter's size and event counters, writing nothing.
 func (f *Filter) Stats() Stats {
 	s := Stats{
 		Mode:            f.mode,
@@ -88,7 +60,6 @@ func (f *Filter) Stats() Stats {
 	return s
 }
 
-// statID names one event counter of statCounters.
 type statID int
 
 const (
@@ -100,12 +71,7 @@ const (
 	numStats
 )
 
-// statCounters counts rare events (never one per plain Insert or Lookup),
-// spread over cache-line-sized shards like shardedCount: each goroutine adds
-// to the shard of its stack (shard.go), and only the sums are meaningful.
-// Counting an event writes a line that the goroutine most likely owns
-// already, so relocating goroutines on two cores do not pass a counter's
-// line back and forth.
+// statCounters counts rare events per goroutine shard (shard.go).
 type statCounters struct {
 	shardSet[statShard]
 }
@@ -115,8 +81,18 @@ type statShard struct {
 	_ [64 - numStats*8]byte
 }
 
-func (c *statCounters) add(id statID, d uint64) {
-	c.mine().n[id].Add(d)
+func (c *statCounters) add(id statID, d uint64) { c.mine().n[id].Add(d) }
+
+// resize gives c 1<<bits shards, keeping its sums.
+func (c *statCounters) resize(bits uint) {
+	var kept [numStats]uint64
+	for id := range kept {
+		kept[id] = c.sum(statID(id))
+	}
+	c.init(bits)
+	for id, n := range kept {
+		c.shards[0].n[id].Store(n)
+	}
 }
 
 func (c *statCounters) sum(id statID) uint64 {
@@ -127,8 +103,7 @@ func (c *statCounters) sum(id statID) uint64 {
 	return n
 }
 
-// helpWord helps the K-CAS whose reference v an insert, delete or reset
-// found in a bucket word, and counts it (Stats.KCASHelps).
+// helpWord helps the K-CAS whose reference v was found in a word, counted.
 func (f *Filter) helpWord(v uint64) {
 	f.stats.add(statKCASHelps, 1)
 	f.t.helpWord(v)
