@@ -86,13 +86,15 @@ const (
 	// which tracks 64-byte lines, aborts only on writes to its own stripes.
 	stripeLine = min(max(unsafe.Sizeof(cpu.CacheLinePad{}), 64), mcsLine)
 
-	// A waiter checks mcsSpinIters times (the holder's section and a few
-	// queued ones), then yields before each of mcsYieldIters more checks
-	// (the holder may not be running), then parks. BENCHMARKS.md, "Tuning
-	// constants". A releaser awaiting its successor's link spins then
-	// yields, never parks; awaitFree spins and yields, then gives up.
-	mcsSpinIters  = 1024
-	mcsYieldIters = 4
+	// A waiter checks mcsSpinIters times, then parks; it never yields.
+	// Holders run their sections with preemption off, so a held stripe's
+	// holder is running unless the OS descheduled its thread or it waits
+	// for its second stripe, and a section is tens of nanoseconds; a yield
+	// gives the processor to any runnable goroutine for up to a time slice
+	// (BENCHMARKS.md, "Tuning constants"). A releaser awaiting its
+	// successor's link spins then yields, never parks (the successor is
+	// between two of its own instructions); awaitFree spins, then gives up.
+	mcsSpinIters = 1 << 13
 
 	// mcsMaxBypass, the most the 7-bit bypass field holds: a spent budget
 	// makes the stripe wait for a head that may be parked.
@@ -373,16 +375,13 @@ func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 	return false
 }
 
-// awaitFree reports whether lw and hw became free within the spin and yield
-// budget. It gives up after that: under a steady stream of MCS holders tail
+// awaitFree reports whether lw and hw became free within mcsSpinIters
+// checks. It gives up after that: under a steady stream of MCS holders tail
 // may never be 0, and waiting for it would starve instead of queuing.
 func awaitFree(lw, hw *atomic.Uint32) bool {
 	for k := 0; lw.Load() != 0 || hw.Load() != 0; k++ {
-		if k >= mcsSpinIters+mcsYieldIters {
-			return false
-		}
 		if k >= mcsSpinIters {
-			runtime.Gosched()
+			return false
 		}
 	}
 	return true
@@ -605,21 +604,14 @@ func (s *stripedLocks) release(i uint32) {
 }
 
 // patient reports whether a waiter that has checked k times should check
-// again (yielding past mcsSpinIters) rather than park.
+// again rather than park.
 func (s *stripedLocks) patient(k int, me uint32) bool {
 	if raceEnabled {
 		if d := s.step(mcsSiteWait, me); d >= 0 {
 			return d == 1
 		}
 	}
-	if k < mcsSpinIters {
-		return true
-	}
-	if k < mcsSpinIters+mcsYieldIters {
-		runtime.Gosched()
-		return true
-	}
-	return false
+	return k < mcsSpinIters
 }
 
 func (s *stripedLocks) park(n *mcsNode, me uint32) {
