@@ -637,7 +637,9 @@ func (x *growTable) storeBumped(i, wi, ni, j, wj, nj uint64) {
 // read later (a tie may go to either bucket, so no order of Deletes lines
 // up with the snapshot's). So deleteIn holds the snapshot gate
 // (snapshot.go) throughout, as a relocation step does: it waits for a
-// snapshot in progress, and a snapshot for the Deletes in progress.
+// snapshot in progress, and a snapshot for the Deletes in progress;
+// Deletes that keep meeting snapshots get in between them, as relocations
+// do.
 
 // deleteIn removes the youngest entry matching k from x, chosen from one
 // atomic view of both buckets, and reports whether there was one; st is
