@@ -260,27 +260,28 @@ const (
 // match unless x was deleted; Q read at t2, before or after that store,
 // shows a match. □
 
-// readPair makes a search's first reads of k in x: the epoch of b1's
-// stripe, b1 and b2, in that order.
-func (x *growTable) readPair(k *growKey) (e, w1, w2 uint64) {
-	e = x.t.epochOf(k.b1).Load()
-	w1 = x.t.words[k.b1].Load()
-	growSearchStalled(x, k.b1, 1)
-	w2 = x.t.words[k.b2].Load()
-	growSearchStalled(x, k.b1, 2)
-	return e, w1, w2
+// readPair makes a search's first reads of buckets b1, b2 of x: the epoch
+// e of b1's stripe (ep), then b1 and b2.
+func (x *growTable) readPair(b1, b2 uint64) (ep *atomic.Uint64, e, w1, w2 uint64) {
+	ep = x.t.epochOf(b1)
+	e = ep.Load()
+	w1 = x.t.words[b1].Load()
+	growSearchStalled(x, b1, 1)
+	w2 = x.t.words[b2].Load()
+	growSearchStalled(x, b1, 2)
+	return ep, e, w1, w2
 }
 
-// settled reports whether a search of k that read e and w1 (readPair) and
-// found no match may answer "absent": k has one bucket, or b1 reads w1
+// settled reports whether a search that made readPair's reads and found
+// no match may answer "absent": the key has one bucket, or b1 reads w1
 // again and then the epoch still reads e (in that order).
-func (x *growTable) settled(k *growKey, w1, e uint64) bool {
-	if k.b1 == k.b2 {
+func (x *growTable) settled(b1, b2, w1 uint64, ep *atomic.Uint64, e uint64) bool {
+	if b1 == b2 {
 		return true
 	}
-	r1 := x.t.words[k.b1].Load()
-	growSearchStalled(x, k.b1, 3)
-	return r1 == w1 && x.t.epochOf(k.b1).Load() == e
+	r1 := x.t.words[b1].Load()
+	growSearchStalled(x, b1, 3)
+	return r1 == w1 && ep.Load() == e
 }
 
 // lookupIn reports whether x holds an entry matching k: LockFree, the
@@ -289,11 +290,11 @@ func (x *growTable) settled(k *growKey, w1, e uint64) bool {
 func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 	t := &x.t
 	if g.mode == Locked {
-		e, w1, w2 := x.readPair(&k)
+		ep, e, w1, w2 := x.readPair(k.b1, k.b2)
 		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 {
 			return true
 		}
-		if x.settled(&k, w1, e) {
+		if x.settled(k.b1, k.b2, w1, ep, e) {
 			return false
 		}
 		gd := x.locks.lockBuckets(k.b1, k.b2)
@@ -636,7 +637,9 @@ func (x *growTable) storeBumped(i, wi, ni, j, wj, nj uint64) {
 // read later (a tie may go to either bucket, so no order of Deletes lines
 // up with the snapshot's). So deleteIn holds the snapshot gate
 // (snapshot.go) throughout, as a relocation step does: it waits for a
-// snapshot in progress, and a snapshot for the Deletes in progress.
+// snapshot in progress, and a snapshot for the Deletes in progress;
+// Deletes that keep meeting snapshots get in between them, as relocations
+// do.
 
 // deleteIn removes the youngest entry matching k from x, chosen from one
 // atomic view of both buckets, and reports whether there was one; st is
@@ -733,9 +736,10 @@ func (g *Growing) countIn(x *growTable, k growKey) (n int, st int) {
 func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 	t := &x.t
 	if g.mode == Locked {
-		defer x.locks.unlockBuckets(x.locks.lockBuckets(j, j))
+		gd := x.locks.lockBuckets(j, j)
 		w := t.words[j].Load()
 		t.words[j].Store(w | frozenBit)
+		x.locks.unlockBuckets(gd)
 		return w &^ frozenBit
 	}
 	for {
