@@ -22,24 +22,18 @@ import (
 // in its K-CAS; Locked: packed_locked.go); versions never wrap, so no
 // epoch. Adds and deletes are one CAS and leave versions alone.
 //
-// The LockFree search (pkFind) reads v = V(b1) (t0), b1's word (t1), b2's
-// word (t2), V(b1) again (t3), b1 the lower bucket (searchPair), and
-// answers "present" when a read shows fp, else "absent" when the versions
-// are equal or the buckets share a word, else starts over.
+// The LockFree search (pkFind) reads V(b1) (t0), b1's word (t1), b2's (t2)
+// and V(b1) (t3), b1 the lower bucket, and answers "present" when a read
+// shows fp, else "absent" when the versions are equal or the buckets share
+// a word (decided from the first read alone: a move between two reads of
+// one word could hide the copy from both), else starts over.
 //
 // Claim: if a key with fp and this pair was inserted before t1 and no
 // Delete of it takes effect before t3, the search answers "present".
 // Proof: equal versions mean no move entered b1 in (t1, t2) (each adds one
-// to V(b1) at its decision point; V only grows), which is all the counting
-// proof of twophase.go ("One order for every search") uses of counters. A
-// shared word is read atomically at t1. With the key's own order instead
-// of searchPair's, a colliding key could be inserted into b1 after t1 and,
-// reading b2 first, delete the searched copy from b2 before t2 without
-// changing a version (TestSearchAgainstCollidingKeys). □
-//
-// pkLookup decides a one-word pair from its first read only (a move between
-// two reads of one word could hide the copy from both). The other
-// operations rely on twophase.go's facts ("Moves are atomic").
+// to V(b1) at its decision point; V only grows), all that the counting
+// proof of twophase.go ("One order for every search") uses of counters
+// (TestSearchAgainstCollidingKeys). A shared word is read atomically. □
 
 const (
 	pkLo       = 0x01010101         // 1 in the lowest bit of every slot of a bucket

@@ -24,17 +24,10 @@ import "sync/atomic"
 // quiescence no word holds a reference (kcas.go), so the physical table
 // holds exactly Len fingerprints.
 //
-// Each operation against moves:
-//   - Insert: one CAS into a plain word it read; a move in between changes
-//     the word (its counter), failing the CAS, and the insert chooses again.
-//   - InsertUnique and Count: decidePair (unique.go): at its decision point
-//     both words hold the values read. A refusal is a read that showed fp.
-//   - Delete: the search finds a bucket where a read showed fp, and one CAS
-//     takes a copy out of that word's value: true exactly when it
-//     succeeds, with the copy present then; a move first fails the CAS and
-//     the search runs again. "false" is the search's "absent".
-//   - Lookup, LookupBatch, Delete's search: the claim below.
-//   - Snapshots and Reset hold the snapshot gate, which excludes moves.
+// Against moves: an add's CAS fails if a move changed the word (its
+// counter) since the read; InsertUnique and Count decide by decidePair
+// (unique.go); Delete's CAS (delete.go.tmpl) likewise; searches: the claim
+// below; snapshots and Reset hold the snapshot gate, which excludes moves.
 //
 // The search reads the epoch of b1's stripe (t0), b1 (t1), b2 (t2), b1
 // again (t3), and the epoch again; b1 is the pair's lower bucket

@@ -17,12 +17,10 @@ package cuckoo
 // the fingerprint or finds it absent and adds it. So any number of
 // goroutines calling InsertUnique with one key leave exactly one copy.
 //
-// A false positive here means a refusal: inserted=false with a nil error
-// can also mean that a different key with the same fingerprint and buckets
-// is stored (the probability that Lookup reports a never-inserted key),
-// and the key itself was not added. Lookup still reports it present, since
-// it finds the other key's fingerprint; deleting that other key then makes
-// it absent.
+// A false positive means a refusal: inserted=false with a nil error can
+// mean that a different key with the same fingerprint and buckets is stored
+// (as likely as Lookup reporting a never-inserted key); Lookup reports the
+// key present until that other key is deleted.
 func (f *Filter) InsertUnique(key []byte) (inserted bool, err error) {
 	if f.m == 0 {
 		return false, ErrZeroFilter

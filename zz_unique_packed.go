@@ -34,11 +34,9 @@ func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present, added bool) {
 		}
 		b, w, put := pkChoose(b1, b2, fp, w1, w2)
 		nw, ok := w|put, put != 0
-		n1, n2 := w1, w2
-		if b == b1 {
-			n1 = nw
-		} else {
-			n2 = nw
+		n1, n2 := nw, w2
+		if b != b1 {
+			n1, n2 = w1, nw
 		}
 		if b1>>1 == b2>>1 {
 			n1, n2 = nw, nw

@@ -38,11 +38,9 @@ func (f *Filter) addUnique(b1, b2, fp uint64) (present, added bool) {
 			b, w = b2, w2
 		}
 		nw, ok := l.put(w, fp)
-		n1, n2 := w1, w2
-		if b == b1 {
-			n1 = nw
-		} else {
-			n2 = nw
+		n1, n2 := nw, w2
+		if b != b1 {
+			n1, n2 = w1, nw
 		}
 		if b1 == b2 {
 			n1, n2 = nw, nw
