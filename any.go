@@ -57,26 +57,20 @@ func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 	k, err := io.ReadFull(r, magic[:])
 	head := magic[:k]
 	whole := io.MultiReader(bytes.NewReader(head), r)
+	var a AnyFilter
 	switch {
-	case string(head) == growFormatMagic:
-		g := new(Growing)
-		n, err := g.ReadFrom(whole)
-		if err != nil {
-			return nil, n, err
-		}
-		return g, n, nil
 	case string(head) == formatMagic || err != nil && string(head) == formatMagic[:k]:
-		f := new(Filter)
-		n, err := f.ReadFrom(whole)
-		if err != nil {
-			return nil, n, err
-		}
-		return f, n, nil
-	case err != nil && string(head) == growFormatMagic[:k]:
-		n, err := new(Growing).ReadFrom(whole)
+		a = new(Filter)
+	case string(head) == growFormatMagic || err != nil && string(head) == growFormatMagic[:k]:
+		a = new(Growing)
+	default:
+		return nil, int64(k), errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", head, formatMagic, growFormatMagic)
+	}
+	n, err := a.ReadFrom(whole)
+	if err != nil {
 		return nil, n, err
 	}
-	return nil, int64(k), errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", head, formatMagic, growFormatMagic)
+	return a, n, nil
 }
 
 // UnmarshalAny is ReadAny for data holding exactly one encoding, decoded as
@@ -84,20 +78,16 @@ func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 func UnmarshalAny(data []byte) (AnyFilter, error) {
 	// A Growing magic, or a prefix of it that no Filter's magic begins with
 	// (Growing's decoder then reports the truncation, as in ReadAny).
+	var a AnyFilter = new(Filter)
 	if strings.HasPrefix(string(data), growFormatMagic) ||
 		strings.HasPrefix(growFormatMagic, string(data)) && !strings.HasPrefix(formatMagic, string(data)) {
-		g := new(Growing)
-		if err := g.UnmarshalBinary(data); err != nil {
-			return nil, err
-		}
-		return g, nil
+		a = new(Growing)
 	}
-	f := new(Filter)
-	if err := f.UnmarshalBinary(data); err != nil {
+	if err := a.UnmarshalBinary(data); err != nil {
 		if k := min(len(data), len(formatMagic)); string(data[:k]) != formatMagic[:k] && string(data[:k]) != growFormatMagic[:k] {
 			return nil, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", data[:k], formatMagic, growFormatMagic)
 		}
 		return nil, err
 	}
-	return f, nil
+	return a, nil
 }

@@ -24,9 +24,9 @@
 // that key: delete only what you inserted. A Growing filter (NewGrowing)
 // grows instead of returning ErrFull and keeps these guarantees meanwhile.
 //
-// A key never inserted is reported with probability about 2·b·α/(2^f−1),
-// for b slots per bucket of f-bit fingerprints at load α. The layouts and
-// their bits per key: README.md, "Choosing a layout".
+// A key never inserted is reported with probability about 2·b·α/(2^f−1)
+// for b slots per bucket of f-bit fingerprints at load α (README.md,
+// "Choosing a layout").
 //
 // # Concurrency
 //
@@ -49,13 +49,12 @@
 //
 // # Map of the code
 //
-// One algorithm varies along three axes (ARCHITECTURE.md draws the map and
-// lists each claim with the tests that check it): the word codec
-// (bucket.go, packed.go, grow_lane.go), synchronization (LockFree:
-// lockfree.go, kcas.go, twophase.go, migrate.go, snapshot.go; Locked:
-// locked.go, mcs.go, htm_*) and the table shape (filter.go fixed, grow*.go
-// growing). Sources: the lock-free cuckoo filter of Journal of Software
-// (软件学报) 2025 36(7), Harris, Fraser and Pratt's multi-word CAS with
-// Arbel-Raviv and Brown's descriptor reuse, Fan et al.'s cuckoo filter
-// (CoNEXT 2014), and Mellor-Crummey and Scott's queue lock.
+// One algorithm varies along three axes, mapped in ARCHITECTURE.md with
+// each claim's tests: the word codec (bucket.go, packed.go, grow_lane.go),
+// synchronization (LockFree: lockfree.go, kcas.go, twophase.go, migrate.go,
+// snapshot.go; Locked: locked.go, mcs.go, htm_*) and the table shape
+// (filter.go fixed, grow*.go growing). Sources: the lock-free cuckoo filter
+// of Journal of Software (软件学报) 2025 36(7), Harris, Fraser and Pratt's
+// multi-word CAS with Arbel-Raviv and Brown's descriptor reuse, Fan et
+// al.'s cuckoo filter (CoNEXT 2014), Mellor-Crummey and Scott's queue lock.
 package cuckoo

@@ -168,11 +168,12 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 // UnmarshalBinary it must not run concurrently with other methods of f.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	var n int64
+	var want uint64 // the encoding's size, once the header is read
 	read := func(p []byte) error {
 		k, err := io.ReadFull(r, p)
 		n += int64(k)
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return errTruncated(uint64(n), 0)
+		if err == io.EOF || err == io.ErrUnexpectedEOF || want != 0 && errors.Is(err, io.ErrUnexpectedEOF) {
+			return errTruncated(uint64(n), want)
 		}
 		if err != nil {
 			return fmt.Errorf("cuckoo: reading filter: %w", err)
@@ -195,13 +196,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 			return n, rerr
 		}
 	}
-	want := encodedSize(h.words)
-	truncated := func(err error) error {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return errTruncated(uint64(n), want)
-		}
-		return err
-	}
+	want = encodedSize(h.words)
 	var d xxhash.Digest
 	d.Reset()
 	d.Write(hdr[:])
@@ -221,7 +216,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 		k := min(uint64(len(words))-filled, uint64(len(buf))/8)
 		p := buf[:8*k]
 		if err := read(p); err != nil {
-			return n, truncated(err)
+			return n, err
 		}
 		d.Write(p)
 		scan = fillWords(words[filled:filled+k], p, h.lay, filled, scan)
@@ -229,7 +224,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	}
 	var tr [formatTrailerSize]byte
 	if err := read(tr[:]); err != nil {
-		return n, truncated(err)
+		return n, err
 	}
 	d.Write(tr[:8])
 	if sum, stored := d.Sum64(), binary.LittleEndian.Uint64(tr[8:]); sum != stored {

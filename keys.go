@@ -32,15 +32,12 @@ func (f *Filter) InsertBatchString(keys []string) (n int, err error) {
 	return f.insertBatch(&batchKeys{strs: keys}, len(keys))
 }
 
-// InsertHash is Insert for a key given by its 64-bit hash h. Insert(key) is
-// InsertHash(xxhash.Sum64(key)) (XXH64, seed 0), so the forms mix on one
-// filter when h is computed that way. Any other hash works if every call
-// gets the same hash for the same key and all 64 bits are uniform and
-// independent across keys: the filter takes the bucket from the high 32
-// bits and the fingerprint from the low 32 (after mixing in a non-zero
-// seed), so weak or constant bits (a counter, the identity on small
-// integers) crowd buckets and raise the false-positive rate. Keys with
-// equal hashes are one key to the filter.
+// InsertHash is Insert for a key given by its 64-bit hash h: Insert(key) is
+// InsertHash(xxhash.Sum64(key)). Another hash works if it is the same for
+// the same key and its 64 bits are uniform and independent across keys:
+// the bucket comes from the high 32, the fingerprint from the low 32, and
+// weak bits (a counter, the identity on small integers) crowd buckets and
+// raise the false-positive rate. Keys with equal hashes are one key.
 func (f *Filter) InsertHash(h uint64) error {
 	if f.m == 0 {
 		return ErrZeroFilter
