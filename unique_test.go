@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Review tests of the one-instant protocol of InsertUnique and Count
+// Tests of the one-instant protocol of InsertUnique and Count
 // (decidePair, unique.go). They pass on the code as it is; each says what
 // it would catch.
 
@@ -46,7 +46,7 @@ func decidePairStall(t *testing.T, tb *kcasTable, at int, i1, w1, n1, i2, w2, n2
 	return ok, acted
 }
 
-// TestReviewDecidePairComparesUnchangedWords: a word that decidePair
+// TestDecidePairComparesUnchangedWords: a word that decidePair
 // writes back unchanged (old == new: the bucket InsertUnique does not add
 // to, both words of "both full" and of a Count) must still be compared at
 // the K-CAS's decision point. kcas.go installs a reference in every word
@@ -60,7 +60,7 @@ func decidePairStall(t *testing.T, tb *kcasTable, at int, i1, w1, n1, i2, w2, n2
 // or the change goes unseen), or compared them only before the decision
 // (the writer's CAS on the first word succeeds and the K-CAS still
 // succeeds).
-func TestReviewDecidePairComparesUnchangedWords(t *testing.T) {
+func TestDecidePairComparesUnchangedWords(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("descFieldsWritten is called in race builds only")
 	}
@@ -141,7 +141,7 @@ func TestReviewDecidePairComparesUnchangedWords(t *testing.T) {
 	})
 }
 
-// TestReviewCountLivenessUnderChurn: a writer Inserts and then Deletes a
+// TestCountLivenessUnderChurn: a writer Inserts and then Deletes a
 // key that is stored once, so its pair holds one or two copies at every
 // instant, while InsertUniques of the key (which must refuse: the key is
 // present throughout) and Counts (which must answer 1 or 2) run against
@@ -149,7 +149,7 @@ func TestReviewDecidePairComparesUnchangedWords(t *testing.T) {
 // retry when a word changes between their read and their K-CAS; the
 // deadline catches a livelock of that retry against the churn, and the
 // answers catch a decision taken from two instants.
-func TestReviewCountLivenessUnderChurn(t *testing.T) {
+func TestCountLivenessUnderChurn(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, bits := range []int{8, 12, Bits12x5} {
 			t.Run(fmt.Sprintf("%v/bits=%s", mode, layoutName(bits)), func(t *testing.T) {
@@ -254,7 +254,7 @@ func reviewGrowKey(g *Growing, salt uint64) (uint64, *growShard, *growTable, gro
 	}
 }
 
-// TestReviewGrowingAcrossGrowthStep stalls a LockFree Count and
+// TestGrowingUniqueAcrossGrowthStep stalls a LockFree Count and
 // InsertUnique of the growing filter after their read of the key's first
 // bucket in table x, and in the stall runs a whole growth step: x's words
 // are all frozen and copied into the next table, which takes every write
@@ -272,7 +272,7 @@ func reviewGrowKey(g *Growing, salt uint64) (uint64, *growShard, *growTable, gro
 //     during the stall: it may add the key again (after the Delete) or
 //     refuse (before it), and then Count must be 1 or 0 accordingly.
 //   - InsertUnique of an absent key: it must add it to the new table.
-func TestReviewGrowingAcrossGrowthStep(t *testing.T) {
+func TestGrowingUniqueAcrossGrowthStep(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
 	}
@@ -367,7 +367,7 @@ func TestReviewGrowingAcrossGrowthStep(t *testing.T) {
 	})
 }
 
-// TestReviewLockedCountWaitsForHalfDoneMove: a Locked relocation step
+// TestLockedCountWaitsForHalfDoneMove: a Locked relocation step
 // stores its destination before it clears its source, under both stripes,
 // so a copy is in both of its buckets for a while; an unlocked reader
 // would count it twice. The test plays that step: it takes the stripes a
@@ -376,7 +376,7 @@ func TestReviewGrowingAcrossGrowthStep(t *testing.T) {
 // stripes of both of its buckets (locked.go, packed_locked.go, countIn),
 // so it must wait and answer 1. Fails if Locked Count read its words
 // without both stripes (it answers 2 during the step).
-func TestReviewLockedCountWaitsForHalfDoneMove(t *testing.T) {
+func TestLockedCountWaitsForHalfDoneMove(t *testing.T) {
 	if RTMActive() {
 		t.Skip("the test holds stripes across a sleep, which an elided section cannot")
 	}
