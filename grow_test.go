@@ -8,7 +8,6 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,10 +15,10 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// Tests of the growing filter (grow.go, grow_table.go, grow_lane.go,
-// grow_encode.go): the lane arithmetic against a lane-by-lane model, no
-// false negatives under concurrent growth, deletes and reinserts, the
-// youngest-match delete rule, snapshots, the bound and the format.
+// Tests of the growing filter (grow.go, grow_table.go, grow_lane.go): the
+// lane arithmetic against a lane-by-lane model, no false negatives under
+// concurrent growth, deletes and reinserts, the youngest-match delete
+// rule, snapshots and the bound; its format in grow_format_test.go.
 
 var growModes = []Mode{LockFree, Locked}
 
@@ -769,154 +768,6 @@ func TestGrowingZeroAllocs(t *testing.T) {
 	}
 }
 
-// growEncoding returns the encoding of a grown filter holding the 8-byte
-// keys 0..39,999.
-func growEncoding(t *testing.T) ([]byte, *Growing) {
-	t.Helper()
-	g := newTestGrowing(t, 1000, WithSeed(11))
-	var k [8]byte
-	for i := range 40_000 {
-		binary.LittleEndian.PutUint64(k[:], uint64(i))
-		if err := g.Insert(k[:]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := g.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data, g
-}
-
-func TestGrowingEncodingRoundTrip(t *testing.T) {
-	data, g := growEncoding(t)
-	if want := growFormatPrefix + 8*g.Cap()/4 + 8; len(data) != want {
-		t.Errorf("encoding of %d bytes; want %d", len(data), want)
-	}
-	for _, mode := range growModes {
-		h := Growing{mode: mode}
-		if err := h.UnmarshalBinary(data); err != nil {
-			t.Fatal(err)
-		}
-		if h.Doublings() != g.Doublings() || g.Len() != h.Len() || h.Seed() != 11 || h.Cap() != g.Cap() || h.Mode() != mode {
-			t.Fatalf("decoded: %d doublings, Len %d, Cap %d; want %d, %d, %d", h.Doublings(), h.Len(), h.Cap(), g.Doublings(), g.Len(), g.Cap())
-		}
-		again, err := h.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(data, again) {
-			t.Error("re-encoding differs")
-		}
-		var k [8]byte
-		for i := range 40_000 {
-			binary.LittleEndian.PutUint64(k[:], uint64(i))
-			if !h.Lookup(k[:]) {
-				t.Fatalf("key %d lost in the round trip", i)
-			}
-		}
-		// The decoded filter goes on growing.
-		for i := 40_000; i < 200_000; i++ {
-			binary.LittleEndian.PutUint64(k[:], uint64(i))
-			if err := h.Insert(k[:]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if h.Doublings() <= g.Doublings() {
-			t.Errorf("the decoded filter did not grow: %d doublings", h.Doublings())
-		}
-	}
-	// Seed 0 writes hash algorithm 1, as the fixed format does.
-	z := newTestGrowing(t, 1000, WithSeed(0))
-	_ = z.Insert([]byte("a"))
-	zd, err := z.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var zz Growing
-	if err := zz.UnmarshalBinary(zd); err != nil || !zz.Lookup([]byte("a")) {
-		t.Fatalf("seed 0 round trip: %v", err)
-	}
-}
-
-// TestGrowingDecodeRejects: every truncation and every flipped byte (at a
-// sample of positions covering the header, the table and the trailer) is
-// rejected with an error of the documented classes, and the filter decoded
-// into is left unchanged.
-func TestGrowingDecodeRejects(t *testing.T) {
-	data, _ := growEncoding(t)
-	target := newTestGrowing(t, 1000, WithSeed(5))
-	_ = target.Insert([]byte("keep"))
-	check := func(what string, b []byte) {
-		t.Helper()
-		err := target.UnmarshalBinary(b)
-		if err == nil {
-			t.Fatalf("%s: accepted", what)
-		}
-		if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrFormat) && !errors.Is(err, ErrCorrupt) {
-			t.Fatalf("%s: error %q matches none of ErrTruncated, ErrFormat, ErrCorrupt", what, err)
-		}
-		if !target.Lookup([]byte("keep")) || target.Len() != 1 || target.Seed() != 5 {
-			t.Fatalf("%s: a failed decode changed the filter", what)
-		}
-	}
-	for _, n := range []int{0, 1, 7, 9, 20, 47, 48, 49, 50, 100, growFormatPrefix - 1, growFormatPrefix, growFormatPrefix + 1, len(data) / 2, len(data) - 9, len(data) - 8, len(data) - 1} {
-		check(fmt.Sprintf("truncated to %d bytes", n), data[:n])
-		err := target.UnmarshalBinary(data[:n])
-		total := len(data)
-		if n < growFormatPrefix {
-			total = growFormatPrefix // the size is known once the shard records are read
-		}
-		if want := fmt.Sprintf("%d of %d bytes", n, total); n >= growFormatHeaderSize && !strings.Contains(err.Error(), want) {
-			t.Errorf("truncated to %d bytes: %q; want it to say %q", n, err, want)
-		}
-	}
-	check("trailing byte", append(bytes.Clone(data), 0))
-	positions := []int{0, 8, 9, 10, 11, 12, 13, 14, 15, 16, 23, 24, 32, 33, 34, 47, 48, 49, 55, 56, 57, 58, 63, 64, 80, growFormatPrefix - 1, growFormatPrefix, growFormatPrefix + 6, len(data) / 2, len(data) - 9, len(data) - 1}
-	for _, p := range positions {
-		for _, x := range []byte{1, 0x80} {
-			b := bytes.Clone(data)
-			b[p] ^= x
-			check(fmt.Sprintf("byte %d ^ %#x", p, x), b)
-		}
-	}
-	// Damage behind a valid checksum: a word with bits above its lanes, and
-	// a lane with a tag but no marker.
-	for _, w := range []uint64{1 << 60, 0x3f << tagShift} {
-		b := bytes.Clone(data)
-		binary.LittleEndian.PutUint64(b[growFormatPrefix+8:], w)
-		check(fmt.Sprintf("word %#x", w), encReseal(b))
-	}
-	// A doubling bound that would take a shard past the table-size limit
-	// (8192 base buckets doubled 19 times is 2^32 buckets).
-	{
-		b := bytes.Clone(data)
-		rec := b[growFormatHeaderSize:]
-		binary.LittleEndian.PutUint64(rec, 8192)
-		rec[8], rec[9] = 0, 19
-		err := target.UnmarshalBinary(encReseal(b))
-		if err == nil || !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "doubling bound 19") {
-			t.Errorf("a doubling bound past the size limit: %v", err)
-		}
-		check("a doubling bound past the size limit", encReseal(b))
-	}
-	// Versions 1 (the tree) and 2 (no masks) are named in the error.
-	for _, v := range []byte{1, 2} {
-		old := bytes.Clone(data)
-		old[8] = v
-		if err := target.UnmarshalBinary(old); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("version %d", v)) {
-			t.Errorf("version %d: %v", v, err)
-		}
-	}
-	// A fixed filter is not a growing one, and the reverse.
-	f := NewTestFilter(t, 1000, LockFree, 12, 1)
-	fd, _ := f.MarshalBinary()
-	check("a fixed filter", fd)
-	if err := f.UnmarshalBinary(data); err == nil {
-		t.Error("Filter.UnmarshalBinary accepted a growing filter")
-	}
-}
-
 // TestGrowingLookupBatchAgrees: on a grown filter, LookupBatch answers as
 // Lookup does for present and absent keys, in groups of every size, and
 // handles found shorter than keys like Filter.LookupBatch.
@@ -966,100 +817,6 @@ func TestGrowingLookupBatchAgrees(t *testing.T) {
 			t.Logf("%d doublings, %d present keys checked", g.Doublings(), positives)
 		})
 	}
-}
-
-// tinyGrowing returns a growing filter whose first table has base buckets
-// (below what NewGrowing allows, so that encodings stay small for the
-// fuzzer), holding keys "t-0" .. "t-(n-1)".
-func tinyGrowing(tb testing.TB, base uint64, n int) *Growing {
-	tb.Helper()
-	var bases, maxD [growShards]uint64
-	for i := range bases {
-		bases[i], maxD[i] = base, 4
-	}
-	st := newGrowState(&bases, &maxD, 3)
-	for i := range st.shards {
-		st.shards[i].cur.Store(st.newTable(&st.shards[i], 0, 0, LockFree))
-	}
-	g := &Growing{}
-	g.setup(3, LockFree, st)
-	for i := range n {
-		if err := g.Insert(fmt.Appendf(nil, "t-%d", i)); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return g
-}
-
-// FuzzGrowingUnmarshalBinary: the growing decoder never panics, fails with
-// "cuckoo: " errors that leave the receiver as it was, and accepts only
-// canonical encodings (what decodes re-encodes to the same bytes; an
-// accepted version-3 encoding re-encodes to a version-4 one that does).
-// Each input is also tried with its trailing checksum recomputed, so that
-// mutations reach the checks behind it.
-func FuzzGrowingUnmarshalBinary(f *testing.F) {
-	for _, n := range []int{0, 5, 40, 90} {
-		data, err := tinyGrowing(f, 4, n).MarshalBinary()
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-		if n == 0 {
-			// The same empty filter in version 3 (14-bit lanes) and 4.
-			v3 := bytes.Clone(data)
-			binary.LittleEndian.PutUint16(v3[8:], growFormatVersion14)
-			v3[13] = lane14Bits
-			f.Add(encReseal(v3))
-			v4 := bytes.Clone(data)
-			binary.LittleEndian.PutUint16(v4[8:], growFormatVersion4)
-			f.Add(encReseal(v4))
-		}
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		recv := tinyGrowing(t, 4, 30)
-		for _, in := range [][]byte{data, encReseal(bytes.Clone(data))} {
-			err := recv.UnmarshalBinary(in)
-			if err != nil {
-				if !strings.HasPrefix(err.Error(), "cuckoo: ") {
-					t.Fatalf("error %q does not begin with \"cuckoo: \"", err)
-				}
-				if recv.Len() != 30 || recv.st.shards[0].base != 4 || recv.Seed() != 3 {
-					t.Fatalf("failed decode (%v) changed the receiver", err)
-				}
-				for i := range 30 {
-					if !recv.Lookup(fmt.Appendf(nil, "t-%d", i)) {
-						t.Fatalf("failed decode (%v): key %d lost", err, i)
-					}
-				}
-				continue
-			}
-			again, err := recv.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if binary.LittleEndian.Uint16(in[8:]) == growFormatVersion4 {
-				// Version 4 is version 5 with no split pointer.
-				in = encReseal(bytes.Clone(in))
-				binary.LittleEndian.PutUint16(in[8:], growFormatVersion)
-				in = encReseal(in)
-			}
-			if binary.LittleEndian.Uint16(in[8:]) == growFormatVersion14 {
-				var h Growing
-				if err := h.UnmarshalBinary(again); err != nil {
-					t.Fatalf("a version-3 encoding re-encodes to one that does not decode: %v", err)
-				}
-				in = again
-				again, _ = h.MarshalBinary()
-			}
-			if !bytes.Equal(again, in) {
-				t.Fatalf("decoded %d bytes re-encode to %d different bytes", len(in), len(again))
-			}
-			if recv.Len() > recv.Cap() {
-				t.Fatalf("Len %d > Cap %d", recv.Len(), recv.Cap())
-			}
-			recv = tinyGrowing(t, 4, 30)
-		}
-	})
 }
 
 // TestGrowingMemoryPerKey grows a filter from 1,000 keys to 2,000,000 and
