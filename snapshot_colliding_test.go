@@ -10,7 +10,7 @@ import (
 // Snapshots against keys that collide with a key already in the filter.
 // A snapshot copies the table word by word, lower words first, while
 // other goroutines insert and delete (relocations wait for it). As with a
-// search (colliding_test.go), a colliding key c whose first bucket is the
+// search (lookup_test.go), a colliding key c whose first bucket is the
 // second bucket q of key a can be inserted into a's first bucket p after
 // the copy read p; were c's Delete to take a copy from q first, it would
 // take a's, and the snapshot would hold a in neither bucket. These tests
