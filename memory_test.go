@@ -9,7 +9,7 @@ import (
 	"unsafe"
 )
 
-// Tests of memory: the heap a filter takes, measured with runtime.MemStats,
+// Tests of memory: the bits per key a filter's tables and heap take,
 // against the bounds the package states.
 
 // TestClassMemoryAnyProcs checks the bits per key of each precision class
