@@ -425,7 +425,11 @@ func TestGrowingEncodingRoundTrip(t *testing.T) {
 			}
 		}
 		// The decoded filter goes on growing.
-		for i := 40_000; i < 200_000; i++ {
+		grown := Sized(80_000, 200_000, 200_000)
+		if raceEnabled {
+			grown = Sized(80_000, 80_000, 200_000)
+		}
+		for i := 40_000; i < grown; i++ {
 			binary.LittleEndian.PutUint64(k[:], uint64(i))
 			if err := h.Insert(k[:]); err != nil {
 				t.Fatal(err)
