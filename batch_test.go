@@ -230,7 +230,10 @@ func TestInsertBatchEdgeCases(t *testing.T) {
 func TestInsertBatchConcurrent(t *testing.T) {
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
 		t.Run(fmt.Sprintf("mode=%v", mode), func(t *testing.T) {
-			const capacity = 20000
+			capacity := cuckoo.Sized(10000, 20000, 20000)
+			if cuckoo.RaceEnabled {
+				capacity = cuckoo.Sized(10000, 10000, 20000)
+			}
 			f, err := cuckoo.New(capacity, cuckoo.WithMode(mode))
 			if err != nil {
 				t.Fatal(err)

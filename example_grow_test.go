@@ -236,16 +236,17 @@ func ExampleGrowing_Doublings() {
 
 // FalsePositiveRate is computed from the entries stored: older entries,
 // whose buckets were split since they were written, compare fewer bits.
+// Grown 100-fold, the rate is six times the fresh filter's.
 func ExampleGrowing_FalsePositiveRate() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	fmt.Println(g.FalsePositiveRate())
 	growKeys(g, 3_000)
 	fresh := g.FalsePositiveRate()
-	growKeys(g, 1_000_000)
+	growKeys(g, 100_000)
 	fmt.Printf("%.4f %.4f\n", fresh, g.FalsePositiveRate())
 	// Output:
 	// 0
-	// 0.0003 0.0027
+	// 0.0003 0.0018
 }
 
 // Reset empties the filter and shrinks it back to its first tables.

@@ -1,8 +1,6 @@
 package cuckoo
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -680,74 +678,6 @@ func collidingChurn(t *testing.T, mode Mode, base, seed uint64) {
 		}
 	}
 	t.Logf("seed %d: d=%d p=%d len=%d", seed, sh.cur.Load().d, sh.cur.Load().p, g.Len())
-}
-
-// ---- gap tests ----
-
-// TestGrowingSplitPointerAbove16Bits: a split pointer of 17+ bits
-// round-trips (no existing test writes p >= 2^16).
-func TestGrowingSplitPointerAbove16Bits(t *testing.T) {
-	var bases, maxD [growShards]uint64
-	for i := range bases {
-		bases[i], maxD[i] = 64, 4
-	}
-	bases[0] = 1 << 17
-	st := newGrowState(&bases, &maxD, 5)
-	for i := range st.shards {
-		p := uint64(0)
-		if i == 0 {
-			p = 70_000
-		}
-		st.shards[i].cur.Store(st.newTable(&st.shards[i], 0, p, LockFree))
-	}
-	g := &Growing{}
-	g.setup(5, LockFree, st)
-	r := rand.New(rand.NewPCG(1, 1))
-	var keys []uint64
-	for len(keys) < 20_000 {
-		h := r.Uint64()
-		if g.shardOf(g.keyed(h)) != &st.shards[0] {
-			continue
-		}
-		if err := g.InsertHash(h); err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, h)
-	}
-	data, err := g.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h Growing
-	if err := h.UnmarshalBinary(data); err != nil {
-		t.Fatal(err)
-	}
-	if p := h.st.shards[0].cur.Load().p; p != 70_000 {
-		t.Fatalf("p read back %d", p)
-	}
-	for _, k := range keys {
-		if !h.LookupHash(k) {
-			t.Fatalf("key %#x lost in the round trip", k)
-		}
-	}
-}
-
-// TestGrowingRejectsReservedBytesAfterSplitPointer: a version-5 shard record's
-// reserved bytes 14 and 15 must be zero (canonical encodings only).
-func TestGrowingRejectsReservedBytesAfterSplitPointer(t *testing.T) {
-	src := newTestGrowing(t, 1000, WithSeed(4))
-	data, err := src.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, off := range []int{14, 15} {
-		b := bytes.Clone(data)
-		b[growFormatHeaderSize+3*growShardRecordSize+off] = 1
-		var g Growing
-		if err := g.UnmarshalBinary(encReseal(b)); !errors.Is(err, ErrFormat) {
-			t.Errorf("reserved byte %d of a shard record set: %v; want ErrFormat", off, err)
-		}
-	}
 }
 
 // TestGrowMatchBitsOfLevel19SplitBuckets: at d = 18 a split bucket is of

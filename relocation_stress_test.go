@@ -246,6 +246,10 @@ func testUniqueOwners(t *testing.T, mode Mode, bits int) {
 // fingerprints between their buckets without pause. Tiny and large
 // tables, both modes, both fingerprint sizes.
 func TestQuiescentCopiesEqualLen(t *testing.T) {
+	large := 100_000
+	if raceEnabled {
+		large = Sized(25_000, 25_000, 100_000)
+	}
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, bits := range []int{8, 12, 15, Bits12x5} {
 			for _, size := range []struct {
@@ -253,7 +257,7 @@ func TestQuiescentCopiesEqualLen(t *testing.T) {
 				stableShare                float64
 			}{
 				{64, 10, 60000, 0.6},
-				{100_000, 12, 20, 0.9},
+				{large, 12, 20, 0.9},
 			} {
 				t.Run(fmt.Sprintf("mode=%v/bits=%d/capacity=%d", mode, bits, size.capacity), func(t *testing.T) {
 					rounds := Sized(size.rounds/20, size.rounds/4, size.rounds)

@@ -389,3 +389,264 @@ func encSnapshotStress(t *testing.T, mode Mode, fbits, churners int) {
 	}
 	encCheckKeys(t, &g, "stable-", nStable)
 }
+
+// Snapshots against keys that collide with a key already in the filter.
+// A snapshot copies the table word by word, lower words first, while
+// other goroutines insert and delete (relocations wait for it). As with a
+// search (lookup_test.go), a colliding key c whose first bucket is the
+// second bucket q of key a can be inserted into a's first bucket p after
+// the copy read p; were c's Delete to take a copy from q first, it would
+// take a's, and the snapshot would hold a in neither bucket. These tests
+// stall a snapshot right after it read p's word (the stall point of
+// snapshot.go, race builds) and run that schedule: a was inserted before
+// the snapshot and never deleted, so the loaded snapshot must hold it.
+
+func TestSnapshotAgainstCollidingKeys(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
+	}
+	captures := []struct {
+		name string
+		copy func(t *testing.T, f *Filter) *Filter
+	}{
+		{"WriteTo", func(t *testing.T, f *Filter) *Filter {
+			var b bytes.Buffer
+			if _, err := f.WriteTo(&b); err != nil {
+				t.Fatal(err)
+			}
+			var g Filter
+			if _, err := g.ReadFrom(&b); err != nil {
+				t.Fatal(err)
+			}
+			return &g
+		}},
+		{"Clone", func(t *testing.T, f *Filter) *Filter { return f.Clone() }},
+	}
+	for _, bits := range []int{8, 12, 15, Bits12x5} {
+		for _, mode := range []Mode{LockFree, Locked} {
+			for _, c := range captures {
+				t.Run(fmt.Sprintf("bits=%d/mode=%v/%s", bits, mode, c.name), func(t *testing.T) {
+					f := NewTestFilter(t, 64, mode, bits, 99)
+					x := newCollision(t, f)
+					pw := x.p // the word holding p
+					if f.lay.packed {
+						pw >>= 1
+					}
+					done := false
+					stall := func(owner any, i uint64) {
+						if owner != f || i != pw || done {
+							return
+						}
+						done = true
+						x.churn(x.p) // c lands in p, the emptier, and is deleted
+					}
+					snapshotStalls.Store(&stall)
+					defer snapshotStalls.Store(nil)
+					g := c.copy(t, f)
+					if !done {
+						t.Fatal("the snapshot did not reach its stall point")
+					}
+					if !g.Lookup(x.a) {
+						t.Errorf("a key inserted before the snapshot and never deleted is missing from it (p %d: %v, q %d: %v in the copy)",
+							x.p, bucketFps(g, x.p), x.q, bucketFps(g, x.q))
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestGrowingSnapshotAgainstCollidingDeletes runs the schedule above on a
+// growing filter's table, where a Delete takes the youngest matching
+// entry, a tie going to the deleting key's first bucket, so that no order
+// of reads makes a snapshot safe by itself: C (first bucket Q, K's second)
+// is inserted into P after the snapshot read P, and C's Delete, were it to
+// run at once, would take K's entry from Q. Deletes wait for a snapshot
+// (they hold the snapshot gate, as relocations do), so the snapshot reads
+// Q before C's Delete runs. The stall gives that Delete a quarter of a second to
+// finish before the snapshot goes on, long enough for a Delete that does
+// not wait.
+func TestGrowingSnapshotAgainstCollidingDeletes(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
+	}
+	for _, mode := range []Mode{LockFree, Locked} {
+		t.Run(fmt.Sprintf("mode=%v", mode), func(t *testing.T) {
+			// P = k.b1 is the lower word: the snapshot reads it first.
+			g, x, k, c := growCollision(t, mode, func(k growKey) bool { return k.b1 < k.b2 })
+			p, q := k.b1, k.b2
+			churned := make(chan string, 1)
+			stalled := false
+			stall := func(owner any, i uint64) {
+				if owner != x || i != p || stalled {
+					return
+				}
+				stalled = true
+				go func() {
+					if st := g.addIn(x, c); st != growDone {
+						churned <- fmt.Sprintf("insert of C: status %d", st)
+						return
+					}
+					if matchLanes(x.t.load(p), k.q1) == 0 {
+						churned <- "C did not land in P"
+						return
+					}
+					if ok, st := g.deleteIn(x, c); !ok || st != growDone {
+						churned <- fmt.Sprintf("delete of C: %v, status %d", ok, st)
+						return
+					}
+					churned <- ""
+				}()
+				select {
+				case msg := <-churned:
+					churned <- msg // the Delete did not wait: the check below will tell
+				case <-time.After(250 * time.Millisecond):
+				}
+			}
+			snapshotStalls.Store(&stall)
+			defer snapshotStalls.Store(nil)
+			data, err := g.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := <-churned; msg != "" {
+				t.Fatal(msg)
+			}
+			if !stalled {
+				t.Fatal("the snapshot did not reach its stall point")
+			}
+			var h Growing
+			if err := h.UnmarshalBinary(data); err != nil {
+				t.Fatal(err)
+			}
+			y := h.st.shards[0].searched()
+			if !h.lookupIn(y, k) {
+				t.Errorf("a key inserted before the snapshot and never deleted is missing from it (P: %#x, Q: %#x in the copy)",
+					y.t.load(p), y.t.load(q))
+			}
+			if !g.lookupIn(x, k) {
+				t.Errorf("K is missing from the filter itself")
+			}
+		})
+	}
+}
+
+// Liveness of the snapshot gate through the API: relocating inserts and a
+// growing filter's deletes wait for snapshots, and must still get through
+// while several goroutines take snapshots in a loop, so that the
+// snapshots keep overlapping (snapshot.go, "Claim (movers are not shut
+// out)").
+
+// loopSnapshots starts n goroutines that call snap until the returned stop
+// function is called; stop waits for them. It returns once they have taken
+// some snapshots.
+func loopSnapshots(t *testing.T, n int, snap func() error) (stop func()) {
+	t.Helper()
+	var (
+		done  atomic.Bool
+		snaps atomic.Int64
+		wg    sync.WaitGroup
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !done.Load() {
+				if err := snap(); err != nil {
+					t.Errorf("snapshot: %v", err)
+					return
+				}
+				snaps.Add(1)
+			}
+		}()
+	}
+	// If the test fails before it calls stop, the snapshotters still end.
+	t.Cleanup(func() { done.Store(true) })
+	for snaps.Load() < int64(2*n) {
+		runtime.Gosched()
+	}
+	return func() {
+		done.Store(true)
+		WaitOrFail(t, Done(&wg), StressWatchdog, "snapshotters")
+		t.Logf("%d snapshots", snaps.Load())
+	}
+}
+
+// livenessOps is how many relocating inserts or growing deletes each liveness test
+// makes: each waits for about one snapshot.
+const livenessOps = 100
+
+// TestRelocationsGetInBetweenOverlappingSnapshots churns a full fixed
+// filter, so that its inserts relocate, beside 8 goroutines taking
+// snapshots in a loop, and checks that the churn finishes and relocated.
+func TestRelocationsGetInBetweenOverlappingSnapshots(t *testing.T) {
+	for _, mode := range encModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			f := NewTestFilter(t, 4096, mode, Bits12x5, 7)
+			var keys [][]byte
+			for i := 0; f.LoadFactor() < 0.93; i++ {
+				k := fmt.Appendf(nil, "stable-%d", i)
+				if f.Insert(k) == nil {
+					keys = append(keys, k)
+				}
+			}
+			before := f.Stats().Relocations
+			stop := loopSnapshots(t, 8, func() error { _, err := f.MarshalBinary(); return err })
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for i := range livenessOps {
+					k := fmt.Appendf(nil, "churn-%d", i)
+					if f.Insert(k) == nil {
+						j := i % len(keys)
+						f.Delete(keys[j])
+						keys[j] = k
+					}
+				}
+			}()
+			WaitOrFail(t, done, time.Minute, fmt.Sprintf("%d inserts at 93%% load beside 8 looping snapshotters", livenessOps))
+			stop()
+			if r := f.Stats().Relocations - before; r == 0 {
+				t.Errorf("the churn relocated nothing; want relocations, which wait for snapshots")
+			}
+			for i, k := range keys {
+				if !f.Lookup(k) {
+					t.Fatalf("key %d (%q) is missing after the churn", i, k)
+				}
+			}
+		})
+	}
+}
+
+// TestGrowingDeletesGetInBetweenOverlappingSnapshots deletes from a
+// growing filter, whose deletes wait for snapshots, beside 8 goroutines
+// taking snapshots in a loop, and checks that the deletes finish.
+func TestGrowingDeletesGetInBetweenOverlappingSnapshots(t *testing.T) {
+	for _, mode := range growModes {
+		t.Run(mode.String(), func(t *testing.T) {
+			g := newTestGrowing(t, 1000, WithMode(mode), WithSeed(3))
+			const n = 5000
+			for i := range n {
+				if err := g.Insert(fmt.Appendf(nil, "k%d", i)); err != nil {
+					t.Fatalf("Insert %d: %v", i, err)
+				}
+			}
+			stop := loopSnapshots(t, 8, func() error { _, err := g.MarshalBinary(); return err })
+			done := make(chan struct{})
+			deleted := 0
+			go func() {
+				defer close(done)
+				for i := range livenessOps {
+					if g.Delete(fmt.Appendf(nil, "k%d", i)) {
+						deleted++
+					}
+				}
+			}()
+			WaitOrFail(t, done, time.Minute, fmt.Sprintf("%d growing deletes beside 8 looping snapshotters", livenessOps))
+			stop()
+			if deleted != livenessOps {
+				t.Errorf("deleted %d of %d inserted keys; want all", deleted, livenessOps)
+			}
+		})
+	}
+}
