@@ -397,9 +397,7 @@ func txRetryable(status uint32) bool {
 
 func (s *stripedLocks) acquire(i uint32) {
 	st := &s.stripes[i]
-	if raceEnabled {
-		s.step(mcsSiteWord, 0)
-	}
+	s.step(mcsSiteWord, 0)
 	if !st.tail.CompareAndSwap(0, mcsHeld) {
 		s.acquireSlow(st, i)
 	}
@@ -411,9 +409,7 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 	home := uint(i & s.shardMask)
 	var me uint32 // our node once leased
 	for {
-		if raceEnabled {
-			s.step(mcsSiteWord, 0)
-		}
+		s.step(mcsSiteWord, 0)
 		w := st.tail.Load()
 		queued := w >= 1<<mcsTailShift
 		if w&mcsHeld == 0 && (!queued || w&mcsBypassMask < s.maxBypass<<mcsBypassShift) {
@@ -421,9 +417,7 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 			if queued {
 				nw += mcsBypassOne
 			}
-			if raceEnabled {
-				s.step(mcsSiteWord, 0)
-			}
+			s.step(mcsSiteWord, 0)
 			if st.tail.CompareAndSwap(w, nw) {
 				if me != 0 {
 					s.pool.release(home, me)
@@ -439,9 +433,7 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 			n.state.Store(mcsQueued) // before queuing: the predecessor may make us head at once
 			continue                 // the word may have changed meanwhile
 		}
-		if raceEnabled {
-			s.step(mcsSiteWord, 0)
-		}
+		s.step(mcsSiteWord, 0)
 		if st.tail.CompareAndSwap(w, w&(1<<mcsTailShift-1)|me<<mcsTailShift) {
 			s.shards[home].waits.Add(1)
 			s.await(st, me, w>>mcsTailShift)
@@ -456,36 +448,26 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
 	n := s.poolNode(me)
 	if prev != 0 {
-		if raceEnabled {
-			s.step(mcsSiteNode, prev)
-		}
+		s.step(mcsSiteNode, prev)
 		s.poolNode(prev).next.Store(me)
 		for k := 0; ; k++ {
-			if raceEnabled {
-				s.step(mcsSiteNode, me)
-			}
+			s.step(mcsSiteNode, me)
 			if n.state.Load() != mcsQueued {
 				break // mcsHead, or mcsQueuedParked from our own CAS below
 			}
 			if s.patient(k, me) {
 				continue
 			}
-			if raceEnabled {
-				s.step(mcsSiteNode, me)
-			}
+			s.step(mcsSiteNode, me)
 			if n.state.CompareAndSwap(mcsQueued, mcsQueuedParked) {
 				s.park(n, me) // the predecessor makes us mcsHeadParked; its release wakes us
 				break
 			}
 		}
 	} else {
-		if raceEnabled {
-			s.step(mcsSiteNode, me)
-		}
+		s.step(mcsSiteNode, me)
 		n.state.Store(mcsHead)
-		if raceEnabled {
-			s.step(mcsSiteHead, me)
-		}
+		s.step(mcsSiteHead, me)
 		st.head.Store(me) // before we can park: releasers wake the node named here
 	}
 	s.compete(st, n, me)
@@ -495,14 +477,10 @@ func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
 // compete runs the head until it wins the stripe.
 func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 	for k := 0; ; k++ {
-		if raceEnabled {
-			s.step(mcsSiteWord, me)
-		}
+		s.step(mcsSiteWord, me)
 		w := st.tail.Load()
 		if w&mcsHeld == 0 {
-			if raceEnabled {
-				s.step(mcsSiteWord, me)
-			}
+			s.step(mcsSiteWord, me)
 			if st.tail.CompareAndSwap(w, w&^mcsBypassMask|mcsHeld) {
 				return
 			}
@@ -511,18 +489,12 @@ func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 		if s.patient(k, me) {
 			continue
 		}
-		if raceEnabled {
-			s.step(mcsSiteNode, me)
-		}
+		s.step(mcsSiteNode, me)
 		n.state.Store(mcsHeadParked) // only wakers change it, and only from mcsHeadParked
 		// A release that cleared held before that store may not have seen us parked.
-		if raceEnabled {
-			s.step(mcsSiteWord, 0)
-		}
+		s.step(mcsSiteWord, 0)
 		if st.tail.Load()&mcsHeld == 0 {
-			if raceEnabled {
-				s.step(mcsSiteNode, me)
-			}
+			s.step(mcsSiteNode, me)
 			if n.state.CompareAndSwap(mcsHeadParked, mcsHead) {
 				k = -1
 				continue // nobody will wake us: compete now
@@ -536,39 +508,27 @@ func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 // leave takes the head, which holds the stripe, out of the queue: its
 // successor becomes head, or tail goes back to 0.
 func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
-	if raceEnabled {
-		s.step(mcsSiteNode, me)
-	}
+	s.step(mcsSiteNode, me)
 	succ := n.next.Load()
 	if succ == 0 {
-		if raceEnabled {
-			s.step(mcsSiteHead, 0)
-		}
+		s.step(mcsSiteHead, 0)
 		st.head.Store(0) // before the CAS: a newcomer may become head right after it
-		if raceEnabled {
-			s.step(mcsSiteWord, 0)
-		}
+		s.step(mcsSiteWord, 0)
 		// Bypass is 0: our win reset it, and nobody barges while we hold.
 		if st.tail.CompareAndSwap(me<<mcsTailShift|mcsHeld, mcsHeld) {
 			return
 		}
 		succ = s.awaitLink(&n.next, me)
 	}
-	if raceEnabled {
-		s.step(mcsSiteHead, succ)
-	}
+	s.step(mcsSiteHead, succ)
 	st.head.Store(succ) // before our release reads it
 	sn := s.poolNode(succ)
 	for {
-		if raceEnabled {
-			s.step(mcsSiteNode, succ)
-		}
+		s.step(mcsSiteNode, succ)
 		if sn.state.CompareAndSwap(mcsQueued, mcsHead) {
 			return
 		}
-		if raceEnabled {
-			s.step(mcsSiteNode, succ)
-		}
+		s.step(mcsSiteNode, succ)
 		if sn.state.CompareAndSwap(mcsQueuedParked, mcsHeadParked) {
 			return // it sleeps until our release wakes it
 		}
@@ -578,27 +538,19 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 // release clears held and, if a waiter is queued, wakes the head if parked.
 func (s *stripedLocks) release(i uint32) {
 	st := &s.stripes[i]
-	if raceEnabled {
-		s.step(mcsSiteWord, 0)
-	}
+	s.step(mcsSiteWord, 0)
 	if st.tail.Add(^uint32(0)) < 1<<mcsTailShift { // clears held
 		return
 	}
-	if raceEnabled {
-		s.step(mcsSiteHead, 0)
-	}
+	s.step(mcsSiteHead, 0)
 	h := st.head.Load()
 	if h == 0 {
 		return // a newcomer head not yet published checks held after publishing
 	}
 	n := s.poolNode(h)
-	if raceEnabled {
-		s.step(mcsSiteNode, h)
-	}
+	s.step(mcsSiteNode, h)
 	if n.state.CompareAndSwap(mcsHeadParked, mcsHead) {
-		if raceEnabled {
-			s.step(mcsSiteWake, h)
-		}
+		s.step(mcsSiteWake, h)
 		n.wake <- struct{}{} // never blocks: one send per park, capacity 1
 	}
 }
@@ -615,9 +567,7 @@ func (s *stripedLocks) patient(k int, me uint32) bool {
 }
 
 func (s *stripedLocks) park(n *mcsNode, me uint32) {
-	if raceEnabled {
-		s.step(mcsSitePark, me)
-	}
+	s.step(mcsSitePark, me)
 	<-n.wake
 }
 
@@ -625,9 +575,7 @@ func (s *stripedLocks) park(n *mcsNode, me uint32) {
 // itself into tail to link itself into next, and returns the link.
 func (s *stripedLocks) awaitLink(next *atomic.Uint32, me uint32) uint32 {
 	for k := 0; ; k++ {
-		if raceEnabled {
-			s.step(mcsSiteSpin, me)
-		}
+		s.step(mcsSiteSpin, me)
 		if v := next.Load(); v != 0 {
 			return v
 		}
@@ -659,8 +607,11 @@ const (
 	mcsSiteWake                // a waker sends a token to node v
 )
 
-// step calls mcsSteps, if set.
+// step calls mcsSteps, if set; it compiles to nothing outside race builds.
 func (s *stripedLocks) step(site mcsSite, v uint32) int {
+	if !raceEnabled {
+		return -1
+	}
 	if h := mcsSteps.Load(); h != nil {
 		return (*h)(s, site, v)
 	}
