@@ -21,7 +21,8 @@ type batchKeys struct {
 }
 
 // hashGroup stores in h the raw hashes of keys [base, end) of b: a call of
-// its own, returning nothing, so that few values live across xxhash calls.
+// its own, returning nothing, so that few values live across xxhash calls
+// (BENCHMARKS.md, "Tuning constants").
 //
 //go:noinline
 func (b *batchKeys) hashGroup(h *[batchGroup]uint64, base, end int) {

@@ -6,7 +6,7 @@ import "sync/atomic"
 // The event counters count from New (loads and Reset keep them); read while
 // other goroutines work, a Stats is approximate, as Len is.
 type Stats struct {
-	// Mode through Cap are the filter's Mode(), ..., Cap().
+	// The filter's Mode(), FingerprintBits(), SlotsPerBucket(), Len(), Cap().
 	Mode            Mode
 	FingerprintBits int
 	SlotsPerBucket  int
