@@ -34,22 +34,19 @@ package cuckoo
 // twophase.go ("One order for every search") applies: an unchanged b1
 // means copies entered b1 only by inserts and left b2 only by deletes.
 //
-// The Locked add rule (addLocked, pkAddLocked, add.go.tmpl; the growing
-// filter's putLocked): choose the bucket from unlocked reads, lock only the
-// stripe of its word, and store into that word as read under the lock if
-// the bucket still has room; only when it has none, lock both and choose
-// again. Claim: such an add takes effect at one instant for every other
-// operation. Proof: every write to a word holds its stripe, so nothing
-// writes the word between the read under the lock and the store, the add's
-// instant. InsertUnique, Count and a lookup under locks hold both stripes,
-// the add's among them, so it falls wholly before or after them; a Locked
-// Delete writes one word under its stripe, ordered with the add by it or
-// touching another word. An unlocked lookup's claim is about steps; an add
-// only puts in a copy, which a read can only find. A step holds both
-// stripes and checks room under them. The other stripe would exclude
-// nothing more: the add writes no other word, and its read of the other
-// only chose where fp goes. (A growing table's add also checks under the
-// lock that the word is not frozen; freezing holds the word's stripe.)
+// The Locked add rule (addLocked, add.go.tmpl; the growing filter's
+// putLocked): choose the bucket from unlocked reads, lock only its word's
+// stripe, and store into the word as read under the lock if the bucket
+// still has room; else lock both and choose again. Claim: such an add takes
+// effect at one instant for every other operation. Proof: every write to a
+// word holds its stripe, so the store is the add's instant. Operations
+// under both stripes (InsertUnique, Count, a locked lookup, a step, which
+// checks room under them) fall wholly before or after it; a Locked Delete
+// writes one word under its stripe. An unlocked lookup's claim is about
+// steps, and an add only puts in a copy. The other stripe would exclude
+// nothing more: the add writes no other word, and its read of it only
+// chose where fp goes. (A growing table's add also checks under the lock
+// that the word is not frozen; freezing holds the word's stripe.)
 
 // resetLocked empties every bucket with all stripes held.
 func (f *Filter) resetLocked() {
