@@ -34,7 +34,6 @@ func pairOf(f *Filter, key []byte) [3]uint64 {
 // forms, one through the Hash forms with h = xxhash.Sum64(key). Every answer
 // and in the end every bucket word must be the same.
 func TestKeyFormsAgree(t *testing.T) {
-	t.Parallel()
 	for _, mode := range apiModes {
 		for _, seed := range []uint64{0, 0x5eed} {
 			t.Run(fmt.Sprintf("mode=%v/seed=%d", mode, seed), func(t *testing.T) {
@@ -193,7 +192,6 @@ func TestAPIZeroAllocs(t *testing.T) {
 // that bucket's top slot cannot take), so each key keeps exactly that many,
 // its other inserts return ErrFull, and Len counts only the copies stored.
 func TestDuplicateCopiesBounded(t *testing.T) {
-	t.Parallel()
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, bits := range []int{8, bits8OneWord, 12, 15, Bits12x5} {
 			f := NewTestFilter(t, 10_000, mode, bits, 3)

@@ -146,7 +146,6 @@ func TestCloneUnderLoad(t *testing.T) {
 // TestGrowingClone checks a growing filter's clone: same mode, seed and
 // size, every key, independent growth.
 func TestGrowingClone(t *testing.T) {
-	t.Parallel()
 	var zero cuckoo.Growing
 	if z := zero.Clone(); z.Cap() != 0 {
 		t.Errorf("Clone of a zero Growing: Cap %d; want 0", z.Cap())

@@ -134,7 +134,6 @@ func TestEveryExportedIdentifierHasAnExample(t *testing.T) {
 // newPackedWords, what New sizes its tables with, up to MaxCapacity, where
 // the four-slot layouts reach maxBuckets.
 func TestFormatBucketCounts(t *testing.T) {
-	t.Parallel()
 	data, err := os.ReadFile("FORMAT.md")
 	if err != nil {
 		t.Fatal(err)

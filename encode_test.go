@@ -115,7 +115,6 @@ func encRoundTrip(t *testing.T, via string, f, g *Filter) {
 // them into a zero Filter and into an existing one: same layout, table,
 // keys and answers.
 func TestEncodeRoundTrip(t *testing.T) {
-	t.Parallel()
 	capacity := Sized(5000, 20000, 20000)
 	if raceEnabled {
 		capacity = Sized(2000, 5000, 20000)

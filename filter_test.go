@@ -518,7 +518,6 @@ func TestFailedInsertChangesNothing(t *testing.T) {
 // layout of 8-bit fingerprints) over 1,000,000 keys never inserted and
 // compares it with 2·b·α/2^f.
 func TestFalsePositiveRate(t *testing.T) {
-	t.Parallel()
 	const capacity, probes = 100000, 1000000
 	forModesBits(t, func(t *testing.T, mode cuckoo.Mode, bits int) {
 		f := cuckoo.NewTestFilter(t, capacity, mode, bits, 42)

@@ -74,7 +74,6 @@ func fileFalsePositiveRate(t *testing.T, data []byte, laneW int, bitsOf func(v u
 // entry without moving its marker up (lanesFrom14 with tail<<0) fails the
 // lookups; without moving its tag, every check.
 func TestGrowingReadsVersion3(t *testing.T) {
-	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("testdata", growV3Golden))
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +240,6 @@ func v4FalsePositiveRate(t *testing.T, data []byte) float64 {
 // split pointers: a version-4 table is a version-5 table at the start of
 // its level), and it goes on growing, by steps, without losing a key.
 func TestGrowingReadsVersion4(t *testing.T) {
-	t.Parallel()
 	data, err := os.ReadFile(filepath.Join("testdata", growV4Golden))
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +398,6 @@ func growEncoding(t *testing.T) ([]byte, *Growing) {
 }
 
 func TestGrowingEncodingRoundTrip(t *testing.T) {
-	t.Parallel()
 	data, g := growEncoding(t)
 	if want := growFormatPrefix + 8*g.Cap()/4 + 8; len(data) != want {
 		t.Errorf("encoding of %d bytes; want %d", len(data), want)

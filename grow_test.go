@@ -117,7 +117,6 @@ func TestGrowLaneArithmetic(t *testing.T) {
 // a move refused (ok false) is a void entry's into a split bucket.
 // altBucket, discovery's shortcut, agrees with alt on every move.
 func TestGrowStepsKeepMatches(t *testing.T) {
-	t.Parallel()
 	var bases, maxD [growShards]uint64
 	for i := range bases {
 		bases[i], maxD[i] = 1000+uint64(i)*37, growMaxDoublings
@@ -830,7 +829,6 @@ func TestGrowingLookupBatchAgrees(t *testing.T) {
 // only by default), against a fixed filter of 250,000 keys; under -short at
 // the first size only.
 func TestGrowingFalsePositiveRate(t *testing.T) {
-	t.Parallel()
 	g := newTestGrowing(t, 1000, WithSeed(31))
 	sizes, probes, fixedKeys := []int{1_000_000, 3_800_000}, 2_000_000, 1_000_000
 	if raceEnabled {

@@ -387,7 +387,6 @@ func TestVersionsFor(t *testing.T) {
 // more). Every fingerprint, both parities of both buckets, random words
 // with every pattern of free slots, and one-word pairs.
 func TestPackedPlacementRule(t *testing.T) {
-	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	may := func(b uint64, s int, fp uint64) bool { return !(b&1 != 0 && s == 3 && fp >= pkTopLimit) }
 	// want returns the bucket and slot the rule chooses, or ok=false.

@@ -76,7 +76,6 @@ func TestWithFalsePositiveRateChoice(t *testing.T) {
 // (with the sampling error of the probe count) and that every key is
 // found.
 func TestFalsePositiveRateClasses(t *testing.T) {
-	t.Parallel()
 	n, probes := 200_000, 2_000_000
 	if testing.Short() || cuckoo.RaceEnabled {
 		n, probes = 50_000, 500_000

@@ -186,7 +186,6 @@ func fillTo(f *Filter, prefix string, lf float64) {
 // the packed layout's search (pkDiscover, packed_migrate.go) is left to
 // packed_test.go.
 func TestDiscoverAndMakeRoom(t *testing.T) {
-	t.Parallel()
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, bits := range []int{bits8OneWord, 12, 15, Bits12x5} {
 			t.Run(fmt.Sprintf("mode=%v/bits=%s", mode, layoutName(bits)), func(t *testing.T) {
