@@ -117,7 +117,7 @@ func encRoundTrip(t *testing.T, via string, f, g *Filter) {
 func TestEncodeRoundTrip(t *testing.T) {
 	capacity := Sized(5000, 20000, 20000)
 	if raceEnabled {
-		capacity = Sized(2000, 5000, 20000)
+		capacity = Sized(2000, 2000, 20000)
 	}
 	for _, mode := range encModes {
 		for _, fbits := range []int{8, bits8OneWord, 12, 15, Bits12x5} {

@@ -227,11 +227,11 @@ func ExampleGrowing_LoadFactor() {
 func ExampleGrowing_Doublings() {
 	g, _ := cuckoo.NewGrowing(1000, cuckoo.WithSeed(1))
 	fmt.Println(g.Doublings())
-	growKeys(g, 100_000)
+	growKeys(g, 20_000)
 	fmt.Println(g.Doublings())
 	// Output:
 	// 0
-	// 61
+	// 24
 }
 
 // FalsePositiveRate is computed from the entries stored: older entries,

@@ -342,7 +342,7 @@ func TestGrowModelKeepsEveryKeyAMatch(t *testing.T) {
 	defer func() { t.Logf("%+v", modelStats) }()
 	iters := Sized(12, 20, 60) // 400 took 41 s and found nothing more
 	if raceEnabled {
-		iters = Sized(2, 3, 3) // 12 took 26 s there
+		iters = Sized(2, 2, 3) // 12 took 26 s there
 	}
 	for _, mode := range growModes {
 		for _, c := range []uint64{1, 2, 3} {

@@ -124,7 +124,11 @@ func TestGrowStepsKeepMatches(t *testing.T) {
 	st := newGrowState(&bases, &maxD, 77)
 	r := rand.New(rand.NewPCG(3, 3))
 	var crossed, refused, dropped int
-	for range 20_000 {
+	iters := 20_000
+	if raceEnabled { // one goroutine: the detector has nothing to check
+		iters = Sized(5_000, 5_000, 20_000)
+	}
+	for range iters {
 		kh := r.Uint64()
 		sh := &st.shards[r.IntN(growShards)]
 		d0 := uint64(r.IntN(growMaxDoublings))
@@ -229,7 +233,7 @@ func matchesIn(k growKey, b, v uint64) bool {
 func TestGrowingNoFalseNegativesUnderGrowth(t *testing.T) {
 	perWriter := Sized(8_000, 50_000, 200_000)
 	if raceEnabled {
-		perWriter = Sized(4_000, 5_000, 12_000)
+		perWriter = Sized(4_000, 4_000, 12_000)
 	}
 	for _, mode := range growModes {
 		t.Run(mode.String(), func(t *testing.T) {
@@ -369,11 +373,11 @@ func shardDoublings(g *Growing) (d struct{ lo, hi uint64 }) {
 // 10,000,000 (10,000x) under concurrent inserts, with no ErrFull and no
 // lost key: in the long suite (CUCKOO_LONG=1); by default to 1,000,000,
 // and under the race detector, which slows every access tenfold, to
-// 1,000,000 in the long suite and 200,000 by default.
+// 1,000,000 in the long suite and 100,000 by default.
 func TestGrowingFrom1000To10M(t *testing.T) {
 	total := Sized(100_000, 1_000_000, 10_000_000)
 	if raceEnabled {
-		total = Sized(50_000, 200_000, 1_000_000)
+		total = Sized(50_000, 100_000, 1_000_000)
 	}
 	g := newTestGrowing(t, 1000)
 	workers := 2*runtime.GOMAXPROCS(0) + 1
@@ -922,7 +926,7 @@ func TestGrowingDuplicatesDoNotGrow(t *testing.T) {
 func TestGrowingCopiesOfManyKeys(t *testing.T) {
 	keys := Sized(2_000, 10_000, 20_000)
 	if raceEnabled {
-		keys = Sized(1_000, 2_500, 5_000)
+		keys = Sized(1_000, 1_000, 5_000)
 	}
 	for _, mode := range growModes {
 		for _, copies := range []int{3, 6} {

@@ -109,7 +109,7 @@ func testChurn(t *testing.T, mode cuckoo.Mode, bits, capacity, churners, readers
 	// Churn inserts per subtest; each is followed by a Delete.
 	budget := cuckoo.Sized(10000, 30000, 30000)
 	if cuckoo.RaceEnabled {
-		budget = cuckoo.Sized(5000, 5000, 30000)
+		budget = cuckoo.Sized(2500, 2500, 30000)
 	}
 	f := cuckoo.NewTestFilter(t, capacity, mode, bits, 77)
 	// Around the load the layout is sized for: 90% to 97% of the slots
