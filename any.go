@@ -3,7 +3,6 @@ package cuckoo
 import (
 	"bytes"
 	"io"
-	"strings"
 )
 
 // AnyFilter is the method set *Filter and *Growing share, for a filter
@@ -54,19 +53,12 @@ var (
 // errors are ReadFrom's; a stream of neither kind is reported as such.
 func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 	var magic [len(formatMagic)]byte
-	k, err := io.ReadFull(r, magic[:])
-	head := magic[:k]
-	whole := io.MultiReader(bytes.NewReader(head), r)
-	var a AnyFilter
-	switch {
-	case string(head) == formatMagic || err != nil && string(head) == formatMagic[:k]:
-		a = new(Filter)
-	case string(head) == growFormatMagic || err != nil && string(head) == growFormatMagic[:k]:
-		a = new(Growing)
-	default:
-		return nil, int64(k), errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", head, formatMagic, growFormatMagic)
+	k, _ := io.ReadFull(r, magic[:])
+	a, err := anyOf(magic[:k])
+	if err != nil {
+		return nil, int64(k), err
 	}
-	n, err := a.ReadFrom(whole)
+	n, err := a.ReadFrom(io.MultiReader(bytes.NewReader(magic[:k]), r))
 	if err != nil {
 		return nil, n, err
 	}
@@ -76,18 +68,25 @@ func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 // UnmarshalAny is ReadAny for data holding exactly one encoding, decoded as
 // UnmarshalBinary does.
 func UnmarshalAny(data []byte) (AnyFilter, error) {
-	// A Growing magic, or a prefix of it that no Filter's magic begins with
-	// (Growing's decoder then reports the truncation, as in ReadAny).
-	var a AnyFilter = new(Filter)
-	if strings.HasPrefix(string(data), growFormatMagic) ||
-		strings.HasPrefix(growFormatMagic, string(data)) && !strings.HasPrefix(formatMagic, string(data)) {
-		a = new(Growing)
+	a, err := anyOf(data[:min(len(data), len(formatMagic))])
+	if err == nil {
+		err = a.UnmarshalBinary(data)
 	}
-	if err := a.UnmarshalBinary(data); err != nil {
-		if k := min(len(data), len(formatMagic)); string(data[:k]) != formatMagic[:k] && string(data[:k]) != growFormatMagic[:k] {
-			return nil, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", data[:k], formatMagic, growFormatMagic)
-		}
+	if err != nil {
 		return nil, err
 	}
 	return a, nil
+}
+
+// anyOf returns a zero filter of the kind whose magic begins with head (a
+// Filter for a prefix both magics share: its decoder then reports the
+// truncation), or an error naming both magics.
+func anyOf(head []byte) (AnyFilter, error) {
+	switch string(head) {
+	case formatMagic[:len(head)]:
+		return new(Filter), nil
+	case growFormatMagic[:len(head)]:
+		return new(Growing), nil
+	}
+	return nil, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", head, formatMagic, growFormatMagic)
 }

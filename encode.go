@@ -6,18 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 )
 
-// The encoding (FORMAT.md): a 32-byte header, the words, the item count and
-// an XXH64 checksum of all before it, little-endian. The count follows the
-// table because a snapshot of a live filter learns it by counting as it
-// copies; a decoder recounts and rejects a mismatch. Counters, K-CAS tags
-// and the mode are runtime state, not stored, so an encoding is canonical:
-// a successful decode re-encodes to identical bytes.
+// The encodings (FORMAT.md): the Filter's here with what both share, the
+// Growing filter's in grow_encode.go. Each is a header (magic, version,
+// fingerprint bits, slots, hash algorithm id in bytes 0-12, the seed at
+// 24), the table words and an XXH64 checksum of all before it,
+// little-endian. The Filter's item count follows its table because a
+// snapshot of a live filter learns it by counting as it copies; a decoder
+// recounts and rejects a mismatch. Counters, K-CAS tags and the mode are
+// runtime state, not stored, so an encoding is canonical: a successful
+// decode re-encodes to identical bytes.
 const (
 	formatMagic = "CUCKOOFL"
 	// Version 1: four slots of 8 or 12 bits; 2: the layouts version 1
@@ -28,7 +32,7 @@ const (
 	formatHashXXMul                               = 2 // XXH64; for a non-zero seed, xored with it and multiplied by fmix64(seed)|1
 	formatHeaderSize, formatTrailerSize           = 32, 16
 
-	// ReadFrom reads through a buffer of encodeChunk bytes into a table of
+	// A decoder reads through a buffer of encodeChunk bytes into a table of
 	// at most decodeInitialWords words, doubled as data keeps coming, so a
 	// header claiming a huge table costs nothing until the bytes exist.
 	encodeChunk        = 16 << 10
@@ -49,30 +53,7 @@ func encodedSize(n uint64) uint64 { return formatHeaderSize + 8*n + formatTraile
 // Errors of w are returned wrapped, with the prefix "cuckoo: ".
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	data, err := f.MarshalBinary()
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	return n, writeChunks(w, data, &n)
-}
-
-// writeChunks writes data to w in pieces of at most writeChunk bytes,
-// adding what w took to *n (a failing writer reports what it took of a
-// piece), and wraps w's error.
-func writeChunks(w io.Writer, data []byte, n *int64) error {
-	for len(data) > 0 {
-		p := data[:min(len(data), writeChunk)]
-		k, err := w.Write(p)
-		*n += int64(k)
-		if err == nil && k < len(p) {
-			err = io.ErrShortWrite
-		}
-		if err != nil {
-			return fmt.Errorf("cuckoo: writing filter: %w", err)
-		}
-		data = data[len(p):]
-	}
-	return nil
+	return writeEncoding(w, data, err)
 }
 
 // MarshalBinary returns the encoding of FORMAT.md, a snapshot as WriteTo
@@ -81,21 +62,15 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 	if f.m == 0 {
 		return nil, ErrZeroFilter
 	}
-	p := make([]byte, 0, encodedSize(uint64(len(f.t.words))))
-	p = append(p, formatMagic...)
-	p = binary.LittleEndian.AppendUint16(p, formatVersionOf(f.lay))
-	p = append(p, byte(f.lay.f), byte(f.SlotsPerBucket()), f.hashAlg(), 0, 0, 0)
-	p = binary.LittleEndian.AppendUint64(p, f.m)
-	p = binary.LittleEndian.AppendUint64(p, f.seed)
-	p, count := f.appendTable(p)
-	p = binary.LittleEndian.AppendUint64(p, count)
-	return binary.LittleEndian.AppendUint64(p, xxhash.Sum64(p)), nil
+	p := appendHeader(make([]byte, 0, encodedSize(uint64(len(f.t.words)))), formatMagic,
+		formatVersionOf(f.lay), byte(f.lay.f), byte(f.SlotsPerBucket()), f.hashAlg())
+	p = binary.LittleEndian.AppendUint64(append(p, 0, 0, 0), f.m)
+	p, count := f.appendTable(binary.LittleEndian.AppendUint64(p, f.seed))
+	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil
 }
 
-// appendTable appends f's words to p, K-CAS references resolved, counters
-// and tags cleared, and returns the number of fingerprints it appended. It
-// holds the snapshot gate (snapshot.go), so no relocation runs meanwhile,
-// and reads the words in ascending order, as copyTable does.
+// appendTable appends f's words to p under the snapshot gate (snapshot.go),
+// so no relocation runs meanwhile, and returns the fingerprints appended.
 //
 // Claim: the words copied hold a copy of every key inserted before the
 // snapshot began and not deleted before it ended, whatever keys colliding
@@ -111,23 +86,54 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 func (f *Filter) appendTable(p []byte) ([]byte, uint64) {
 	f.gate.beginSnapshot()
 	defer f.gate.endSnapshot()
-	l := &f.lay
+	return appendWords(p, &f.t, &f.lay, f)
+}
+
+// appendWords appends t's words to p, each read once, in ascending order,
+// with K-CAS references resolved and the bits outside l's slots cleared,
+// and returns the fingerprints appended. owner names t to the tests' stall
+// point (snapshot.go).
+func appendWords(p []byte, t *kcasTable, l *layout, owner any) ([]byte, uint64) {
 	var count uint64
 	n := len(p)
-	p = p[:n+8*len(f.t.words)]
-	for i := range uint64(len(f.t.words)) {
-		w := f.t.words[i].Load()
-		if w&tagMask != 0 {
-			w = f.t.load(i)
-		}
-		w &= l.fpMask
+	p = slices.Grow(p, 8*len(t.words))[:n+8*len(t.words)]
+	for i := range uint64(len(t.words)) {
+		w := t.loadWord(i) & l.fpMask
 		count += uint64(l.occupied(w))
 		binary.LittleEndian.PutUint64(p[n+8*int(i):], w)
 		if raceEnabled {
-			snapshotStalled(f, i) // the tests' stall point (snapshot.go)
+			snapshotStalled(owner, i)
 		}
 	}
 	return p, count
+}
+
+// appendHeader appends the fields both headers begin with.
+func appendHeader(p []byte, magic string, version uint16, bits, slots, alg byte) []byte {
+	return append(binary.LittleEndian.AppendUint16(append(p, magic...), version), bits, slots, alg)
+}
+
+// appendSum appends the checksum of p.
+func appendSum(p []byte) []byte { return binary.LittleEndian.AppendUint64(p, xxhash.Sum64(p)) }
+
+// writeEncoding writes data, an encoding (unless err), to w in pieces of at
+// most writeChunk bytes and returns what w took (a failing writer reports
+// what it took of a piece), with w's error wrapped.
+func writeEncoding(w io.Writer, data []byte, err error) (int64, error) {
+	var n int64
+	for err == nil && len(data) > 0 {
+		p := data[:min(len(data), writeChunk)]
+		k, werr := w.Write(p)
+		n += int64(k)
+		if werr == nil && k < len(p) {
+			werr = io.ErrShortWrite
+		}
+		if werr != nil {
+			err = fmt.Errorf("cuckoo: writing filter: %w", werr)
+		}
+		data = data[len(p):]
+	}
+	return n, err
 }
 
 // UnmarshalBinary replaces the filter's contents with the filter encoded in
@@ -137,23 +143,8 @@ func (f *Filter) appendTable(p []byte) ([]byte, uint64) {
 // ErrCorrupt. It never allocates more than the size of data. It must not
 // run concurrently with other methods of f.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	h, err := parseHeader(data)
-	if err != nil {
-		return err
-	}
-	switch want := encodedSize(h.words); {
-	case uint64(len(data)) < want:
-		return errTruncated(uint64(len(data)), want)
-	case uint64(len(data)) > want:
-		return errFormat("cuckoo: %d bytes of trailing data after the %d-byte filter", uint64(len(data))-want, want)
-	}
-	want := uint64(len(data))
-	if sum, stored := xxhash.Sum64(data[:want-8]), binary.LittleEndian.Uint64(data[want-8:]); sum != stored {
-		return errChecksum(stored, sum)
-	}
-	words := make([]atomic.Uint64, h.words)
-	scan := fillWords(words, data[formatHeaderSize:want-formatTrailerSize], h.lay, 0, tableScan{})
-	return f.load(h, words, scan, binary.LittleEndian.Uint64(data[want-16:]))
+	_, err := f.decode(newDecoder(nil, data, 0))
+	return err
 }
 
 // ReadFrom replaces the filter's contents with the filter encoded at the
@@ -167,85 +158,200 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 // also matches io.ErrUnexpectedEOF), and r's errors come wrapped. Like
 // UnmarshalBinary it must not run concurrently with other methods of f.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	var n int64
-	var want uint64 // the encoding's size, once the header is read
-	read := func(p []byte) error {
-		k, err := io.ReadFull(r, p)
-		n += int64(k)
-		if err == io.EOF || err == io.ErrUnexpectedEOF || want != 0 && errors.Is(err, io.ErrUnexpectedEOF) {
-			return errTruncated(uint64(n), want)
-		}
-		if err != nil {
-			return fmt.Errorf("cuckoo: reading filter: %w", err)
-		}
-		return nil
-	}
-	// The header in three steps, each checked, so that a stream that is
-	// not a filter, or of a version this package cannot read, is reported
-	// as such rather than as truncated.
-	var hdr [formatHeaderSize]byte
+	return f.decode(newDecoder(r, nil, 0))
+}
+
+// decode reads one encoding from d into a fresh table and installs it when
+// every check has passed. The header comes in three steps, each checked, so
+// that a stream that is not a filter, or of a version this package cannot
+// read, is reported as such rather than as truncated.
+func (f *Filter) decode(d *decoder) (int64, error) {
 	var h header
-	for _, end := range [...]int64{int64(len(formatMagic)), 10, formatHeaderSize} {
-		rerr := read(hdr[n:end])
-		var err error
-		h, err = parseHeader(hdr[:n])
-		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return n, err
+	err := d.header(func(p []byte) (err error) { h, err = parseHeader(p); return err }, len(formatMagic), 10, formatHeaderSize)
+	if err != nil {
+		return d.n, err
+	}
+	d.want = encodedSize(h.words)
+	if size := uint64(d.n) + uint64(len(d.data)); d.r == nil && size < d.want {
+		return d.n, errTruncated(size, d.want) // before the table is allocated
+	} else if d.r == nil && size > d.want {
+		return d.n, errFormat("cuckoo: %d bytes of trailing data after the %d-byte filter", size-d.want, d.want)
+	}
+	s := tableScan{lay: h.lay}
+	words, err := d.table(h.words, s.fill)
+	if err != nil {
+		return d.n, err
+	}
+	p, err := d.next(8)
+	if err != nil {
+		return d.n, err
+	}
+	count := binary.LittleEndian.Uint64(p)
+	if err := d.checksum(); err != nil {
+		return d.n, err
+	}
+	if s.bad && h.lay.packed {
+		return d.n, errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", s.index, s.word)
+	} else if s.bad {
+		return d.n, errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", s.index, s.word, h.lay.b, h.lay.f)
+	}
+	if count != s.slots {
+		return d.n, errCorrupt("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, s.slots)
+	}
+	f.adopt(words, h.lay, h.seed, h.hash, f.Mode(), int64(count))
+	return d.n, nil
+}
+
+// decoder reads one encoding from r, or from data when r is nil, counting
+// the bytes it consumed in n and summing them for the checksum.
+type decoder struct {
+	r    io.Reader
+	data []byte
+	buf  []byte
+	n    int64
+	want uint64 // the encoding's size, once known; 0 inside a Filter's header
+	sum  xxhash.Digest
+}
+
+func newDecoder(r io.Reader, data []byte, want uint64) *decoder {
+	d := &decoder{r: r, data: data, want: want}
+	d.sum.Reset()
+	return d
+}
+
+// next consumes the next k bytes (at most encodeChunk) and returns them,
+// valid until the next call; cut short, it returns what there was.
+func (d *decoder) next(k int) ([]byte, error) {
+	var p []byte
+	var err error
+	if d.r == nil {
+		p, d.data = d.data[:min(k, len(d.data))], d.data[min(k, len(d.data)):]
+		if len(p) < k {
+			err = io.ErrUnexpectedEOF
+		}
+	} else {
+		if d.buf == nil {
+			d.buf = make([]byte, encodeChunk)
+		}
+		var got int
+		got, err = io.ReadFull(d.r, d.buf[:k])
+		p = d.buf[:got]
+	}
+	d.n += int64(len(p))
+	d.sum.Write(p)
+	if err == io.EOF || err == io.ErrUnexpectedEOF || d.want != 0 && errors.Is(err, io.ErrUnexpectedEOF) {
+		return p, errTruncated(uint64(d.n), d.want)
+	} else if err != nil {
+		return p, fmt.Errorf("cuckoo: reading filter: %w", err)
+	}
+	return p, nil
+}
+
+// header reads the header in steps ending at ends and passes check all that
+// has arrived after each; check's error comes before a truncation.
+func (d *decoder) header(check func([]byte) error, ends ...int) error {
+	hdr := make([]byte, 0, ends[len(ends)-1])
+	for _, end := range ends {
+		p, rerr := d.next(end - len(hdr))
+		hdr = append(hdr, p...)
+		if err := check(hdr); err != nil {
+			return err
 		}
 		if rerr != nil {
-			return n, rerr
+			return rerr
 		}
 	}
-	want = encodedSize(h.words)
-	var d xxhash.Digest
-	d.Reset()
-	d.Write(hdr[:])
-	buf := make([]byte, min(encodeChunk, 8*h.words))
-	initial := min(h.words, decodeInitialWords)
-	if k := inMemoryLen(r); k >= 0 && uint64(k) >= 8*h.words {
-		initial = h.words
+	return nil
+}
+
+// table reads a table of n words, passing fill each piece to decode into
+// its words (first is the index of the piece's first word). It allocates
+// the table as the bytes arrive, at once when they are known to be there.
+func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, first uint64) error) ([]atomic.Uint64, error) {
+	size := min(n, decodeInitialWords)
+	if d.remaining() >= 8*n {
+		size = n
 	}
-	words := make([]atomic.Uint64, initial)
-	var scan tableScan
-	for filled := uint64(0); filled < h.words; {
+	words := make([]atomic.Uint64, size)
+	for filled := uint64(0); filled < n; {
 		if filled == uint64(len(words)) {
-			grown := make([]atomic.Uint64, min(h.words, 2*filled))
+			grown := make([]atomic.Uint64, min(n, 2*filled))
 			copy(grown, words) // not yet shared: plain copies are fine
 			words = grown
 		}
-		k := min(uint64(len(words))-filled, uint64(len(buf))/8)
-		p := buf[:8*k]
-		if err := read(p); err != nil {
-			return n, err
+		k := min(uint64(len(words))-filled, encodeChunk/8)
+		p, err := d.next(int(8 * k))
+		if err == nil {
+			err = fill(words[filled:filled+k], p, filled)
 		}
-		d.Write(p)
-		scan = fillWords(words[filled:filled+k], p, h.lay, filled, scan)
+		if err != nil {
+			return nil, err
+		}
 		filled += k
 	}
-	var tr [formatTrailerSize]byte
-	if err := read(tr[:]); err != nil {
-		return n, err
-	}
-	d.Write(tr[:8])
-	if sum, stored := d.Sum64(), binary.LittleEndian.Uint64(tr[8:]); sum != stored {
-		return n, errChecksum(stored, sum)
-	}
-	return n, f.load(h, words, scan, binary.LittleEndian.Uint64(tr[:8]))
+	return words, nil
 }
 
-// inMemoryLen returns the unread length of the standard library's in-memory
-// readers, or -1. Another reader's Len is a claim, not data: trusted, a
-// hostile one would make ReadFrom allocate a huge table for a header.
-func inMemoryLen(r io.Reader) int {
-	switch r := r.(type) {
+// remaining returns the bytes known to be left: data's, or the unread
+// length of the standard library's in-memory readers. Another reader's Len
+// is a claim, not data: trusted, a hostile one would make a decoder
+// allocate a huge table for a header.
+func (d *decoder) remaining() uint64 {
+	switch r := d.r.(type) {
+	case nil:
+		return uint64(len(d.data))
 	case *bytes.Reader:
-		return r.Len()
+		return uint64(r.Len())
 	case *strings.Reader:
-		return r.Len()
+		return uint64(r.Len())
 	case *bytes.Buffer:
-		return r.Len()
+		return uint64(r.Len())
 	}
-	return -1
+	return 0
+}
+
+// checksum reads the stored checksum and compares it with that of every
+// byte before it.
+func (d *decoder) checksum() error {
+	sum := d.sum.Sum64()
+	p, err := d.next(8)
+	if err != nil {
+		return err
+	}
+	if stored := binary.LittleEndian.Uint64(p); stored != sum {
+		return errCorrupt("cuckoo: checksum mismatch: stored %#016x, computed %#016x (corrupted data)", stored, sum)
+	}
+	return nil
+}
+
+// encKind is what the two encodings' framing differs in: the magic, the
+// other kind's (named in the error for it), and the versions read.
+type encKind struct {
+	magic, name, other, otherErr, versionErr string
+	lo, hi                                   uint16
+}
+
+var fixedKind = encKind{formatMagic, "filter", growFormatMagic,
+	"this is a Growing filter's encoding, not a Filter's: load it with Growing.ReadFrom or Growing.UnmarshalBinary (or ReadAny, which reads either)",
+	"cuckoo: unknown format version %d (this package reads versions %d to %d)", formatVersion, formatVersion3}
+
+// checkStart checks the magic and version at the start of data, as far as
+// data goes, and returns the version (0 until data holds it).
+func (k *encKind) checkStart(data []byte) (uint16, error) {
+	head := string(data[:min(len(data), len(k.magic))])
+	switch {
+	case head == k.other:
+		return 0, errFormat("cuckoo: magic %q: %s", head, k.otherErr)
+	case head != k.magic[:len(head)]:
+		return 0, errFormat("cuckoo: wrong magic %q: not an encoded %s (want %q)", head, k.name, k.magic)
+	case len(data) < 10:
+		return 0, nil
+	}
+	v := binary.LittleEndian.Uint16(data[8:])
+	if v < k.lo || v > k.hi {
+		return 0, errFormat(k.versionErr, v, k.lo, k.hi)
+	}
+	return v, nil
 }
 
 type header struct {
@@ -255,27 +361,13 @@ type header struct {
 	hash  uint8 // hash algorithm id
 }
 
-// parseHeader validates the header at the start of data. When data is
-// shorter than a header, the error wraps io.ErrUnexpectedEOF unless the
-// bytes present are already wrong.
+// parseHeader validates the header at the start of data, as far as data
+// goes.
 func parseHeader(data []byte) (header, error) {
 	var h header
-	k := min(len(data), len(formatMagic))
-	if string(data[:k]) != formatMagic[:k] {
-		if k == len(growFormatMagic) && string(data[:k]) == growFormatMagic {
-			return h, errFormat("cuckoo: magic %q: this is a Growing filter's encoding, not a Filter's: load it with Growing.ReadFrom or Growing.UnmarshalBinary (or ReadAny, which reads either)", data[:k])
-		}
-		return h, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q)", data[:k], formatMagic)
-	}
-	if len(data) < 10 {
-		return h, errTruncated(uint64(len(data)), 0)
-	}
-	v := binary.LittleEndian.Uint16(data[8:])
-	if v != formatVersion && v != formatVersion2 && v != formatVersion3 {
-		return h, errFormat("cuckoo: unknown format version %d (this package reads versions %d to %d)", v, formatVersion, formatVersion3)
-	}
-	if len(data) < formatHeaderSize {
-		return h, errTruncated(uint64(len(data)), 0)
+	v, err := fixedKind.checkStart(data)
+	if err != nil || len(data) < formatHeaderSize {
+		return h, err
 	}
 	bits, slots, hash := data[10], data[11], data[12]
 	m, seed := binary.LittleEndian.Uint64(data[16:]), binary.LittleEndian.Uint64(data[24:])
@@ -319,19 +411,21 @@ func formatVersionOf(l layout) uint16 {
 	return formatVersion2
 }
 
-// tableScan is what fillWords learns of a stored table: the first word with
+// tableScan is what fill learns of a stored table: the first word with
 // bits outside its slots, and the number of fingerprints.
 type tableScan struct {
+	lay   layout
 	bad   bool
 	index uint64 // first bad word
 	word  uint64 // its stored value
 	slots uint64 // non-empty slots so far
 }
 
-// fillWords decodes the little-endian words of p into words (the table's
-// from first on), clearing and recording bits outside the slots and
-// counting fingerprints.
-func fillWords(words []atomic.Uint64, p []byte, l layout, first uint64, s tableScan) tableScan {
+// fill decodes the little-endian words of p into words (the table's from
+// first on), clearing and recording bits outside the slots and counting
+// fingerprints.
+func (s *tableScan) fill(words []atomic.Uint64, p []byte, first uint64) error {
+	l := &s.lay
 	for i := range words {
 		w := binary.LittleEndian.Uint64(p[8*i:])
 		if w&^l.fpMask != 0 && !s.bad {
@@ -341,22 +435,6 @@ func fillWords(words []atomic.Uint64, p []byte, l layout, first uint64, s tableS
 		s.slots += uint64(l.occupied(w))
 		words[i].Store(w)
 	}
-	return s
-}
-
-// load makes words, decoded and checksummed, f's table, unless a word has
-// bits outside its slots or the stored item count disagrees with the table.
-func (f *Filter) load(h header, words []atomic.Uint64, s tableScan, count uint64) error {
-	if s.bad {
-		if h.lay.packed {
-			return errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", s.index, s.word)
-		}
-		return errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", s.index, s.word, h.lay.b, h.lay.f)
-	}
-	if count != s.slots {
-		return errCorrupt("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, s.slots)
-	}
-	f.adopt(words, h.lay, h.seed, h.hash, f.Mode(), int64(count))
 	return nil
 }
 
@@ -367,10 +445,6 @@ func errTruncated(got, want uint64) error {
 		return &decodeError{fmt.Sprintf("cuckoo: truncated data: %d bytes end inside the %d-byte header: %v", got, formatHeaderSize, io.ErrUnexpectedEOF), ErrTruncated, io.ErrUnexpectedEOF}
 	}
 	return &decodeError{fmt.Sprintf("cuckoo: truncated data: %d of %d bytes: %v", got, want, io.ErrUnexpectedEOF), ErrTruncated, io.ErrUnexpectedEOF}
-}
-
-func errChecksum(stored, computed uint64) error {
-	return errCorrupt("cuckoo: checksum mismatch: stored %#016x, computed %#016x (corrupted data)", stored, computed)
 }
 
 func errFormat(format string, args ...any) error {
