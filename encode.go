@@ -13,15 +13,12 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// The encodings (FORMAT.md): the Filter's here with what both share, the
-// Growing filter's in grow_encode.go. Each is a header (magic, version,
-// fingerprint bits, slots, hash algorithm id in bytes 0-12, the seed at
-// 24), the table words and an XXH64 checksum of all before it,
-// little-endian. The Filter's item count follows its table because a
-// snapshot of a live filter learns it by counting as it copies; a decoder
-// recounts and rejects a mismatch. Counters, K-CAS tags and the mode are
-// runtime state, not stored, so an encoding is canonical: a successful
-// decode re-encodes to identical bytes.
+// The encodings of FORMAT.md: the Filter's, and the framing it shares with
+// the Growing filter's (grow_encode.go): a header that begins with magic,
+// version, fingerprint bits, slots and hash algorithm id, the words, and an
+// XXH64 checksum of all before it. Runtime state (counters, K-CAS tags, the
+// mode) is not stored, and decoders accept only what encoders write, so an
+// encoding is canonical: a successful decode re-encodes to identical bytes.
 const (
 	formatMagic = "CUCKOOFL"
 	// Version 1: four slots of 8 or 12 bits; 2: the layouts version 1
@@ -63,9 +60,10 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 		return nil, ErrZeroFilter
 	}
 	p := appendHeader(make([]byte, 0, encodedSize(uint64(len(f.t.words)))), formatMagic,
-		formatVersionOf(f.lay), byte(f.lay.f), byte(f.SlotsPerBucket()), f.hashAlg())
+		formatVersionOf(f.lay), byte(f.lay.f), byte(f.SlotsPerBucket()), hashAlg(f.seed, f.fmix))
 	p = binary.LittleEndian.AppendUint64(append(p, 0, 0, 0), f.m)
 	p, count := f.appendTable(binary.LittleEndian.AppendUint64(p, f.seed))
+	// The count follows the table: a snapshot learns it only as it copies.
 	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil
 }
 
@@ -90,9 +88,9 @@ func (f *Filter) appendTable(p []byte) ([]byte, uint64) {
 }
 
 // appendWords appends t's words to p, each read once, in ascending order,
-// with K-CAS references resolved and the bits outside l's slots cleared,
-// and returns the fingerprints appended. owner names t to the tests' stall
-// point (snapshot.go).
+// K-CAS references resolved and bits outside l's slots cleared, and returns
+// the fingerprints appended. owner names t to the tests' stall point
+// (snapshot.go).
 func appendWords(p []byte, t *kcasTable, l *layout, owner any) ([]byte, uint64) {
 	var count uint64
 	n := len(p)
@@ -113,7 +111,15 @@ func appendHeader(p []byte, magic string, version uint16, bits, slots, alg byte)
 	return append(binary.LittleEndian.AppendUint16(append(p, magic...), version), bits, slots, alg)
 }
 
-// appendSum appends the checksum of p.
+// hashAlg returns the id of the hash algorithm of a filter with seed: 1 for
+// seed 0, where both are XXH64 as it is, and which every version reads.
+func hashAlg(seed uint64, fmix bool) uint8 {
+	if fmix || seed == 0 {
+		return formatHashXXFmix
+	}
+	return formatHashXXMul
+}
+
 func appendSum(p []byte) []byte { return binary.LittleEndian.AppendUint64(p, xxhash.Sum64(p)) }
 
 // writeEncoding writes data, an encoding (unless err), to w in pieces of at
@@ -124,14 +130,13 @@ func writeEncoding(w io.Writer, data []byte, err error) (int64, error) {
 	for err == nil && len(data) > 0 {
 		p := data[:min(len(data), writeChunk)]
 		k, werr := w.Write(p)
-		n += int64(k)
+		n, data = n+int64(k), data[len(p):]
 		if werr == nil && k < len(p) {
 			werr = io.ErrShortWrite
 		}
 		if werr != nil {
 			err = fmt.Errorf("cuckoo: writing filter: %w", werr)
 		}
-		data = data[len(p):]
 	}
 	return n, err
 }
@@ -143,8 +148,7 @@ func writeEncoding(w io.Writer, data []byte, err error) (int64, error) {
 // ErrCorrupt. It never allocates more than the size of data. It must not
 // run concurrently with other methods of f.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	_, err := f.decode(newDecoder(nil, data, 0))
-	return err
+	return f.decode(newDecoder(nil, data))
 }
 
 // ReadFrom replaces the filter's contents with the filter encoded at the
@@ -158,138 +162,133 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 // also matches io.ErrUnexpectedEOF), and r's errors come wrapped. Like
 // UnmarshalBinary it must not run concurrently with other methods of f.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	return f.decode(newDecoder(r, nil, 0))
+	d := newDecoder(r, nil)
+	err := f.decode(d)
+	return d.n, err
 }
 
-// decode reads one encoding from d into a fresh table and installs it when
-// every check has passed. The header comes in three steps, each checked, so
-// that a stream that is not a filter, or of a version this package cannot
-// read, is reported as such rather than as truncated.
-func (f *Filter) decode(d *decoder) (int64, error) {
+// decode reads one encoding from d into a fresh table, which it installs
+// when every check has passed. The header comes in three steps, each
+// checked, so that a stream that is not a filter, or of a version this
+// package cannot read, is reported as such rather than as truncated.
+func (f *Filter) decode(d *decoder) error {
 	var h header
-	err := d.header(func(p []byte) (err error) { h, err = parseHeader(p); return err }, len(formatMagic), 10, formatHeaderSize)
-	if err != nil {
-		return d.n, err
+	if d.header(func(p []byte) (err error) { h, err = parseHeader(p); return err }, len(formatMagic), 10, formatHeaderSize); d.err != nil {
+		return d.err
 	}
 	d.want = encodedSize(h.words)
 	if size := uint64(d.n) + uint64(len(d.data)); d.r == nil && size < d.want {
-		return d.n, errTruncated(size, d.want) // before the table is allocated
+		return errTruncated(size, d.want) // before the table is allocated
 	} else if d.r == nil && size > d.want {
-		return d.n, errFormat("cuckoo: %d bytes of trailing data after the %d-byte filter", size-d.want, d.want)
+		return errFormat("cuckoo: %d bytes of trailing data after the %d-byte filter", size-d.want, d.want)
 	}
 	s := tableScan{lay: h.lay}
-	words, err := d.table(h.words, s.fill)
-	if err != nil {
-		return d.n, err
-	}
-	p, err := d.next(8)
-	if err != nil {
-		return d.n, err
-	}
-	count := binary.LittleEndian.Uint64(p)
-	if err := d.checksum(); err != nil {
-		return d.n, err
-	}
-	if s.bad && h.lay.packed {
-		return d.n, errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", s.index, s.word)
-	} else if s.bad {
-		return d.n, errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", s.index, s.word, h.lay.b, h.lay.f)
-	}
-	if count != s.slots {
-		return d.n, errCorrupt("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, s.slots)
+	words := d.table(h.words, s.fill)
+	count := d.uint64()
+	d.checksum()
+	switch {
+	case d.err != nil:
+		return d.err
+	case s.bad != nil:
+		return s.bad
+	case count != s.slots:
+		return errCorrupt("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, s.slots)
 	}
 	f.adopt(words, h.lay, h.seed, h.hash, f.Mode(), int64(count))
-	return d.n, nil
+	return nil
 }
 
 // decoder reads one encoding from r, or from data when r is nil, counting
-// the bytes it consumed in n and summing them for the checksum.
+// in n the bytes it consumed and summing them for the checksum. Its first
+// error is err; after it, reads return nothing.
 type decoder struct {
-	r    io.Reader
-	data []byte
-	buf  []byte
-	n    int64
-	want uint64 // the encoding's size, once known; 0 inside a Filter's header
-	sum  xxhash.Digest
+	r         io.Reader
+	data, buf []byte
+	n         int64
+	want      uint64 // the encoding's size, once known; 0 inside a Filter's header
+	sum       *xxhash.Digest
+	err       error
 }
 
-func newDecoder(r io.Reader, data []byte, want uint64) *decoder {
-	d := &decoder{r: r, data: data, want: want}
-	d.sum.Reset()
-	return d
+func newDecoder(r io.Reader, data []byte) *decoder {
+	return &decoder{r: r, data: data, sum: xxhash.New()}
 }
 
 // next consumes the next k bytes (at most encodeChunk) and returns them,
-// valid until the next call; cut short, it returns what there was.
-func (d *decoder) next(k int) ([]byte, error) {
+// valid until the next call, or those there were if they end early.
+func (d *decoder) next(k int) []byte {
 	var p []byte
 	var err error
-	if d.r == nil {
+	switch {
+	case d.err != nil:
+		return nil
+	case d.r == nil:
 		p, d.data = d.data[:min(k, len(d.data))], d.data[min(k, len(d.data)):]
 		if len(p) < k {
 			err = io.ErrUnexpectedEOF
 		}
-	} else {
+	default:
 		if d.buf == nil {
 			d.buf = make([]byte, encodeChunk)
 		}
-		var got int
-		got, err = io.ReadFull(d.r, d.buf[:k])
-		p = d.buf[:got]
+		k, err = io.ReadFull(d.r, d.buf[:k])
+		p = d.buf[:k]
 	}
 	d.n += int64(len(p))
 	d.sum.Write(p)
 	if err == io.EOF || err == io.ErrUnexpectedEOF || d.want != 0 && errors.Is(err, io.ErrUnexpectedEOF) {
-		return p, errTruncated(uint64(d.n), d.want)
+		d.err = errTruncated(uint64(d.n), d.want)
 	} else if err != nil {
-		return p, fmt.Errorf("cuckoo: reading filter: %w", err)
+		d.err = fmt.Errorf("cuckoo: reading filter: %w", err)
 	}
-	return p, nil
+	return p
+}
+
+func (d *decoder) uint64() uint64 {
+	if p := d.next(8); d.err == nil {
+		return binary.LittleEndian.Uint64(p)
+	}
+	return 0
 }
 
 // header reads the header in steps ending at ends and passes check all that
 // has arrived after each; check's error comes before a truncation.
-func (d *decoder) header(check func([]byte) error, ends ...int) error {
+func (d *decoder) header(check func([]byte) error, ends ...int) {
 	hdr := make([]byte, 0, ends[len(ends)-1])
 	for _, end := range ends {
-		p, rerr := d.next(end - len(hdr))
-		hdr = append(hdr, p...)
-		if err := check(hdr); err != nil {
-			return err
-		}
-		if rerr != nil {
-			return rerr
+		if d.err == nil {
+			hdr = append(hdr, d.next(end-len(hdr))...)
+			if err := check(hdr); err != nil {
+				d.err = err
+			}
 		}
 	}
-	return nil
 }
 
-// table reads a table of n words, passing fill each piece to decode into
+// table reads a table of n words and passes fill each piece to decode into
 // its words (first is the index of the piece's first word). It allocates
 // the table as the bytes arrive, at once when they are known to be there.
-func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, first uint64) error) ([]atomic.Uint64, error) {
+func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, first uint64)) []atomic.Uint64 {
 	size := min(n, decodeInitialWords)
-	if d.remaining() >= 8*n {
+	if d.err != nil {
+		return nil
+	} else if d.remaining() >= 8*n {
 		size = n
 	}
 	words := make([]atomic.Uint64, size)
-	for filled := uint64(0); filled < n; {
+	for filled := uint64(0); filled < n && d.err == nil; {
 		if filled == uint64(len(words)) {
 			grown := make([]atomic.Uint64, min(n, 2*filled))
 			copy(grown, words) // not yet shared: plain copies are fine
 			words = grown
 		}
 		k := min(uint64(len(words))-filled, encodeChunk/8)
-		p, err := d.next(int(8 * k))
-		if err == nil {
-			err = fill(words[filled:filled+k], p, filled)
-		}
-		if err != nil {
-			return nil, err
+		if p := d.next(int(8 * k)); d.err == nil {
+			fill(words[filled:filled+k], p, filled)
 		}
 		filled += k
 	}
-	return words, nil
+	return words
 }
 
 // remaining returns the bytes known to be left: data's, or the unread
@@ -297,31 +296,22 @@ func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, fir
 // is a claim, not data: trusted, a hostile one would make a decoder
 // allocate a huge table for a header.
 func (d *decoder) remaining() uint64 {
-	switch r := d.r.(type) {
+	switch d.r.(type) {
 	case nil:
 		return uint64(len(d.data))
-	case *bytes.Reader:
-		return uint64(r.Len())
-	case *strings.Reader:
-		return uint64(r.Len())
-	case *bytes.Buffer:
-		return uint64(r.Len())
+	case *bytes.Reader, *strings.Reader, *bytes.Buffer:
+		return uint64(d.r.(interface{ Len() int }).Len())
 	}
 	return 0
 }
 
 // checksum reads the stored checksum and compares it with that of every
 // byte before it.
-func (d *decoder) checksum() error {
+func (d *decoder) checksum() {
 	sum := d.sum.Sum64()
-	p, err := d.next(8)
-	if err != nil {
-		return err
+	if stored := d.uint64(); d.err == nil && stored != sum {
+		d.err = errCorrupt("cuckoo: checksum mismatch: stored %#016x, computed %#016x (corrupted data)", stored, sum)
 	}
-	if stored := binary.LittleEndian.Uint64(p); stored != sum {
-		return errCorrupt("cuckoo: checksum mismatch: stored %#016x, computed %#016x (corrupted data)", stored, sum)
-	}
-	return nil
 }
 
 // encKind is what the two encodings' framing differs in: the magic, the
@@ -411,31 +401,28 @@ func formatVersionOf(l layout) uint16 {
 	return formatVersion2
 }
 
-// tableScan is what fill learns of a stored table: the first word with
-// bits outside its slots, and the number of fingerprints.
+// tableScan decodes a Filter's words (fill), clearing bits outside the
+// slots, recording the first word with any, and counting fingerprints.
 type tableScan struct {
 	lay   layout
-	bad   bool
-	index uint64 // first bad word
-	word  uint64 // its stored value
-	slots uint64 // non-empty slots so far
+	bad   error
+	slots uint64
 }
 
-// fill decodes the little-endian words of p into words (the table's from
-// first on), clearing and recording bits outside the slots and counting
-// fingerprints.
-func (s *tableScan) fill(words []atomic.Uint64, p []byte, first uint64) error {
+func (s *tableScan) fill(words []atomic.Uint64, p []byte, first uint64) {
 	l := &s.lay
 	for i := range words {
 		w := binary.LittleEndian.Uint64(p[8*i:])
-		if w&^l.fpMask != 0 && !s.bad {
-			s.bad, s.index, s.word = true, first+uint64(i), w
+		if w&^l.fpMask != 0 && s.bad == nil {
+			s.bad = errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", first+uint64(i), w, l.b, l.f)
+			if l.packed {
+				s.bad = errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", first+uint64(i), w)
+			}
 		}
 		w &= l.fpMask
 		s.slots += uint64(l.occupied(w))
 		words[i].Store(w)
 	}
-	return nil
 }
 
 // errTruncated reports data that ended after got bytes; want is the size the
@@ -453,13 +440,4 @@ func errFormat(format string, args ...any) error {
 
 func errCorrupt(format string, args ...any) error {
 	return &decodeError{msg: fmt.Sprintf(format, args...), class: ErrCorrupt}
-}
-
-// hashAlg returns the id of the hash algorithm f places keys with: 1 for
-// seed 0, where both are XXH64 as it is, and which every version reads.
-func (f *Filter) hashAlg() uint8 {
-	if f.fmix || f.seed == 0 {
-		return formatHashXXFmix
-	}
-	return formatHashXXMul
 }

@@ -1,15 +1,15 @@
 package cuckoo
 
 import (
+	"bytes"
 	"encoding/binary"
 	"io"
 	"sync/atomic"
 )
 
-// The serialized form of a Growing filter: FORMAT.md, "Growing filter
-// format", in encode.go's framing. Version 4 lacks split pointers and is
-// read as it is; version 3 also has 14-bit lanes, read through lanesFrom14.
-
+// The Growing filter's encoding: FORMAT.md, "Growing filter format", in
+// encode.go's framing. Version 4 lacks split pointers and is read as it is;
+// version 3 also has 14-bit lanes, read through lanesFrom14.
 const (
 	growFormatMagic      = "CUCKOOGR"
 	growFormatVersion    = 5
@@ -24,7 +24,7 @@ var growKind = encKind{growFormatMagic, "growing filter", formatMagic,
 	"this is a (fixed) Filter's encoding, not a Growing filter's: load it with Filter.ReadFrom or Filter.UnmarshalBinary (or ReadAny, which reads either)",
 	"cuckoo: growing format version %d is not read by this package (it reads versions %d to %d)", growFormatVersion14, growFormatVersion}
 
-// growWordLayout is a table word as slots: four 15-bit lanes.
+// growWordLayout is a table word's four 15-bit lanes as slots.
 var growWordLayout = newLayout(laneBits, slotsPerBucket)
 
 // WriteTo writes the filter in the growing format of FORMAT.md. It may run
@@ -69,12 +69,8 @@ func (g *Growing) capture() []byte {
 		xs[i] = g.st.shards[i].searched()
 		words += len(xs[i].t.words)
 	}
-	alg := byte(formatHashXXMul)
-	if g.seed == 0 {
-		alg = formatHashXXFmix
-	}
 	p := appendHeader(make([]byte, 0, growFormatPrefix+8*words+8), growFormatMagic,
-		growFormatVersion, DefaultFingerprintBits, slotsPerBucket, alg)
+		growFormatVersion, DefaultFingerprintBits, slotsPerBucket, hashAlg(g.seed, false))
 	p = append(p, laneBits, growShards, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 	p = append(binary.LittleEndian.AppendUint64(p, g.seed), make([]byte, 16)...)
 	for i, x := range xs {
@@ -97,8 +93,7 @@ func (g *Growing) capture() []byte {
 // filter's mode (LockFree for a zero Growing). It must not run
 // concurrently with any other method of g.
 func (g *Growing) UnmarshalBinary(data []byte) error {
-	_, err := g.decode(newDecoder(nil, data, growFormatPrefix))
-	return err
+	return g.decode(newDecoder(nil, data))
 }
 
 // ReadFrom is UnmarshalBinary for the encoding at the start of r: it reads
@@ -106,49 +101,58 @@ func (g *Growing) UnmarshalBinary(data []byte) error {
 // grows with the data that arrives, not with what the header claims.
 // Errors of r are returned wrapped.
 func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
-	return g.decode(newDecoder(r, nil, growFormatPrefix))
+	d := newDecoder(r, nil)
+	err := g.decode(d)
+	return d.n, err
 }
 
-// decode reads a growing filter from d into a new state and makes it g's
-// when every check has passed.
-func (g *Growing) decode(d *decoder) (int64, error) {
+// decode reads a growing filter from d into a new state, which it makes
+// g's when every check has passed.
+func (g *Growing) decode(d *decoder) error {
 	var h growHeader
-	if err := d.header(func(p []byte) (err error) { h, err = parseGrowHeader(p); return err }, growFormatPrefix); err != nil {
-		return d.n, err
+	d.want = growFormatPrefix // the size is known once the shard records are read
+	if d.header(func(p []byte) (err error) { h, err = parseGrowHeader(p); return err }, growFormatPrefix); d.err != nil {
+		return d.err
 	}
-	st := newGrowState(&h.base, &h.maxD, h.seed)
-	d.want = growFormatPrefix + 8
 	for i := range h.base {
 		d.want += 8 * (h.base[i]<<h.d[i] + h.p[i])
 	}
+	d.want += 8
+	lb := h.lanes
 	var tables [growShards][]atomic.Uint64
 	var entries [growShards]int64
 	for i := range tables {
-		var err error
-		tables[i], err = d.table(h.base[i]<<h.d[i]+h.p[i], func(words []atomic.Uint64, p []byte, first uint64) error {
+		tables[i] = d.table(h.base[i]<<h.d[i]+h.p[i], func(words []atomic.Uint64, p []byte, first uint64) {
 			for j := range words {
+				// Reject a word no filter writes: bits above its lanes, or
+				// an entry (a tag above an lb-6-bit tail) without its marker.
 				w := binary.LittleEndian.Uint64(p[8*j:])
-				if err := checkGrowWord(w, h.lanes, i, first+uint64(j)); err != nil {
-					return err
+				if w>>(4*lb) != 0 {
+					d.err = errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", i, first+uint64(j), w, lb)
+					return
 				}
-				if h.lanes == lane14Bits {
+				for s := range slotsPerBucket {
+					if v := w >> (s * lb) & (1<<lb - 1); v != 0 && v&(1<<(lb-growTagBits)-1) == 0 {
+						d.err = errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", i, first+uint64(j), s, v)
+						return
+					}
+				}
+				if lb == lane14Bits {
 					w = lanesFrom14(w)
 				}
 				entries[i] += int64(laneCount(w))
 				words[j].Store(w)
 			}
-			return nil
 		})
-		if err != nil {
-			return d.n, err
-		}
 	}
-	if err := d.checksum(); err != nil {
-		return d.n, err
+	d.checksum()
+	if d.err == nil && len(d.data) > 0 {
+		d.err = errFormat("cuckoo: %d bytes of trailing data after the growing filter", len(d.data))
 	}
-	if d.r == nil && len(d.data) > 0 {
-		return d.n, errFormat("cuckoo: %d bytes of trailing data after the growing filter", len(d.data))
+	if d.err != nil {
+		return d.err
 	}
+	st := newGrowState(&h.base, &h.maxD, h.seed)
 	for i := range st.shards {
 		sh := &st.shards[i]
 		x := st.newTable(sh, h.d[i], h.p[i], g.mode)
@@ -157,21 +161,6 @@ func (g *Growing) decode(d *decoder) (int64, error) {
 		sh.cur.Store(x)
 	}
 	g.setup(h.seed, g.mode, st)
-	return d.n, nil
-}
-
-// checkGrowWord rejects a word of four lb-bit lanes (15, or 14 in
-// version 3) that no filter writes: bits above the lanes, or an entry (a
-// tag above an lb-6-bit tail) without its marker.
-func checkGrowWord(w uint64, lb, shard int, i uint64) error {
-	if w>>(4*lb) != 0 {
-		return errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", shard, i, w, lb)
-	}
-	for s := range slotsPerBucket {
-		if v := w >> (s * lb) & (1<<lb - 1); v != 0 && v&(1<<(lb-growTagBits)-1) == 0 {
-			return errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", shard, i, s, v)
-		}
-	}
 	return nil
 }
 
@@ -211,68 +200,54 @@ func parseGrowHeader(data []byte) (growHeader, error) {
 	if err != nil || len(data) < growFormatHeaderSize {
 		return h, err
 	}
-	if f := data[10]; f != DefaultFingerprintBits {
-		return h, errFormat("cuckoo: impossible parameters: fingerprint bits %d (want %d)", f, DefaultFingerprintBits)
-	}
-	if s := data[11]; s != slotsPerBucket {
-		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", s, slotsPerBucket)
-	}
-	h.lanes = laneBits
+	h.seed, h.lanes = binary.LittleEndian.Uint64(data[24:]), laneBits
 	if v == growFormatVersion14 {
 		h.lanes = lane14Bits
 	}
-	if l := data[13]; int(l) != h.lanes {
-		return h, errFormat("cuckoo: impossible parameters: %d-bit lanes in version %d (want %d)", l, v, h.lanes)
-	}
-	h.seed = binary.LittleEndian.Uint64(data[24:])
 	switch alg := data[12]; {
+	case data[10] != DefaultFingerprintBits:
+		return h, errFormat("cuckoo: impossible parameters: fingerprint bits %d (want %d)", data[10], DefaultFingerprintBits)
+	case data[11] != slotsPerBucket:
+		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", data[11], slotsPerBucket)
+	case int(data[13]) != h.lanes:
+		return h, errFormat("cuckoo: impossible parameters: %d-bit lanes in version %d (want %d)", data[13], v, h.lanes)
 	case alg != formatHashXXFmix && alg != formatHashXXMul:
 		return h, errFormat("cuckoo: unknown hash algorithm id %d (want %d or %d)", alg, formatHashXXFmix, formatHashXXMul)
-	case alg == formatHashXXMul && h.seed == 0, alg == formatHashXXFmix && h.seed != 0:
+	case alg != hashAlg(h.seed, false):
 		return h, errFormat("cuckoo: impossible parameters: hash algorithm %d with seed %#x (a growing filter writes %d for seed 0, %d otherwise)", alg, h.seed, formatHashXXFmix, formatHashXXMul)
-	}
-	if n := data[14]; n != growShards {
-		return h, errFormat("cuckoo: impossible parameters: %d shards (want %d)", n, growShards)
-	}
-	for _, b := range append(data[15:24:24], data[32:48]...) {
-		if b != 0 {
-			return h, errFormat("cuckoo: impossible parameters: reserved header bytes are not zero")
-		}
+	case data[14] != growShards:
+		return h, errFormat("cuckoo: impossible parameters: %d shards (want %d)", data[14], growShards)
+	case !zeros(data[15:24]) || !zeros(data[32:48]):
+		return h, errFormat("cuckoo: impossible parameters: reserved header bytes are not zero")
 	}
 	for i := range growShards {
 		at := growFormatHeaderSize + i*growShardRecordSize
 		if len(data) < at+growShardRecordSize {
 			return h, nil
 		}
-		rec := data[at:]
-		base := binary.LittleEndian.Uint64(rec)
-		if base == 0 || base > maxBuckets {
-			return h, errFormat("cuckoo: impossible parameters: shard %d: %d base buckets (want 1 to %d)", i, base, uint64(maxBuckets))
-		}
-		d, maxD := uint64(rec[8]), uint64(rec[9])
-		if d > growMaxDoublings || base<<d > maxBuckets {
-			return h, errFormat("cuckoo: impossible parameters: shard %d: %d doublings of %d buckets (want at most %d doublings and %d buckets)", i, d, base, growMaxDoublings, uint64(maxBuckets))
-		}
-		if maxD < d || maxD > growMaxDoublings {
-			return h, errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d with %d doublings (want %d to %d)", i, maxD, d, d, growMaxDoublings)
-		}
-		if base<<maxD > maxBuckets {
-			return h, errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d lets %d base buckets grow to %d (want at most %d)", i, maxD, base, base<<maxD, uint64(maxBuckets))
-		}
-		reserved, p := rec[10:growShardRecordSize], uint64(0)
+		rec := data[at : at+growShardRecordSize]
+		base, d, maxD := binary.LittleEndian.Uint64(rec), uint64(rec[8]), uint64(rec[9])
+		p, reserved := uint64(binary.LittleEndian.Uint32(rec[10:])), rec[10:] // the split pointer is version 5's
 		if v == growFormatVersion {
-			p = uint64(binary.LittleEndian.Uint32(rec[10:]))
-			if p >= base<<d || p != 0 && d == maxD {
-				return h, errFormat("cuckoo: impossible parameters: shard %d: split pointer %d at level %d of %d base buckets, level bound %d (want below %d, and 0 at the bound)", i, p, d, base, maxD, base<<d)
-			}
-			reserved = rec[14:growShardRecordSize]
+			reserved = rec[14:]
 		}
-		for _, b := range reserved {
-			if b != 0 {
-				return h, errFormat("cuckoo: impossible parameters: shard %d: reserved bytes are not zero", i)
-			}
+		switch {
+		case base == 0 || base > maxBuckets:
+			return h, errFormat("cuckoo: impossible parameters: shard %d: %d base buckets (want 1 to %d)", i, base, uint64(maxBuckets))
+		case d > growMaxDoublings || base<<d > maxBuckets:
+			return h, errFormat("cuckoo: impossible parameters: shard %d: %d doublings of %d buckets (want at most %d doublings and %d buckets)", i, d, base, growMaxDoublings, uint64(maxBuckets))
+		case maxD < d || maxD > growMaxDoublings:
+			return h, errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d with %d doublings (want %d to %d)", i, maxD, d, d, growMaxDoublings)
+		case base<<maxD > maxBuckets:
+			return h, errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d lets %d base buckets grow to %d (want at most %d)", i, maxD, base, base<<maxD, uint64(maxBuckets))
+		case v == growFormatVersion && (p >= base<<d || p != 0 && d == maxD):
+			return h, errFormat("cuckoo: impossible parameters: shard %d: split pointer %d at level %d of %d base buckets, level bound %d (want below %d, and 0 at the bound)", i, p, d, base, maxD, base<<d)
+		case !zeros(reserved):
+			return h, errFormat("cuckoo: impossible parameters: shard %d: reserved bytes are not zero", i)
 		}
 		h.base[i], h.d[i], h.p[i], h.maxD[i] = base, d, p, maxD
 	}
 	return h, nil
 }
+
+func zeros(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
