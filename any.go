@@ -54,39 +54,34 @@ var (
 func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 	var magic [len(formatMagic)]byte
 	k, _ := io.ReadFull(r, magic[:])
-	a, err := anyOf(magic[:k])
-	if err != nil {
-		return nil, int64(k), err
-	}
-	n, err := a.ReadFrom(io.MultiReader(bytes.NewReader(magic[:k]), r))
-	if err != nil {
-		return nil, n, err
-	}
-	return a, n, nil
+	n := int64(k)
+	a, err := loadAny(magic[:k], func(a AnyFilter) (err error) {
+		n, err = a.ReadFrom(io.MultiReader(bytes.NewReader(magic[:k]), r))
+		return err
+	})
+	return a, n, err
 }
 
 // UnmarshalAny is ReadAny for data holding exactly one encoding, decoded as
 // UnmarshalBinary does.
 func UnmarshalAny(data []byte) (AnyFilter, error) {
-	a, err := anyOf(data[:min(len(data), len(formatMagic))])
-	if err == nil {
-		err = a.UnmarshalBinary(data)
+	return loadAny(data[:min(len(data), len(formatMagic))], func(a AnyFilter) error { return a.UnmarshalBinary(data) })
+}
+
+// loadAny loads a zero filter of the kind whose magic begins with head (a
+// Filter for a prefix both share) and returns it, or nil and an error.
+func loadAny(head []byte, load func(AnyFilter) error) (AnyFilter, error) {
+	var a AnyFilter
+	switch string(head) {
+	case formatMagic[:len(head)]:
+		a = new(Filter)
+	case growFormatMagic[:len(head)]:
+		a = new(Growing)
+	default:
+		return nil, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", head, formatMagic, growFormatMagic)
 	}
-	if err != nil {
+	if err := load(a); err != nil {
 		return nil, err
 	}
 	return a, nil
-}
-
-// anyOf returns a zero filter of the kind whose magic begins with head (a
-// Filter for a prefix both magics share: its decoder then reports the
-// truncation), or an error naming both magics.
-func anyOf(head []byte) (AnyFilter, error) {
-	switch string(head) {
-	case formatMagic[:len(head)]:
-		return new(Filter), nil
-	case growFormatMagic[:len(head)]:
-		return new(Growing), nil
-	}
-	return nil, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", head, formatMagic, growFormatMagic)
 }

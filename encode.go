@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,12 +14,11 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// The encodings of FORMAT.md: the Filter's, and the framing it shares with
-// the Growing filter's (grow_encode.go): a header that begins with magic,
+// The encodings of FORMAT.md: the Filter's, and what it shares with the
+// Growing filter's (grow_encode.go): a header that begins with magic,
 // version, fingerprint bits, slots and hash algorithm id, the words, and an
-// XXH64 checksum of all before it. Runtime state (counters, K-CAS tags, the
-// mode) is not stored, and decoders accept only what encoders write, so an
-// encoding is canonical: a successful decode re-encodes to identical bytes.
+// XXH64 checksum of all before it. Runtime state is not stored and decoders
+// accept only what encoders write: decoding and re-encoding is the identity.
 const (
 	formatMagic = "CUCKOOFL"
 	// Version 1: four slots of 8 or 12 bits; 2: the layouts version 1
@@ -29,12 +29,9 @@ const (
 	formatHashXXMul                               = 2 // XXH64; for a non-zero seed, xored with it and multiplied by fmix64(seed)|1
 	formatHeaderSize, formatTrailerSize           = 32, 16
 
-	// A decoder reads through a buffer of encodeChunk bytes into a table of
-	// at most decodeInitialWords words, doubled as data keeps coming, so a
-	// header claiming a huge table costs nothing until the bytes exist.
-	encodeChunk        = 16 << 10
-	decodeInitialWords = 8 << 10
-	writeChunk         = 1 << 20 // the most WriteTo hands to one w.Write
+	encodeChunk        = 16 << 10 // a decoder's buffer
+	decodeInitialWords = 8 << 10  // a streamed table's first size (decoder.table)
+	writeChunk         = 1 << 20  // the most WriteTo hands to one w.Write
 )
 
 // encodedSize returns the length of the encoding of a table of n words.
@@ -67,9 +64,8 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil
 }
 
-// appendTable appends f's words to p under the snapshot gate (snapshot.go),
-// so no relocation runs meanwhile, and returns the fingerprints appended.
-//
+// appendTable appends f's words under the snapshot gate (snapshot.go), so
+// no relocation runs meanwhile, and returns the fingerprints appended.
 // Claim: the words copied hold a copy of every key inserted before the
 // snapshot began and not deleted before it ended, whatever keys colliding
 // with it (same fingerprint and pair, in either order) do meanwhile.
@@ -89,8 +85,7 @@ func (f *Filter) appendTable(p []byte) ([]byte, uint64) {
 
 // appendWords appends t's words to p, each read once, in ascending order,
 // K-CAS references resolved and bits outside l's slots cleared, and returns
-// the fingerprints appended. owner names t to the tests' stall point
-// (snapshot.go).
+// the fingerprints appended; owner names t to the stall point (snapshot.go).
 func appendWords(p []byte, t *kcasTable, l *layout, owner any) ([]byte, uint64) {
 	var count uint64
 	n := len(p)
@@ -151,15 +146,13 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 	return f.decode(newDecoder(nil, data))
 }
 
-// ReadFrom replaces the filter's contents with the filter encoded at the
-// start of r, as UnmarshalBinary does, and returns the number of bytes it
-// read. It reads exactly the encoding, not until EOF, so filters can follow
-// each other in a stream. It allocates the table as its bytes arrive, so a
-// short or hostile stream costs memory in proportion to its length, not to
-// the size it claims (from *bytes.Reader, *strings.Reader and
-// *bytes.Buffer it allocates the table at once). On error the filter is
-// unchanged; decoding errors are UnmarshalBinary's (a truncated stream's
-// also matches io.ErrUnexpectedEOF), and r's errors come wrapped. Like
+// ReadFrom is UnmarshalBinary for the encoding at the start of r: it reads
+// exactly the encoding, not until EOF (filters can follow each other in a
+// stream), and returns the number of bytes read. It allocates the table as
+// its bytes arrive, so a short or hostile stream costs memory in proportion
+// to its length, not to the size it claims (from *bytes.Reader,
+// *strings.Reader and *bytes.Buffer at once). A truncated stream's error
+// also matches io.ErrUnexpectedEOF; r's errors come wrapped. Like
 // UnmarshalBinary it must not run concurrently with other methods of f.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	d := newDecoder(r, nil)
@@ -168,9 +161,9 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // decode reads one encoding from d into a fresh table, which it installs
-// when every check has passed. The header comes in three steps, each
-// checked, so that a stream that is not a filter, or of a version this
-// package cannot read, is reported as such rather than as truncated.
+// when every check has passed. The header comes in checked steps, so that a
+// stream that is not a filter, or of a version this package cannot read, is
+// reported as such rather than as truncated.
 func (f *Filter) decode(d *decoder) error {
 	var h header
 	if d.header(func(p []byte) (err error) { h, err = parseHeader(p); return err }, len(formatMagic), 10, formatHeaderSize); d.err != nil {
@@ -182,25 +175,33 @@ func (f *Filter) decode(d *decoder) error {
 	} else if d.r == nil && size > d.want {
 		return errFormat("cuckoo: %d bytes of trailing data after the %d-byte filter", size-d.want, d.want)
 	}
-	s := tableScan{lay: h.lay}
-	words := d.table(h.words, s.fill)
-	count := d.uint64()
-	d.checksum()
-	switch {
-	case d.err != nil:
-		return d.err
-	case s.bad != nil:
-		return s.bad
-	case count != s.slots:
-		return errCorrupt("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, s.slots)
+	var bad error // the first word with bits outside its slots
+	var slots uint64
+	l := &h.lay
+	words, count := d.table(h.words, func(words []atomic.Uint64, p []byte, first uint64) {
+		for i := range words {
+			w := binary.LittleEndian.Uint64(p[8*i:])
+			if w&^l.fpMask != 0 && bad == nil && l.packed {
+				bad = errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", first+uint64(i), w)
+			} else if w&^l.fpMask != 0 && bad == nil {
+				bad = errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", first+uint64(i), w, l.b, l.f)
+			}
+			w &= l.fpMask
+			slots += uint64(l.occupied(w))
+			words[i].Store(w)
+		}
+	}), d.uint64()
+	if d.checksum(); d.err != nil || bad != nil {
+		return cmp.Or(d.err, bad)
+	} else if count != slots {
+		return errCorrupt("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, slots)
 	}
 	f.adopt(words, h.lay, h.seed, h.hash, f.Mode(), int64(count))
 	return nil
 }
 
 // decoder reads one encoding from r, or from data when r is nil, counting
-// in n the bytes it consumed and summing them for the checksum. Its first
-// error is err; after it, reads return nothing.
+// and summing the bytes. After its first error, err, reads return nothing.
 type decoder struct {
 	r         io.Reader
 	data, buf []byte
@@ -214,8 +215,8 @@ func newDecoder(r io.Reader, data []byte) *decoder {
 	return &decoder{r: r, data: data, sum: xxhash.New()}
 }
 
-// next consumes the next k bytes (at most encodeChunk) and returns them,
-// valid until the next call, or those there were if they end early.
+// next consumes and returns the next k bytes (k <= encodeChunk; valid until
+// the next call), or those there are.
 func (d *decoder) next(k int) []byte {
 	var p []byte
 	var err error
@@ -251,7 +252,7 @@ func (d *decoder) uint64() uint64 {
 	return 0
 }
 
-// header reads the header in steps ending at ends and passes check all that
+// header reads the header in steps ending at ends, passing check all that
 // has arrived after each; check's error comes before a truncation.
 func (d *decoder) header(check func([]byte) error, ends ...int) {
 	hdr := make([]byte, 0, ends[len(ends)-1])
@@ -265,9 +266,10 @@ func (d *decoder) header(check func([]byte) error, ends ...int) {
 	}
 }
 
-// table reads a table of n words and passes fill each piece to decode into
-// its words (first is the index of the piece's first word). It allocates
-// the table as the bytes arrive, at once when they are known to be there.
+// table reads n words, passing fill each piece to decode into its words
+// (first: the piece's first index). It allocates the table as the bytes
+// arrive (decodeInitialWords, then doubling), at once when they are known to
+// be there, so a header claiming a huge table costs nothing until they are.
 func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, first uint64)) []atomic.Uint64 {
 	size := min(n, decodeInitialWords)
 	if d.err != nil {
@@ -292,9 +294,8 @@ func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, fir
 }
 
 // remaining returns the bytes known to be left: data's, or the unread
-// length of the standard library's in-memory readers. Another reader's Len
-// is a claim, not data: trusted, a hostile one would make a decoder
-// allocate a huge table for a header.
+// length of the standard library's in-memory readers (another reader's Len
+// is a claim, not data).
 func (d *decoder) remaining() uint64 {
 	switch d.r.(type) {
 	case nil:
@@ -305,8 +306,7 @@ func (d *decoder) remaining() uint64 {
 	return 0
 }
 
-// checksum reads the stored checksum and compares it with that of every
-// byte before it.
+// checksum reads the checksum and compares it with every byte's before it.
 func (d *decoder) checksum() {
 	sum := d.sum.Sum64()
 	if stored := d.uint64(); d.err == nil && stored != sum {
@@ -314,8 +314,8 @@ func (d *decoder) checksum() {
 	}
 }
 
-// encKind is what the two encodings' framing differs in: the magic, the
-// other kind's (named in the error for it), and the versions read.
+// encKind is what the framings differ in: the magic, the other kind's
+// (whose error names the right loader), the versions read.
 type encKind struct {
 	magic, name, other, otherErr, versionErr string
 	lo, hi                                   uint16
@@ -382,8 +382,7 @@ func parseHeader(data []byte) (header, error) {
 	case hash == formatHashXXMul && seed == 0: // seed 0 is written as algorithm 1: canonical
 		return h, errFormat("cuckoo: impossible parameters: hash algorithm %d with seed 0 (written as algorithm %d)", formatHashXXMul, formatHashXXFmix)
 	}
-	h.hash, h.seed, h.words = hash, seed, m
-	h.lay = newLayout(uint(bits), uint(slots))
+	h = header{newLayout(uint(bits), uint(slots)), m, seed, hash}
 	if v == formatVersion3 {
 		h.lay, h.words = packedLayout(), m/2
 	}
@@ -392,37 +391,13 @@ func parseHeader(data []byte) (header, error) {
 
 // formatVersionOf returns the version written for layout l.
 func formatVersionOf(l layout) uint16 {
-	if l.packed {
+	switch {
+	case l.packed:
 		return formatVersion3
-	}
-	if l.b == slotsPerBucket && (l.f == 8 || l.f == 12) {
+	case l.b == slotsPerBucket && (l.f == 8 || l.f == 12):
 		return formatVersion
 	}
 	return formatVersion2
-}
-
-// tableScan decodes a Filter's words (fill), clearing bits outside the
-// slots, recording the first word with any, and counting fingerprints.
-type tableScan struct {
-	lay   layout
-	bad   error
-	slots uint64
-}
-
-func (s *tableScan) fill(words []atomic.Uint64, p []byte, first uint64) {
-	l := &s.lay
-	for i := range words {
-		w := binary.LittleEndian.Uint64(p[8*i:])
-		if w&^l.fpMask != 0 && s.bad == nil {
-			s.bad = errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", first+uint64(i), w, l.b, l.f)
-			if l.packed {
-				s.bad = errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", first+uint64(i), w)
-			}
-		}
-		w &= l.fpMask
-		s.slots += uint64(l.occupied(w))
-		words[i].Store(w)
-	}
 }
 
 // errTruncated reports data that ended after got bytes; want is the size the
@@ -435,9 +410,8 @@ func errTruncated(got, want uint64) error {
 }
 
 func errFormat(format string, args ...any) error {
-	return &decodeError{msg: fmt.Sprintf(format, args...), class: ErrFormat}
+	return &decodeError{fmt.Sprintf(format, args...), ErrFormat, nil}
 }
-
 func errCorrupt(format string, args ...any) error {
-	return &decodeError{msg: fmt.Sprintf(format, args...), class: ErrCorrupt}
+	return &decodeError{fmt.Sprintf(format, args...), ErrCorrupt, nil}
 }

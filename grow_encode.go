@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 )
 
-// The Growing filter's encoding: FORMAT.md, "Growing filter format", in
+// The Growing filter's encoding (FORMAT.md, "Growing filter format") in
 // encode.go's framing. Version 4 lacks split pointers and is read as it is;
 // version 3 also has 14-bit lanes, read through lanesFrom14.
 const (
@@ -85,21 +85,17 @@ func (g *Growing) capture() []byte {
 }
 
 // UnmarshalBinary replaces the filter's contents with the growing filter
-// encoded in data, at the size it had when it was written. It rejects a
-// wrong magic or version, impossible parameters, a damaged table (a lane
-// without its marker, a word with bits outside its lanes), a checksum
-// mismatch and bytes after the encoding; the errors match ErrTruncated,
-// ErrFormat or ErrCorrupt. On error the filter is unchanged. It keeps the
-// filter's mode (LockFree for a zero Growing). It must not run
+// encoded in data, at the size it had when it was written, with the checks
+// and errors of Filter.UnmarshalBinary (FORMAT.md: a damaged table is a
+// lane without its marker or a word with bits outside its lanes). It keeps
+// the filter's mode (LockFree for a zero Growing). It must not run
 // concurrently with any other method of g.
 func (g *Growing) UnmarshalBinary(data []byte) error {
 	return g.decode(newDecoder(nil, data))
 }
 
-// ReadFrom is UnmarshalBinary for the encoding at the start of r: it reads
-// exactly the encoding and returns the number of bytes it read. Memory
-// grows with the data that arrives, not with what the header claims.
-// Errors of r are returned wrapped.
+// ReadFrom is UnmarshalBinary for the encoding at the start of r, as
+// Filter.ReadFrom is for a Filter's, with its memory bound and errors.
 func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
 	d := newDecoder(r, nil)
 	err := g.decode(d)
@@ -114,10 +110,7 @@ func (g *Growing) decode(d *decoder) error {
 	if d.header(func(p []byte) (err error) { h, err = parseGrowHeader(p); return err }, growFormatPrefix); d.err != nil {
 		return d.err
 	}
-	for i := range h.base {
-		d.want += 8 * (h.base[i]<<h.d[i] + h.p[i])
-	}
-	d.want += 8
+	d.want += 8*h.words + 8
 	lb := h.lanes
 	var tables [growShards][]atomic.Uint64
 	var entries [growShards]int64
@@ -145,11 +138,9 @@ func (g *Growing) decode(d *decoder) error {
 			}
 		})
 	}
-	d.checksum()
-	if d.err == nil && len(d.data) > 0 {
-		d.err = errFormat("cuckoo: %d bytes of trailing data after the growing filter", len(d.data))
-	}
-	if d.err != nil {
+	if d.checksum(); d.err == nil && len(d.data) > 0 {
+		return errFormat("cuckoo: %d bytes of trailing data after the growing filter", len(d.data))
+	} else if d.err != nil {
 		return d.err
 	}
 	st := newGrowState(&h.base, &h.maxD, h.seed)
@@ -187,8 +178,8 @@ func lanesFrom14(w uint64) uint64 {
 
 // growHeader is what a growing encoding's header holds.
 type growHeader struct {
-	seed             uint64
-	lanes            int // laneBits, or lane14Bits in version 3
+	seed, words      uint64 // words: the tables', all shards together
+	lanes            int    // laneBits, or lane14Bits in version 3
 	base, d, p, maxD [growShards]uint64
 }
 
@@ -246,6 +237,7 @@ func parseGrowHeader(data []byte) (growHeader, error) {
 			return h, errFormat("cuckoo: impossible parameters: shard %d: reserved bytes are not zero", i)
 		}
 		h.base[i], h.d[i], h.p[i], h.maxD[i] = base, d, p, maxD
+		h.words += base<<d + p
 	}
 	return h, nil
 }
