@@ -43,11 +43,6 @@ type AnyFilter interface {
 	ReadFrom(r io.Reader) (int64, error)
 }
 
-var (
-	_ AnyFilter = (*Filter)(nil)
-	_ AnyFilter = (*Growing)(nil)
-)
-
 // ReadAny reads one encoded filter of either kind from r, exactly as
 // ReadFrom does, and returns it, in LockFree mode, with the bytes read. Its
 // errors are ReadFrom's; a stream of neither kind is reported as such.

@@ -21,9 +21,8 @@ import (
 // accept only what encoders write: decoding and re-encoding is the identity.
 const (
 	formatMagic = "CUCKOOFL"
-	// Version 1: four slots of 8 or 12 bits; 2: the layouts version 1
-	// readers lack (so that they name the version), same fields; 3: the
-	// packed layout.
+	// 1: four slots of 8 or 12 bits; 2: the other one-word layouts (so that
+	// version 1 readers name the version); 3: the packed layout.
 	formatVersion, formatVersion2, formatVersion3 = 1, 2, 3
 	formatHashXXFmix                              = 1 // XXH64; for a non-zero seed, xored with it and passed through fmix64
 	formatHashXXMul                               = 2 // XXH64; for a non-zero seed, xored with it and multiplied by fmix64(seed)|1
@@ -37,14 +36,12 @@ const (
 // encodedSize returns the length of the encoding of a table of n words.
 func encodedSize(n uint64) uint64 { return formatHeaderSize + 8*n + formatTrailerSize }
 
-// WriteTo writes the encoding of the filter to w and returns the number of
-// bytes written. Its snapshot holds every key a copy of whose fingerprint
-// stays in the filter for the whole call (every key inserted before the
-// call and not deleted until it returns); keys inserted or deleted during
-// the call may or may not be in it. Its item count is that of its table,
-// which may differ from Len at any instant of the call. WriteTo encodes the
-// whole table into memory before it writes to w, which may use the filter.
-// Errors of w are returned wrapped, with the prefix "cuckoo: ".
+// WriteTo writes the filter's encoding to w and returns the bytes written.
+// Its snapshot holds every key inserted before the call and not deleted
+// until it returns (keys inserted or deleted meanwhile may or may not be in
+// it), with the item count of its table, which Len may not equal at any
+// instant. WriteTo encodes into memory before it writes to w, which may use
+// the filter. w's errors are returned wrapped, with the prefix "cuckoo: ".
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	data, err := f.MarshalBinary()
 	return writeEncoding(w, data, err)
@@ -64,34 +61,37 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil
 }
 
-// appendTable appends f's words under the snapshot gate (snapshot.go), so
-// no relocation runs meanwhile, and returns the fingerprints appended.
-// Claim: the words copied hold a copy of every key inserted before the
-// snapshot began and not deleted before it ended, whatever keys colliding
-// with it (same fingerprint and pair, in either order) do meanwhile.
-// Proof: with relocations kept out, copies enter a bucket only by inserts
-// and leave only by deletes. Of a pair the lower bucket is read first (t1),
-// the upper one later (t2; a packed pair sharing a word is read once): the
+// appendTable appends f's words and returns the fingerprints appended.
+// Claim: they hold a copy of every key inserted before the snapshot began
+// and not deleted before it ended, whatever keys colliding with it (same
+// fingerprint and pair, in either order) do meanwhile. Proof: the snapshot
+// gate (snapshot.go) keeps relocations out, so copies enter a bucket only
+// by inserts and leave only by deletes. Of a pair the lower bucket is read
+// first (t1), the upper one later (t2; a packed pair's word once): the
 // order every search reads a pair in and every Delete takes from it
-// (searchPair). That is the situation of "One order for every search"
-// (twophase.go) with no move, whose counting shows that the lower bucket
-// held a copy at t1 or the upper one at t2. □ Deletes in their key's bucket
-// order would break it (TestSnapshotAgainstCollidingKeys).
+// (searchPair). That is "One order for every search" (twophase.go) with no
+// move, whose counting shows that the lower bucket held a copy at t1 or the
+// upper one at t2. □ Deletes in their key's bucket order would break it
+// (TestSnapshotAgainstCollidingKeys).
 func (f *Filter) appendTable(p []byte) ([]byte, uint64) {
 	f.gate.beginSnapshot()
 	defer f.gate.endSnapshot()
-	return appendWords(p, &f.t, &f.lay, f)
+	return appendWords(p, &f.t, f.lay, f)
 }
 
 // appendWords appends t's words to p, each read once, in ascending order,
 // K-CAS references resolved and bits outside l's slots cleared, and returns
 // the fingerprints appended; owner names t to the stall point (snapshot.go).
-func appendWords(p []byte, t *kcasTable, l *layout, owner any) ([]byte, uint64) {
+func appendWords(p []byte, t *kcasTable, l layout, owner any) ([]byte, uint64) {
 	var count uint64
 	n := len(p)
 	p = slices.Grow(p, 8*len(t.words))[:n+8*len(t.words)]
 	for i := range uint64(len(t.words)) {
-		w := t.loadWord(i) & l.fpMask
+		w := t.words[i].Load()
+		if w&tagMask != 0 {
+			w = t.load(i)
+		}
+		w &= l.fpMask
 		count += uint64(l.occupied(w))
 		binary.LittleEndian.PutUint64(p[n+8*int(i):], w)
 		if raceEnabled {
@@ -125,12 +125,8 @@ func writeEncoding(w io.Writer, data []byte, err error) (int64, error) {
 	for err == nil && len(data) > 0 {
 		p := data[:min(len(data), writeChunk)]
 		k, werr := w.Write(p)
-		n, data = n+int64(k), data[len(p):]
-		if werr == nil && k < len(p) {
-			werr = io.ErrShortWrite
-		}
-		if werr != nil {
-			err = fmt.Errorf("cuckoo: writing filter: %w", werr)
+		if n, data = n+int64(k), data[len(p):]; werr != nil || k < len(p) {
+			err = fmt.Errorf("cuckoo: writing filter: %w", cmp.Or(werr, io.ErrShortWrite))
 		}
 	}
 	return n, err
@@ -143,7 +139,8 @@ func writeEncoding(w io.Writer, data []byte, err error) (int64, error) {
 // ErrCorrupt. It never allocates more than the size of data. It must not
 // run concurrently with other methods of f.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	return f.decode(newDecoder(nil, data))
+	_, err := f.decode(&decoder{data: data, sum: xxhash.New()})
+	return err
 }
 
 // ReadFrom is UnmarshalBinary for the encoding at the start of r: it reads
@@ -155,29 +152,26 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 // also matches io.ErrUnexpectedEOF; r's errors come wrapped. Like
 // UnmarshalBinary it must not run concurrently with other methods of f.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
-	d := newDecoder(r, nil)
-	err := f.decode(d)
-	return d.n, err
+	return f.decode(&decoder{r: r, buf: make([]byte, encodeChunk), sum: xxhash.New()})
 }
 
 // decode reads one encoding from d into a fresh table, which it installs
-// when every check has passed. The header comes in checked steps, so that a
-// stream that is not a filter, or of a version this package cannot read, is
-// reported as such rather than as truncated.
-func (f *Filter) decode(d *decoder) error {
+// when every check has passed, and returns the bytes read. The header comes
+// in checked steps, so that a stream that is not a filter, or not of a
+// version read, is reported so rather than as truncated.
+func (f *Filter) decode(d *decoder) (int64, error) {
 	var h header
 	if d.header(func(p []byte) (err error) { h, err = parseHeader(p); return err }, len(formatMagic), 10, formatHeaderSize); d.err != nil {
-		return d.err
+		return d.n, d.err
 	}
 	d.want = encodedSize(h.words)
 	if size := uint64(d.n) + uint64(len(d.data)); d.r == nil && size < d.want {
-		return errTruncated(size, d.want) // before the table is allocated
+		return d.n, errTruncated(size, d.want) // before the table is allocated
 	} else if d.r == nil && size > d.want {
-		return errFormat("cuckoo: %d bytes of trailing data after the %d-byte filter", size-d.want, d.want)
+		return d.n, errFormat("cuckoo: %d bytes of trailing data after the %d-byte filter", size-d.want, d.want)
 	}
 	var bad error // the first word with bits outside its slots
-	var slots uint64
-	l := &h.lay
+	slots, l := uint64(0), &h.lay
 	words, count := d.table(h.words, func(words []atomic.Uint64, p []byte, first uint64) {
 		for i := range words {
 			w := binary.LittleEndian.Uint64(p[8*i:])
@@ -192,16 +186,17 @@ func (f *Filter) decode(d *decoder) error {
 		}
 	}), d.uint64()
 	if d.checksum(); d.err != nil || bad != nil {
-		return cmp.Or(d.err, bad)
+		return d.n, cmp.Or(d.err, bad)
 	} else if count != slots {
-		return errCorrupt("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, slots)
+		return d.n, errCorrupt("cuckoo: item count mismatch: the trailer says %d, the table holds %d", count, slots)
 	}
 	f.adopt(words, h.lay, h.seed, h.hash, f.Mode(), int64(count))
-	return nil
+	return d.n, nil
 }
 
-// decoder reads one encoding from r, or from data when r is nil, counting
-// and summing the bytes. After its first error, err, reads return nothing.
+// decoder reads one encoding from r through buf, or from data when r is
+// nil, counting and summing the bytes. After its first error, err, reads
+// return nothing.
 type decoder struct {
 	r         io.Reader
 	data, buf []byte
@@ -211,29 +206,19 @@ type decoder struct {
 	err       error
 }
 
-func newDecoder(r io.Reader, data []byte) *decoder {
-	return &decoder{r: r, data: data, sum: xxhash.New()}
-}
-
 // next consumes and returns the next k bytes (k <= encodeChunk; valid until
 // the next call), or those there are.
 func (d *decoder) next(k int) []byte {
+	if d.err != nil {
+		return nil
+	}
 	var p []byte
 	var err error
-	switch {
-	case d.err != nil:
-		return nil
-	case d.r == nil:
-		p, d.data = d.data[:min(k, len(d.data))], d.data[min(k, len(d.data)):]
-		if len(p) < k {
-			err = io.ErrUnexpectedEOF
-		}
-	default:
-		if d.buf == nil {
-			d.buf = make([]byte, encodeChunk)
-		}
+	if d.r != nil {
 		k, err = io.ReadFull(d.r, d.buf[:k])
 		p = d.buf[:k]
+	} else if p, d.data = d.data[:min(k, len(d.data))], d.data[min(k, len(d.data)):]; len(p) < k {
+		err = io.ErrUnexpectedEOF
 	}
 	d.n += int64(len(p))
 	d.sum.Write(p)
@@ -259,22 +244,19 @@ func (d *decoder) header(check func([]byte) error, ends ...int) {
 	for _, end := range ends {
 		if d.err == nil {
 			hdr = append(hdr, d.next(end-len(hdr))...)
-			if err := check(hdr); err != nil {
-				d.err = err
-			}
+			d.err = cmp.Or(check(hdr), d.err)
 		}
 	}
 }
 
-// table reads n words, passing fill each piece to decode into its words
-// (first: the piece's first index). It allocates the table as the bytes
-// arrive (decodeInitialWords, then doubling), at once when they are known to
-// be there, so a header claiming a huge table costs nothing until they are.
+// table reads n words (d.err is nil), passing fill each piece to decode
+// into its words (first: the piece's first index). It allocates the table
+// as the bytes arrive (decodeInitialWords, then doubling), at once when
+// they are known to be there, so a header claiming a huge table costs
+// nothing until they are.
 func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, first uint64)) []atomic.Uint64 {
 	size := min(n, decodeInitialWords)
-	if d.err != nil {
-		return nil
-	} else if d.remaining() >= 8*n {
+	if d.remaining() >= 8*n {
 		size = n
 	}
 	words := make([]atomic.Uint64, size)
@@ -293,9 +275,8 @@ func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, fir
 	return words
 }
 
-// remaining returns the bytes known to be left: data's, or the unread
-// length of the standard library's in-memory readers (another reader's Len
-// is a claim, not data).
+// remaining returns the bytes known to be left: data's, or those of the
+// standard library's in-memory readers (another reader's Len is a claim).
 func (d *decoder) remaining() uint64 {
 	switch d.r.(type) {
 	case nil:

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"io"
 	"sync/atomic"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // The Growing filter's encoding (FORMAT.md, "Growing filter format") in
@@ -24,16 +26,10 @@ var growKind = encKind{growFormatMagic, "growing filter", formatMagic,
 	"this is a (fixed) Filter's encoding, not a Growing filter's: load it with Filter.ReadFrom or Filter.UnmarshalBinary (or ReadAny, which reads either)",
 	"cuckoo: growing format version %d is not read by this package (it reads versions %d to %d)", growFormatVersion14, growFormatVersion}
 
-// growWordLayout is a table word's four 15-bit lanes as slots.
-var growWordLayout = newLayout(laneBits, slotsPerBucket)
-
-// WriteTo writes the filter in the growing format of FORMAT.md. It may run
-// while other goroutines use the filter: every key inserted before it
-// began and not deleted is found by a filter read back from what it wrote.
-// While it copies the tables, relocations, deletes and the copying of an
-// expansion wait (inserts into free slots and lookups go on); w does not
-// hold them back. Errors from w are returned wrapped, with the prefix
-// "cuckoo: ".
+// WriteTo writes the filter in the growing format of FORMAT.md, a snapshot
+// as Filter.WriteTo takes, with its errors. While it copies the tables,
+// relocations, deletes and expansion copies wait (inserts into free slots
+// and lookups go on); w does not hold them back.
 func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 	data, err := g.MarshalBinary()
 	return writeEncoding(w, data, err)
@@ -48,17 +44,14 @@ func (g *Growing) MarshalBinary() ([]byte, error) {
 }
 
 // capture returns the encoding up to its checksum, with the words of the
-// tables lookups search.
-//
-// Claim: the words hold an entry matching every key x inserted before
-// capture began and not deleted before it ended. Proof: the snapshot gate
-// keeps Deletes, moves and expansion copies apart from it (Dekker's
-// protocol, snapshot.go; grow_table.go, "Deletes wait for snapshots"), so
-// while it reads, entries are only added to the tables it reads, the ones
-// lookups search, which hold every key whose insert finished (grow.go). x
-// had a matching entry when capture began (youngest-match rule); it stays
-// in its word until capture ends, and capture reads that word once,
-// whole. □ Without the gate in deleteIn,
+// tables lookups search. Claim: they hold an entry matching every key x
+// inserted before capture began and not deleted before it ended. Proof:
+// the snapshot gate keeps Deletes, moves and expansion copies apart from it
+// (snapshot.go; grow_table.go, "Deletes wait for snapshots"), so while it
+// reads, entries are only added to the tables it reads, which hold every
+// key whose insert finished (grow.go). x had a matching entry when capture
+// began (youngest-match rule); it stays in its word until capture ends,
+// and capture reads that word once, whole. □ Without the gate in deleteIn,
 // TestGrowingSnapshotAgainstCollidingDeletes loses the key in both modes.
 func (g *Growing) capture() []byte {
 	g.gate.beginSnapshot()
@@ -78,8 +71,9 @@ func (g *Growing) capture() []byte {
 		p = append(binary.LittleEndian.AppendUint64(p, sh.base), byte(x.d), byte(sh.maxD))
 		p = append(binary.LittleEndian.AppendUint32(p, uint32(x.p)), 0, 0)
 	}
+	lanes := newLayout(laneBits, slotsPerBucket) // a word's four lanes as slots
 	for _, x := range xs {
-		p, _ = appendWords(p, &x.t, &growWordLayout, x)
+		p, _ = appendWords(p, &x.t, lanes, x)
 	}
 	return p
 }
@@ -91,30 +85,29 @@ func (g *Growing) capture() []byte {
 // the filter's mode (LockFree for a zero Growing). It must not run
 // concurrently with any other method of g.
 func (g *Growing) UnmarshalBinary(data []byte) error {
-	return g.decode(newDecoder(nil, data))
+	_, err := g.decode(&decoder{data: data, sum: xxhash.New()})
+	return err
 }
 
 // ReadFrom is UnmarshalBinary for the encoding at the start of r, as
 // Filter.ReadFrom is for a Filter's, with its memory bound and errors.
 func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
-	d := newDecoder(r, nil)
-	err := g.decode(d)
-	return d.n, err
+	return g.decode(&decoder{r: r, buf: make([]byte, encodeChunk), sum: xxhash.New()})
 }
 
 // decode reads a growing filter from d into a new state, which it makes
-// g's when every check has passed.
-func (g *Growing) decode(d *decoder) error {
+// g's when every check has passed, and returns the bytes read.
+func (g *Growing) decode(d *decoder) (int64, error) {
 	var h growHeader
 	d.want = growFormatPrefix // the size is known once the shard records are read
 	if d.header(func(p []byte) (err error) { h, err = parseGrowHeader(p); return err }, growFormatPrefix); d.err != nil {
-		return d.err
+		return d.n, d.err
 	}
 	d.want += 8*h.words + 8
 	lb := h.lanes
 	var tables [growShards][]atomic.Uint64
 	var entries [growShards]int64
-	for i := range tables {
+	for i := 0; i < growShards && d.err == nil; i++ {
 		tables[i] = d.table(h.base[i]<<h.d[i]+h.p[i], func(words []atomic.Uint64, p []byte, first uint64) {
 			for j := range words {
 				// Reject a word no filter writes: bits above its lanes, or
@@ -139,9 +132,9 @@ func (g *Growing) decode(d *decoder) error {
 		})
 	}
 	if d.checksum(); d.err == nil && len(d.data) > 0 {
-		return errFormat("cuckoo: %d bytes of trailing data after the growing filter", len(d.data))
+		return d.n, errFormat("cuckoo: %d bytes of trailing data after the growing filter", len(d.data))
 	} else if d.err != nil {
-		return d.err
+		return d.n, d.err
 	}
 	st := newGrowState(&h.base, &h.maxD, h.seed)
 	for i := range st.shards {
@@ -152,7 +145,7 @@ func (g *Growing) decode(d *decoder) error {
 		sh.cur.Store(x)
 	}
 	g.setup(h.seed, g.mode, st)
-	return nil
+	return d.n, nil
 }
 
 // Version 3's lanes: a 6-bit tag above an 8-bit tail.
@@ -211,12 +204,8 @@ func parseGrowHeader(data []byte) (growHeader, error) {
 	case !zeros(data[15:24]) || !zeros(data[32:48]):
 		return h, errFormat("cuckoo: impossible parameters: reserved header bytes are not zero")
 	}
-	for i := range growShards {
-		at := growFormatHeaderSize + i*growShardRecordSize
-		if len(data) < at+growShardRecordSize {
-			return h, nil
-		}
-		rec := data[at : at+growShardRecordSize]
+	for i := range min(growShards, (len(data)-growFormatHeaderSize)/growShardRecordSize) { // those that arrived
+		rec := data[growFormatHeaderSize+i*growShardRecordSize:][:growShardRecordSize]
 		base, d, maxD := binary.LittleEndian.Uint64(rec), uint64(rec[8]), uint64(rec[9])
 		p, reserved := uint64(binary.LittleEndian.Uint32(rec[10:])), rec[10:] // the split pointer is version 5's
 		if v == growFormatVersion {
