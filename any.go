@@ -3,7 +3,6 @@ package cuckoo
 import (
 	"bytes"
 	"io"
-	"strings"
 )
 
 // AnyFilter is the method set *Filter and *Growing share, for a filter
@@ -44,49 +43,39 @@ type AnyFilter interface {
 	ReadFrom(r io.Reader) (int64, error)
 }
 
-var (
-	_ AnyFilter = (*Filter)(nil)
-	_ AnyFilter = (*Growing)(nil)
-)
-
 // ReadAny reads one encoded filter of either kind from r, exactly as
 // ReadFrom does, and returns it, in LockFree mode, with the bytes read. Its
 // errors are ReadFrom's; a stream of neither kind is reported as such.
 func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 	var magic [len(formatMagic)]byte
-	k, err := io.ReadFull(r, magic[:])
-	head := magic[:k]
-	whole := io.MultiReader(bytes.NewReader(head), r)
-	var a AnyFilter
-	switch {
-	case string(head) == formatMagic || err != nil && string(head) == formatMagic[:k]:
-		a = new(Filter)
-	case string(head) == growFormatMagic || err != nil && string(head) == growFormatMagic[:k]:
-		a = new(Growing)
-	default:
-		return nil, int64(k), errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", head, formatMagic, growFormatMagic)
-	}
-	n, err := a.ReadFrom(whole)
-	if err != nil {
-		return nil, n, err
-	}
-	return a, n, nil
+	k, _ := io.ReadFull(r, magic[:])
+	n := int64(k)
+	a, err := loadAny(magic[:k], func(a AnyFilter) (err error) {
+		n, err = a.ReadFrom(io.MultiReader(bytes.NewReader(magic[:k]), r))
+		return err
+	})
+	return a, n, err
 }
 
 // UnmarshalAny is ReadAny for data holding exactly one encoding, decoded as
 // UnmarshalBinary does.
 func UnmarshalAny(data []byte) (AnyFilter, error) {
-	// A Growing magic, or a prefix of it that no Filter's magic begins with
-	// (Growing's decoder then reports the truncation, as in ReadAny).
-	var a AnyFilter = new(Filter)
-	if strings.HasPrefix(string(data), growFormatMagic) ||
-		strings.HasPrefix(growFormatMagic, string(data)) && !strings.HasPrefix(formatMagic, string(data)) {
+	return loadAny(data[:min(len(data), len(formatMagic))], func(a AnyFilter) error { return a.UnmarshalBinary(data) })
+}
+
+// loadAny loads a zero filter of the kind whose magic begins with head (a
+// Filter for a prefix both share) and returns it, or nil and an error.
+func loadAny(head []byte, load func(AnyFilter) error) (AnyFilter, error) {
+	var a AnyFilter
+	switch string(head) {
+	case formatMagic[:len(head)]:
+		a = new(Filter)
+	case growFormatMagic[:len(head)]:
 		a = new(Growing)
+	default:
+		return nil, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", head, formatMagic, growFormatMagic)
 	}
-	if err := a.UnmarshalBinary(data); err != nil {
-		if k := min(len(data), len(formatMagic)); string(data[:k]) != formatMagic[:k] && string(data[:k]) != growFormatMagic[:k] {
-			return nil, errFormat("cuckoo: wrong magic %q: not an encoded filter (want %q for a Filter or %q for a Growing filter)", data[:k], formatMagic, growFormatMagic)
-		}
+	if err := load(a); err != nil {
 		return nil, err
 	}
 	return a, nil

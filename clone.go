@@ -12,7 +12,7 @@ func (f *Filter) Clone() *Filter {
 	}
 	words := make([]atomic.Uint64, len(f.t.words))
 	n := f.copyTable(words)
-	c.adopt(words, f.lay, f.seed, f.hashAlg(), f.mode, int64(n))
+	c.adopt(words, f.lay, f.seed, hashAlg(f.seed, f.fmix), f.mode, int64(n))
 	return c
 }
 

@@ -3,16 +3,15 @@ package cuckoo
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/cespare/xxhash/v2"
 )
 
-// The serialized form of a Growing filter: FORMAT.md, "Growing filter
-// format". Version 4 lacks split pointers and is read as it is; version 3
-// also has 14-bit lanes, read through lanesFrom14.
-
+// The Growing filter's encoding (FORMAT.md, "Growing filter format") in
+// encode.go's framing. Version 4 lacks split pointers and is read as it is;
+// version 3 also has 14-bit lanes, read through lanesFrom14.
 const (
 	growFormatMagic      = "CUCKOOGR"
 	growFormatVersion    = 5
@@ -23,244 +22,130 @@ const (
 	growFormatPrefix     = growFormatHeaderSize + growShards*growShardRecordSize
 )
 
-// WriteTo writes the filter in the growing format of FORMAT.md. It may run
-// while other goroutines use the filter: every key inserted before it
-// began and not deleted is found by a filter read back from what it wrote.
-// While it copies the tables, relocations, deletes and the copying of an
-// expansion wait (inserts into free slots and lookups go on); w does not
-// hold them back. Errors from w are returned wrapped, with the prefix
-// "cuckoo: ".
+var growKind = encKind{growFormatMagic, "growing filter", formatMagic,
+	"this is a (fixed) Filter's encoding, not a Growing filter's: load it with Filter.ReadFrom or Filter.UnmarshalBinary (or ReadAny, which reads either)",
+	"cuckoo: growing format version %d is not read by this package (it reads versions %d to %d)", growFormatVersion14, growFormatVersion}
+
+// WriteTo writes the filter in the growing format of FORMAT.md, a snapshot
+// as Filter.WriteTo takes, with its errors. While it copies the tables,
+// relocations, deletes and expansion copies wait (inserts into free slots
+// and lookups go on); w does not hold them back.
 func (g *Growing) WriteTo(w io.Writer) (int64, error) {
-	if g.st == nil {
-		return 0, ErrZeroFilter
-	}
-	data, xs := g.capture()
-	var hdr [growFormatPrefix]byte
-	copy(hdr[:], growFormatMagic)
-	binary.LittleEndian.PutUint16(hdr[8:], growFormatVersion)
-	hdr[10] = DefaultFingerprintBits
-	hdr[11] = slotsPerBucket
-	hdr[12] = formatHashXXMul
-	if g.seed == 0 {
-		hdr[12] = formatHashXXFmix
-	}
-	hdr[13] = laneBits
-	hdr[14] = growShards
-	binary.LittleEndian.PutUint64(hdr[24:], g.seed)
-	for i := range g.st.shards {
-		sh := &g.st.shards[i]
-		rec := hdr[growFormatHeaderSize+i*growShardRecordSize:]
-		binary.LittleEndian.PutUint64(rec, sh.base)
-		rec[8] = byte(xs[i].d)
-		rec[9] = byte(sh.maxD)
-		binary.LittleEndian.PutUint32(rec[10:], uint32(xs[i].p))
-	}
-
-	var sum xxhash.Digest
-	sum.Reset()
-	var n int64
-	write := func(p []byte) error {
-		sum.Write(p)
-		return writeChunks(w, p, &n)
-	}
-	if err := write(hdr[:]); err != nil {
-		return n, err
-	}
-	if err := write(data); err != nil {
-		return n, err
-	}
-	var tr [8]byte
-	binary.LittleEndian.PutUint64(tr[:], sum.Sum64())
-	return n, write(tr[:])
-}
-
-// capture returns the words of the tables lookups search, encoded shard by
-// shard, and the tables.
-//
-// Claim: the words hold an entry matching every key x inserted before
-// capture began and not deleted before it ended. Proof: the snapshot gate
-// keeps Deletes, moves and expansion copies apart from it (Dekker's
-// protocol, snapshot.go; grow_table.go, "Deletes wait for snapshots"), so
-// while it reads, entries are only added to the tables it reads, the ones
-// lookups search, which hold every key whose insert finished (grow.go). x
-// had a matching entry when capture began (youngest-match rule); it stays
-// in its word until capture ends, and capture reads that word once,
-// whole. □ Without the gate in deleteIn,
-// TestGrowingSnapshotAgainstCollidingDeletes loses the key in both modes.
-func (g *Growing) capture() ([]byte, [growShards]*growTable) {
-	g.gate.beginSnapshot()
-	defer g.gate.endSnapshot()
-	var xs [growShards]*growTable
-	m := uint64(0)
-	for i := range g.st.shards {
-		xs[i] = g.st.shards[i].searched()
-		m += xs[i].m
-	}
-	data := make([]byte, 0, 8*m)
-	for _, x := range xs {
-		for i := range uint64(len(x.t.words)) {
-			data = binary.LittleEndian.AppendUint64(data, x.t.load(i)&lanesMask)
-			if raceEnabled {
-				snapshotStalled(x, i)
-			}
-		}
-	}
-	return data, xs
+	data, err := g.MarshalBinary()
+	return writeEncoding(w, data, err)
 }
 
 // MarshalBinary returns the encoding WriteTo writes, with its guarantees.
 func (g *Growing) MarshalBinary() ([]byte, error) {
-	var b bytes.Buffer
-	if _, err := g.WriteTo(&b); err != nil {
-		return nil, err
+	if g.st == nil {
+		return nil, ErrZeroFilter
 	}
-	return b.Bytes(), nil
+	return appendSum(g.capture()), nil
+}
+
+// capture returns the encoding up to its checksum, with the words of the
+// tables lookups search. Claim: they hold an entry matching every key x
+// inserted before capture began and not deleted before it ended. Proof:
+// the snapshot gate keeps Deletes, moves and expansion copies apart from it
+// (snapshot.go; grow_table.go, "Deletes wait for snapshots"), so while it
+// reads, entries are only added to the tables it reads, which hold every
+// key whose insert finished (grow.go). x had a matching entry when capture
+// began (youngest-match rule); it stays in its word until capture ends,
+// and capture reads that word once, whole. □ Without the gate in deleteIn,
+// TestGrowingSnapshotAgainstCollidingDeletes loses the key in both modes.
+func (g *Growing) capture() []byte {
+	g.gate.beginSnapshot()
+	defer g.gate.endSnapshot()
+	var xs [growShards]*growTable
+	words := 0
+	for i := range xs {
+		xs[i] = g.st.shards[i].searched()
+		words += len(xs[i].t.words)
+	}
+	p := appendHeader(make([]byte, 0, growFormatPrefix+8*words+8), growFormatMagic,
+		growFormatVersion, DefaultFingerprintBits, slotsPerBucket, hashAlg(g.seed, false))
+	p = append(p, laneBits, growShards, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+	p = append(binary.LittleEndian.AppendUint64(p, g.seed), make([]byte, 16)...)
+	for i, x := range xs {
+		sh := &g.st.shards[i]
+		p = append(binary.LittleEndian.AppendUint64(p, sh.base), byte(x.d), byte(sh.maxD))
+		p = append(binary.LittleEndian.AppendUint32(p, uint32(x.p)), 0, 0)
+	}
+	lanes := newLayout(laneBits, slotsPerBucket) // a word's four lanes as slots
+	for _, x := range xs {
+		p, _ = appendWords(p, &x.t, lanes, x)
+	}
+	return p
 }
 
 // UnmarshalBinary replaces the filter's contents with the growing filter
-// encoded in data, at the size it had when it was written. It rejects a
-// wrong magic or version, impossible parameters, a damaged table (a lane
-// without its marker, a word with bits outside its lanes), a checksum
-// mismatch and bytes after the encoding; the errors match ErrTruncated,
-// ErrFormat or ErrCorrupt. On error the filter is unchanged. It keeps the
-// filter's mode (LockFree for a zero Growing). It must not run
+// encoded in data, at the size it had when it was written, with the checks
+// and errors of Filter.UnmarshalBinary (FORMAT.md: a damaged table is a
+// lane without its marker or a word with bits outside its lanes). It keeps
+// the filter's mode (LockFree for a zero Growing). It must not run
 // concurrently with any other method of g.
 func (g *Growing) UnmarshalBinary(data []byte) error {
-	r := bytes.NewReader(data)
-	st, seed, _, err := g.decode(r)
-	if err != nil {
-		return err
-	}
-	if r.Len() > 0 {
-		return errFormat("cuckoo: %d bytes of trailing data after the growing filter", r.Len())
-	}
-	g.install(st, seed)
-	return nil
+	_, err := g.decode(&decoder{data: data, sum: xxhash.New()})
+	return err
 }
 
-// ReadFrom is UnmarshalBinary for the encoding at the start of r: it reads
-// exactly the encoding and returns the number of bytes it read. Memory
-// grows with the data that arrives, not with what the header claims.
-// Errors of r are returned wrapped.
+// ReadFrom is UnmarshalBinary for the encoding at the start of r, as
+// Filter.ReadFrom is for a Filter's, with its memory bound and errors.
 func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
-	st, seed, n, err := g.decode(r)
-	if err == nil {
-		g.install(st, seed)
-	}
-	return n, err
+	return g.decode(&decoder{r: r, buf: make([]byte, encodeChunk), sum: xxhash.New()})
 }
 
-// install makes the decoded state st, with seed, g's.
-func (g *Growing) install(st *growState, seed uint64) {
-	if g.mode == Locked {
-		for i := range st.shards {
-			x := st.shards[i].cur.Load()
-			x.locks = newStripedLocks(int(x.m))
-		}
+// decode reads a growing filter from d into a new state, which it makes
+// g's when every check has passed, and returns the bytes read.
+func (g *Growing) decode(d *decoder) (int64, error) {
+	var h growHeader
+	d.want = growFormatPrefix // the size is known once the shard records are read
+	if d.header(func(p []byte) (err error) { h, err = parseGrowHeader(p); return err }, growFormatPrefix); d.err != nil {
+		return d.n, d.err
 	}
-	g.setup(seed, g.mode, st)
-}
-
-// decode reads a growing filter from r into a new state and returns it,
-// its seed and the number of bytes read.
-func (g *Growing) decode(r io.Reader) (*growState, uint64, int64, error) {
-	var sum xxhash.Digest
-	sum.Reset()
-	cr := &countingReader{r: io.TeeReader(r, &sum)}
-
-	read := func(p []byte, want uint64) error {
-		_, err := io.ReadFull(cr, p)
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return errTruncated(uint64(cr.n), want)
-		}
-		if err != nil {
-			return fmt.Errorf("cuckoo: reading filter: %w", err)
-		}
-		return nil
-	}
-	var hdr [growFormatPrefix]byte
-	rerr := read(hdr[:], growFormatPrefix)
-	if err := checkGrowHeader(hdr[:cr.n]); err != nil {
-		return nil, 0, cr.n, err
-	}
-	if rerr != nil {
-		return nil, 0, cr.n, rerr
-	}
-	seed := binary.LittleEndian.Uint64(hdr[24:])
-	lb := int(hdr[13]) // laneBits, or lane14Bits in version 3 (checked)
-	var bases, ds, ps, maxD [growShards]uint64
-	size, largest := uint64(growFormatPrefix+8), uint64(0)
-	for i := range bases {
-		rec := hdr[growFormatHeaderSize+i*growShardRecordSize:]
-		bases[i] = binary.LittleEndian.Uint64(rec)
-		ds[i], maxD[i] = uint64(rec[8]), uint64(rec[9])
-		ps[i] = uint64(binary.LittleEndian.Uint32(rec[10:])) // 0 before version 5 (checked)
-		size += 8 * (bases[i]<<ds[i] + ps[i])
-		largest = max(largest, bases[i]<<ds[i]+ps[i])
-	}
-	st := newGrowState(&bases, &maxD, seed)
-
-	// Tables are read in pieces, so that a header that claims huge tables
-	// costs only the memory of the data that arrives.
-	const piece = 1 << 16 // words
-	buf := make([]byte, 8*min(largest, piece))
-	var tables [growShards][]uint64
+	d.want += 8*h.words + 8
+	lb := h.lanes
+	var tables [growShards][]atomic.Uint64
 	var entries [growShards]int64
-	for i := range tables {
-		m := bases[i]<<ds[i] + ps[i]
-		words := make([]uint64, 0, min(m, piece))
-		for len(words) < int(m) {
-			k := min(int(m)-len(words), piece)
-			if err := read(buf[:8*k], size); err != nil {
-				return nil, 0, cr.n, err
-			}
-			for j := range k {
-				w := binary.LittleEndian.Uint64(buf[8*j:])
-				if err := checkGrowWord(w, lb, i, uint64(len(words))); err != nil {
-					return nil, 0, cr.n, err
+	for i := 0; i < growShards && d.err == nil; i++ {
+		tables[i] = d.table(h.base[i]<<h.d[i]+h.p[i], func(words []atomic.Uint64, p []byte, first uint64) {
+			for j := range words {
+				// Reject a word no filter writes: bits above its lanes, or
+				// an entry (a tag above an lb-6-bit tail) without its marker.
+				w := binary.LittleEndian.Uint64(p[8*j:])
+				if w>>(4*lb) != 0 {
+					d.err = errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", i, first+uint64(j), w, lb)
+					return
+				}
+				for s := range slotsPerBucket {
+					if v := w >> (s * lb) & (1<<lb - 1); v != 0 && v&(1<<(lb-growTagBits)-1) == 0 {
+						d.err = errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", i, first+uint64(j), s, v)
+						return
+					}
 				}
 				if lb == lane14Bits {
 					w = lanesFrom14(w)
 				}
 				entries[i] += int64(laneCount(w))
-				words = append(words, w)
+				words[j].Store(w)
 			}
-		}
-		tables[i] = words
+		})
 	}
-	digest := sum.Sum64()
-	var tr [8]byte
-	if err := read(tr[:], size); err != nil {
-		return nil, 0, cr.n, err
+	if d.checksum(); d.err == nil && len(d.data) > 0 {
+		return d.n, errFormat("cuckoo: %d bytes of trailing data after the growing filter", len(d.data))
+	} else if d.err != nil {
+		return d.n, d.err
 	}
-	if stored := binary.LittleEndian.Uint64(tr[:]); stored != digest {
-		return nil, 0, cr.n, errChecksum(stored, digest)
-	}
+	st := newGrowState(&h.base, &h.maxD, h.seed)
 	for i := range st.shards {
 		sh := &st.shards[i]
-		x := st.newTable(sh, ds[i], ps[i], LockFree)
-		for j, w := range tables[i] {
-			x.t.words[j].Store(w)
-		}
+		x := st.newTable(sh, h.d[i], h.p[i], g.mode)
+		copy(x.t.words, tables[i]) // not yet shared: plain copies are fine
 		sh.count.add(entries[i])
 		sh.cur.Store(x)
 	}
-	return st, seed, cr.n, nil
-}
-
-// checkGrowWord rejects a word of four lb-bit lanes (15, or 14 in
-// version 3) that no filter writes: bits above the lanes, or an entry (a
-// tag above an lb-6-bit tail) without its marker.
-func checkGrowWord(w uint64, lb, shard int, i uint64) error {
-	if w>>(4*lb) != 0 {
-		return errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", shard, i, w, lb)
-	}
-	for s := range slotsPerBucket {
-		if v := w >> (s * lb) & (1<<lb - 1); v != 0 && v&(1<<(lb-growTagBits)-1) == 0 {
-			return errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", shard, i, s, v)
-		}
-	}
-	return nil
+	g.setup(h.seed, g.mode, st)
+	return d.n, nil
 }
 
 // Version 3's lanes: a 6-bit tag above an 8-bit tail.
@@ -277,109 +162,73 @@ const (
 func lanesFrom14(w uint64) uint64 {
 	var nw uint64
 	for s := range slotsPerBucket {
-		v := w >> (s * lane14Bits) & lane14Mask
-		if v == 0 {
-			continue
+		if v := w >> (s * lane14Bits) & lane14Mask; v != 0 {
+			nw |= (v>>8<<tagShift | (v&tail14Mask)<<1) << (s * laneBits)
 		}
-		nv := v>>8<<tagShift | (v&tail14Mask)<<1
-		nw |= nv << (s * laneBits)
 	}
 	return nw
 }
 
-// checkGrowHeader validates the header at the start of data, as far as
+// growHeader is what a growing encoding's header holds.
+type growHeader struct {
+	seed, words      uint64 // words: the tables', all shards together
+	lanes            int    // laneBits, or lane14Bits in version 3
+	base, d, p, maxD [growShards]uint64
+}
+
+// parseGrowHeader validates the header at the start of data, as far as
 // data goes.
-func checkGrowHeader(data []byte) error {
-	k := min(len(data), len(growFormatMagic))
-	if string(data[:k]) != growFormatMagic[:k] {
-		if k == len(formatMagic) && string(data[:k]) == formatMagic {
-			return errFormat("cuckoo: magic %q: this is a (fixed) Filter's encoding, not a Growing filter's: load it with Filter.ReadFrom or Filter.UnmarshalBinary (or ReadAny, which reads either)", data[:k])
-		}
-		return errFormat("cuckoo: wrong magic %q: not an encoded growing filter (want %q)", data[:k], growFormatMagic)
+func parseGrowHeader(data []byte) (growHeader, error) {
+	var h growHeader
+	v, err := growKind.checkStart(data)
+	if err != nil || len(data) < growFormatHeaderSize {
+		return h, err
 	}
-	if len(data) < 10 {
-		return nil
-	}
-	v := binary.LittleEndian.Uint16(data[8:])
-	if v < growFormatVersion14 || v > growFormatVersion {
-		return errFormat("cuckoo: growing format version %d is not read by this package (it reads versions %d to %d)", v, growFormatVersion14, growFormatVersion)
-	}
-	if len(data) < growFormatHeaderSize {
-		return nil
-	}
-	if f := data[10]; f != DefaultFingerprintBits {
-		return errFormat("cuckoo: impossible parameters: fingerprint bits %d (want %d)", f, DefaultFingerprintBits)
-	}
-	if s := data[11]; s != slotsPerBucket {
-		return errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", s, slotsPerBucket)
-	}
-	want := byte(laneBits)
+	h.seed, h.lanes = binary.LittleEndian.Uint64(data[24:]), laneBits
 	if v == growFormatVersion14 {
-		want = lane14Bits
+		h.lanes = lane14Bits
 	}
-	if l := data[13]; l != want {
-		return errFormat("cuckoo: impossible parameters: %d-bit lanes in version %d (want %d)", l, v, want)
-	}
-	seed := binary.LittleEndian.Uint64(data[24:])
 	switch alg := data[12]; {
+	case data[10] != DefaultFingerprintBits:
+		return h, errFormat("cuckoo: impossible parameters: fingerprint bits %d (want %d)", data[10], DefaultFingerprintBits)
+	case data[11] != slotsPerBucket:
+		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", data[11], slotsPerBucket)
+	case int(data[13]) != h.lanes:
+		return h, errFormat("cuckoo: impossible parameters: %d-bit lanes in version %d (want %d)", data[13], v, h.lanes)
 	case alg != formatHashXXFmix && alg != formatHashXXMul:
-		return errFormat("cuckoo: unknown hash algorithm id %d (want %d or %d)", alg, formatHashXXFmix, formatHashXXMul)
-	case alg == formatHashXXMul && seed == 0, alg == formatHashXXFmix && seed != 0:
-		return errFormat("cuckoo: impossible parameters: hash algorithm %d with seed %#x (a growing filter writes %d for seed 0, %d otherwise)", alg, seed, formatHashXXFmix, formatHashXXMul)
+		return h, errFormat("cuckoo: unknown hash algorithm id %d (want %d or %d)", alg, formatHashXXFmix, formatHashXXMul)
+	case alg != hashAlg(h.seed, false):
+		return h, errFormat("cuckoo: impossible parameters: hash algorithm %d with seed %#x (a growing filter writes %d for seed 0, %d otherwise)", alg, h.seed, formatHashXXFmix, formatHashXXMul)
+	case data[14] != growShards:
+		return h, errFormat("cuckoo: impossible parameters: %d shards (want %d)", data[14], growShards)
+	case !zeros(data[15:24]) || !zeros(data[32:48]):
+		return h, errFormat("cuckoo: impossible parameters: reserved header bytes are not zero")
 	}
-	if n := data[14]; n != growShards {
-		return errFormat("cuckoo: impossible parameters: %d shards (want %d)", n, growShards)
-	}
-	for _, b := range append(data[15:24:24], data[32:48]...) {
-		if b != 0 {
-			return errFormat("cuckoo: impossible parameters: reserved header bytes are not zero")
-		}
-	}
-	for i := range growShards {
-		at := growFormatHeaderSize + i*growShardRecordSize
-		if len(data) < at+growShardRecordSize {
-			return nil
-		}
-		rec := data[at:]
-		base := binary.LittleEndian.Uint64(rec)
-		if base == 0 || base > maxBuckets {
-			return errFormat("cuckoo: impossible parameters: shard %d: %d base buckets (want 1 to %d)", i, base, uint64(maxBuckets))
-		}
-		d, maxD := uint(rec[8]), uint(rec[9])
-		if d > growMaxDoublings || base<<d > maxBuckets {
-			return errFormat("cuckoo: impossible parameters: shard %d: %d doublings of %d buckets (want at most %d doublings and %d buckets)", i, d, base, growMaxDoublings, uint64(maxBuckets))
-		}
-		if maxD < d || maxD > growMaxDoublings {
-			return errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d with %d doublings (want %d to %d)", i, maxD, d, d, growMaxDoublings)
-		}
-		if base<<maxD > maxBuckets {
-			return errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d lets %d base buckets grow to %d (want at most %d)", i, maxD, base, base<<maxD, uint64(maxBuckets))
-		}
-		reserved := rec[10:growShardRecordSize]
+	for i := range min(growShards, (len(data)-growFormatHeaderSize)/growShardRecordSize) { // those that arrived
+		rec := data[growFormatHeaderSize+i*growShardRecordSize:][:growShardRecordSize]
+		base, d, maxD := binary.LittleEndian.Uint64(rec), uint64(rec[8]), uint64(rec[9])
+		p, reserved := uint64(binary.LittleEndian.Uint32(rec[10:])), rec[10:] // the split pointer is version 5's
 		if v == growFormatVersion {
-			p := uint64(binary.LittleEndian.Uint32(rec[10:]))
-			if p >= base<<d || p != 0 && d == maxD {
-				return errFormat("cuckoo: impossible parameters: shard %d: split pointer %d at level %d of %d base buckets, level bound %d (want below %d, and 0 at the bound)", i, p, d, base, maxD, base<<d)
-			}
-			reserved = rec[14:growShardRecordSize]
+			reserved = rec[14:]
 		}
-		for _, b := range reserved {
-			if b != 0 {
-				return errFormat("cuckoo: impossible parameters: shard %d: reserved bytes are not zero", i)
-			}
+		switch {
+		case base == 0 || base > maxBuckets:
+			return h, errFormat("cuckoo: impossible parameters: shard %d: %d base buckets (want 1 to %d)", i, base, uint64(maxBuckets))
+		case d > growMaxDoublings || base<<d > maxBuckets:
+			return h, errFormat("cuckoo: impossible parameters: shard %d: %d doublings of %d buckets (want at most %d doublings and %d buckets)", i, d, base, growMaxDoublings, uint64(maxBuckets))
+		case maxD < d || maxD > growMaxDoublings:
+			return h, errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d with %d doublings (want %d to %d)", i, maxD, d, d, growMaxDoublings)
+		case base<<maxD > maxBuckets:
+			return h, errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d lets %d base buckets grow to %d (want at most %d)", i, maxD, base, base<<maxD, uint64(maxBuckets))
+		case v == growFormatVersion && (p >= base<<d || p != 0 && d == maxD):
+			return h, errFormat("cuckoo: impossible parameters: shard %d: split pointer %d at level %d of %d base buckets, level bound %d (want below %d, and 0 at the bound)", i, p, d, base, maxD, base<<d)
+		case !zeros(reserved):
+			return h, errFormat("cuckoo: impossible parameters: shard %d: reserved bytes are not zero", i)
 		}
+		h.base[i], h.d[i], h.p[i], h.maxD[i] = base, d, p, maxD
+		h.words += base<<d + p
 	}
-	return nil
+	return h, nil
 }
 
-// countingReader counts the bytes read through it.
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	k, err := c.r.Read(p)
-	c.n += int64(k)
-	return k, err
-}
+func zeros(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }
