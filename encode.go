@@ -14,11 +14,10 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// The encodings of FORMAT.md: the Filter's, and what it shares with the
-// Growing filter's (grow_encode.go): a header that begins with magic,
-// version, fingerprint bits, slots and hash algorithm id, the words, and an
-// XXH64 checksum of all before it. Runtime state is not stored and decoders
-// accept only what encoders write: decoding and re-encoding is the identity.
+// The encodings of FORMAT.md: the Filter's, and what the Growing filter's
+// (grow_encode.go) shares: a header that begins with magic, version, bits,
+// slots and hash id, the words, and an XXH64 checksum of all before it.
+// Decoders accept only what encoders write: re-encoding gives the input.
 const (
 	formatMagic = "CUCKOOFL"
 	// 1: four slots of 8 or 12 bits; 2: the other one-word layouts (so that
@@ -61,18 +60,17 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil
 }
 
-// appendTable appends f's words and returns the fingerprints appended.
-// Claim: they hold a copy of every key inserted before the snapshot began
-// and not deleted before it ended, whatever keys colliding with it (same
-// fingerprint and pair, in either order) do meanwhile. Proof: the snapshot
-// gate (snapshot.go) keeps relocations out, so copies enter a bucket only
-// by inserts and leave only by deletes. Of a pair the lower bucket is read
-// first (t1), the upper one later (t2; a packed pair's word once): the
-// order every search reads a pair in and every Delete takes from it
-// (searchPair). That is "One order for every search" (twophase.go) with no
-// move, whose counting shows that the lower bucket held a copy at t1 or the
-// upper one at t2. □ Deletes in their key's bucket order would break it
-// (TestSnapshotAgainstCollidingKeys).
+// appendTable appends f's words and returns the fingerprints appended. Claim:
+// they hold a copy of every key inserted before the snapshot began and not
+// deleted before it ended, whatever keys colliding with it (same fingerprint
+// and pair, in either order) do meanwhile. Proof: the snapshot gate
+// (snapshot.go) keeps relocations out, so copies enter a bucket only by inserts
+// and leave only by deletes. Of a pair the lower bucket is read first (t1), the
+// upper one later (t2; a packed pair's word once): the order every search reads
+// a pair in and every Delete takes from it (searchPair). That is "One order for
+// every search" (twophase.go) with no move, whose counting shows that the lower
+// bucket held a copy at t1 or the upper one at t2. □ Deletes in their key's
+// bucket order would break it (TestSnapshotAgainstCollidingKeys).
 func (f *Filter) appendTable(p []byte) ([]byte, uint64) {
 	f.gate.beginSnapshot()
 	defer f.gate.endSnapshot()
@@ -106,8 +104,8 @@ func appendHeader(p []byte, magic string, version uint16, bits, slots, alg byte)
 	return append(binary.LittleEndian.AppendUint16(append(p, magic...), version), bits, slots, alg)
 }
 
-// hashAlg returns the id of the hash algorithm of a filter with seed: 1 for
-// seed 0, where both are XXH64 as it is, and which every version reads.
+// hashAlg returns a filter's hash algorithm id: 1 for seed 0 (where both are
+// XXH64 as it is), which every version reads.
 func hashAlg(seed uint64, fmix bool) uint8 {
 	if fmix || seed == 0 {
 		return formatHashXXFmix
@@ -144,21 +142,19 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 }
 
 // ReadFrom is UnmarshalBinary for the encoding at the start of r: it reads
-// exactly the encoding, not until EOF (filters can follow each other in a
-// stream), and returns the number of bytes read. It allocates the table as
-// its bytes arrive, so a short or hostile stream costs memory in proportion
-// to its length, not to the size it claims (from *bytes.Reader,
-// *strings.Reader and *bytes.Buffer at once). A truncated stream's error
-// also matches io.ErrUnexpectedEOF; r's errors come wrapped. Like
-// UnmarshalBinary it must not run concurrently with other methods of f.
+// exactly the encoding (filters can follow each other in a stream) and
+// returns the bytes read. It allocates the table as its bytes arrive, so a
+// short or hostile stream costs memory in proportion to its length, not to
+// the size it claims (from *bytes.Reader, *strings.Reader and *bytes.Buffer
+// at once). A truncated stream's error also matches io.ErrUnexpectedEOF;
+// r's errors come wrapped. It must not run concurrently with other methods.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	return f.decode(&decoder{r: r, buf: make([]byte, encodeChunk), sum: xxhash.New()})
 }
 
-// decode reads one encoding from d into a fresh table, which it installs
-// when every check has passed, and returns the bytes read. The header comes
-// in checked steps, so that a stream that is not a filter, or not of a
-// version read, is reported so rather than as truncated.
+// decode reads one encoding from d into a fresh table, installed when every
+// check has passed, and returns the bytes read. The header comes in checked
+// steps: a stream that is not a filter is reported so, not as truncated.
 func (f *Filter) decode(d *decoder) (int64, error) {
 	var h header
 	if d.header(func(p []byte) (err error) { h, err = parseHeader(p); return err }, len(formatMagic), 10, formatHeaderSize); d.err != nil {
@@ -195,8 +191,7 @@ func (f *Filter) decode(d *decoder) (int64, error) {
 }
 
 // decoder reads one encoding from r through buf, or from data when r is
-// nil, counting and summing the bytes. After its first error, err, reads
-// return nothing.
+// nil, counting and summing the bytes; after its first error reads nothing.
 type decoder struct {
 	r         io.Reader
 	data, buf []byte
@@ -250,10 +245,9 @@ func (d *decoder) header(check func([]byte) error, ends ...int) {
 }
 
 // table reads n words (d.err is nil), passing fill each piece to decode
-// into its words (first: the piece's first index). It allocates the table
-// as the bytes arrive (decodeInitialWords, then doubling), at once when
-// they are known to be there, so a header claiming a huge table costs
-// nothing until they are.
+// into its words (first: the piece's index). It allocates the table as the
+// bytes arrive (decodeInitialWords, doubled), at once when they are known
+// to be there: a header claiming a huge table costs nothing until they are.
 func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, first uint64)) []atomic.Uint64 {
 	size := min(n, decodeInitialWords)
 	if d.remaining() >= 8*n {
@@ -275,8 +269,7 @@ func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, fir
 	return words
 }
 
-// remaining returns the bytes known to be left: data's, or those of the
-// standard library's in-memory readers (another reader's Len is a claim).
+// remaining returns the bytes known to be left (another reader's Len is a claim).
 func (d *decoder) remaining() uint64 {
 	switch d.r.(type) {
 	case nil:
@@ -295,19 +288,17 @@ func (d *decoder) checksum() {
 	}
 }
 
-// encKind is what the framings differ in: the magic, the other kind's
-// (whose error names the right loader), the versions read.
+// encKind is what the two framings differ in (otherErr names the loader).
 type encKind struct {
-	magic, name, other, otherErr, versionErr string
-	lo, hi                                   uint16
+	magic, name, other, otherErr, format string
+	lo, hi                               uint16
 }
 
 var fixedKind = encKind{formatMagic, "filter", growFormatMagic,
 	"this is a Growing filter's encoding, not a Filter's: load it with Growing.ReadFrom or Growing.UnmarshalBinary (or ReadAny, which reads either)",
-	"cuckoo: unknown format version %d (this package reads versions %d to %d)", formatVersion, formatVersion3}
+	"format", formatVersion, formatVersion3}
 
-// checkStart checks the magic and version at the start of data, as far as
-// data goes, and returns the version (0 until data holds it).
+// checkStart checks magic and version as far as data goes (version 0 then).
 func (k *encKind) checkStart(data []byte) (uint16, error) {
 	head := string(data[:min(len(data), len(k.magic))])
 	switch {
@@ -320,20 +311,18 @@ func (k *encKind) checkStart(data []byte) (uint16, error) {
 	}
 	v := binary.LittleEndian.Uint16(data[8:])
 	if v < k.lo || v > k.hi {
-		return 0, errFormat(k.versionErr, v, k.lo, k.hi)
+		return 0, errFormat("cuckoo: unknown %s version %d (this package reads versions %d to %d)", k.format, v, k.lo, k.hi)
 	}
 	return v, nil
 }
 
 type header struct {
-	lay   layout
-	words uint64 // the table's: the bucket count, or half of it in the packed layout
-	seed  uint64
-	hash  uint8 // hash algorithm id
+	lay         layout
+	words, seed uint64 // words: the bucket count, or half of it in the packed layout
+	hash        uint8  // hash algorithm id
 }
 
-// parseHeader validates the header at the start of data, as far as data
-// goes.
+// parseHeader validates the header at the start of data, as far as it goes.
 func parseHeader(data []byte) (header, error) {
 	var h header
 	v, err := fixedKind.checkStart(data)

@@ -24,7 +24,7 @@ const (
 
 var growKind = encKind{growFormatMagic, "growing filter", formatMagic,
 	"this is a (fixed) Filter's encoding, not a Growing filter's: load it with Filter.ReadFrom or Filter.UnmarshalBinary (or ReadAny, which reads either)",
-	"cuckoo: growing format version %d is not read by this package (it reads versions %d to %d)", growFormatVersion14, growFormatVersion}
+	"growing format", growFormatVersion14, growFormatVersion}
 
 // WriteTo writes the filter in the growing format of FORMAT.md, a snapshot
 // as Filter.WriteTo takes, with its errors. While it copies the tables,
@@ -43,15 +43,15 @@ func (g *Growing) MarshalBinary() ([]byte, error) {
 	return appendSum(g.capture()), nil
 }
 
-// capture returns the encoding up to its checksum, with the words of the
-// tables lookups search. Claim: they hold an entry matching every key x
-// inserted before capture began and not deleted before it ended. Proof:
-// the snapshot gate keeps Deletes, moves and expansion copies apart from it
-// (snapshot.go; grow_table.go, "Deletes wait for snapshots"), so while it
-// reads, entries are only added to the tables it reads, which hold every
-// key whose insert finished (grow.go). x had a matching entry when capture
-// began (youngest-match rule); it stays in its word until capture ends,
-// and capture reads that word once, whole. □ Without the gate in deleteIn,
+// capture returns the encoding up to its checksum, with the words of the tables
+// lookups search. Claim: they hold an entry matching every key x inserted
+// before capture began and not deleted before it ended. Proof: the snapshot
+// gate keeps Deletes, moves and expansion copies apart from it (snapshot.go;
+// grow_table.go, "Deletes wait for snapshots"), so while it reads, entries are
+// only added to the tables it reads, which hold every key whose insert finished
+// (grow.go). x had a matching entry when capture began (youngest-match rule);
+// it stays in its word until capture ends, and capture reads that word once,
+// whole. □ Without the gate in deleteIn,
 // TestGrowingSnapshotAgainstCollidingDeletes loses the key in both modes.
 func (g *Growing) capture() []byte {
 	g.gate.beginSnapshot()
@@ -79,11 +79,10 @@ func (g *Growing) capture() []byte {
 }
 
 // UnmarshalBinary replaces the filter's contents with the growing filter
-// encoded in data, at the size it had when it was written, with the checks
-// and errors of Filter.UnmarshalBinary (FORMAT.md: a damaged table is a
-// lane without its marker or a word with bits outside its lanes). It keeps
-// the filter's mode (LockFree for a zero Growing). It must not run
-// concurrently with any other method of g.
+// encoded in data, at its size when written, with Filter.UnmarshalBinary's
+// checks and errors (a damaged table: a lane without its marker, a word
+// with bits outside its lanes). It keeps the mode (LockFree for a zero
+// Growing) and must not run concurrently with any other method of g.
 func (g *Growing) UnmarshalBinary(data []byte) error {
 	_, err := g.decode(&decoder{data: data, sum: xxhash.New()})
 	return err
@@ -151,7 +150,6 @@ func (g *Growing) decode(d *decoder) (int64, error) {
 // Version 3's lanes: a 6-bit tag above an 8-bit tail.
 const (
 	lane14Bits = 14
-	lane14Mask = 1<<lane14Bits - 1
 	tail14Mask = 1<<8 - 1
 )
 
@@ -162,7 +160,7 @@ const (
 func lanesFrom14(w uint64) uint64 {
 	var nw uint64
 	for s := range slotsPerBucket {
-		if v := w >> (s * lane14Bits) & lane14Mask; v != 0 {
+		if v := w >> (s * lane14Bits) & (1<<lane14Bits - 1); v != 0 {
 			nw |= (v>>8<<tagShift | (v&tail14Mask)<<1) << (s * laneBits)
 		}
 	}
@@ -176,8 +174,7 @@ type growHeader struct {
 	base, d, p, maxD [growShards]uint64
 }
 
-// parseGrowHeader validates the header at the start of data, as far as
-// data goes.
+// parseGrowHeader validates the header at the start of data, as far as it goes.
 func parseGrowHeader(data []byte) (growHeader, error) {
 	var h growHeader
 	v, err := growKind.checkStart(data)
