@@ -93,7 +93,8 @@ const (
 	// gives the processor to any runnable goroutine for up to a time slice
 	// (BENCHMARKS.md, "Tuning constants"). A releaser awaiting its
 	// successor's link spins then yields, never parks (the successor is
-	// between two of its own instructions); awaitFree spins, then gives up.
+	// between two of its own instructions); awaitFree spins, yields once,
+	// then gives up.
 	mcsSpinIters = 1 << 13
 
 	// mcsMaxBypass, the most the 7-bit bypass field holds: a spent budget
@@ -376,11 +377,15 @@ func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 }
 
 // awaitFree reports whether lw and hw became free within mcsSpinIters
-// checks. It gives up after that: under a steady stream of MCS holders tail
-// may never be 0, and waiting for it would starve instead of queuing.
+// checks and one yield (a holder that is not running, such as lockAll's,
+// may need this processor). It gives up after that: under a steady stream
+// of MCS holders tail may never be 0, and waiting for it would starve
+// instead of queuing.
 func awaitFree(lw, hw *atomic.Uint32) bool {
 	for k := 0; lw.Load() != 0 || hw.Load() != 0; k++ {
-		if k >= mcsSpinIters {
+		if k == mcsSpinIters {
+			runtime.Gosched()
+		} else if k > mcsSpinIters {
 			return false
 		}
 	}
