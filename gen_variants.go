@@ -210,7 +210,7 @@ var codecs = []codec{
 		Has:        func(w, b, fp string) string { return fmt.Sprintf("pkHas(pkHalf(%s, %s), %s)", w, b, fp) },
 		ReadSearch: "pkReadSearch",
 		Guard:      func(b string) string { return fmt.Sprintf("f.t.verOf(%s)", b) },
-		Settled:    func(b1, w1, g, e string) string { return fmt.Sprintf("%s.Load() == %s", g, e) },
+		Settled:    func(b1, w1, g, e string) string { return fmt.Sprintf("loadAt(&f.t, %s) == %s", g, e) },
 		HasEither: func(w1, w2, b1, b2, fp string) string {
 			return fmt.Sprintf("pkHasEither(%s, %s, %s, %s, %s)", w1, w2, b1, b2, fp)
 		},
@@ -219,6 +219,7 @@ var codecs = []codec{
 		SharedWords:    true,
 		MoveVersionDoc: "dst's version",
 		MoveLockFree: `vd := t.verIdx(dst)
+		hookReadAt(t, t.verOf(dst))
 		v := t.verOf(dst).Load()
 		if v&tagMask != 0 {
 			v = t.load(vd)

@@ -419,6 +419,7 @@ func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 // value it holds once the operation it refers to is accounted for. It never
 // writes and never waits for another goroutine.
 func (t *kcasTable) load(i uint64) uint64 {
+	hookRead(t, i)
 	for {
 		v := t.word(i).Load()
 		if v&tagMask == 0 {
@@ -436,6 +437,7 @@ func (t *kcasTable) load(i uint64) uint64 {
 // word held a reference (cheaper than load's loop and word's test for
 // versionBase).
 func (t *kcasTable) loadWord(i uint64) uint64 {
+	hookRead(t, i)
 	if w := t.words[i].Load(); w&tagMask == 0 {
 		return w
 	}
@@ -470,6 +472,7 @@ func (t *kcasTable) resolve(i, v uint64) (uint64, bool) {
 // anything else, including a reference; callers then read again and, if they
 // see a reference, help it with helpWord.
 func (t *kcasTable) cas(i, old, new uint64) bool {
+	hookWrite(t, i)
 	return t.words[i].CompareAndSwap(old, new)
 }
 
@@ -499,6 +502,7 @@ func (t *kcasTable) kcas(op *kcasOp) bool {
 // the operation runs in that slot, whose previous operation (if any) must
 // be over.
 func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
+	hookKCAS(t, op)
 	// Ascending index order gives all operations one install order, which
 	// is what makes helping terminate (HFP).
 	for a := 1; a < op.n; a++ {

@@ -41,7 +41,10 @@ func (f *Filter) addEither(b1, b2, fp, w1, w2 uint64) bool {
 				f.helpWord(w2)
 			}
 		}
-		w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
+		hookRead(&f.t, b1)
+		w1 = f.t.words[b1].Load()
+		hookRead(&f.t, b2)
+		w2 = f.t.words[b2].Load()
 	}
 }
 

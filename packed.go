@@ -290,6 +290,7 @@ func (t *kcasTable) verOf(b uint64) *atomic.Uint64 {
 // there first (writers' reads, which then CAS the value they return).
 func (f *Filter) plainWord(i uint64) uint64 {
 	for {
+		hookRead(&f.t, i)
 		w := f.t.words[i].Load()
 		if w&tagMask == 0 {
 			return w
@@ -347,6 +348,7 @@ func (f *Filter) pkAdd(b1, b2, fp, w1, w2 uint64) bool {
 			if put == 0 {
 				return false
 			}
+			hookWrite(&f.t, b>>1)
 			if words[b>>1].CompareAndSwap(w, w|put) {
 				return true
 			}
@@ -365,10 +367,12 @@ func (f *Filter) pkAdd(b1, b2, fp, w1, w2 uint64) bool {
 // pkReadPair reads the words of b1 and b2: one read when they are one
 // word.
 func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
+	hookRead(&f.t, b1>>1)
 	w1 = f.t.words[b1>>1].Load()
 	if b2>>1 == b1>>1 {
 		return w1, w1
 	}
+	hookRead(&f.t, b2>>1)
 	return w1, f.t.words[b2>>1].Load()
 }
 
@@ -378,10 +382,12 @@ func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
 // readPair is a one-word search's.
 func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) {
 	words := f.t.words // one load of the slice header for both reads
+	hookRead(&f.t, b1>>1)
 	w1 = words[b1>>1].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 1)
 	}
+	hookRead(&f.t, b2>>1)
 	w2 = words[b2>>1].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 2)
@@ -476,6 +482,7 @@ func (f *Filter) pkInsert(b1, b2, fp uint64) error {
 			f.count.add(1)
 			return nil
 		}
+		hookWrite(&f.t, b>>1)
 		if f.t.words[b>>1].CompareAndSwap(w, w|put) {
 			f.count.add(1)
 			return nil
@@ -506,6 +513,7 @@ func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 		if put == 0 {
 			return f.pkMakeRoomAndAdd(b1, b2, fp)
 		}
+		hookWrite(&f.t, b>>1)
 		if f.t.words[b>>1].CompareAndSwap(w, w|put) {
 			return true
 		}

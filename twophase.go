@@ -174,6 +174,7 @@ import "sync/atomic"
 // a plain epoch value for LockFree mode's callers (Locked mode's epoch is
 // always plain).
 func (f *Filter) unchanged(b1, w1, e uint64) bool {
+	hookRead(&f.t, b1)
 	r1 := f.t.words[b1].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
@@ -181,6 +182,7 @@ func (f *Filter) unchanged(b1, w1, e uint64) bool {
 	if r1 != w1 {
 		return false
 	}
+	hookReadAt(&f.t, f.t.epochOf(b1))
 	return f.t.epochOf(b1).Load() == e
 }
 
@@ -227,6 +229,7 @@ func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	}
 	l := &f.lay
 	t := &f.t
+	hookRead(t, b1)
 	v1 := t.words[b1].Load()
 	if v1&tagMask != 0 {
 		v1 = t.load(b1)
@@ -289,10 +292,12 @@ var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
 // readPair reads b1 and then b2 with plain loads, stopping at the tests'
 // stall points after each read in race builds: a search's first reads.
 func (f *Filter) readPair(b1, b2 uint64) (w1, w2 uint64) {
+	hookRead(&f.t, b1)
 	w1 = f.t.words[b1].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 1)
 	}
+	hookRead(&f.t, b2)
 	w2 = f.t.words[b2].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 2)

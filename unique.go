@@ -111,6 +111,7 @@ func (t *kcasTable) decidePair(i1, w1, n1, i2, w2, n2 uint64) bool {
 		if n1 == w1 || t.cas(i1, w1, n1) {
 			return true
 		}
+		hookRead(t, i1)
 		if v := t.words[i1].Load(); v&tagMask != 0 {
 			t.helpWord(v) // a reference fails every CAS until it leaves
 		}
@@ -149,6 +150,7 @@ func (t *kcasTable) decidePair(i1, w1, n1, i2, w2, n2 uint64) bool {
 func (f *Filter) addUniqueLockFree(b1, b2, fp uint64) (present, added bool) {
 	l := &f.lay
 	for {
+		hookRead(&f.t, b1)
 		w1 := f.t.words[b1].Load()
 		if w1&tagMask != 0 {
 			f.helpWord(w1)
@@ -159,6 +161,7 @@ func (f *Filter) addUniqueLockFree(b1, b2, fp uint64) (present, added bool) {
 		}
 		w2 := w1
 		if b2 != b1 {
+			hookRead(&f.t, b2)
 			w2 = f.t.words[b2].Load()
 			if w2&tagMask != 0 {
 				f.helpWord(w2)

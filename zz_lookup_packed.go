@@ -12,6 +12,7 @@ package cuckoo
 // else (a K-CAS in flight, fp possibly in flight) takes the full search.
 func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 	g := f.t.verOf(b1)
+	hookReadAt(&f.t, g)
 	e := g.Load()
 	w1, w2 := f.pkReadSearch(b1, b2)
 	if (e|w1|w2)&tagMask == 0 {
@@ -24,6 +25,7 @@ func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 			// reads can take fp from one half to the other unseen.)
 			return pkHas(pkHalf(w1, b2), fp)
 		}
+		hookReadAt(&f.t, g)
 		if g.Load() == e {
 			return false
 		}
@@ -49,6 +51,7 @@ func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
 		// reads can take fp from one half to the other unseen.)
 		return pkHas(pkHalf(w1, b2), fp)
 	}
+	hookReadAt(&f.t, g)
 	if g.Load() == e {
 		return false
 	}

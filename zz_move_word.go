@@ -16,6 +16,7 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 		// The plain read, and load (not inlined) only for a word
 		// holding a K-CAS reference: the logical value, as loadWord
 		// gives, without a call.
+		hookRead(t, src)
 		ws := t.words[src].Load()
 		if ws&tagMask != 0 {
 			ws = t.load(src)
@@ -24,6 +25,7 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 			return false
 		}
 		var op kcasOp
+		hookRead(t, dst)
 		wd := t.words[dst].Load()
 		if wd&tagMask != 0 {
 			wd = t.load(dst)
