@@ -23,8 +23,9 @@ import (
 // is not modelled here). modelStep turns it into the process's declared
 // next action and yields to the scheduler, which chooses who acts next.
 // Broken protocols, kept to show that the checker can fail, replace one
-// function by a mutation written here. The scheduler enumerates every interleaving by depth-first search over
-// re-executed runs, pruned with sleep sets (Godefroid): two actions of
+// function by a mutation written here. The scheduler enumerates every
+// interleaving by depth-first search over re-executed runs, pruned with
+// sleep sets (Godefroid): two actions of
 // different processes that only read, or touch different words, commute,
 // and only one order of them is explored. The start and the end of every
 // operation are actions too, all dependent on each other, so the pruning
@@ -41,8 +42,8 @@ import (
 // which the model gives every answer they gave, and so must Lookups (true
 // exactly when c > 0 at their point) and Counts (c at their point). An
 // operation of a script whose kind ends in "'" is one of a colliding key
-// whose first bucket is the pair's b2. At the end the pair must physically hold the model's c
-// copies, and no word a K-CAS reference.
+// whose first bucket is the pair's b2. At the end the pair must
+// physically hold the model's c copies, and no word a K-CAS reference.
 
 // Action masks: the words an action touches.
 const (
@@ -804,7 +805,9 @@ func modelKey(t *testing.T, f *Filter, ok func(b1, b2, fp uint64) bool) []byte {
 // takes from b2 when both reads show a copy (packed) must each be caught
 // on some configuration. (The one-word search in key order is not caught here: it
 // takes three colliding keys, beyond these scripts; it fails
-// TestSearchAgainstCollidingKeys's Count cases.)
+// TestSearchAgainstCollidingKeys's Count cases.) It runs in builds with
+// the scheduling hooks: the short set under -race, every configuration
+// with CUCKOO_LONG=1 and -tags cuckoohooks.
 func TestRelocationModel(t *testing.T) {
 	useModelHook(t)
 	protos := []struct {
