@@ -104,14 +104,20 @@ func (c *mctx) pkOp(kind string) int {
 	case "insert":
 		return b2i(f.pkInsert(b1, b2, fp) == nil)
 	case "delete":
-		if r.proto.deleteUnsettled || r.proto.deleteB2First {
+		switch {
+		case r.proto.deleteUnsettled || r.proto.deleteB2First:
 			return b2i(c.pkBrokenRemove(s1, s2))
+		case r.proto.keyOrder:
+			return b2i(f.pkRemove(s1, s2, fp))
 		}
-		return b2i(f.pkRemove(s1, s2, fp))
+		return b2i(f.deleteFp(b1, b2, fp))
 	case "unique":
 		return b2i(c.insertUnique())
 	case "count":
-		return f.pkCount(s1, s2, fp)
+		if r.proto.keyOrder {
+			return f.pkCount(s1, s2, fp)
+		}
+		return f.countCopies(b1, b2, fp)
 	case "lookup":
 		switch {
 		case r.proto.lookupTwoReads:
