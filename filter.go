@@ -392,12 +392,15 @@ func (f *Filter) Lookup(key []byte) bool {
 	// Phase 1 of the two-phase search (twophase.go), inline: the epoch of
 	// b1's stripe, then both words.
 	ep := f.t.epochOf(b1)
+	hookReadAt(&f.t, ep)
 	e := ep.Load()
 	words := f.t.words // one load of the slice header for both reads
+	hookRead(&f.t, b1)
 	w1 := words[b1].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
 	}
+	hookRead(&f.t, b2)
 	w2 := words[b2].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 2)
@@ -412,10 +415,12 @@ func (f *Filter) Lookup(key []byte) bool {
 		if b1 == b2 {
 			return false
 		}
+		hookRead(&f.t, b1)
 		r1 := words[b1].Load()
 		if raceEnabled {
 			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
 		}
+		hookReadAt(&f.t, ep) // the load below, if r1 == w1
 		if r1 == w1 && ep.Load() == e {
 			return false
 		}

@@ -157,7 +157,7 @@ var codecs = []codec{
 			nw, ok := l.put(w, %[3]s)`, b1, b2, fp, w1, w2)
 		},
 		ReadPair: func(b1, b2 string) string {
-			return fmt.Sprintf("f.t.words[%s].Load(), f.t.words[%s].Load()", b1, b2)
+			return fmt.Sprintf("loadAt(&f.t, &f.t.words[%s]), loadAt(&f.t, &f.t.words[%s])", b1, b2)
 		},
 		Matches:    func(w, b, fp string) string { return fmt.Sprintf("l.matches(%s, %s)", w, fp) },
 		Group:      "group",
@@ -198,7 +198,7 @@ var codecs = []codec{
 		Has:        func(w, b, fp string) string { return fmt.Sprintf("pkHas(pkHalf(%s, %s), %s)", w, b, fp) },
 		ReadSearch: "pkReadSearch",
 		Guard:      func(b string) string { return fmt.Sprintf("f.t.verOf(%s)", b) },
-		Settled:    func(b1, w1, g, e string) string { return fmt.Sprintf("%s.Load() == %s", g, e) },
+		Settled:    func(b1, w1, g, e string) string { return fmt.Sprintf("loadAt(&f.t, %s) == %s", g, e) },
 		HasEither: func(w1, w2, b1, b2, fp string) string {
 			return fmt.Sprintf("pkHasEither(%s, %s, %s, %s, %s)", w1, w2, b1, b2, fp)
 		},
@@ -207,6 +207,7 @@ var codecs = []codec{
 		SharedWords:    true,
 		MoveVersionDoc: "dst's version",
 		MoveLockFree: `vd := t.verIdx(dst)
+		hookReadAt(t, t.verOf(dst))
 		v := t.verOf(dst).Load()
 		if v&tagMask != 0 {
 			v = t.load(vd)

@@ -312,6 +312,7 @@ func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 
 // load returns the logical value of word i. It never writes or waits.
 func (t *kcasTable) load(i uint64) uint64 {
+	hookRead(t, i)
 	for {
 		v := t.word(i).Load()
 		if v&tagMask == 0 {
@@ -326,6 +327,7 @@ func (t *kcasTable) load(i uint64) uint64 {
 // loadWord is load for a table word (i < versionBase): one atomic load when
 // the word is plain.
 func (t *kcasTable) loadWord(i uint64) uint64 {
+	hookRead(t, i)
 	if w := t.words[i].Load(); w&tagMask == 0 {
 		return w
 	}
@@ -357,7 +359,10 @@ func (t *kcasTable) resolve(i, v uint64) (uint64, bool) {
 
 // cas is a single-word CAS of a plain value; it fails on a reference, which
 // the caller then helps (helpWord) before retrying.
-func (t *kcasTable) cas(i, old, new uint64) bool { return t.words[i].CompareAndSwap(old, new) }
+func (t *kcasTable) cas(i, old, new uint64) bool {
+	hookWrite(t, i)
+	return t.words[i].CompareAndSwap(old, new)
+}
 
 // helpWord helps the operation of reference v to completion.
 func (t *kcasTable) helpWord(v uint64) {
@@ -383,6 +388,7 @@ func (t *kcasTable) kcas(op *kcasOp) bool {
 // kcasWith is kcas in the leased descriptor slot, whose last use must be
 // over.
 func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
+	hookKCAS(t, op)
 	// One install order for all operations makes helping terminate.
 	for a := 1; a < op.n; a++ {
 		for b := a; b > 0 && op.idx[b] < op.idx[b-1]; b-- {

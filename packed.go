@@ -249,6 +249,7 @@ func (t *kcasTable) verOf(b uint64) *atomic.Uint64 {
 // first (a writer's read, which it then CASes against).
 func (f *Filter) plainWord(i uint64) uint64 {
 	for {
+		hookRead(&f.t, i)
 		w := f.t.words[i].Load()
 		if w&tagMask == 0 {
 			return w
@@ -292,10 +293,12 @@ func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
 
 // pkReadPair reads the words of b1 and b2 (one read when they share one).
 func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
+	hookRead(&f.t, b1>>1)
 	w1 = f.t.words[b1>>1].Load()
 	if b2>>1 == b1>>1 {
 		return w1, w1
 	}
+	hookRead(&f.t, b2>>1)
 	return w1, f.t.words[b2>>1].Load()
 }
 
@@ -303,10 +306,12 @@ func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
 // word).
 func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) {
 	words := f.t.words // one load of the slice header for both reads
+	hookRead(&f.t, b1>>1)
 	w1 = words[b1>>1].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 1)
 	}
+	hookRead(&f.t, b2>>1)
 	w2 = words[b2>>1].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 2)

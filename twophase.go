@@ -96,6 +96,7 @@ import "sync/atomic"
 // still e: the fast paths' proof that fp, absent from the first reads, was
 // not in flight (d1 = 0, no wrap). e must be plain in LockFree mode.
 func (f *Filter) unchanged(b1, w1, e uint64) bool {
+	hookRead(&f.t, b1)
 	r1 := f.t.words[b1].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
@@ -103,6 +104,7 @@ func (f *Filter) unchanged(b1, w1, e uint64) bool {
 	if r1 != w1 {
 		return false
 	}
+	hookReadAt(&f.t, f.t.epochOf(b1))
 	return f.t.epochOf(b1).Load() == e
 }
 
@@ -143,6 +145,7 @@ func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	}
 	l := &f.lay
 	t := &f.t
+	hookRead(t, b1)
 	v1 := t.words[b1].Load()
 	if v1&tagMask != 0 {
 		v1 = t.load(b1)
@@ -193,10 +196,12 @@ var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
 // readPair is a search's first reads: b1, then b2, plain loads, with the
 // tests' stall points.
 func (f *Filter) readPair(b1, b2 uint64) (w1, w2 uint64) {
+	hookRead(&f.t, b1)
 	w1 = f.t.words[b1].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 1)
 	}
+	hookRead(&f.t, b2)
 	w2 = f.t.words[b2].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 2)

@@ -97,6 +97,7 @@ func (t *kcasTable) decidePair(i1, w1, n1, i2, w2, n2 uint64) bool {
 		if n1 == w1 || t.cas(i1, w1, n1) {
 			return true
 		}
+		hookRead(t, i1)
 		if v := t.words[i1].Load(); v&tagMask != 0 {
 			t.helpWord(v) // a reference fails every CAS until it leaves
 		}

@@ -15,7 +15,7 @@ func (f *Filter) pkInsertKey(b1, b2, fp uint64) error {
 		nw, ok := w|put, put != 0
 		if !ok {
 			added = f.pkMakeRoomAndAdd(b1, b2, fp)
-		} else if f.t.words[b>>1].CompareAndSwap(w, nw) {
+		} else if f.t.cas(b>>1, w, nw) {
 			added = true
 		} else {
 			w1, w2 = f.pkReadPair(b1, b2)
@@ -83,7 +83,7 @@ func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 			nw, ok := w|put, put != 0
 			if !ok {
 				added = f.pkMakeRoomAndAdd(b1, b2, fp)
-			} else if f.t.words[b>>1].CompareAndSwap(w, nw) {
+			} else if f.t.cas(b>>1, w, nw) {
 				added = true
 			} else {
 				w1, w2 = f.pkReadPair(b1, b2)
@@ -117,7 +117,7 @@ func (f *Filter) pkAdd(b1, b2, fp, w1, w2 uint64) bool {
 			if !ok {
 				return false
 			}
-			if f.t.words[b>>1].CompareAndSwap(w, nw) {
+			if f.t.cas(b>>1, w, nw) {
 				return true
 			}
 		} else {

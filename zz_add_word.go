@@ -7,7 +7,7 @@ package cuckoo
 // insertKey is Insert once the key is placed.
 func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	l := &f.lay
-	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
+	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
 	// insertRead with add's first round written out, to
 	// save a call per insert.
 	var added bool
@@ -19,10 +19,10 @@ func (f *Filter) insertKey(b1, b2, fp uint64) error {
 		nw, ok := l.put(w, fp)
 		if !ok {
 			added = f.makeRoomAndAdd(b1, b2, fp)
-		} else if f.t.words[b].CompareAndSwap(w, nw) {
+		} else if f.t.cas(b, w, nw) {
 			added = true
 		} else {
-			w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
+			w1, w2 = loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
 			added = f.insertRead(b1, b2, fp, w1, w2)
 		}
 	} else {
@@ -58,7 +58,7 @@ func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 		if f.mode == Locked {
 			ok = f.addLocked(b1, b2, fp)
 		} else {
-			w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
+			w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
 			ok = f.add(b1, b2, fp, w1, w2)
 		}
 		if ok {
@@ -88,10 +88,10 @@ func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 			nw, ok := l.put(w, fp)
 			if !ok {
 				added = f.makeRoomAndAdd(b1, b2, fp)
-			} else if f.t.words[b].CompareAndSwap(w, nw) {
+			} else if f.t.cas(b, w, nw) {
 				added = true
 			} else {
-				w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
+				w1, w2 = loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
 				added = f.insertRead(b1, b2, fp, w1, w2)
 			}
 		} else {
@@ -126,7 +126,7 @@ func (f *Filter) add(b1, b2, fp, w1, w2 uint64) bool {
 			if !ok {
 				return false
 			}
-			if f.t.words[b].CompareAndSwap(w, nw) {
+			if f.t.cas(b, w, nw) {
 				return true
 			}
 		} else {
@@ -137,7 +137,7 @@ func (f *Filter) add(b1, b2, fp, w1, w2 uint64) bool {
 				f.helpWord(w2)
 			}
 		}
-		w1, w2 = f.t.words[b1].Load(), f.t.words[b2].Load()
+		w1, w2 = loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
 	}
 }
 
@@ -151,7 +151,7 @@ func (f *Filter) add(b1, b2, fp, w1, w2 uint64) bool {
 // again.
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
-	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
+	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
 	b, w := b1, w1
 	if l.emptier(w2, w1) {
 		b, w = b2, w2

@@ -21,6 +21,7 @@ package cuckoo
 func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
 	// The search's first reads: the guard, then b1, then b2.
 	g := f.t.verOf(b1)
+	hookReadAt(&f.t, g)
 	e := g.Load()
 	w1, w2 := f.pkReadSearch(b1, b2)
 	if b1>>1 == b2>>1 {
@@ -38,7 +39,7 @@ func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
 			if f.t.cas(b>>1, w, nw) {
 				return true
 			}
-		} else if e&tagMask == 0 && (b1>>1 == b2>>1 || g.Load() == e) {
+		} else if e&tagMask == 0 && (b1>>1 == b2>>1 || loadAt(&f.t, g) == e) {
 			return false
 		}
 	}
@@ -73,6 +74,7 @@ func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
 func (f *Filter) pkDeleteLocked(b1, b2, fp uint64) bool {
 	// The search's first reads: the guard, then b1, then b2.
 	g := f.t.verOf(b1)
+	hookReadAt(&f.t, g)
 	e := g.Load()
 	w1, w2 := f.pkReadSearch(b1, b2)
 	if b1>>1 == b2>>1 {
@@ -89,7 +91,7 @@ func (f *Filter) pkDeleteLocked(b1, b2, fp uint64) bool {
 		if ok {
 			return true
 		}
-	} else if b1>>1 == b2>>1 || g.Load() == e {
+	} else if b1>>1 == b2>>1 || loadAt(&f.t, g) == e {
 		return false
 	}
 	lg := f.locks.lockBuckets(b1>>1, b2>>1)

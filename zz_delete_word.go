@@ -22,6 +22,7 @@ func (f *Filter) remove(b1, b2, fp uint64) bool {
 	l := &f.lay
 	// The search's first reads: the guard, then b1, then b2.
 	g := f.t.epochOf(b1)
+	hookReadAt(&f.t, g)
 	e := g.Load()
 	w1, w2 := f.readPair(b1, b2)
 	if (w1|w2)&tagMask == 0 {
@@ -72,6 +73,7 @@ func (f *Filter) deleteLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	// The search's first reads: the guard, then b1, then b2.
 	g := f.t.epochOf(b1)
+	hookReadAt(&f.t, g)
 	e := g.Load()
 	w1, w2 := f.readPair(b1, b2)
 	if in1 := l.contains(w1, fp); in1 || l.contains(w2, fp) {

@@ -9,6 +9,7 @@ package cuckoo
 // reads decides most lookups, anything else takes the full search.
 func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 	g := f.t.verOf(b1)
+	hookReadAt(&f.t, g)
 	e := g.Load()
 	w1, w2 := f.pkReadSearch(b1, b2)
 	if (e|w1|w2)&tagMask == 0 {
@@ -21,6 +22,7 @@ func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 			// reads can take fp from one half to the other unseen.)
 			return pkHas(pkHalf(w1, b2), fp)
 		}
+		hookReadAt(&f.t, g)
 		if g.Load() == e {
 			return false
 		}
@@ -46,6 +48,7 @@ func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
 		// reads can take fp from one half to the other unseen.)
 		return pkHas(pkHalf(w1, b2), fp)
 	}
+	hookReadAt(&f.t, g)
 	if g.Load() == e {
 		return false
 	}

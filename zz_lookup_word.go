@@ -10,6 +10,7 @@ package cuckoo
 func (f *Filter) lookup(b1, b2, fp uint64) bool {
 	l := &f.lay
 	g := f.t.epochOf(b1)
+	hookReadAt(&f.t, g)
 	e := g.Load()
 	w1, w2 := f.readPair(b1, b2)
 	if (e|w1|w2)&tagMask == 0 {

@@ -11,6 +11,7 @@ func (f *Filter) pkMoveLockFree(src uint64, s int, fp uint64, dst uint64, my **d
 	t := &f.t
 	for {
 		// loadWord without a call: load only for a reference.
+		hookRead(t, src>>1)
 		ws := t.words[src>>1].Load()
 		if ws&tagMask != 0 {
 			ws = t.load(src >> 1)
@@ -28,6 +29,7 @@ func (f *Filter) pkMoveLockFree(src uint64, s int, fp uint64, dst uint64, my **d
 			}
 			op.add(src>>1, ws, pkPut(w, dst, fp, r))
 		} else {
+			hookRead(t, dst>>1)
 			wd := t.words[dst>>1].Load()
 			if wd&tagMask != 0 {
 				wd = t.load(dst >> 1)
@@ -40,6 +42,7 @@ func (f *Filter) pkMoveLockFree(src uint64, s int, fp uint64, dst uint64, my **d
 			op.add(dst>>1, wd, pkPut(wd, dst, fp, r))
 		}
 		vd := t.verIdx(dst)
+		hookReadAt(t, t.verOf(dst))
 		v := t.verOf(dst).Load()
 		if v&tagMask != 0 {
 			v = t.load(vd)

@@ -12,6 +12,7 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 	t := &f.t
 	for {
 		// loadWord without a call: load only for a reference.
+		hookRead(t, src)
 		ws := t.words[src].Load()
 		if ws&tagMask != 0 {
 			ws = t.load(src)
@@ -20,6 +21,7 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 			return false
 		}
 		var op kcasOp
+		hookRead(t, dst)
 		wd := t.words[dst].Load()
 		if wd&tagMask != 0 {
 			wd = t.load(dst)

@@ -1,0 +1,71 @@
+package cuckoo
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// testHooks compiles the scheduling hooks below into race builds and
+// builds tagged cuckoohooks only: every call site tests it, a constant
+// false elsewhere, so other builds hold neither the calls nor the hooks.
+const testHooks = raceEnabled || hooksTag
+
+// stepHook, set only by the model checker (relocation_model_test.go), is
+// called before each atomic action on a word of a kcasTable that the
+// operations take: a load, a CAS, a K-CAS (one action: the checker
+// treats a K-CAS as atomic at its decision point, kcas.go). It lets the
+// checker stop the goroutine there and choose who acts next.
+var stepHook atomic.Pointer[func(wordStep)]
+
+// wordStep is an action: table t, the K-CAS indices of the n words it
+// touches (versionBase and up: vers words), and whether it writes them.
+type wordStep struct {
+	t     *kcasTable
+	write bool
+	n     int
+	idx   [maxK]uint64
+}
+
+func hookStep(s wordStep) {
+	if h := stepHook.Load(); h != nil {
+		(*h)(s)
+	}
+}
+
+// hookRead and hookWrite precede a load or a CAS of word i of t.
+func hookRead(t *kcasTable, i uint64) {
+	if testHooks {
+		hookStep(wordStep{t: t, n: 1, idx: [maxK]uint64{i}})
+	}
+}
+
+func hookWrite(t *kcasTable, i uint64) {
+	if testHooks {
+		hookStep(wordStep{t: t, write: true, n: 1, idx: [maxK]uint64{i}})
+	}
+}
+
+// hookReadAt precedes a load of *p, a word of t or of its vers.
+func hookReadAt(t *kcasTable, p *atomic.Uint64) {
+	if testHooks {
+		a, w := uintptr(unsafe.Pointer(p)), uintptr(unsafe.Pointer(unsafe.SliceData(t.words)))
+		i := uint64(a-w) / 8
+		if a < w || i >= uint64(len(t.words)) {
+			i = versionBase + uint64(a-uintptr(unsafe.Pointer(unsafe.SliceData(t.vers))))/8
+		}
+		hookRead(t, i)
+	}
+}
+
+// hookKCAS precedes the K-CAS op on t.
+func hookKCAS(t *kcasTable, op *kcasOp) {
+	if testHooks {
+		hookStep(wordStep{t: t, write: true, n: op.n, idx: op.idx})
+	}
+}
+
+// loadAt is p.Load() after hookReadAt, for a load inside an expression.
+func loadAt(t *kcasTable, p *atomic.Uint64) uint64 {
+	hookReadAt(t, p)
+	return p.Load()
+}
