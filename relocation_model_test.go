@@ -724,18 +724,14 @@ func modelConfigs() []mconfig {
 	}
 	// Colliding keys in both orders ("'": the key's first bucket is the
 	// pair's b2) inserted and deleted during a search (twophase.go, "One
-	// order for every search"), from one copy in either bucket, with the
-	// movers in opposite directions: these catch both broken searches
-	// below, and all three directions took the whole checker from 149 to
-	// 174 seconds (2-vCPU VM, purego build).
+	// order for every search"): these catch both broken searches below,
+	// and a search or move that skips its counter test or bump.
 	colliding := [][][]string{
 		{{"lookup"}, {"insert'", "delete'"}},
 		{{"lookup'"}, {"insert", "delete"}},
 		{{"delete"}, {"insert'", "delete'"}},
 	}
 	var cfgs []mconfig
-	starts := [][2]int{{1, 0}, {0, 1}}
-	directions := []string{"12,21"}
 	if !LongTests() || testing.Short() {
 		for _, g := range [][][]string{groups[0], groups[2], groups[6]} {
 			cfgs = append(cfgs, mconfig{in1: 0, in2: 1, moves: "12,21", scripts: g})
@@ -745,17 +741,19 @@ func modelConfigs() []mconfig {
 		}
 		return cfgs
 	}
-	for _, start := range starts {
-		for _, moves := range directions {
-			for _, g := range groups {
-				cfgs = append(cfgs, mconfig{in1: start[0], in2: start[1], moves: moves, scripts: g})
-			}
-			if start[0]+start[1] == 1 && moves == "12,21" {
-				for _, g := range colliding {
-					cfgs = append(cfgs, mconfig{in1: start[0], in2: start[1], moves: moves, scripts: g})
-				}
-			}
+	// The long set: one copy in b1, the movers in opposite directions,
+	// every group but the costliest (three operations beside the movers,
+	// about 0.8 million runs a protocol), and the colliding searches.
+	// Other starts (copies in both buckets, two in b1) and directions, the
+	// three-operation group and the colliding Delete multiply the time by
+	// ten or more: over an hour on two cores, against about a minute.
+	for i, g := range groups {
+		if i != 1 {
+			cfgs = append(cfgs, mconfig{in1: 1, in2: 0, moves: "12,21", scripts: g})
 		}
+	}
+	for _, g := range colliding[:2] {
+		cfgs = append(cfgs, mconfig{in1: 1, in2: 0, moves: "12,21", scripts: g})
 	}
 	return cfgs
 }
