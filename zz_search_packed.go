@@ -38,7 +38,7 @@ func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok b
 // straight code. A node carries the fingerprint moving in
 // (in): a bucket without room for it may have an empty slot (never a
 // child), and a slot whose freeing gives in no room is not a child.
-// Each choice is worth instructions per fill (BENCHMARKS.md, "Tuning
+// Each choice rests on a measured fill (BENCHMARKS.md, "Tuning
 // constants").
 func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int, ok, truncated bool) {
 	t := &f.t

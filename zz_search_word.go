@@ -36,7 +36,7 @@ func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
 // Words and m are taken into locals per node, and load (not inlined) runs
 // only for a word holding a K-CAS reference; children come from a copy of the bucket shifted
 // slot by slot.
-// Each choice is worth instructions per fill (BENCHMARKS.md, "Tuning
+// Each choice rests on a measured fill (BENCHMARKS.md, "Tuning
 // constants").
 func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
 	l := &f.lay
