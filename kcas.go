@@ -100,9 +100,7 @@ type kcasDesc struct {
 
 // descPool is the descriptor table: a slotPool of at most maxDescs, slot =
 // index, with free lists sharded by the goroutine's stack (shard.go).
-type descPool struct {
-	pool slotPool[kcasDesc]
-}
+type descPool struct{ pool slotPool[kcasDesc] }
 
 const descShardBits = 3
 
@@ -138,7 +136,7 @@ func leaseDesc() *descLease {
 		return l
 	}
 	l := &descLease{slot: descriptors.lease()}
-	runtime.AddCleanup(l, releaseSlot, l.slot)
+	runtime.AddCleanup(l, descriptors.release, l.slot)
 	return l
 }
 
@@ -151,15 +149,13 @@ func (l *descLease) release() {
 	leaseCache.Put(l)
 }
 
-func releaseSlot(slot uint32) { descriptors.release(slot) }
-
 // descFieldsWritten, in race builds, is called by slot's leaseholder between
 // writing a part's fields and publishing them (tests place a stale reader
 // there).
 var descFieldsWritten func(slot uint32)
 
 func fieldsWritten(slot uint32) {
-	if h := descFieldsWritten; h != nil {
+	if h := descFieldsWritten; raceEnabled && h != nil {
 		h(slot)
 	}
 }
@@ -208,11 +204,9 @@ func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ b
 }
 
 // epochOf returns vers word b&verMask (bucket b's wrap epoch; verOf reaches
-// packed versions through it) without a bounds check: b&verMask < len(vers).
-// BENCHMARKS.md, "Tuning constants".
-func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
-	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
-}
+// packed versions through it) without a bounds check (BENCHMARKS.md,
+// "Tuning constants").
+func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 { return t.versIndex().of(b) }
 
 // versIndex is vers for loops over many buckets (placeAndRead, pkReadGroup):
 // base and mask stay in registers, where t's fields would be reloaded after
@@ -226,7 +220,7 @@ func (t *kcasTable) versIndex() versIndex {
 	return versIndex{unsafe.Pointer(unsafe.SliceData(t.vers)), t.verMask}
 }
 
-// of returns vers word i&mask, as epochOf does.
+// of returns vers word i&mask: in bounds, since mask = len(vers)-1.
 func (x versIndex) of(i uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(x.base, (i&x.mask)*uint64(unsafe.Sizeof(atomic.Uint64{}))))
 }
@@ -256,21 +250,15 @@ func (op *kcasOp) add(i, old, new uint64) {
 // kcasSnap is a consistent copy of a descriptor's K-CAS part; d is
 // descriptors.desc(slot), which never moves.
 type kcasSnap struct {
+	kcasOp
 	ref  uint64
 	slot uint32
 	seq  uint64
-	n    int
 	d    *kcasDesc
-	idx  [maxK]uint64
-	old  [maxK]uint64
-	new  [maxK]uint64
 }
 
-func kcasRef(slot uint32, seq uint64) uint64 {
-	return tagKCAS | (seq&refSeqMask)<<refSeqShift | uint64(slot)
-}
-func rdcssRef(slot uint32, seq uint64) uint64 {
-	return tagRDCSS | (seq&refSeqMask)<<refSeqShift | uint64(slot)
+func makeRef(tag uint64, slot uint32, seq uint64) uint64 {
+	return tag | (seq&refSeqMask)<<refSeqShift | uint64(slot)
 }
 func refSlot(ref uint64) uint32 { return uint32(ref & refSlotMask) }
 func refSeq(ref uint64) uint64  { return ref >> refSeqShift & refSeqMask }
@@ -343,10 +331,7 @@ func (t *kcasTable) resolve(i, v uint64) (uint64, bool) {
 	}
 	var s kcasSnap
 	st, ok := t.snapKCAS(v, &s)
-	if !ok {
-		return 0, false
-	}
-	for k := 0; k < s.n; k++ {
+	for k := 0; ok && k < s.n; k++ {
 		if s.idx[k] == i {
 			if st&3 == statusSucceeded {
 				return s.new[k], true
@@ -401,16 +386,13 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 	seq := d.state.Load()>>2 + 1
 	d.state.Store(seq<<2 | statusUndecided) // before any field (seqlock)
 	setField(&d.n, uint64(op.n))
-	s := kcasSnap{ref: kcasRef(slot, seq), slot: slot, seq: seq & refSeqMask, n: op.n, d: d}
 	for k := 0; k < op.n; k++ {
 		setField(&d.idx[k], op.idx[k])
 		setField(&d.old[k], op.old[k])
 		setField(&d.new[k], op.new[k])
-		s.idx[k], s.old[k], s.new[k] = op.idx[k], op.old[k], op.new[k]
 	}
-	if raceEnabled {
-		fieldsWritten(slot)
-	}
+	fieldsWritten(slot)
+	s := kcasSnap{kcasOp: *op, ref: makeRef(tagKCAS, slot, seq), slot: slot, seq: seq & refSeqMask, d: d}
 	// The first word needs no RDCSS: until its reference is placed nobody
 	// knows of the operation, so nobody can have decided it. If it does not
 	// hold its old value, the operation fails unseen.
@@ -439,22 +421,14 @@ func (t *kcasTable) help(s *kcasSnap, my uint32, from int) bool {
 	d := s.d
 	if st := d.state.Load(); stateSeq(st) == s.seq && st&3 == statusUndecided {
 		status := uint64(statusSucceeded)
-	install:
-		for k := from; k < s.n; k++ {
-			for {
-				v := t.rdcss(my, s, k)
-				if v == s.ref {
-					break // installed, by us or a helper
-				}
-				if v&tagKCAS != 0 {
-					t.helpWordWith(v, my)
-					continue
-				}
-				if v != s.old[k] {
-					status = statusFailed
-					break install
-				}
-				break
+		for k := from; k < s.n && status == statusSucceeded; k++ {
+			v := t.rdcss(my, s, k)
+			for v != s.ref && v&tagKCAS != 0 {
+				t.helpWordWith(v, my) // another operation's reference
+				v = t.rdcss(my, s, k)
+			}
+			if v != s.ref && v != s.old[k] {
+				status = statusFailed
 			}
 		}
 		d.state.CompareAndSwap(st, st&^3|status)
@@ -484,12 +458,11 @@ func (t *kcasTable) helpWordWith(v uint64, my uint32) {
 
 // unhook is step 3 for word k of s.
 func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
-	i := s.idx[k]
 	final := s.old[k]
 	if ok {
 		final = s.new[k]
 	}
-	w := t.word(i)
+	w := t.word(s.idx[k])
 	for {
 		v := w.Load()
 		switch {
@@ -527,10 +500,8 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	setField(&d.rref, s.ref)
 	setField(&d.ridx, i)
 	setField(&d.rold, old)
-	if raceEnabled {
-		fieldsWritten(my)
-	}
-	ref := rdcssRef(my, rseq)
+	fieldsWritten(my)
+	ref := makeRef(tagRDCSS, my, rseq)
 	w := t.word(i)
 	for {
 		v := w.Load()
@@ -551,8 +522,7 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 
 // completeRDCSSRef completes the RDCSS of ref if it is still in flight.
 func (t *kcasTable) completeRDCSSRef(ref uint64) {
-	kref, i, old, ok := t.snapRDCSS(ref)
-	if ok {
+	if kref, i, old, ok := t.snapRDCSS(ref); ok {
 		t.completeRDCSS(descriptors.desc(refSlot(kref)), ref, kref, i, old)
 	}
 }
@@ -560,10 +530,8 @@ func (t *kcasTable) completeRDCSSRef(ref uint64) {
 // completeRDCSS replaces ref in word i by kref if kref's operation (in d) is
 // undecided, else by old.
 func (t *kcasTable) completeRDCSS(d *kcasDesc, ref, kref, i, old uint64) {
-	st := d.state.Load()
-	if st&3 == statusUndecided && stateSeq(st) == refSeq(kref) {
-		t.word(i).CompareAndSwap(ref, kref)
-	} else {
-		t.word(i).CompareAndSwap(ref, old)
+	if st := d.state.Load(); st&3 == statusUndecided && stateSeq(st) == refSeq(kref) {
+		old = kref
 	}
+	t.word(i).CompareAndSwap(ref, old)
 }

@@ -25,17 +25,12 @@ import (
 //	bits 1..7   bypass: acquisitions that overtook the current head
 //	bits 8..31  tail: the last queued waiter's node (index+1), 0 = none
 //
-// Acquire: CAS 0 to held, else barge (CAS held on, adding one bypass if tail
-// != 0, only while bypass < maxBypass) or swap a pool node into tail, link
-// it into the predecessor's next and spin on it until made head. The head
-// CASes held on and bypass to 0 whenever held is clear, then leaves the
-// queue and returns its node: only waiters hold nodes. Release: one add
-// clears held; if tail != 0, wake the head if parked (CAS mcsHeadParked to
-// mcsHead, then one send on its wake channel). Waiting: spin, yield, park; a
-// non-head CASes mcsQueued to mcsQueuedParked, the head stores mcsHeadParked
-// and blocks unless held is clear on a second look and it CASes its state
-// back. Every step is one atomic operation on one word, and Go's atomics
-// are sequentially consistent.
+// Only waiters hold nodes (a slotPool, pool.go, leased from the shard of the
+// stripe). A waiter swaps its node into tail, links it into the
+// predecessor's next and waits to be made head; the head takes held (and
+// resets bypass) whenever held is clear, then leaves the queue. A release
+// clears held and wakes a parked head. Every step is one atomic operation on
+// one word, and Go's atomics are sequentially consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the
@@ -69,36 +64,28 @@ import (
 // Holders are not preempted: a descheduled holder would keep its stripes for
 // a time slice while everyone waits, so lockBuckets runs the section with
 // preemption off (runtime.procPin, as sync.Pool does). Sections must not
-// block or panic (fatal with preemption off); lockAll, whose sections walk
-// the whole table, does not pin.
-//
-// Nodes come from a slotPool (pool.go), leased from and returned to the
-// shard of the stripe waited for; lock words and links name them by index+1.
+// block or panic (fatal with preemption off); lockAll's sections, which walk
+// the whole table, are not pinned.
 
 const (
 	// mcsLine pads what different processors spin on or write: two 64-byte
 	// lines (Intel's spatial prefetcher pulls pairs; some arm64 lines are 128).
 	mcsLine = 128
 
-	// stripeLine is a stripe's size: x/sys/cpu's cache line, within [64,
-	// mcsLine]. Stripes are many, so one line each (not mcsLine) keeps
-	// their memory down while no two share a line, and an RTM transaction,
-	// which tracks 64-byte lines, aborts only on writes to its own stripes.
+	// stripeLine, a stripe's size, is x/sys/cpu's line within [64, mcsLine]:
+	// stripes are many, and an RTM transaction, which tracks 64-byte lines,
+	// aborts only on writes to its own stripes.
 	stripeLine = min(max(unsafe.Sizeof(cpu.CacheLinePad{}), 64), mcsLine)
 
-	// A waiter checks mcsSpinIters times, then parks; it never yields.
-	// Holders run their sections with preemption off, so a held stripe's
-	// holder is running unless the OS descheduled its thread or it waits
-	// for its second stripe, and a section is tens of nanoseconds; a yield
-	// gives the processor to any runnable goroutine for up to a time slice
-	// (BENCHMARKS.md, "Tuning constants"). A releaser awaiting its
-	// successor's link spins then yields, never parks (the successor is
-	// between two of its own instructions); awaitFree spins, yields once,
-	// then gives up.
+	// A waiter checks mcsSpinIters times, then parks; it never yields: a
+	// held stripe's holder runs with preemption off for tens of
+	// nanoseconds, and a yield may give the processor away for a time slice
+	// (BENCHMARKS.md, "Tuning constants"). awaitFree and a releaser awaiting
+	// its successor's link (between two of its instructions) yield instead.
 	mcsSpinIters = 1 << 13
 
-	// mcsMaxBypass, the most the 7-bit bypass field holds: a spent budget
-	// makes the stripe wait for a head that may be parked.
+	// mcsMaxBypass fills the 7-bit bypass field: a spent budget makes the
+	// stripe wait for a head that may be parked.
 	mcsMaxBypass = 127
 
 	mcsHeld        = 1 << 0
@@ -114,14 +101,8 @@ const (
 	mcsHead         = 3 // head, competing for the stripe
 	mcsHeadParked   = 4 // head, blocked on wake until a release
 
-	// See lockStripeCount and newStripedLocks.
-	mcsStripesPerProc  = 64
-	mcsMinStripes      = 64
-	mcsMaxStripes      = 4096
-	mcsWordsPerStripe  = 4096
-	mcsShardsPerProc   = 4
-	mcsMaxShards       = 64
-	mcsStripesPerShard = 16
+	mcsMinStripes     = 64 // lockStripeCount
+	mcsWordsPerStripe = 4096
 )
 
 // RTM elision. elideBegin starts a transaction, reads both lock words inside
@@ -129,10 +110,10 @@ const (
 // aborts with txLockHeld if either is nonzero; the section then runs
 // speculatively and unlockBuckets commits it. An abort discards the section's
 // writes and returns again from xbegin, so a section may run several times,
-// only the last run taking effect. On a retryable abort (RETRY, CONFLICT or
-// txLockHeld) it waits for the words to be free and retries, up to
-// txMaxAttempts in all; otherwise it takes the MCS locks, whose queue bounds
-// every goroutine's wait.
+// only the last run taking effect. A retryable abort (RETRY, CONFLICT or
+// txLockHeld) waits for the words to be free and retries, up to
+// txMaxAttempts in all; else the section takes the MCS locks, whose queue
+// bounds every goroutine's wait.
 const (
 	txStarted       = 0xFFFFFFFF // xbegin's result when the transaction started
 	txAbortExplicit = 1 << 0     // XABORT executed; code in bits 31:24
@@ -143,13 +124,13 @@ const (
 	txMaxAttempts   = 4
 )
 
-// useRTM selects elision for stripe sets created from now on; tests flip it.
-// The race detector cannot see a transaction's synchronization.
-var useRTM = rtmSupported() && !raceEnabled
-
-// usePin selects pinned sections for stripe sets created from now on; tests
-// whose sections block turn it off (withPin).
-var usePin = true
+// useRTM and usePin select elision (the race detector cannot see a
+// transaction's synchronization) and pinned sections for stripe sets
+// created from now on; tests flip them (withRTM, withPin).
+var (
+	useRTM = rtmSupported() && !raceEnabled
+	usePin = true
+)
 
 // mcsNode is a pool node, alone on its cache lines.
 type mcsNode struct {
@@ -216,20 +197,16 @@ type lockGuard struct {
 	tx     bool   // inside an RTM transaction that unlockBuckets commits
 }
 
-// lockGuardAll records that lockAll took n stripes.
-type lockGuardAll struct{ n int }
-
 // lockStripeCount returns the stripe count for nBuckets words at GOMAXPROCS
 // procs: nextPow2(64·procs) within [64, 4096], above 64 at most one per 4,096
 // words, and at most one per 8 words. With two random stripes per section and
 // at most procs sections at once, 64 per processor keeps collisions rare; a
 // power of two makes the map a mask. The bound by size keeps the padding
 // within 1/512 of the table (64-byte lines) whatever GOMAXPROCS is, so bits
-// per key hold on any machine, at the price of more contention on many
-// processors; one per 8 buckets keeps small Locked filters cheap
-// (TestSmallFiltersAreCheap).
+// per key hold on any machine; one per 8 buckets keeps small Locked filters
+// cheap (TestSmallFiltersAreCheap).
 func lockStripeCount(nBuckets, procs int) int {
-	n := min(max(mcsPow2(mcsStripesPerProc*max(procs, 1)), mcsMinStripes), mcsMaxStripes)
+	n := min(max(pow2(64*max(procs, 1)), mcsMinStripes), 4096)
 	for n > mcsMinStripes && n*mcsWordsPerStripe > nBuckets {
 		n /= 2
 	}
@@ -239,19 +216,16 @@ func lockStripeCount(nBuckets, procs int) int {
 	return n
 }
 
-// mcsPow2 returns the smallest power of two >= x (1 for x <= 1).
-func mcsPow2(x int) int {
-	if x <= 1 {
-		return 1
-	}
-	return 1 << bits.Len(uint(x-1))
-}
+// pow2 returns the smallest power of two >= x (1 for x <= 1).
+func pow2(x int) int { return 1 << bits.Len(uint(max(x, 1)-1)) }
 
-// newStripedLocks returns the locks for a table of nBuckets buckets.
+// newStripedLocks returns the locks for a table of nBuckets buckets, with
+// 4 statistics shards per processor, at most 64, and at least 16 stripes
+// per shard.
 func newStripedLocks(nBuckets int) *stripedLocks {
 	procs := runtime.GOMAXPROCS(0)
 	n := lockStripeCount(nBuckets, procs)
-	sh := min(mcsPow2(mcsShardsPerProc*procs), mcsMaxShards, max(n/mcsStripesPerShard, 1))
+	sh := min(pow2(4*procs), 64, max(n/16, 1))
 	s := &stripedLocks{
 		mask:      uint32(n - 1),
 		shardMask: uint32(sh - 1),
@@ -319,17 +293,16 @@ func runtime_procPin() int
 //go:linkname runtime_procUnpin runtime.procUnpin
 func runtime_procUnpin()
 
-// lockAll locks every stripe in ascending order, never elided (Reset,
-// snapshots). The caller must hold no stripe.
-func (s *stripedLocks) lockAll() lockGuardAll {
+// lockAll locks every stripe in ascending order, never elided (Reset). The
+// caller must hold no stripe.
+func (s *stripedLocks) lockAll() {
 	for i := range s.stripes {
 		s.acquire(uint32(i))
 	}
-	return lockGuardAll{n: len(s.stripes)}
 }
 
-func (s *stripedLocks) unlockAll(g lockGuardAll) {
-	for i := g.n - 1; i >= 0; i-- {
+func (s *stripedLocks) unlockAll() {
+	for i := len(s.stripes) - 1; i >= 0; i-- {
 		s.release(uint32(i))
 	}
 }
@@ -337,16 +310,15 @@ func (s *stripedLocks) unlockAll(g lockGuardAll) {
 // stats returns the elision statistics summed over the shards.
 func (s *stripedLocks) stats() LockStats {
 	st := LockStats{Elided: s.elide}
+	byCause := [txCauses]*uint64{&st.TxAbortsLockHeld, &st.TxAbortsConflict, &st.TxAbortsCapacity, &st.TxAbortsOther}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		st.TxCommits += sh.commits.Load()
-		held, conflict := sh.aborts[txCauseLockHeld].Load(), sh.aborts[txCauseConflict].Load()
-		capacity, other := sh.aborts[txCauseCapacity].Load(), sh.aborts[txCauseOther].Load()
-		st.TxAbortsLockHeld += held
-		st.TxAbortsConflict += conflict
-		st.TxAbortsCapacity += capacity
-		st.TxAbortsOther += other
-		st.TxAborts += held + conflict + capacity + other
+		for c, p := range byCause {
+			n := sh.aborts[c].Load()
+			*p += n
+			st.TxAborts += n
+		}
 		st.Fallbacks += sh.fallbacks.Load()
 		st.Waits += sh.waits.Load()
 	}
@@ -424,16 +396,13 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 			}
 			s.step(mcsSiteWord, 0)
 			if st.tail.CompareAndSwap(w, nw) {
-				if me != 0 {
-					s.pool.release(home, me)
-				}
-				return
+				break
 			}
 			continue
 		}
 		if me == 0 {
 			me = s.pool.lease(home)
-			n := s.poolNode(me)
+			n := s.pool.item(me)
 			n.next.Store(0)
 			n.state.Store(mcsQueued) // before queuing: the predecessor may make us head at once
 			continue                 // the word may have changed meanwhile
@@ -442,19 +411,21 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 		if st.tail.CompareAndSwap(w, w&(1<<mcsTailShift-1)|me<<mcsTailShift) {
 			s.shards[home].waits.Add(1)
 			s.await(st, me, w>>mcsTailShift)
-			s.pool.release(home, me)
-			return
+			break
 		}
+	}
+	if me != 0 {
+		s.pool.release(home, me)
 	}
 }
 
 // await runs the waiter of node me, queued behind prev (0: none, head at
 // once), until it holds the stripe and has left the queue.
 func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
-	n := s.poolNode(me)
+	n := s.pool.item(me)
 	if prev != 0 {
 		s.step(mcsSiteNode, prev)
-		s.poolNode(prev).next.Store(me)
+		s.pool.item(prev).next.Store(me)
 		for k := 0; ; k++ {
 			s.step(mcsSiteNode, me)
 			if n.state.Load() != mcsQueued {
@@ -465,7 +436,8 @@ func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
 			}
 			s.step(mcsSiteNode, me)
 			if n.state.CompareAndSwap(mcsQueued, mcsQueuedParked) {
-				s.park(n, me) // the predecessor makes us mcsHeadParked; its release wakes us
+				s.step(mcsSitePark, me)
+				<-n.wake // the predecessor makes us mcsHeadParked; its release wakes us
 				break
 			}
 		}
@@ -505,7 +477,8 @@ func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 				continue // nobody will wake us: compete now
 			}
 		}
-		s.park(n, me) // a waker set mcsHead before sending
+		s.step(mcsSitePark, me)
+		<-n.wake // a waker set mcsHead before sending
 		k = -1
 	}
 }
@@ -523,11 +496,19 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 		if st.tail.CompareAndSwap(me<<mcsTailShift|mcsHeld, mcsHeld) {
 			return
 		}
-		succ = s.awaitLink(&n.next, me)
+		// A successor swapped itself into tail: await its link, spinning
+		// then yielding.
+		for k := 0; succ == 0; k++ {
+			if k > mcsSpinIters {
+				runtime.Gosched()
+			}
+			s.step(mcsSiteSpin, me)
+			succ = n.next.Load()
+		}
 	}
 	s.step(mcsSiteHead, succ)
 	st.head.Store(succ) // before our release reads it
-	sn := s.poolNode(succ)
+	sn := s.pool.item(succ)
 	for {
 		s.step(mcsSiteNode, succ)
 		if sn.state.CompareAndSwap(mcsQueued, mcsHead) {
@@ -552,7 +533,7 @@ func (s *stripedLocks) release(i uint32) {
 	if h == 0 {
 		return // a newcomer head not yet published checks held after publishing
 	}
-	n := s.poolNode(h)
+	n := s.pool.item(h)
 	s.step(mcsSiteNode, h)
 	if n.state.CompareAndSwap(mcsHeadParked, mcsHead) {
 		s.step(mcsSiteWake, h)
@@ -570,27 +551,6 @@ func (s *stripedLocks) patient(k int, me uint32) bool {
 	}
 	return k < mcsSpinIters
 }
-
-func (s *stripedLocks) park(n *mcsNode, me uint32) {
-	s.step(mcsSitePark, me)
-	<-n.wake
-}
-
-// awaitLink waits, spinning then yielding, for a successor that swapped
-// itself into tail to link itself into next, and returns the link.
-func (s *stripedLocks) awaitLink(next *atomic.Uint32, me uint32) uint32 {
-	for k := 0; ; k++ {
-		s.step(mcsSiteSpin, me)
-		if v := next.Load(); v != 0 {
-			return v
-		}
-		if k >= mcsSpinIters {
-			runtime.Gosched()
-		}
-	}
-}
-
-func (s *stripedLocks) poolNode(v uint32) *mcsNode { return s.pool.item(v) }
 
 // mcsSteps, in race builds, is called before every step of the lock that
 // touches shared memory and at every waiter's choice to check again or park
