@@ -5,11 +5,6 @@ import (
 	"unsafe"
 )
 
-// testHooks compiles the scheduling hooks below into race builds and
-// builds tagged cuckoohooks only: a constant false elsewhere, so other
-// builds hold neither the calls nor the hooks.
-const testHooks = raceEnabled || hooksTag
-
 // stepHook, set only by the model checker (relocation_model_test.go), is
 // called before each atomic action on a word of a kcasTable that the
 // operations take: a load, a CAS, a K-CAS (one action: the checker

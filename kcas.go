@@ -11,31 +11,14 @@ import (
 // Pratt (DISC 2002), with descriptor reuse after Arbel-Raviv and Brown
 // (DISC 2017).
 //
-// A word with both top bits clear holds a plain value. Otherwise it is a
-// reference tag | seq<<refSeqShift | slot (tag tagKCAS or tagRDCSS) to use
-// seq of that part of descriptor slot; descriptors live in a table that is
-// never freed, so no pointer hides in an integer. A goroutine leases a slot
-// for a whole operation (descLease). Each use bumps the part's sequence
-// (state, or rseq) with an atomic store, writes the fields (setField), then
-// publishes them with the CAS that installs a reference. Readers use a
-// seqlock: sequence, fields, sequence again, all for the reference's seq.
-//
-// Field writes. Claim: a seqlock read that sees s in both sequence loads
-// returns the fields of use s. Proof, for amd64 built by gc, where setField
-// is a plain store: gc keeps memory operations in program order around
-// atomics (one SSA memory chain; dead-store elimination stops at any other
-// memory operation), so the processor gets, per use, the sequence store, the
-// field stores, then the publishing CAS. A reader holds a reference with seq
-// s only because it loaded it from a word where a CAS put it after use s's
-// field stores (the owner's install, or a helper completing an RDCSS whose
-// fields it validated). Under x86-TSO stores become visible in program order
-// and loads are not reordered with loads, so the reader's field loads return
-// use s's values or later ones; a later one belongs to a use > s whose
-// sequence store became visible first, so the second sequence load rejects
-// the read. Aligned word stores do not tear. This rests on gc and x86, not on
-// the Go memory model (a plain store racing an atomic load is a data race
-// there), so other processors, compilers and race builds store atomically.
-// Tests: TestDescriptorReuseRejectsStaleRead, TestDescriptorSeqlockUnderReuse.
+// A word with both top bits clear holds a plain value, else a reference
+// tag | seq<<refSeqShift | slot to use seq of the K-CAS or RDCSS part (tag)
+// of descriptor slot, in a table never freed, so no pointer hides in an
+// integer. A goroutine leases a slot for a whole operation (descLease). Each
+// use bumps the part's sequence (state, or rseq) with an atomic store,
+// writes the fields (setField), then publishes them with the CAS that
+// installs a reference. Readers use a seqlock: sequence, fields, sequence
+// again, all for the reference's seq.
 //
 // Protocol. A descriptor holds up to maxK word indices, ascending, with old
 // and new values, and a state seq<<2 | status.
@@ -56,11 +39,8 @@ import (
 //     reference placed was removed, and any later RDCSS for this use reads a
 //     decided or reused state and puts back the old value.
 //
-// Reads never block or write: a K-CAS reference resolves to the new value
-// if the state is succeeded, else the old one; an RDCSS reference to its old
-// value (it has not taken effect); a reused descriptor means the reference
-// has left the word, and the reader reads again. Writers that meet a
-// reference help it to completion (helpWord): the algorithm is lock-free.
+// Reads never block or write (load); writers that meet a reference help it
+// to completion (helpWord): the algorithm is lock-free.
 
 const (
 	tagKCAS  = uint64(1) << 63
@@ -98,8 +78,12 @@ type kcasDesc struct {
 	_ [64 - (6+3*maxK)*8%64]byte // whole cache lines
 }
 
-// descPool is the descriptor table: a slotPool of at most maxDescs, slot =
-// index, with free lists sharded by the goroutine's stack (shard.go).
+// descriptors is the descriptor table, which serves every kcasTable (a
+// reference names one use of one slot, and a word only ever holds
+// references of operations on its own table): slot s is item s+1 of a
+// slotPool, with free lists sharded by the goroutine's stack (shard.go).
+var descriptors = newDescPool()
+
 type descPool struct{ pool slotPool[kcasDesc] }
 
 const descShardBits = 3
@@ -113,10 +97,6 @@ func newDescPool() *descPool {
 func (p *descPool) desc(slot uint32) *kcasDesc { return p.pool.item(slot + 1) }
 func (p *descPool) lease() uint32              { return p.pool.lease(stackShard(descShardBits)) - 1 }
 func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descShardBits), slot+1) }
-
-// descriptors serves every kcasTable: a reference names one use of one slot,
-// and a word only ever holds references of operations on its own table.
-var descriptors = newDescPool()
 
 // descLease is the lease of a descriptor slot, cached per P in leaseCache so
 // that leasing writes no line shared with other cores. A lease that
@@ -149,14 +129,39 @@ func (l *descLease) release() {
 	leaseCache.Put(l)
 }
 
+// setField writes a descriptor field: a plain store on amd64 built by gc,
+// else atomically (a plain store racing an atomic load is a data race in
+// the Go memory model, so race builds must not).
+//
+// Claim: a seqlock read that sees s in both sequence loads returns the
+// fields of use s. Proof (amd64, gc): gc keeps memory operations in program
+// order around atomics (one SSA memory chain; dead-store elimination stops
+// at any other memory operation), so the processor gets, per use, the
+// sequence store, the field stores, then the publishing CAS. A reader holds
+// a reference with seq s only because a CAS put it in a word after use s's
+// field stores (the owner's install, or a helper completing an RDCSS whose
+// fields it validated). Under x86-TSO stores become visible in program order
+// and loads are not reordered with loads, so the reader's field loads return
+// use s's values or later ones; a later one belongs to a use > s whose
+// sequence store became visible first, so the second sequence load rejects
+// the read. Aligned word stores do not tear. Tests:
+// TestDescriptorReuseRejectsStaleRead, TestDescriptorSeqlockUnderReuse.
+func setField(p *atomic.Uint64, v uint64) {
+	if runtime.GOARCH == "amd64" && runtime.Compiler == "gc" && !raceEnabled {
+		*(*uint64)(unsafe.Pointer(p)) = v
+	} else {
+		p.Store(v)
+	}
+}
+
 // descFieldsWritten, in race builds, is called by slot's leaseholder between
 // writing a part's fields and publishing them (tests place a stale reader
 // there).
 var descFieldsWritten func(slot uint32)
 
 func fieldsWritten(slot uint32) {
-	if h := descFieldsWritten; raceEnabled && h != nil {
-		h(slot)
+	if raceEnabled && descFieldsWritten != nil {
+		descFieldsWritten(slot)
 	}
 }
 
@@ -191,13 +196,12 @@ func (t *kcasTable) epochIdx(b uint64) uint64 { return versionBase + b&t.verMask
 // bucket j if wrapJ: once if both share an epoch, since a K-CAS names each
 // word once (twophase.go, "Counter wraps").
 func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ bool) {
+	ei, ej := t.epochIdx(i), t.epochIdx(j)
 	if wrapI {
-		ei := t.epochIdx(i)
 		e := t.load(ei)
 		op.add(ei, e, e+1)
 	}
-	if wrapJ && !(wrapI && t.epochIdx(j) == t.epochIdx(i)) {
-		ej := t.epochIdx(j)
+	if wrapJ && (!wrapI || ej != ei) {
 		e := t.load(ej)
 		op.add(ej, e, e+1)
 	}
@@ -298,7 +302,10 @@ func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 	return kref, idx, old, d.rseq.Load()&refSeqMask == seq
 }
 
-// load returns the logical value of word i. It never writes or waits.
+// load returns the logical value of word i. It never writes or waits: a
+// K-CAS reference resolves by its state, an RDCSS reference to its old
+// value (it has not taken effect), and a reference that has left the word
+// (its descriptor reused) makes it read again.
 func (t *kcasTable) load(i uint64) uint64 {
 	hookRead(t, i)
 	for {
@@ -306,8 +313,21 @@ func (t *kcasTable) load(i uint64) uint64 {
 		if v&tagMask == 0 {
 			return v
 		}
-		if r, ok := t.resolve(i, v); ok {
-			return r
+		if v&tagRDCSS != 0 {
+			if _, _, old, ok := t.snapRDCSS(v); ok {
+				return old
+			}
+			continue
+		}
+		var s kcasSnap
+		st, ok := t.snapKCAS(v, &s)
+		for k := 0; ok && k < s.n; k++ {
+			if s.idx[k] == i {
+				if st&3 == statusSucceeded {
+					return s.new[k]
+				}
+				return s.old[k]
+			}
 		}
 	}
 }
@@ -320,26 +340,6 @@ func (t *kcasTable) loadWord(i uint64) uint64 {
 		return w
 	}
 	return t.load(i)
-}
-
-// resolve returns the logical value of word i, seen holding reference v; ok
-// is false if v has since left the word.
-func (t *kcasTable) resolve(i, v uint64) (uint64, bool) {
-	if v&tagRDCSS != 0 {
-		_, _, old, ok := t.snapRDCSS(v)
-		return old, ok
-	}
-	var s kcasSnap
-	st, ok := t.snapKCAS(v, &s)
-	for k := 0; ok && k < s.n; k++ {
-		if s.idx[k] == i {
-			if st&3 == statusSucceeded {
-				return s.new[k], true
-			}
-			return s.old[k], true
-		}
-	}
-	return 0, false
 }
 
 // cas is a single-word CAS of a plain value; it fails on a reference, which

@@ -84,26 +84,18 @@ func RTMActive() bool { return useRTM }
 // approximate.
 type LockStats struct {
 	// Elided reports whether critical sections try RTM transactions before
-	// taking locks. When it is false the transaction counters (Tx...) and
-	// Fallbacks stay zero; Waits does not.
+	// taking locks; if not, the Tx counters and Fallbacks stay zero.
 	Elided bool
 	// TxCommits counts critical sections that committed as transactions.
 	TxCommits uint64
-	// TxAborts counts aborted transactions, including retried ones; the
-	// four counters after it split it by the cause in XBEGIN's abort status.
-	TxAborts uint64
-	// TxAbortsLockHeld counts transactions that found one of their stripes
-	// held by a goroutine that took the MCS lock, and aborted themselves.
-	TxAbortsLockHeld uint64
-	// TxAbortsConflict counts transactions aborted because another
-	// processor wrote (or read, for a written line) a line they touched.
-	TxAbortsConflict uint64
-	// TxAbortsCapacity counts transactions whose reads or writes overflowed
-	// what the processor can track.
-	TxAbortsCapacity uint64
-	// TxAbortsOther counts the other aborts: interrupts, page faults, system
-	// calls, and aborts the processor only marked as worth retrying.
-	TxAbortsOther uint64
+	// TxAborts counts aborted transactions, including retried ones; the four
+	// counters after it split it by the cause in XBEGIN's abort status: one
+	// of the transaction's stripes held by an MCS holder (it aborted itself),
+	// another processor wrote (or read, for a written line) a line it
+	// touched, its reads or writes overflowed what the processor tracks, and
+	// the rest (interrupts, page faults, system calls, aborts the processor
+	// only marked as worth retrying).
+	TxAborts, TxAbortsLockHeld, TxAbortsConflict, TxAbortsCapacity, TxAbortsOther uint64
 	// Fallbacks counts critical sections that gave up on elision and took
 	// the MCS locks.
 	Fallbacks uint64

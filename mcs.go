@@ -11,12 +11,11 @@ import (
 
 // Locked mode's locks: an MCS queue lock (Mellor-Crummey and Scott, TOCS
 // 1991) per stripe of buckets, elided with Intel RTM where the processor has
-// it (seeds/004, Listings 1.1 and 1.2).
-//
-// No FIFO hand-off: goroutines outnumber processors, and a stripe handed to
-// a waiter that is not running idles until it runs. A release only frees the
-// stripe; a running goroutine may take it (barge), the queue's head competes
-// when it runs, and a bypass budget bounds its wait (as in sync.Mutex).
+// it (seeds/004, Listings 1.1 and 1.2). No FIFO hand-off: goroutines
+// outnumber processors, and a stripe handed to a waiter that is not running
+// idles until it runs. A release only frees the stripe; a running goroutine
+// may take it (barge), the queue's head competes when it runs, and a bypass
+// budget bounds its wait (as in sync.Mutex).
 //
 // The lock word (lockStripe.tail) is 0 exactly when the stripe is free with
 // nobody queued; elision treats any other value as held.
@@ -25,12 +24,11 @@ import (
 //	bits 1..7   bypass: acquisitions that overtook the current head
 //	bits 8..31  tail: the last queued waiter's node (index+1), 0 = none
 //
-// Only waiters hold nodes (a slotPool, pool.go, leased from the shard of the
-// stripe). A waiter swaps its node into tail, links it into the
-// predecessor's next and waits to be made head; the head takes held (and
-// resets bypass) whenever held is clear, then leaves the queue. A release
-// clears held and wakes a parked head. Every step is one atomic operation on
-// one word, and Go's atomics are sequentially consistent.
+// Only waiters hold nodes (pool.go). A waiter swaps its node into tail,
+// links it into its predecessor's next and waits to be made head; the head
+// takes held (resetting bypass) whenever held is clear, then leaves the
+// queue. A release clears held and wakes a parked head. Every step is one
+// atomic operation on one word; Go's atomics are sequentially consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the
@@ -61,11 +59,9 @@ import (
 // head every other acquisition is a barge, which needs bypass < maxBypass and
 // adds one; only the head's win resets it. The queue is FIFO.
 //
-// Holders are not preempted: a descheduled holder would keep its stripes for
-// a time slice while everyone waits, so lockBuckets runs the section with
-// preemption off (runtime.procPin, as sync.Pool does). Sections must not
-// block or panic (fatal with preemption off); lockAll's sections, which walk
-// the whole table, are not pinned.
+// A descheduled holder would keep its stripes for a time slice while
+// everyone waits, so lockBuckets runs the section with preemption off
+// (runtime.procPin, as sync.Pool does): it must not block or panic.
 
 const (
 	// mcsLine pads what different processors spin on or write: two 64-byte
@@ -80,12 +76,11 @@ const (
 	// A waiter checks mcsSpinIters times, then parks; it never yields: a
 	// held stripe's holder runs with preemption off for tens of
 	// nanoseconds, and a yield may give the processor away for a time slice
-	// (BENCHMARKS.md, "Tuning constants"). awaitFree and a releaser awaiting
-	// its successor's link (between two of its instructions) yield instead.
+	// (BENCHMARKS.md, "Tuning constants").
 	mcsSpinIters = 1 << 13
 
-	// mcsMaxBypass fills the 7-bit bypass field: a spent budget makes the
-	// stripe wait for a head that may be parked.
+	// mcsMaxBypass fills the bypass field: a spent budget waits for a head
+	// that may be parked.
 	mcsMaxBypass = 127
 
 	mcsHeld        = 1 << 0
@@ -107,10 +102,9 @@ const (
 
 // RTM elision. elideBegin starts a transaction, reads both lock words inside
 // it (so a later MCS acquire, which always writes the word, aborts it) and
-// aborts with txLockHeld if either is nonzero; the section then runs
-// speculatively and unlockBuckets commits it. An abort discards the section's
-// writes and returns again from xbegin, so a section may run several times,
-// only the last run taking effect. A retryable abort (RETRY, CONFLICT or
+// aborts with txLockHeld if either is nonzero; the section runs
+// speculatively and unlockBuckets commits it. An abort discards its writes
+// and returns again from xbegin. A retryable abort (RETRY, CONFLICT or
 // txLockHeld) waits for the words to be free and retries, up to
 // txMaxAttempts in all; else the section takes the MCS locks, whose queue
 // bounds every goroutine's wait.
@@ -125,8 +119,7 @@ const (
 )
 
 // useRTM and usePin select elision (the race detector cannot see a
-// transaction's synchronization) and pinned sections for stripe sets
-// created from now on; tests flip them (withRTM, withPin).
+// transaction) and pinned sections for stripe sets created from now on.
 var (
 	useRTM = rtmSupported() && !raceEnabled
 	usePin = true
@@ -198,13 +191,10 @@ type lockGuard struct {
 }
 
 // lockStripeCount returns the stripe count for nBuckets words at GOMAXPROCS
-// procs: nextPow2(64·procs) within [64, 4096], above 64 at most one per 4,096
-// words, and at most one per 8 words. With two random stripes per section and
-// at most procs sections at once, 64 per processor keeps collisions rare; a
-// power of two makes the map a mask. The bound by size keeps the padding
-// within 1/512 of the table (64-byte lines) whatever GOMAXPROCS is, so bits
-// per key hold on any machine; one per 8 buckets keeps small Locked filters
-// cheap (TestSmallFiltersAreCheap).
+// procs: pow2(64·procs) within [64, 4096] (two random stripes per section,
+// at most procs sections at once: collisions stay rare), above 64 at most
+// one per 4,096 words (padding within 1/512 of the table whatever
+// GOMAXPROCS is), and at most one per 8 words (TestSmallFiltersAreCheap).
 func lockStripeCount(nBuckets, procs int) int {
 	n := min(max(pow2(64*max(procs, 1)), mcsMinStripes), 4096)
 	for n > mcsMinStripes && n*mcsWordsPerStripe > nBuckets {
@@ -244,12 +234,11 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 }
 
 // lockBuckets locks the stripes of buckets a and b in ascending order and
-// returns the guard for unlockBuckets. The section excludes every section on
-// one of its stripes and every lockAll holder. It must not lock again (it
+// returns the guard for unlockBuckets. The section must not lock again (it
 // could deadlock on its own stripes) and should only read and write memory:
-// it runs with preemption off, and when elided in a transaction that
-// allocation, system calls and blocking abort, possibly more than once. It
-// allocates nothing once the node pool has grown to the peak of waiters.
+// it runs with preemption off, or in a transaction that allocation, system
+// calls and blocking abort, possibly more than once. It allocates nothing
+// once the node pool has grown to the peak of waiters.
 func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
 	if lo > hi {
@@ -293,8 +282,8 @@ func runtime_procPin() int
 //go:linkname runtime_procUnpin runtime.procUnpin
 func runtime_procUnpin()
 
-// lockAll locks every stripe in ascending order, never elided (Reset). The
-// caller must hold no stripe.
+// lockAll locks every stripe in ascending order, neither elided nor pinned
+// (Reset). The caller must hold no stripe.
 func (s *stripedLocks) lockAll() {
 	for i := range s.stripes {
 		s.acquire(uint32(i))
@@ -349,10 +338,9 @@ func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 }
 
 // awaitFree reports whether lw and hw became free within mcsSpinIters
-// checks and one yield (a holder that is not running, such as lockAll's,
-// may need this processor). It gives up after that: under a steady stream
-// of MCS holders tail may never be 0, and waiting for it would starve
-// instead of queuing.
+// checks and one yield (for a holder that is not running, such as
+// lockAll's). Then it gives up: under a steady stream of MCS holders tail
+// may never be 0.
 func awaitFree(lw, hw *atomic.Uint32) bool {
 	for k := 0; lw.Load() != 0 || hw.Load() != 0; k++ {
 		if k == mcsSpinIters {
