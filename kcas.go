@@ -89,9 +89,7 @@ type descPool struct{ pool slotPool[kcasDesc] }
 const descShardBits = 3
 
 func newDescPool() *descPool {
-	p := new(descPool)
-	p.pool.init(1<<descShardBits, maxDescs, nil)
-	return p
+	return &descPool{slotPool[kcasDesc]{heads: make([]poolHead, 1<<descShardBits), limit: maxDescs}}
 }
 
 func (p *descPool) desc(slot uint32) *kcasDesc { return p.pool.item(slot + 1) }
@@ -396,20 +394,13 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 	// The first word needs no RDCSS: until its reference is placed nobody
 	// knows of the operation, so nobody can have decided it. If it does not
 	// hold its old value, the operation fails unseen.
-	i0, old0 := s.idx[0], s.old[0]
-	w0 := t.word(i0)
-	for {
-		v := w0.Load()
-		if v == old0 {
-			if w0.CompareAndSwap(old0, s.ref) {
-				break
-			}
-			continue
-		}
-		if v&tagMask == 0 {
+	w0 := t.word(s.idx[0])
+	for v := w0.Load(); v != s.old[0] || !w0.CompareAndSwap(v, s.ref); v = w0.Load() {
+		if v&tagMask != 0 {
+			t.helpWordWith(v, slot)
+		} else if v != s.old[0] {
 			return false
 		}
-		t.helpWordWith(v, slot)
 	}
 	return t.help(&s, slot, 1)
 }
@@ -503,17 +494,11 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	fieldsWritten(my)
 	ref := makeRef(tagRDCSS, my, rseq)
 	w := t.word(i)
-	for {
-		v := w.Load()
+	for v := w.Load(); v != old || !w.CompareAndSwap(old, ref); v = w.Load() {
 		if v&tagRDCSS != 0 {
 			t.completeRDCSSRef(v)
-			continue
-		}
-		if v != old {
+		} else if v != old {
 			return v
-		}
-		if w.CompareAndSwap(old, ref) {
-			break
 		}
 	}
 	t.completeRDCSS(s.d, ref, s.ref, i, old)

@@ -11,11 +11,11 @@ import (
 
 // Locked mode's locks: an MCS queue lock (Mellor-Crummey and Scott, TOCS
 // 1991) per stripe of buckets, elided with Intel RTM where the processor has
-// it (seeds/004, Listings 1.1 and 1.2). No FIFO hand-off: goroutines
-// outnumber processors, and a stripe handed to a waiter that is not running
-// idles until it runs. A release only frees the stripe; a running goroutine
-// may take it (barge), the queue's head competes when it runs, and a bypass
-// budget bounds its wait (as in sync.Mutex).
+// it (seeds/004, Listings 1.1 and 1.2). No FIFO hand-off, since goroutines
+// outnumber processors and a waiter handed the stripe may not be running: a
+// release only frees the stripe, a running goroutine may take it (barge),
+// the queue's head competes when it runs, and a bypass budget bounds its
+// wait (as in sync.Mutex).
 //
 // The lock word (lockStripe.tail) is 0 exactly when the stripe is free with
 // nobody queued; elision treats any other value as held.
@@ -24,44 +24,40 @@ import (
 //	bits 1..7   bypass: acquisitions that overtook the current head
 //	bits 8..31  tail: the last queued waiter's node (index+1), 0 = none
 //
-// Only waiters hold nodes (pool.go). A waiter swaps its node into tail,
-// links it into its predecessor's next and waits to be made head; the head
-// takes held (resetting bypass) whenever held is clear, then leaves the
-// queue. A release clears held and wakes a parked head. Every step is one
-// atomic operation on one word; Go's atomics are sequentially consistent.
+// A waiter swaps a pool node (pool.go) into tail, links it into its
+// predecessor's next and waits to be made head; the head takes held
+// (resetting bypass) whenever held is clear, then leaves the queue. A
+// release clears held and wakes a parked head. Each step is one atomic
+// operation on one word; Go's atomics are sequentially consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the
-// holder's release. Each holder's accesses happen-before its release's add,
-// which the next holder's CAS reads, so the race detector sees the order.
+// holder's release, whose add the next holder's CAS reads (so the race
+// detector sees the order).
 //
 // No lost wake-up. Claim: a head that blocks is woken by a release after it
 // blocked; a queued waiter that blocks is woken once it is head and the
 // stripe is released. Proof. A head h blocks only after it stored
-// mcsHeadParked (P) and then read held set (R), with lockStripe.head = h
-// since before P (only h changes it again, after winning). The add A that
-// clears that held bit follows R; it sees tail != 0 (h is queued), reads head
-// after A, hence after P, finds h, and its CAS from mcsHeadParked (or another
-// waker's) sends one token, which h receives. A parked queued waiter q is
-// made head by its predecessor p while p holds the stripe: p publishes q as
-// head, then moves q to mcsHeadParked (or to mcsHead if q has not parked;
-// q's park CAS then fails), and p's release wakes q as above. A wake channel
-// never holds two tokens: only the CAS out of a parked state sends, and the
-// owner receives before it can park again. A stale waker (it read head before
-// that head left) can only wake a parked head early, which checks held again.
+// mcsHeadParked (P), then read held set (R), with lockStripe.head = h since
+// before P (only h changes it, after winning). The add A clearing that held
+// bit follows R, sees tail != 0 (h is queued), reads head after A, hence
+// after P, finds h, and its CAS from mcsHeadParked (or another waker's)
+// sends one token. A parked queued waiter q is made head by its predecessor
+// p while p holds the stripe: p publishes q as head, then moves q to
+// mcsHeadParked (or to mcsHead if q has not parked; q's park CAS then
+// fails), and p's release wakes q as above. A wake channel never holds two
+// tokens: only the CAS out of a parked state sends, and the owner receives
+// before it can park again. A stale waker (it read head before that head
+// left) can only wake a parked head early, which checks held again.
 //
 // Bounded bypass. Claim: while a waiter is head, at most maxBypass others
 // take the stripe; a waiter queued behind p others takes it after at most
 // (p+1)·maxBypass + p other acquisitions. Proof. Bypass is 0 when a waiter
-// becomes head: it queued into an empty tail (every head's win resets bypass,
-// and only barges while tail != 0 raise it), or its predecessor made it head,
-// having reset bypass by winning and still holding the stripe. While it is
-// head every other acquisition is a barge, which needs bypass < maxBypass and
-// adds one; only the head's win resets it. The queue is FIFO.
-//
-// A descheduled holder would keep its stripes for a time slice while
-// everyone waits, so lockBuckets runs the section with preemption off
-// (runtime.procPin, as sync.Pool does): it must not block or panic.
+// becomes head: it queued into an empty tail (a head's win resets bypass,
+// and only barges while tail != 0 raise it), or its predecessor made it
+// head, having reset bypass by winning and still holding the stripe. While
+// it is head every other acquisition is a barge, which needs bypass <
+// maxBypass and adds one; only the head's win resets it. The queue is FIFO.
 
 const (
 	// mcsLine pads what different processors spin on or write: two 64-byte
@@ -216,7 +212,7 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 	procs := runtime.GOMAXPROCS(0)
 	n := lockStripeCount(nBuckets, procs)
 	sh := min(pow2(4*procs), 64, max(n/16, 1))
-	s := &stripedLocks{
+	return &stripedLocks{
 		mask:      uint32(n - 1),
 		shardMask: uint32(sh - 1),
 		elide:     useRTM,
@@ -224,21 +220,22 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 		pin:       usePin,
 		stripes:   make([]lockStripe, n),
 		shards:    make([]mcsShard, sh),
+		pool: slotPool[mcsNode]{heads: make([]poolHead, sh), limit: mcsMaxNodes, newChunk: func(c []mcsNode) {
+			for i := range c {
+				c[i].wake = make(chan struct{}, 1)
+			}
+		}},
 	}
-	s.pool.init(sh, mcsMaxNodes, func(c []mcsNode) {
-		for i := range c {
-			c[i].wake = make(chan struct{}, 1)
-		}
-	})
-	return s
 }
 
 // lockBuckets locks the stripes of buckets a and b in ascending order and
 // returns the guard for unlockBuckets. The section must not lock again (it
 // could deadlock on its own stripes) and should only read and write memory:
-// it runs with preemption off, or in a transaction that allocation, system
-// calls and blocking abort, possibly more than once. It allocates nothing
-// once the node pool has grown to the peak of waiters.
+// it runs with preemption off (runtime.procPin, as sync.Pool does: a
+// descheduled holder would keep its stripes for a time slice), or in a
+// transaction that allocation, system calls and blocking abort, possibly
+// more than once. It allocates nothing once the node pool has grown to the
+// peak of waiters.
 func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
 	if lo > hi {
@@ -532,10 +529,8 @@ func (s *stripedLocks) release(i uint32) {
 // patient reports whether a waiter that has checked k times should check
 // again rather than park.
 func (s *stripedLocks) patient(k int, me uint32) bool {
-	if raceEnabled {
-		if d := s.step(mcsSiteWait, me); d >= 0 {
-			return d == 1
-		}
+	if d := s.step(mcsSiteWait, me); d >= 0 {
+		return d == 1 // race builds: the scheduler decides
 	}
 	return k < mcsSpinIters
 }

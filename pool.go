@@ -49,14 +49,6 @@ type poolHead struct {
 	_ [poolLine - 8]byte
 }
 
-// init sets up an empty pool with shards (a power of two) free lists; it
-// must not run concurrently with other methods.
-func (p *slotPool[T]) init(shards int, limit uint32, newChunk func([]T)) {
-	p.heads = make([]poolHead, max(shards, 1))
-	p.limit = limit
-	p.newChunk = newChunk
-}
-
 // poolChunkOf returns the chunk holding index i and i's offset in it.
 func poolChunkOf(i uint32) (k, off uint32) {
 	j := i + poolChunk0
