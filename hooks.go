@@ -6,10 +6,9 @@ import (
 )
 
 // stepHook, set only by the model checker (relocation_model_test.go), is
-// called before each atomic action on a word of a kcasTable that the
-// operations take: a load, a CAS, a K-CAS (one action: the checker
-// treats a K-CAS as atomic at its decision point, kcas.go). It lets the
-// checker stop the goroutine there and choose who acts next.
+// called before each atomic action on a kcasTable's word: a load, a CAS, a
+// K-CAS (one action, atomic at its decision point), so the checker can stop
+// the goroutine there and choose who acts next.
 var stepHook atomic.Pointer[func(wordStep)]
 
 // wordStep is an action: table t, the K-CAS indices of the n words it

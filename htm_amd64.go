@@ -6,8 +6,6 @@ package cuckoo
 // without RTM, so they run only where rtmSupported (through useRTM); tests
 // check them structurally (asmdecl, the assembled bytes) everywhere.
 
-const htmAsm = true
-
 // xbegin starts a transaction and returns txStarted; on an abort, execution
 // resumes inside xbegin with the transaction's writes discarded, and it
 // returns the abort status (EAX; XABORT's code in bits 31:24), like C's

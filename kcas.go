@@ -71,11 +71,10 @@ type kcasDesc struct {
 	new   [maxK]atomic.Uint64
 
 	rseq atomic.Uint64
-	rref atomic.Uint64 // the K-CAS reference the RDCSS installs
-	ridx atomic.Uint64 // the word it targets
-	rold atomic.Uint64 // the value that word must hold
-
-	_ [64 - (6+3*maxK)*8%64]byte // whole cache lines
+	rref atomic.Uint64              // the K-CAS reference the RDCSS installs
+	ridx atomic.Uint64              // the word it targets
+	rold atomic.Uint64              // the value that word must hold
+	_    [64 - (6+3*maxK)*8%64]byte // whole cache lines
 }
 
 // descriptors is the descriptor table, which serves every kcasTable (a
@@ -97,11 +96,10 @@ func (p *descPool) lease() uint32              { return p.pool.lease(stackShard(
 func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descShardBits), slot+1) }
 
 // descLease is the lease of a descriptor slot, cached per P in leaseCache so
-// that leasing writes no line shared with other cores. A lease that
-// sync.Pool drops at a collection is garbage, and its cleanup returns the
-// slot, so none is lost; a lease in use is held in a variable, so it cannot
-// be collected. Race builds bypass the cache (the race detector's sync.Pool
-// drops a quarter of what it is given).
+// that leasing writes no line shared with other cores. A lease sync.Pool
+// drops is garbage, and its cleanup returns the slot (a lease in use is held
+// in a variable). Race builds bypass the cache (the race detector's
+// sync.Pool drops a quarter of what it is given).
 type descLease struct{ slot uint32 }
 
 var leaseCache sync.Pool // of *descLease
@@ -152,9 +150,8 @@ func setField(p *atomic.Uint64, v uint64) {
 	}
 }
 
-// descFieldsWritten, in race builds, is called by slot's leaseholder between
-// writing a part's fields and publishing them (tests place a stale reader
-// there).
+// descFieldsWritten, in race builds, runs between the writing of slot's
+// fields and their publication (tests place a stale reader there).
 var descFieldsWritten func(slot uint32)
 
 func fieldsWritten(slot uint32) {
@@ -274,12 +271,9 @@ func (t *kcasTable) snapKCAS(ref uint64, s *kcasSnap) (uint64, bool) {
 	if stateSeq(d.state.Load()) != seq {
 		return 0, false
 	}
-	n := d.n.Load()
-	if n > maxK {
-		return 0, false
-	}
-	s.ref, s.slot, s.seq, s.n, s.d = ref, slot, seq, int(n), d
-	for i := 0; i < int(n); i++ {
+	n := int(min(d.n.Load(), maxK)) // every use writes n <= maxK: only bounds
+	s.ref, s.slot, s.seq, s.n, s.d = ref, slot, seq, n, d
+	for i := 0; i < n; i++ {
 		s.idx[i] = d.idx[i].Load()
 		s.old[i] = d.old[i].Load()
 		s.new[i] = d.new[i].Load()

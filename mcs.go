@@ -75,9 +75,7 @@ const (
 	// (BENCHMARKS.md, "Tuning constants").
 	mcsSpinIters = 1 << 13
 
-	// mcsMaxBypass fills the bypass field: a spent budget waits for a head
-	// that may be parked.
-	mcsMaxBypass = 127
+	mcsMaxBypass = 127 // fills the bypass field; a spent budget waits for a head, maybe parked
 
 	mcsHeld        = 1 << 0
 	mcsBypassShift = 1
@@ -96,14 +94,6 @@ const (
 	mcsWordsPerStripe = 4096
 )
 
-// RTM elision. elideBegin starts a transaction, reads both lock words inside
-// it (so a later MCS acquire, which always writes the word, aborts it) and
-// aborts with txLockHeld if either is nonzero; the section runs
-// speculatively and unlockBuckets commits it. An abort discards its writes
-// and returns again from xbegin. A retryable abort (RETRY, CONFLICT or
-// txLockHeld) waits for the words to be free and retries, up to
-// txMaxAttempts in all; else the section takes the MCS locks, whose queue
-// bounds every goroutine's wait.
 const (
 	txStarted       = 0xFFFFFFFF // xbegin's result when the transaction started
 	txAbortExplicit = 1 << 0     // XABORT executed; code in bits 31:24
@@ -205,9 +195,8 @@ func lockStripeCount(nBuckets, procs int) int {
 // pow2 returns the smallest power of two >= x (1 for x <= 1).
 func pow2(x int) int { return 1 << bits.Len(uint(max(x, 1)-1)) }
 
-// newStripedLocks returns the locks for a table of nBuckets buckets, with
-// 4 statistics shards per processor, at most 64, and at least 16 stripes
-// per shard.
+// newStripedLocks returns the locks for nBuckets buckets: 4 statistics
+// shards per processor, at most 64, and at least 16 stripes each.
 func newStripedLocks(nBuckets int) *stripedLocks {
 	procs := runtime.GOMAXPROCS(0)
 	n := lockStripeCount(nBuckets, procs)
@@ -313,7 +302,13 @@ func (s *stripedLocks) stats() LockStats {
 
 // elideBegin returns true inside a transaction in which stripes lo and hi
 // are free, or false, outside any transaction, when the caller must take
-// the MCS locks.
+// the MCS locks. It reads both lock words inside the transaction (so a
+// later MCS acquire, which always writes the word, aborts it) and aborts
+// with txLockHeld if either is nonzero; the section runs speculatively and
+// unlockBuckets commits it. An abort discards its writes and returns again
+// from xbegin. A retryable abort (RETRY, CONFLICT or txLockHeld) waits for
+// the words to be free and retries, up to txMaxAttempts in all; then the
+// MCS locks, whose queue bounds every goroutine's wait.
 func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 	sh := &s.shards[lo&s.shardMask]
 	lw, hw := &s.stripes[lo].tail, &s.stripes[hi].tail
@@ -335,9 +330,8 @@ func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 }
 
 // awaitFree reports whether lw and hw became free within mcsSpinIters
-// checks and one yield (for a holder that is not running, such as
-// lockAll's). Then it gives up: under a steady stream of MCS holders tail
-// may never be 0.
+// checks and one yield (for a holder that is not running, such as lockAll's):
+// under a steady stream of MCS holders tail may never be 0.
 func awaitFree(lw, hw *atomic.Uint32) bool {
 	for k := 0; lw.Load() != 0 || hw.Load() != 0; k++ {
 		if k == mcsSpinIters {
@@ -383,20 +377,18 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 			if st.tail.CompareAndSwap(w, nw) {
 				break
 			}
-			continue
-		}
-		if me == 0 {
+		} else if me == 0 { // lease a node, then read the word again
 			me = s.pool.lease(home)
 			n := s.pool.item(me)
 			n.next.Store(0)
 			n.state.Store(mcsQueued) // before queuing: the predecessor may make us head at once
-			continue                 // the word may have changed meanwhile
-		}
-		s.step(mcsSiteWord, 0)
-		if st.tail.CompareAndSwap(w, w&(1<<mcsTailShift-1)|me<<mcsTailShift) {
-			s.shards[home].waits.Add(1)
-			s.await(st, me, w>>mcsTailShift)
-			break
+		} else {
+			s.step(mcsSiteWord, 0)
+			if st.tail.CompareAndSwap(w, w&(1<<mcsTailShift-1)|me<<mcsTailShift) {
+				s.shards[home].waits.Add(1)
+				s.await(st, me, w>>mcsTailShift)
+				break
+			}
 		}
 	}
 	if me != 0 {
@@ -414,13 +406,9 @@ func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
 		for k := 0; ; k++ {
 			s.step(mcsSiteNode, me)
 			if n.state.Load() != mcsQueued {
-				break // mcsHead, or mcsQueuedParked from our own CAS below
+				break // made head
 			}
-			if s.patient(k, me) {
-				continue
-			}
-			s.step(mcsSiteNode, me)
-			if n.state.CompareAndSwap(mcsQueued, mcsQueuedParked) {
+			if !s.patient(k, me) && s.casState(n, me, mcsQueued, mcsQueuedParked) {
 				s.step(mcsSitePark, me)
 				<-n.wake // the predecessor makes us mcsHeadParked; its release wakes us
 				break
@@ -446,25 +434,18 @@ func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 			if st.tail.CompareAndSwap(w, w&^mcsBypassMask|mcsHeld) {
 				return
 			}
-			continue
-		}
-		if s.patient(k, me) {
-			continue
-		}
-		s.step(mcsSiteNode, me)
-		n.state.Store(mcsHeadParked) // only wakers change it, and only from mcsHeadParked
-		// A release that cleared held before that store may not have seen us parked.
-		s.step(mcsSiteWord, 0)
-		if st.tail.Load()&mcsHeld == 0 {
+		} else if !s.patient(k, me) {
+			k = -1 // patient again once awake
 			s.step(mcsSiteNode, me)
-			if n.state.CompareAndSwap(mcsHeadParked, mcsHead) {
-				k = -1
+			n.state.Store(mcsHeadParked) // only wakers change it, and only from mcsHeadParked
+			// A release that cleared held before that store may not have seen us parked.
+			s.step(mcsSiteWord, 0)
+			if st.tail.Load()&mcsHeld == 0 && s.casState(n, me, mcsHeadParked, mcsHead) {
 				continue // nobody will wake us: compete now
 			}
+			s.step(mcsSitePark, me)
+			<-n.wake // a waker set mcsHead before sending
 		}
-		s.step(mcsSitePark, me)
-		<-n.wake // a waker set mcsHead before sending
-		k = -1
 	}
 }
 
@@ -493,16 +474,9 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 	}
 	s.step(mcsSiteHead, succ)
 	st.head.Store(succ) // before our release reads it
+	// Make it head; if parked, it sleeps until our release wakes it.
 	sn := s.pool.item(succ)
-	for {
-		s.step(mcsSiteNode, succ)
-		if sn.state.CompareAndSwap(mcsQueued, mcsHead) {
-			return
-		}
-		s.step(mcsSiteNode, succ)
-		if sn.state.CompareAndSwap(mcsQueuedParked, mcsHeadParked) {
-			return // it sleeps until our release wakes it
-		}
+	for !s.casState(sn, succ, mcsQueued, mcsHead) && !s.casState(sn, succ, mcsQueuedParked, mcsHeadParked) {
 	}
 }
 
@@ -518,12 +492,16 @@ func (s *stripedLocks) release(i uint32) {
 	if h == 0 {
 		return // a newcomer head not yet published checks held after publishing
 	}
-	n := s.pool.item(h)
-	s.step(mcsSiteNode, h)
-	if n.state.CompareAndSwap(mcsHeadParked, mcsHead) {
+	if n := s.pool.item(h); s.casState(n, h, mcsHeadParked, mcsHead) {
 		s.step(mcsSiteWake, h)
 		n.wake <- struct{}{} // never blocks: one send per park, capacity 1
 	}
+}
+
+// casState is a step: a CAS of node n (v)'s state from old to new.
+func (s *stripedLocks) casState(n *mcsNode, v, old, new uint32) bool {
+	s.step(mcsSiteNode, v)
+	return n.state.CompareAndSwap(old, new)
 }
 
 // patient reports whether a waiter that has checked k times should check

@@ -15,23 +15,22 @@ import (
 // lookups and the fixed filter's deletes go on.
 //
 // Exclusion (Dekker). Claim: no move overlaps a snapshot. Proof: a mover
-// adds itself to its movers shard (one per stack, shard.go), then checks
-// snapshots; a snapshot adds itself to snapshots, then waits for every
-// shard to drain. With sequentially consistent atomics at least one sees
-// the other, and a mover that sees a snapshot withdraws.
+// adds itself to its movers shard (shard.go), then checks snapshots; a
+// snapshot adds itself to snapshots, then waits for every shard to drain.
+// With sequentially consistent atomics one sees the other, and a mover that
+// sees a snapshot withdraws.
 //
-// Starving. A mover that still finds snapshots after moverPatience starves:
-// it counts itself in waiting and sleeps until the last snapshot ends. A
-// snapshot that finds waiting != 0 does not join until a starving mover got
-// in and finished (admitted moved) or none starves. Claim (movers are not
-// shut out): if a mover starves from time t, then once the snapshots
-// running at t have ended, at most one more snapshot per goroutine inside
-// beginSnapshot at t begins before some starving mover gets in. Proof: a
-// snapshot joins only after it read waiting; one that read it after t joins
-// only after admitted moved, which a starving mover does after it got in.
-// When the last of those that read it before t ends, snapshots drops to 0
-// with movers starving, they wake and retry, and no snapshot joins until
-// one got in. □ This bounds movers as a whole, not each one (BENCHMARKS.md,
+// Starving. A mover that still finds snapshots after moverPatience counts
+// itself in waiting and sleeps until the last snapshot ends. A snapshot
+// that finds waiting != 0 does not join until a starving mover got in and
+// finished (admitted moved) or none starves. Claim: if a mover starves from
+// time t, then once the snapshots running at t have ended, at most one
+// more snapshot per goroutine inside beginSnapshot at t begins before some
+// starving mover gets in. Proof: a snapshot joins only after it read
+// waiting; one that read it after t joins only after admitted moved, which
+// a starving mover does after it got in. When the last of those that read
+// it before t ends, snapshots drops to 0 with movers starving, they wake
+// and retry, and no snapshot joins until one got in. □ This bounds movers as a whole, not each one (BENCHMARKS.md,
 // "Tuning constants"); without the admission wait
 // TestMoverGetsInBetweenOverlappingSnapshots hangs.
 //
@@ -81,13 +80,10 @@ func (g *snapshotGate) enterMove() moveTicket {
 		}
 	}
 	g.waiting.Add(1)
-	for {
-		wake := g.signal(&g.moversWake)
-		if g.tryMove(m) {
-			return moveTicket{m: m, starved: true}
-		}
+	for wake := g.signal(&g.moversWake); !g.tryMove(m); wake = g.signal(&g.moversWake) {
 		<-wake
 	}
+	return moveTicket{m: m, starved: true}
 }
 
 // exitMove ends the move. A mover that starved counts itself admitted,
@@ -143,11 +139,7 @@ func (g *snapshotGate) tryMove(m *atomic.Int32) bool {
 func (g *snapshotGate) beginSnapshot() {
 	if g.waiting.Load() != 0 {
 		a := g.admitted.Load()
-		for {
-			wake := g.signal(&g.snapshotsWake)
-			if g.waiting.Load() == 0 || g.admitted.Load() != a {
-				break
-			}
+		for wake := g.signal(&g.snapshotsWake); g.waiting.Load() != 0 && g.admitted.Load() == a; wake = g.signal(&g.snapshotsWake) {
 			<-wake
 		}
 	}
