@@ -191,12 +191,13 @@ func (t *kcasTable) epochIdx(b uint64) uint64 { return versionBase + b&t.verMask
 // bucket j if wrapJ: once if both share an epoch, since a K-CAS names each
 // word once (twophase.go, "Counter wraps").
 func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ bool) {
-	ei, ej := t.epochIdx(i), t.epochIdx(j)
 	if wrapI {
+		ei := t.epochIdx(i)
 		e := t.load(ei)
 		op.add(ei, e, e+1)
 	}
-	if wrapJ && (!wrapI || ej != ei) {
+	if wrapJ && !(wrapI && t.epochIdx(j) == t.epochIdx(i)) {
+		ej := t.epochIdx(j)
 		e := t.load(ej)
 		op.add(ej, e, e+1)
 	}
@@ -205,7 +206,9 @@ func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ b
 // epochOf returns vers word b&verMask (bucket b's wrap epoch; verOf reaches
 // packed versions through it) without a bounds check (BENCHMARKS.md,
 // "Tuning constants").
-func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 { return t.versIndex().of(b) }
+func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
+}
 
 // versIndex is vers for loops over many buckets (placeAndRead, pkReadGroup):
 // base and mask stay in registers, where t's fields would be reloaded after
@@ -271,7 +274,7 @@ func (t *kcasTable) snapKCAS(ref uint64, s *kcasSnap) (uint64, bool) {
 	if stateSeq(d.state.Load()) != seq {
 		return 0, false
 	}
-	n := int(min(d.n.Load(), maxK)) // every use writes n <= maxK: only bounds
+	n := int(min(d.n.Load(), maxK)) // every use writes n <= maxK; min keeps i provably in bounds
 	s.ref, s.slot, s.seq, s.n, s.d = ref, slot, seq, n, d
 	for i := 0; i < n; i++ {
 		s.idx[i] = d.idx[i].Load()

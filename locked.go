@@ -45,8 +45,7 @@ package cuckoo
 // writes one word under its stripe; an unlocked lookup's claim is about
 // steps, and an add only puts in a copy. The add writes no other word, so
 // the other stripe would exclude nothing more. (A growing table's add also
-// checks under the lock that the word is not frozen; freezing holds the
-// word's stripe.)
+// checks under the lock that the word is unfrozen; freezing takes that lock.)
 
 // resetLocked empties every bucket with all stripes held.
 func (f *Filter) resetLocked() {
@@ -60,10 +59,9 @@ func (f *Filter) resetLocked() {
 }
 
 // LockStats reports how the critical sections of a Locked-mode filter ran,
-// or the zero LockStats in LockFree mode. The counts belong to the filter's
-// lock stripes: UnmarshalBinary and ReadFrom, which give the filter new
-// stripes sized for the loaded table, start them over (Stats' event
-// counters carry over; Reset keeps both).
+// or the zero LockStats in LockFree mode. UnmarshalBinary and ReadFrom give
+// the filter new stripes sized for the loaded table, and so start the
+// counts over (Stats' event counters carry over; Reset keeps both).
 func (f *Filter) LockStats() LockStats {
 	if f.locks == nil {
 		return LockStats{}

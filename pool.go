@@ -105,7 +105,8 @@ func (p *slotPool[T]) pop(h *poolHead) uint32 {
 
 // pushChain pushes the free items first..last, linked from first to last.
 func (p *slotPool[T]) pushChain(h *poolHead, first, last uint32) {
-	for l := p.link(last); ; {
+	l := p.link(last)
+	for {
 		x := h.v.Load()
 		l.Store(uint32(x))
 		if h.v.CompareAndSwap(x, (x>>32+1)<<32|uint64(first)) {

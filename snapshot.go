@@ -21,18 +21,18 @@ import (
 // sees a snapshot withdraws.
 //
 // Starving. A mover that still finds snapshots after moverPatience counts
-// itself in waiting and sleeps until the last snapshot ends. A snapshot
-// that finds waiting != 0 does not join until a starving mover got in and
+// itself in waiting and sleeps until the last snapshot ends. A snapshot that
+// finds waiting != 0 does not join until a starving mover got in and
 // finished (admitted moved) or none starves. Claim: if a mover starves from
-// time t, then once the snapshots running at t have ended, at most one
-// more snapshot per goroutine inside beginSnapshot at t begins before some
+// time t, then once the snapshots running at t have ended, at most one more
+// snapshot per goroutine inside beginSnapshot at t begins before some
 // starving mover gets in. Proof: a snapshot joins only after it read
-// waiting; one that read it after t joins only after admitted moved, which
-// a starving mover does after it got in. When the last of those that read
-// it before t ends, snapshots drops to 0 with movers starving, they wake
-// and retry, and no snapshot joins until one got in. □ This bounds movers as a whole, not each one (BENCHMARKS.md,
-// "Tuning constants"); without the admission wait
-// TestMoverGetsInBetweenOverlappingSnapshots hangs.
+// waiting; one that read it after t joins only after admitted moved, which a
+// starving mover does after it got in. When the last of those that read it
+// before t ends, snapshots drops to 0 with movers starving, they wake and
+// retry, and no snapshot joins until one got in. □ This bounds movers as a
+// whole, not each one (BENCHMARKS.md, "Tuning constants"); without the
+// admission wait TestMoverGetsInBetweenOverlappingSnapshots hangs.
 //
 // No lost wake-up. Claim: no sleeper misses its wake. Proof: a sleeper takes
 // its channel (signal) before checking its condition, a waker closes the
