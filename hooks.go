@@ -5,16 +5,10 @@ import (
 	"unsafe"
 )
 
-// testHooks compiles the scheduling hooks below into race builds and
-// builds tagged cuckoohooks only: every call site tests it, a constant
-// false elsewhere, so other builds hold neither the calls nor the hooks.
-const testHooks = raceEnabled || hooksTag
-
 // stepHook, set only by the model checker (relocation_model_test.go), is
-// called before each atomic action on a word of a kcasTable that the
-// operations take: a load, a CAS, a K-CAS (one action: the checker
-// treats a K-CAS as atomic at its decision point, kcas.go). It lets the
-// checker stop the goroutine there and choose who acts next.
+// called before each atomic action on a kcasTable's word: a load, a CAS, a
+// K-CAS (one action, atomic at its decision point), so the checker can stop
+// the goroutine there and choose who acts next.
 var stepHook atomic.Pointer[func(wordStep)]
 
 // wordStep is an action: table t, the K-CAS indices of the n words it
@@ -26,23 +20,25 @@ type wordStep struct {
 	idx   [maxK]uint64
 }
 
-func hookStep(s wordStep) {
+func hookStep(t *kcasTable, write bool, n int, idx [maxK]uint64) {
+	if !testHooks {
+		return
+	}
 	if h := stepHook.Load(); h != nil {
-		(*h)(s)
+		(*h)(wordStep{t, write, n, idx})
 	}
 }
 
-// hookRead and hookWrite precede a load or a CAS of word i of t.
-func hookRead(t *kcasTable, i uint64) {
-	if testHooks {
-		hookStep(wordStep{t: t, n: 1, idx: [maxK]uint64{i}})
-	}
-}
+// hookRead, hookWrite and hookKCAS precede a load or a CAS of word i of t,
+// or the K-CAS op on t.
+func hookRead(t *kcasTable, i uint64)   { hookStep(t, false, 1, [maxK]uint64{i}) }
+func hookWrite(t *kcasTable, i uint64)  { hookStep(t, true, 1, [maxK]uint64{i}) }
+func hookKCAS(t *kcasTable, op *kcasOp) { hookStep(t, true, op.n, op.idx) }
 
-func hookWrite(t *kcasTable, i uint64) {
-	if testHooks {
-		hookStep(wordStep{t: t, write: true, n: 1, idx: [maxK]uint64{i}})
-	}
+// loadAt is p.Load() preceded by its hook, p a word of t or of its vers.
+func loadAt(t *kcasTable, p *atomic.Uint64) uint64 {
+	hookReadAt(t, p)
+	return p.Load()
 }
 
 // hookReadAt precedes a load of *p, a word of t or of its vers.
@@ -55,17 +51,4 @@ func hookReadAt(t *kcasTable, p *atomic.Uint64) {
 		}
 		hookRead(t, i)
 	}
-}
-
-// hookKCAS precedes the K-CAS op on t.
-func hookKCAS(t *kcasTable, op *kcasOp) {
-	if testHooks {
-		hookStep(wordStep{t: t, write: true, n: op.n, idx: op.idx})
-	}
-}
-
-// loadAt is p.Load() after hookReadAt, for a load inside an expression.
-func loadAt(t *kcasTable, p *atomic.Uint64) uint64 {
-	hookReadAt(t, p)
-	return p.Load()
 }

@@ -2,5 +2,6 @@
 
 package cuckoo
 
-// hooksTag is false: the scheduling hooks (hooks.go) are in race builds only.
-const hooksTag = false
+// testHooks compiles the scheduling hooks (hooks.go) into race builds only:
+// a constant false elsewhere, so other builds hold neither calls nor hooks.
+const testHooks = raceEnabled

@@ -2,6 +2,6 @@
 
 package cuckoo
 
-// hooksTag compiles the scheduling hooks (hooks.go) into a build without
-// the race detector: go test -tags cuckoohooks.
-const hooksTag = true
+// testHooks compiles the scheduling hooks (hooks.go) into every build
+// tagged cuckoohooks (go test -tags cuckoohooks).
+const testHooks = true

@@ -6,22 +6,15 @@ package cuckoo
 // without RTM, so they run only where rtmSupported (through useRTM); tests
 // check them structurally (asmdecl, the assembled bytes) everywhere.
 
-const htmAsm = true
-
-// xbegin starts a transaction and returns txStarted. On an abort, execution
+// xbegin starts a transaction and returns txStarted; on an abort, execution
 // resumes inside xbegin with the transaction's writes discarded, and it
 // returns the abort status (EAX; XABORT's code in bits 31:24), like C's
-// _xbegin.
+// _xbegin. xend commits the innermost transaction (outside one it faults,
+// #GP); xabortLockHeld aborts with code txLockHeld (outside one it does
+// nothing); xtest reports whether the processor is in a transaction.
 func xbegin() uint32
-
-// xend commits the innermost transaction; outside one it faults (#GP).
 func xend()
-
-// xabortLockHeld aborts with code txLockHeld (resuming in xbegin); outside
-// a transaction it does nothing.
 func xabortLockHeld()
-
-// xtest reports whether the processor is executing a transaction.
 func xtest() bool
 
 // cpuid executes CPUID with EAX=eax, ECX=ecx and returns EAX, EBX, ECX, EDX.
@@ -29,11 +22,9 @@ func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 
 // rtmSupported reports whether the processor runs RTM transactions: max
 // basic leaf >= 7, CPUID.(EAX=7,ECX=0):EBX bit 11 (RTM) set and EDX bit 11
-// (RTM_ALWAYS_ABORT, microcode that disables TSX) clear. x/sys/cpu has no
-// RTM flag.
+// (RTM_ALWAYS_ABORT, microcode that disables TSX) clear.
 func rtmSupported() bool {
-	maxLeaf, _, _, _ := cpuid(0, 0)
-	if maxLeaf < 7 {
+	if maxLeaf, _, _, _ := cpuid(0, 0); maxLeaf < 7 {
 		return false
 	}
 	_, ebx, _, edx := cpuid(7, 0)

@@ -2,11 +2,8 @@
 
 package cuckoo
 
-// No RTM on this build: useRTM is false, so elideBegin, xbegin's only
-// caller, never runs; were it to, xbegin's abort is not retryable and the
-// section takes the MCS locks. xend and xabortLockHeld need a transaction.
-
-const htmAsm = false
+// No RTM on this build: useRTM is false, so elideBegin never calls xbegin
+// (were it to, the abort is not retryable and the section takes the locks).
 
 func rtmSupported() bool                        { return false }
 func cpuid(eax, ecx uint32) (a, b, c, d uint32) { return 0, 0, 0, 0 }

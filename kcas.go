@@ -11,31 +11,14 @@ import (
 // Pratt (DISC 2002), with descriptor reuse after Arbel-Raviv and Brown
 // (DISC 2017).
 //
-// A word with both top bits clear holds a plain value. Otherwise it is a
-// reference tag | seq<<refSeqShift | slot (tag tagKCAS or tagRDCSS) to use
-// seq of that part of descriptor slot; descriptors live in a table that is
-// never freed, so no pointer hides in an integer. A goroutine leases a slot
-// for a whole operation (descLease). Each use bumps the part's sequence
-// (state, or rseq) with an atomic store, writes the fields (setField), then
-// publishes them with the CAS that installs a reference. Readers use a
-// seqlock: sequence, fields, sequence again, all for the reference's seq.
-//
-// Field writes. Claim: a seqlock read that sees s in both sequence loads
-// returns the fields of use s. Proof, for amd64 built by gc, where setField
-// is a plain store: gc keeps memory operations in program order around
-// atomics (one SSA memory chain; dead-store elimination stops at any other
-// memory operation), so the processor gets, per use, the sequence store, the
-// field stores, then the publishing CAS. A reader holds a reference with seq
-// s only because it loaded it from a word where a CAS put it after use s's
-// field stores (the owner's install, or a helper completing an RDCSS whose
-// fields it validated). Under x86-TSO stores become visible in program order
-// and loads are not reordered with loads, so the reader's field loads return
-// use s's values or later ones; a later one belongs to a use > s whose
-// sequence store became visible first, so the second sequence load rejects
-// the read. Aligned word stores do not tear. This rests on gc and x86, not on
-// the Go memory model (a plain store racing an atomic load is a data race
-// there), so other processors, compilers and race builds store atomically.
-// Tests: TestDescriptorReuseRejectsStaleRead, TestDescriptorSeqlockUnderReuse.
+// A word with both top bits clear holds a plain value, else a reference
+// tag | seq<<refSeqShift | slot to use seq of the K-CAS or RDCSS part (tag)
+// of descriptor slot, in a table never freed, so no pointer hides in an
+// integer. A goroutine leases a slot for a whole operation (descLease). Each
+// use bumps the part's sequence (state, or rseq) with an atomic store,
+// writes the fields (setField), then publishes them with the CAS that
+// installs a reference. Readers use a seqlock: sequence, fields, sequence
+// again, all for the reference's seq.
 //
 // Protocol. A descriptor holds up to maxK word indices, ascending, with old
 // and new values, and a state seq<<2 | status.
@@ -56,11 +39,8 @@ import (
 //     reference placed was removed, and any later RDCSS for this use reads a
 //     decided or reused state and puts back the old value.
 //
-// Reads never block or write: a K-CAS reference resolves to the new value
-// if the state is succeeded, else the old one; an RDCSS reference to its old
-// value (it has not taken effect); a reused descriptor means the reference
-// has left the word, and the reader reads again. Writers that meet a
-// reference help it to completion (helpWord): the algorithm is lock-free.
+// Reads never block or write (load); writers that meet a reference help it
+// to completion (helpWord): the algorithm is lock-free.
 
 const (
 	tagKCAS  = uint64(1) << 63
@@ -91,41 +71,35 @@ type kcasDesc struct {
 	new   [maxK]atomic.Uint64
 
 	rseq atomic.Uint64
-	rref atomic.Uint64 // the K-CAS reference the RDCSS installs
-	ridx atomic.Uint64 // the word it targets
-	rold atomic.Uint64 // the value that word must hold
-
-	_ [64 - (6+3*maxK)*8%64]byte // whole cache lines
+	rref atomic.Uint64              // the K-CAS reference the RDCSS installs
+	ridx atomic.Uint64              // the word it targets
+	rold atomic.Uint64              // the value that word must hold
+	_    [64 - (6+3*maxK)*8%64]byte // whole cache lines
 }
 
-// descPool is the descriptor table: a slotPool of at most maxDescs, slot =
-// index, with free lists sharded by the goroutine's stack (shard.go).
-type descPool struct {
-	pool slotPool[kcasDesc]
-}
+// descriptors is the descriptor table, which serves every kcasTable (a
+// reference names one use of one slot, and a word only ever holds
+// references of operations on its own table): slot s is item s+1 of a
+// slotPool, with free lists sharded by the goroutine's stack (shard.go).
+var descriptors = newDescPool()
+
+type descPool struct{ pool slotPool[kcasDesc] }
 
 const descShardBits = 3
 
 func newDescPool() *descPool {
-	p := new(descPool)
-	p.pool.init(1<<descShardBits, maxDescs, nil)
-	return p
+	return &descPool{slotPool[kcasDesc]{heads: make([]poolHead, 1<<descShardBits), limit: maxDescs}}
 }
 
 func (p *descPool) desc(slot uint32) *kcasDesc { return p.pool.item(slot + 1) }
 func (p *descPool) lease() uint32              { return p.pool.lease(stackShard(descShardBits)) - 1 }
 func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descShardBits), slot+1) }
 
-// descriptors serves every kcasTable: a reference names one use of one slot,
-// and a word only ever holds references of operations on its own table.
-var descriptors = newDescPool()
-
 // descLease is the lease of a descriptor slot, cached per P in leaseCache so
-// that leasing writes no line shared with other cores. A lease that
-// sync.Pool drops at a collection is garbage, and its cleanup returns the
-// slot, so none is lost; a lease in use is held in a variable, so it cannot
-// be collected. Race builds bypass the cache (the race detector's sync.Pool
-// drops a quarter of what it is given).
+// that leasing writes no line shared with other cores. A lease sync.Pool
+// drops is garbage, and its cleanup returns the slot (a lease in use is held
+// in a variable). Race builds bypass the cache (the race detector's
+// sync.Pool drops a quarter of what it is given).
 type descLease struct{ slot uint32 }
 
 var leaseCache sync.Pool // of *descLease
@@ -138,7 +112,7 @@ func leaseDesc() *descLease {
 		return l
 	}
 	l := &descLease{slot: descriptors.lease()}
-	runtime.AddCleanup(l, releaseSlot, l.slot)
+	runtime.AddCleanup(l, descriptors.release, l.slot)
 	return l
 }
 
@@ -151,16 +125,38 @@ func (l *descLease) release() {
 	leaseCache.Put(l)
 }
 
-func releaseSlot(slot uint32) { descriptors.release(slot) }
+// setField writes a descriptor field: a plain store on amd64 built by gc,
+// else atomically (a plain store racing an atomic load is a data race in
+// the Go memory model, so race builds must not).
+//
+// Claim: a seqlock read that sees s in both sequence loads returns the
+// fields of use s. Proof (amd64, gc): gc keeps memory operations in program
+// order around atomics (one SSA memory chain; dead-store elimination stops
+// at any other memory operation), so the processor gets, per use, the
+// sequence store, the field stores, then the publishing CAS. A reader holds
+// a reference with seq s only because a CAS put it in a word after use s's
+// field stores (the owner's install, or a helper completing an RDCSS whose
+// fields it validated). Under x86-TSO stores become visible in program order
+// and loads are not reordered with loads, so the reader's field loads return
+// use s's values or later ones; a later one belongs to a use > s whose
+// sequence store became visible first, so the second sequence load rejects
+// the read. Aligned word stores do not tear. Tests:
+// TestDescriptorReuseRejectsStaleRead, TestDescriptorSeqlockUnderReuse.
+func setField(p *atomic.Uint64, v uint64) {
+	if runtime.GOARCH == "amd64" && runtime.Compiler == "gc" && !raceEnabled {
+		*(*uint64)(unsafe.Pointer(p)) = v
+	} else {
+		p.Store(v)
+	}
+}
 
-// descFieldsWritten, in race builds, is called by slot's leaseholder between
-// writing a part's fields and publishing them (tests place a stale reader
-// there).
+// descFieldsWritten, in race builds, runs between the writing of slot's
+// fields and their publication (tests place a stale reader there).
 var descFieldsWritten func(slot uint32)
 
 func fieldsWritten(slot uint32) {
-	if h := descFieldsWritten; h != nil {
-		h(slot)
+	if raceEnabled && descFieldsWritten != nil {
+		descFieldsWritten(slot)
 	}
 }
 
@@ -208,8 +204,8 @@ func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ b
 }
 
 // epochOf returns vers word b&verMask (bucket b's wrap epoch; verOf reaches
-// packed versions through it) without a bounds check: b&verMask < len(vers).
-// BENCHMARKS.md, "Tuning constants".
+// packed versions through it) without a bounds check (BENCHMARKS.md,
+// "Tuning constants").
 func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
 }
@@ -226,7 +222,7 @@ func (t *kcasTable) versIndex() versIndex {
 	return versIndex{unsafe.Pointer(unsafe.SliceData(t.vers)), t.verMask}
 }
 
-// of returns vers word i&mask, as epochOf does.
+// of returns vers word i&mask: in bounds, since mask = len(vers)-1.
 func (x versIndex) of(i uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(x.base, (i&x.mask)*uint64(unsafe.Sizeof(atomic.Uint64{}))))
 }
@@ -256,21 +252,15 @@ func (op *kcasOp) add(i, old, new uint64) {
 // kcasSnap is a consistent copy of a descriptor's K-CAS part; d is
 // descriptors.desc(slot), which never moves.
 type kcasSnap struct {
+	kcasOp
 	ref  uint64
 	slot uint32
 	seq  uint64
-	n    int
 	d    *kcasDesc
-	idx  [maxK]uint64
-	old  [maxK]uint64
-	new  [maxK]uint64
 }
 
-func kcasRef(slot uint32, seq uint64) uint64 {
-	return tagKCAS | (seq&refSeqMask)<<refSeqShift | uint64(slot)
-}
-func rdcssRef(slot uint32, seq uint64) uint64 {
-	return tagRDCSS | (seq&refSeqMask)<<refSeqShift | uint64(slot)
+func makeRef(tag uint64, slot uint32, seq uint64) uint64 {
+	return tag | (seq&refSeqMask)<<refSeqShift | uint64(slot)
 }
 func refSlot(ref uint64) uint32 { return uint32(ref & refSlotMask) }
 func refSeq(ref uint64) uint64  { return ref >> refSeqShift & refSeqMask }
@@ -284,12 +274,9 @@ func (t *kcasTable) snapKCAS(ref uint64, s *kcasSnap) (uint64, bool) {
 	if stateSeq(d.state.Load()) != seq {
 		return 0, false
 	}
-	n := d.n.Load()
-	if n > maxK {
-		return 0, false
-	}
-	s.ref, s.slot, s.seq, s.n, s.d = ref, slot, seq, int(n), d
-	for i := 0; i < int(n); i++ {
+	n := int(min(d.n.Load(), maxK)) // every use writes n <= maxK; min keeps i provably in bounds
+	s.ref, s.slot, s.seq, s.n, s.d = ref, slot, seq, n, d
+	for i := 0; i < n; i++ {
 		s.idx[i] = d.idx[i].Load()
 		s.old[i] = d.old[i].Load()
 		s.new[i] = d.new[i].Load()
@@ -310,7 +297,10 @@ func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 	return kref, idx, old, d.rseq.Load()&refSeqMask == seq
 }
 
-// load returns the logical value of word i. It never writes or waits.
+// load returns the logical value of word i. It never writes or waits: a
+// K-CAS reference resolves by its state, an RDCSS reference to its old
+// value (it has not taken effect), and a reference that has left the word
+// (its descriptor reused) makes it read again.
 func (t *kcasTable) load(i uint64) uint64 {
 	hookRead(t, i)
 	for {
@@ -318,8 +308,21 @@ func (t *kcasTable) load(i uint64) uint64 {
 		if v&tagMask == 0 {
 			return v
 		}
-		if r, ok := t.resolve(i, v); ok {
-			return r
+		if v&tagRDCSS != 0 {
+			if _, _, old, ok := t.snapRDCSS(v); ok {
+				return old
+			}
+			continue
+		}
+		var s kcasSnap
+		st, ok := t.snapKCAS(v, &s)
+		for k := 0; ok && k < s.n; k++ {
+			if s.idx[k] == i {
+				if st&3 == statusSucceeded {
+					return s.new[k]
+				}
+				return s.old[k]
+			}
 		}
 	}
 }
@@ -332,29 +335,6 @@ func (t *kcasTable) loadWord(i uint64) uint64 {
 		return w
 	}
 	return t.load(i)
-}
-
-// resolve returns the logical value of word i, seen holding reference v; ok
-// is false if v has since left the word.
-func (t *kcasTable) resolve(i, v uint64) (uint64, bool) {
-	if v&tagRDCSS != 0 {
-		_, _, old, ok := t.snapRDCSS(v)
-		return old, ok
-	}
-	var s kcasSnap
-	st, ok := t.snapKCAS(v, &s)
-	if !ok {
-		return 0, false
-	}
-	for k := 0; k < s.n; k++ {
-		if s.idx[k] == i {
-			if st&3 == statusSucceeded {
-				return s.new[k], true
-			}
-			return s.old[k], true
-		}
-	}
-	return 0, false
 }
 
 // cas is a single-word CAS of a plain value; it fails on a reference, which
@@ -401,33 +381,23 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 	seq := d.state.Load()>>2 + 1
 	d.state.Store(seq<<2 | statusUndecided) // before any field (seqlock)
 	setField(&d.n, uint64(op.n))
-	s := kcasSnap{ref: kcasRef(slot, seq), slot: slot, seq: seq & refSeqMask, n: op.n, d: d}
 	for k := 0; k < op.n; k++ {
 		setField(&d.idx[k], op.idx[k])
 		setField(&d.old[k], op.old[k])
 		setField(&d.new[k], op.new[k])
-		s.idx[k], s.old[k], s.new[k] = op.idx[k], op.old[k], op.new[k]
 	}
-	if raceEnabled {
-		fieldsWritten(slot)
-	}
+	fieldsWritten(slot)
+	s := kcasSnap{kcasOp: *op, ref: makeRef(tagKCAS, slot, seq), slot: slot, seq: seq & refSeqMask, d: d}
 	// The first word needs no RDCSS: until its reference is placed nobody
 	// knows of the operation, so nobody can have decided it. If it does not
 	// hold its old value, the operation fails unseen.
-	i0, old0 := s.idx[0], s.old[0]
-	w0 := t.word(i0)
-	for {
-		v := w0.Load()
-		if v == old0 {
-			if w0.CompareAndSwap(old0, s.ref) {
-				break
-			}
-			continue
-		}
-		if v&tagMask == 0 {
+	w0 := t.word(s.idx[0])
+	for v := w0.Load(); v != s.old[0] || !w0.CompareAndSwap(v, s.ref); v = w0.Load() {
+		if v&tagMask != 0 {
+			t.helpWordWith(v, slot)
+		} else if v != s.old[0] {
 			return false
 		}
-		t.helpWordWith(v, slot)
 	}
 	return t.help(&s, slot, 1)
 }
@@ -439,22 +409,14 @@ func (t *kcasTable) help(s *kcasSnap, my uint32, from int) bool {
 	d := s.d
 	if st := d.state.Load(); stateSeq(st) == s.seq && st&3 == statusUndecided {
 		status := uint64(statusSucceeded)
-	install:
-		for k := from; k < s.n; k++ {
-			for {
-				v := t.rdcss(my, s, k)
-				if v == s.ref {
-					break // installed, by us or a helper
-				}
-				if v&tagKCAS != 0 {
-					t.helpWordWith(v, my)
-					continue
-				}
-				if v != s.old[k] {
-					status = statusFailed
-					break install
-				}
-				break
+		for k := from; k < s.n && status == statusSucceeded; k++ {
+			v := t.rdcss(my, s, k)
+			for v != s.ref && v&tagKCAS != 0 {
+				t.helpWordWith(v, my) // another operation's reference
+				v = t.rdcss(my, s, k)
+			}
+			if v != s.ref && v != s.old[k] {
+				status = statusFailed
 			}
 		}
 		d.state.CompareAndSwap(st, st&^3|status)
@@ -484,12 +446,11 @@ func (t *kcasTable) helpWordWith(v uint64, my uint32) {
 
 // unhook is step 3 for word k of s.
 func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
-	i := s.idx[k]
 	final := s.old[k]
 	if ok {
 		final = s.new[k]
 	}
-	w := t.word(i)
+	w := t.word(s.idx[k])
 	for {
 		v := w.Load()
 		switch {
@@ -527,22 +488,14 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	setField(&d.rref, s.ref)
 	setField(&d.ridx, i)
 	setField(&d.rold, old)
-	if raceEnabled {
-		fieldsWritten(my)
-	}
-	ref := rdcssRef(my, rseq)
+	fieldsWritten(my)
+	ref := makeRef(tagRDCSS, my, rseq)
 	w := t.word(i)
-	for {
-		v := w.Load()
+	for v := w.Load(); v != old || !w.CompareAndSwap(old, ref); v = w.Load() {
 		if v&tagRDCSS != 0 {
 			t.completeRDCSSRef(v)
-			continue
-		}
-		if v != old {
+		} else if v != old {
 			return v
-		}
-		if w.CompareAndSwap(old, ref) {
-			break
 		}
 	}
 	t.completeRDCSS(s.d, ref, s.ref, i, old)
@@ -551,8 +504,7 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 
 // completeRDCSSRef completes the RDCSS of ref if it is still in flight.
 func (t *kcasTable) completeRDCSSRef(ref uint64) {
-	kref, i, old, ok := t.snapRDCSS(ref)
-	if ok {
+	if kref, i, old, ok := t.snapRDCSS(ref); ok {
 		t.completeRDCSS(descriptors.desc(refSlot(kref)), ref, kref, i, old)
 	}
 }
@@ -560,10 +512,8 @@ func (t *kcasTable) completeRDCSSRef(ref uint64) {
 // completeRDCSS replaces ref in word i by kref if kref's operation (in d) is
 // undecided, else by old.
 func (t *kcasTable) completeRDCSS(d *kcasDesc, ref, kref, i, old uint64) {
-	st := d.state.Load()
-	if st&3 == statusUndecided && stateSeq(st) == refSeq(kref) {
-		t.word(i).CompareAndSwap(ref, kref)
-	} else {
-		t.word(i).CompareAndSwap(ref, old)
+	if st := d.state.Load(); st&3 == statusUndecided && stateSeq(st) == refSeq(kref) {
+		old = kref
 	}
+	t.word(i).CompareAndSwap(ref, old)
 }

@@ -272,8 +272,8 @@ func TestDescriptorReuseRejectsStaleRead(t *testing.T) {
 	if !tb.kcasWith(&op1, my.slot) {
 		t.Fatal("first K-CAS failed")
 	}
-	kref1 := kcasRef(my.slot, stateSeq(d.state.Load()))
-	rref1 := rdcssRef(my.slot, d.rseq.Load())
+	kref1 := makeRef(tagKCAS, my.slot, stateSeq(d.state.Load()))
+	rref1 := makeRef(tagRDCSS, my.slot, d.rseq.Load())
 
 	calls := 0
 	descFieldsWritten = func(slot uint32) {

@@ -1,10 +1,10 @@
 package cuckoo
 
-// Locked mode: the table and relocation paths of LockFree, with every write
-// to a bucket word made under the MCS lock of its stripe (mcs.go); a step
-// holds both of its stripes, taken in ascending order (no deadlock). Words
-// still go through sync/atomic, so path discovery and a lookup's first
-// reads take no lock, and no word holds a K-CAS reference.
+// Locked mode: LockFree's table and relocation paths, with every write to a
+// bucket word made under its stripe's MCS lock (mcs.go); a step holds both
+// of its stripes, taken in ascending order. Words still go through
+// sync/atomic, so path discovery and a lookup's first reads take no lock,
+// and no word holds a K-CAS reference.
 //
 // Lookup reads b1 (t1), then b2 (t2); a read that shows fp answers
 // "present" (a word is stored whole). Else it reads b1 again (t3) and
@@ -42,30 +42,26 @@ package cuckoo
 // word holds its stripe, so the store is the add's instant. Operations
 // under both stripes (InsertUnique, Count, a locked lookup, a step, which
 // checks room under them) fall wholly before or after it; a Locked Delete
-// writes one word under its stripe. An unlocked lookup's claim is about
-// steps, and an add only puts in a copy. The other stripe would exclude
-// nothing more: the add writes no other word, and its read of it only
-// chose where fp goes. (A growing table's add also checks under the lock
-// that the word is not frozen; freezing holds the word's stripe.)
+// writes one word under its stripe; an unlocked lookup's claim is about
+// steps, and an add only puts in a copy. The add writes no other word, so
+// the other stripe would exclude nothing more. (A growing table's add also
+// checks under the lock that the word is unfrozen; freezing takes that lock.)
 
 // resetLocked empties every bucket with all stripes held.
 func (f *Filter) resetLocked() {
-	g := f.locks.lockAll()
+	f.locks.lockAll()
 	for b := range f.t.words {
 		w := f.t.words[b].Load()
 		f.count.add(-int64(f.lay.occupied(w)))
 		f.t.words[b].Store(w &^ f.lay.fpMask)
 	}
-	f.locks.unlockAll(g)
+	f.locks.unlockAll()
 }
 
-// LockStats reports how the critical sections of a Locked-mode filter ran:
-// whether they are elided with RTM, how many transactions committed and
-// aborted, and how often a goroutine queued for a held lock. It returns
-// the zero LockStats in LockFree mode. The counts belong to the filter's
-// lock stripes: UnmarshalBinary and ReadFrom, which give the filter new
-// stripes sized for the loaded table, start them over (Stats' event
-// counters carry over; Reset keeps both).
+// LockStats reports how the critical sections of a Locked-mode filter ran,
+// or the zero LockStats in LockFree mode. UnmarshalBinary and ReadFrom give
+// the filter new stripes sized for the loaded table, and so start the
+// counts over (Stats' event counters carry over; Reset keeps both).
 func (f *Filter) LockStats() LockStats {
 	if f.locks == nil {
 		return LockStats{}
@@ -74,11 +70,10 @@ func (f *Filter) LockStats() LockStats {
 }
 
 // RTMActive reports whether Locked-mode filters elide their locks with Intel
-// RTM transactions on this machine. It is true only if the processor
-// advertises RTM (CPUID leaf 7, EBX bit 11) and does not force every
-// transaction to abort (EDX bit 11, RTM_ALWAYS_ABORT), on amd64 builds without
-// the purego tag and without the race detector. When it is false, Locked
-// mode uses plain MCS queue locks.
+// RTM transactions on this machine: only if the processor advertises RTM
+// (CPUID leaf 7, EBX bit 11) and does not force every transaction to abort
+// (EDX bit 11, RTM_ALWAYS_ABORT), on amd64 builds without the purego tag and
+// without the race detector. Otherwise Locked mode uses plain MCS locks.
 func RTMActive() bool { return useRTM }
 
 // LockStats reports how the critical sections of a Locked-mode filter ran.
@@ -87,33 +82,22 @@ func RTMActive() bool { return useRTM }
 // approximate.
 type LockStats struct {
 	// Elided reports whether critical sections try RTM transactions before
-	// taking locks. When it is false the transaction counters (Tx...) and
-	// Fallbacks stay zero; Waits, which counts lock acquisitions, does not.
+	// taking locks; if not, the Tx counters and Fallbacks stay zero.
 	Elided bool
 	// TxCommits counts critical sections that committed as transactions.
 	TxCommits uint64
-	// TxAborts counts aborted transactions, including retried ones. The
-	// four counters after it split it by the cause the processor reported
-	// (the abort status of XBEGIN); they sum to TxAborts.
-	TxAborts uint64
-	// TxAbortsLockHeld counts transactions that found one of their stripes
-	// locked by a goroutine that took the MCS lock, and aborted themselves.
-	TxAbortsLockHeld uint64
-	// TxAbortsConflict counts transactions aborted because another
-	// processor wrote (or read, for a written line) a cache line they had
-	// touched.
-	TxAbortsConflict uint64
-	// TxAbortsCapacity counts transactions whose reads or writes overflowed
-	// what the processor can track.
-	TxAbortsCapacity uint64
-	// TxAbortsOther counts aborts with none of those causes: interrupts,
-	// page faults, system calls, and aborts the processor only marked as
-	// worth retrying.
-	TxAbortsOther uint64
+	// TxAborts counts aborted transactions, including retried ones; the four
+	// counters after it split it by the cause in XBEGIN's abort status: one
+	// of the transaction's stripes held by an MCS holder (it aborted itself),
+	// another processor wrote (or read, for a written line) a line it
+	// touched, its reads or writes overflowed what the processor tracks, and
+	// the rest (interrupts, page faults, system calls, aborts the processor
+	// only marked as worth retrying).
+	TxAborts, TxAbortsLockHeld, TxAbortsConflict, TxAbortsCapacity, TxAbortsOther uint64
 	// Fallbacks counts critical sections that gave up on elision and took
 	// the MCS locks.
 	Fallbacks uint64
-	// Waits counts lock acquisitions that found the stripe held and
-	// queued for it, whether or not elision is on.
+	// Waits counts lock acquisitions that found the stripe held and queued
+	// for it, whether or not elision is on.
 	Waits uint64
 }

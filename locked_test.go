@@ -98,3 +98,8 @@ func TestLockedMoveDestinationFirst(t *testing.T) {
 		})
 	}
 }
+
+// pkLockedWords locks the stripes of the words of b1 and b2.
+func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
+	return f.locks.lockBuckets(b1>>1, b2>>1)
+}

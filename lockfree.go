@@ -13,16 +13,13 @@ func (f *Filter) resetLockFree() {
 	defer f.gate.endSnapshot()
 	l := &f.lay
 	for b := range uint64(len(f.t.words)) {
-		for {
-			w := f.t.words[b].Load()
+		w := f.t.words[b].Load()
+		for w&tagMask != 0 || !f.t.cas(b, w, w&^l.fpMask) {
 			if w&tagMask != 0 {
 				f.helpWord(w)
-				continue
 			}
-			if f.t.cas(b, w, w&^l.fpMask) {
-				f.count.add(-int64(l.occupied(w)))
-				break
-			}
+			w = f.t.words[b].Load()
 		}
+		f.count.add(-int64(l.occupied(w)))
 	}
 }

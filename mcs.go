@@ -11,12 +11,11 @@ import (
 
 // Locked mode's locks: an MCS queue lock (Mellor-Crummey and Scott, TOCS
 // 1991) per stripe of buckets, elided with Intel RTM where the processor has
-// it (seeds/004, Listings 1.1 and 1.2).
-//
-// No FIFO hand-off: goroutines outnumber processors, and a stripe handed to
-// a waiter that is not running idles until it runs. A release only frees the
-// stripe; a running goroutine may take it (barge), the queue's head competes
-// when it runs, and a bypass budget bounds its wait (as in sync.Mutex).
+// it (seeds/004, Listings 1.1 and 1.2). No FIFO hand-off, since goroutines
+// outnumber processors and a waiter handed the stripe may not be running: a
+// release only frees the stripe, a running goroutine may take it (barge),
+// the queue's head competes when it runs, and a bypass budget bounds its
+// wait (as in sync.Mutex).
 //
 // The lock word (lockStripe.tail) is 0 exactly when the stripe is free with
 // nobody queued; elision treats any other value as held.
@@ -25,81 +24,58 @@ import (
 //	bits 1..7   bypass: acquisitions that overtook the current head
 //	bits 8..31  tail: the last queued waiter's node (index+1), 0 = none
 //
-// Acquire: CAS 0 to held, else barge (CAS held on, adding one bypass if tail
-// != 0, only while bypass < maxBypass) or swap a pool node into tail, link
-// it into the predecessor's next and spin on it until made head. The head
-// CASes held on and bypass to 0 whenever held is clear, then leaves the
-// queue and returns its node: only waiters hold nodes. Release: one add
-// clears held; if tail != 0, wake the head if parked (CAS mcsHeadParked to
-// mcsHead, then one send on its wake channel). Waiting: spin, yield, park; a
-// non-head CASes mcsQueued to mcsQueuedParked, the head stores mcsHeadParked
-// and blocks unless held is clear on a second look and it CASes its state
-// back. Every step is one atomic operation on one word, and Go's atomics
-// are sequentially consistent.
+// A waiter swaps a pool node (pool.go) into tail, links it into its
+// predecessor's next and waits to be made head; the head takes held
+// (resetting bypass) whenever held is clear, then leaves the queue. A
+// release clears held and wakes a parked head. Each step is one atomic
+// operation on one word; Go's atomics are sequentially consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the
-// holder's release. Each holder's accesses happen-before its release's add,
-// which the next holder's CAS reads, so the race detector sees the order.
+// holder's release, whose add the next holder's CAS reads (so the race
+// detector sees the order).
 //
 // No lost wake-up. Claim: a head that blocks is woken by a release after it
 // blocked; a queued waiter that blocks is woken once it is head and the
 // stripe is released. Proof. A head h blocks only after it stored
-// mcsHeadParked (P) and then read held set (R), with lockStripe.head = h
-// since before P (only h changes it again, after winning). The add A that
-// clears that held bit follows R; it sees tail != 0 (h is queued), reads head
-// after A, hence after P, finds h, and its CAS from mcsHeadParked (or another
-// waker's) sends one token, which h receives. A parked queued waiter q is
-// made head by its predecessor p while p holds the stripe: p publishes q as
-// head, then moves q to mcsHeadParked (or to mcsHead if q has not parked;
-// q's park CAS then fails), and p's release wakes q as above. A wake channel
-// never holds two tokens: only the CAS out of a parked state sends, and the
-// owner receives before it can park again. A stale waker (it read head before
-// that head left) can only wake a parked head early, which checks held again.
+// mcsHeadParked (P), then read held set (R), with lockStripe.head = h since
+// before P (only h changes it, after winning). The add A clearing that held
+// bit follows R, sees tail != 0 (h is queued), reads head after A, hence
+// after P, finds h, and its CAS from mcsHeadParked (or another waker's)
+// sends one token. A parked queued waiter q is made head by its predecessor
+// p while p holds the stripe: p publishes q as head, then moves q to
+// mcsHeadParked (or to mcsHead if q has not parked; q's park CAS then
+// fails), and p's release wakes q as above. A wake channel never holds two
+// tokens: only the CAS out of a parked state sends, and the owner receives
+// before it can park again. A stale waker (it read head before that head
+// left) can only wake a parked head early, which checks held again.
 //
 // Bounded bypass. Claim: while a waiter is head, at most maxBypass others
 // take the stripe; a waiter queued behind p others takes it after at most
 // (p+1)·maxBypass + p other acquisitions. Proof. Bypass is 0 when a waiter
-// becomes head: it queued into an empty tail (every head's win resets bypass,
-// and only barges while tail != 0 raise it), or its predecessor made it head,
-// having reset bypass by winning and still holding the stripe. While it is
-// head every other acquisition is a barge, which needs bypass < maxBypass and
-// adds one; only the head's win resets it. The queue is FIFO.
-//
-// Holders are not preempted: a descheduled holder would keep its stripes for
-// a time slice while everyone waits, so lockBuckets runs the section with
-// preemption off (runtime.procPin, as sync.Pool does). Sections must not
-// block or panic (fatal with preemption off); lockAll, whose sections walk
-// the whole table, does not pin.
-//
-// Nodes come from a slotPool (pool.go), leased from and returned to the
-// shard of the stripe waited for; lock words and links name them by index+1.
+// becomes head: it queued into an empty tail (a head's win resets bypass,
+// and only barges while tail != 0 raise it), or its predecessor made it
+// head, having reset bypass by winning and still holding the stripe. While
+// it is head every other acquisition is a barge, which needs bypass <
+// maxBypass and adds one; only the head's win resets it. The queue is FIFO.
 
 const (
 	// mcsLine pads what different processors spin on or write: two 64-byte
 	// lines (Intel's spatial prefetcher pulls pairs; some arm64 lines are 128).
 	mcsLine = 128
 
-	// stripeLine is a stripe's size: x/sys/cpu's cache line, within [64,
-	// mcsLine]. Stripes are many, so one line each (not mcsLine) keeps
-	// their memory down while no two share a line, and an RTM transaction,
-	// which tracks 64-byte lines, aborts only on writes to its own stripes.
+	// stripeLine, a stripe's size, is x/sys/cpu's line within [64, mcsLine]:
+	// stripes are many, and an RTM transaction, which tracks 64-byte lines,
+	// aborts only on writes to its own stripes.
 	stripeLine = min(max(unsafe.Sizeof(cpu.CacheLinePad{}), 64), mcsLine)
 
-	// A waiter checks mcsSpinIters times, then parks; it never yields.
-	// Holders run their sections with preemption off, so a held stripe's
-	// holder is running unless the OS descheduled its thread or it waits
-	// for its second stripe, and a section is tens of nanoseconds; a yield
-	// gives the processor to any runnable goroutine for up to a time slice
-	// (BENCHMARKS.md, "Tuning constants"). A releaser awaiting its
-	// successor's link spins then yields, never parks (the successor is
-	// between two of its own instructions); awaitFree spins, yields once,
-	// then gives up.
+	// A waiter checks mcsSpinIters times, then parks; it never yields: a
+	// held stripe's holder runs with preemption off for tens of
+	// nanoseconds, and a yield may give the processor away for a time slice
+	// (BENCHMARKS.md, "Tuning constants").
 	mcsSpinIters = 1 << 13
 
-	// mcsMaxBypass, the most the 7-bit bypass field holds: a spent budget
-	// makes the stripe wait for a head that may be parked.
-	mcsMaxBypass = 127
+	mcsMaxBypass = 127 // fills the bypass field; a spent budget waits for a head, maybe parked
 
 	mcsHeld        = 1 << 0
 	mcsBypassShift = 1
@@ -114,25 +90,10 @@ const (
 	mcsHead         = 3 // head, competing for the stripe
 	mcsHeadParked   = 4 // head, blocked on wake until a release
 
-	// See lockStripeCount and newStripedLocks.
-	mcsStripesPerProc  = 64
-	mcsMinStripes      = 64
-	mcsMaxStripes      = 4096
-	mcsWordsPerStripe  = 4096
-	mcsShardsPerProc   = 4
-	mcsMaxShards       = 64
-	mcsStripesPerShard = 16
+	mcsMinStripes     = 64 // lockStripeCount
+	mcsWordsPerStripe = 4096
 )
 
-// RTM elision. elideBegin starts a transaction, reads both lock words inside
-// it (so a later MCS acquire, which always writes the word, aborts it) and
-// aborts with txLockHeld if either is nonzero; the section then runs
-// speculatively and unlockBuckets commits it. An abort discards the section's
-// writes and returns again from xbegin, so a section may run several times,
-// only the last run taking effect. On a retryable abort (RETRY, CONFLICT or
-// txLockHeld) it waits for the words to be free and retries, up to
-// txMaxAttempts in all; otherwise it takes the MCS locks, whose queue bounds
-// every goroutine's wait.
 const (
 	txStarted       = 0xFFFFFFFF // xbegin's result when the transaction started
 	txAbortExplicit = 1 << 0     // XABORT executed; code in bits 31:24
@@ -143,13 +104,12 @@ const (
 	txMaxAttempts   = 4
 )
 
-// useRTM selects elision for stripe sets created from now on; tests flip it.
-// The race detector cannot see a transaction's synchronization.
-var useRTM = rtmSupported() && !raceEnabled
-
-// usePin selects pinned sections for stripe sets created from now on; tests
-// whose sections block turn it off (withPin).
-var usePin = true
+// useRTM and usePin select elision (the race detector cannot see a
+// transaction) and pinned sections for stripe sets created from now on.
+var (
+	useRTM = rtmSupported() && !raceEnabled
+	usePin = true
+)
 
 // mcsNode is a pool node, alone on its cache lines.
 type mcsNode struct {
@@ -216,20 +176,13 @@ type lockGuard struct {
 	tx     bool   // inside an RTM transaction that unlockBuckets commits
 }
 
-// lockGuardAll records that lockAll took n stripes.
-type lockGuardAll struct{ n int }
-
 // lockStripeCount returns the stripe count for nBuckets words at GOMAXPROCS
-// procs: nextPow2(64·procs) within [64, 4096], above 64 at most one per 4,096
-// words, and at most one per 8 words. With two random stripes per section and
-// at most procs sections at once, 64 per processor keeps collisions rare; a
-// power of two makes the map a mask. The bound by size keeps the padding
-// within 1/512 of the table (64-byte lines) whatever GOMAXPROCS is, so bits
-// per key hold on any machine, at the price of more contention on many
-// processors; one per 8 buckets keeps small Locked filters cheap
-// (TestSmallFiltersAreCheap).
+// procs: pow2(64·procs) within [64, 4096] (two random stripes per section,
+// at most procs sections at once: collisions stay rare), above 64 at most
+// one per 4,096 words (padding within 1/512 of the table whatever
+// GOMAXPROCS is), and at most one per 8 words (TestSmallFiltersAreCheap).
 func lockStripeCount(nBuckets, procs int) int {
-	n := min(max(mcsPow2(mcsStripesPerProc*max(procs, 1)), mcsMinStripes), mcsMaxStripes)
+	n := min(max(pow2(64*max(procs, 1)), mcsMinStripes), 4096)
 	for n > mcsMinStripes && n*mcsWordsPerStripe > nBuckets {
 		n /= 2
 	}
@@ -239,20 +192,16 @@ func lockStripeCount(nBuckets, procs int) int {
 	return n
 }
 
-// mcsPow2 returns the smallest power of two >= x (1 for x <= 1).
-func mcsPow2(x int) int {
-	if x <= 1 {
-		return 1
-	}
-	return 1 << bits.Len(uint(x-1))
-}
+// pow2 returns the smallest power of two >= x (1 for x <= 1).
+func pow2(x int) int { return 1 << bits.Len(uint(max(x, 1)-1)) }
 
-// newStripedLocks returns the locks for a table of nBuckets buckets.
+// newStripedLocks returns the locks for nBuckets buckets: 4 statistics
+// shards per processor, at most 64, and at least 16 stripes each.
 func newStripedLocks(nBuckets int) *stripedLocks {
 	procs := runtime.GOMAXPROCS(0)
 	n := lockStripeCount(nBuckets, procs)
-	sh := min(mcsPow2(mcsShardsPerProc*procs), mcsMaxShards, max(n/mcsStripesPerShard, 1))
-	s := &stripedLocks{
+	sh := min(pow2(4*procs), 64, max(n/16, 1))
+	return &stripedLocks{
 		mask:      uint32(n - 1),
 		shardMask: uint32(sh - 1),
 		elide:     useRTM,
@@ -260,22 +209,22 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 		pin:       usePin,
 		stripes:   make([]lockStripe, n),
 		shards:    make([]mcsShard, sh),
+		pool: slotPool[mcsNode]{heads: make([]poolHead, sh), limit: mcsMaxNodes, newChunk: func(c []mcsNode) {
+			for i := range c {
+				c[i].wake = make(chan struct{}, 1)
+			}
+		}},
 	}
-	s.pool.init(sh, mcsMaxNodes, func(c []mcsNode) {
-		for i := range c {
-			c[i].wake = make(chan struct{}, 1)
-		}
-	})
-	return s
 }
 
 // lockBuckets locks the stripes of buckets a and b in ascending order and
-// returns the guard for unlockBuckets. The section excludes every section on
-// one of its stripes and every lockAll holder. It must not lock again (it
+// returns the guard for unlockBuckets. The section must not lock again (it
 // could deadlock on its own stripes) and should only read and write memory:
-// it runs with preemption off, and when elided in a transaction that
-// allocation, system calls and blocking abort, possibly more than once. It
-// allocates nothing once the node pool has grown to the peak of waiters.
+// it runs with preemption off (runtime.procPin, as sync.Pool does: a
+// descheduled holder would keep its stripes for a time slice), or in a
+// transaction that allocation, system calls and blocking abort, possibly
+// more than once. It allocates nothing once the node pool has grown to the
+// peak of waiters.
 func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
 	if lo > hi {
@@ -319,17 +268,16 @@ func runtime_procPin() int
 //go:linkname runtime_procUnpin runtime.procUnpin
 func runtime_procUnpin()
 
-// lockAll locks every stripe in ascending order, never elided (Reset,
-// snapshots). The caller must hold no stripe.
-func (s *stripedLocks) lockAll() lockGuardAll {
+// lockAll locks every stripe in ascending order, neither elided nor pinned
+// (Reset). The caller must hold no stripe.
+func (s *stripedLocks) lockAll() {
 	for i := range s.stripes {
 		s.acquire(uint32(i))
 	}
-	return lockGuardAll{n: len(s.stripes)}
 }
 
-func (s *stripedLocks) unlockAll(g lockGuardAll) {
-	for i := g.n - 1; i >= 0; i-- {
+func (s *stripedLocks) unlockAll() {
+	for i := len(s.stripes) - 1; i >= 0; i-- {
 		s.release(uint32(i))
 	}
 }
@@ -337,16 +285,15 @@ func (s *stripedLocks) unlockAll(g lockGuardAll) {
 // stats returns the elision statistics summed over the shards.
 func (s *stripedLocks) stats() LockStats {
 	st := LockStats{Elided: s.elide}
+	byCause := [txCauses]*uint64{&st.TxAbortsLockHeld, &st.TxAbortsConflict, &st.TxAbortsCapacity, &st.TxAbortsOther}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		st.TxCommits += sh.commits.Load()
-		held, conflict := sh.aborts[txCauseLockHeld].Load(), sh.aborts[txCauseConflict].Load()
-		capacity, other := sh.aborts[txCauseCapacity].Load(), sh.aborts[txCauseOther].Load()
-		st.TxAbortsLockHeld += held
-		st.TxAbortsConflict += conflict
-		st.TxAbortsCapacity += capacity
-		st.TxAbortsOther += other
-		st.TxAborts += held + conflict + capacity + other
+		for c, p := range byCause {
+			n := sh.aborts[c].Load()
+			*p += n
+			st.TxAborts += n
+		}
 		st.Fallbacks += sh.fallbacks.Load()
 		st.Waits += sh.waits.Load()
 	}
@@ -355,7 +302,13 @@ func (s *stripedLocks) stats() LockStats {
 
 // elideBegin returns true inside a transaction in which stripes lo and hi
 // are free, or false, outside any transaction, when the caller must take
-// the MCS locks.
+// the MCS locks. It reads both lock words inside the transaction (so a
+// later MCS acquire, which always writes the word, aborts it) and aborts
+// with txLockHeld if either is nonzero; the section runs speculatively and
+// unlockBuckets commits it. An abort discards its writes and returns again
+// from xbegin. A retryable abort (RETRY, CONFLICT or txLockHeld) waits for
+// the words to be free and retries, up to txMaxAttempts in all; then the
+// MCS locks, whose queue bounds every goroutine's wait.
 func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 	sh := &s.shards[lo&s.shardMask]
 	lw, hw := &s.stripes[lo].tail, &s.stripes[hi].tail
@@ -377,10 +330,8 @@ func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 }
 
 // awaitFree reports whether lw and hw became free within mcsSpinIters
-// checks and one yield (a holder that is not running, such as lockAll's,
-// may need this processor). It gives up after that: under a steady stream
-// of MCS holders tail may never be 0, and waiting for it would starve
-// instead of queuing.
+// checks and one yield (for a holder that is not running, such as lockAll's):
+// under a steady stream of MCS holders tail may never be 0.
 func awaitFree(lw, hw *atomic.Uint32) bool {
 	for k := 0; lw.Load() != 0 || hw.Load() != 0; k++ {
 		if k == mcsSpinIters {
@@ -424,48 +375,42 @@ func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 			}
 			s.step(mcsSiteWord, 0)
 			if st.tail.CompareAndSwap(w, nw) {
-				if me != 0 {
-					s.pool.release(home, me)
-				}
-				return
+				break
 			}
-			continue
-		}
-		if me == 0 {
+		} else if me == 0 { // lease a node, then read the word again
 			me = s.pool.lease(home)
-			n := s.poolNode(me)
+			n := s.pool.item(me)
 			n.next.Store(0)
 			n.state.Store(mcsQueued) // before queuing: the predecessor may make us head at once
-			continue                 // the word may have changed meanwhile
+		} else {
+			s.step(mcsSiteWord, 0)
+			if st.tail.CompareAndSwap(w, w&(1<<mcsTailShift-1)|me<<mcsTailShift) {
+				s.shards[home].waits.Add(1)
+				s.await(st, me, w>>mcsTailShift)
+				break
+			}
 		}
-		s.step(mcsSiteWord, 0)
-		if st.tail.CompareAndSwap(w, w&(1<<mcsTailShift-1)|me<<mcsTailShift) {
-			s.shards[home].waits.Add(1)
-			s.await(st, me, w>>mcsTailShift)
-			s.pool.release(home, me)
-			return
-		}
+	}
+	if me != 0 {
+		s.pool.release(home, me)
 	}
 }
 
 // await runs the waiter of node me, queued behind prev (0: none, head at
 // once), until it holds the stripe and has left the queue.
 func (s *stripedLocks) await(st *lockStripe, me, prev uint32) {
-	n := s.poolNode(me)
+	n := s.pool.item(me)
 	if prev != 0 {
 		s.step(mcsSiteNode, prev)
-		s.poolNode(prev).next.Store(me)
+		s.pool.item(prev).next.Store(me)
 		for k := 0; ; k++ {
 			s.step(mcsSiteNode, me)
 			if n.state.Load() != mcsQueued {
-				break // mcsHead, or mcsQueuedParked from our own CAS below
+				break // made head
 			}
-			if s.patient(k, me) {
-				continue
-			}
-			s.step(mcsSiteNode, me)
-			if n.state.CompareAndSwap(mcsQueued, mcsQueuedParked) {
-				s.park(n, me) // the predecessor makes us mcsHeadParked; its release wakes us
+			if !s.patient(k, me) && s.casState(n, me, mcsQueued, mcsQueuedParked) {
+				s.step(mcsSitePark, me)
+				<-n.wake // the predecessor makes us mcsHeadParked; its release wakes us
 				break
 			}
 		}
@@ -489,24 +434,18 @@ func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 			if st.tail.CompareAndSwap(w, w&^mcsBypassMask|mcsHeld) {
 				return
 			}
-			continue
-		}
-		if s.patient(k, me) {
-			continue
-		}
-		s.step(mcsSiteNode, me)
-		n.state.Store(mcsHeadParked) // only wakers change it, and only from mcsHeadParked
-		// A release that cleared held before that store may not have seen us parked.
-		s.step(mcsSiteWord, 0)
-		if st.tail.Load()&mcsHeld == 0 {
+		} else if !s.patient(k, me) {
+			k = -1 // patient again once awake
 			s.step(mcsSiteNode, me)
-			if n.state.CompareAndSwap(mcsHeadParked, mcsHead) {
-				k = -1
+			n.state.Store(mcsHeadParked) // only wakers change it, and only from mcsHeadParked
+			// A release that cleared held before that store may not have seen us parked.
+			s.step(mcsSiteWord, 0)
+			if st.tail.Load()&mcsHeld == 0 && s.casState(n, me, mcsHeadParked, mcsHead) {
 				continue // nobody will wake us: compete now
 			}
+			s.step(mcsSitePark, me)
+			<-n.wake // a waker set mcsHead before sending
 		}
-		s.park(n, me) // a waker set mcsHead before sending
-		k = -1
 	}
 }
 
@@ -523,20 +462,21 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 		if st.tail.CompareAndSwap(me<<mcsTailShift|mcsHeld, mcsHeld) {
 			return
 		}
-		succ = s.awaitLink(&n.next, me)
+		// A successor swapped itself into tail: await its link, spinning
+		// then yielding.
+		for k := 0; succ == 0; k++ {
+			if k > mcsSpinIters {
+				runtime.Gosched()
+			}
+			s.step(mcsSiteSpin, me)
+			succ = n.next.Load()
+		}
 	}
 	s.step(mcsSiteHead, succ)
 	st.head.Store(succ) // before our release reads it
-	sn := s.poolNode(succ)
-	for {
-		s.step(mcsSiteNode, succ)
-		if sn.state.CompareAndSwap(mcsQueued, mcsHead) {
-			return
-		}
-		s.step(mcsSiteNode, succ)
-		if sn.state.CompareAndSwap(mcsQueuedParked, mcsHeadParked) {
-			return // it sleeps until our release wakes it
-		}
+	// Make it head; if parked, it sleeps until our release wakes it.
+	sn := s.pool.item(succ)
+	for !s.casState(sn, succ, mcsQueued, mcsHead) && !s.casState(sn, succ, mcsQueuedParked, mcsHeadParked) {
 	}
 }
 
@@ -552,45 +492,26 @@ func (s *stripedLocks) release(i uint32) {
 	if h == 0 {
 		return // a newcomer head not yet published checks held after publishing
 	}
-	n := s.poolNode(h)
-	s.step(mcsSiteNode, h)
-	if n.state.CompareAndSwap(mcsHeadParked, mcsHead) {
+	if n := s.pool.item(h); s.casState(n, h, mcsHeadParked, mcsHead) {
 		s.step(mcsSiteWake, h)
 		n.wake <- struct{}{} // never blocks: one send per park, capacity 1
 	}
 }
 
+// casState is a step: a CAS of node n (v)'s state from old to new.
+func (s *stripedLocks) casState(n *mcsNode, v, old, new uint32) bool {
+	s.step(mcsSiteNode, v)
+	return n.state.CompareAndSwap(old, new)
+}
+
 // patient reports whether a waiter that has checked k times should check
 // again rather than park.
 func (s *stripedLocks) patient(k int, me uint32) bool {
-	if raceEnabled {
-		if d := s.step(mcsSiteWait, me); d >= 0 {
-			return d == 1
-		}
+	if d := s.step(mcsSiteWait, me); d >= 0 {
+		return d == 1 // race builds: the scheduler decides
 	}
 	return k < mcsSpinIters
 }
-
-func (s *stripedLocks) park(n *mcsNode, me uint32) {
-	s.step(mcsSitePark, me)
-	<-n.wake
-}
-
-// awaitLink waits, spinning then yielding, for a successor that swapped
-// itself into tail to link itself into next, and returns the link.
-func (s *stripedLocks) awaitLink(next *atomic.Uint32, me uint32) uint32 {
-	for k := 0; ; k++ {
-		s.step(mcsSiteSpin, me)
-		if v := next.Load(); v != 0 {
-			return v
-		}
-		if k >= mcsSpinIters {
-			runtime.Gosched()
-		}
-	}
-}
-
-func (s *stripedLocks) poolNode(v uint32) *mcsNode { return s.pool.item(v) }
 
 // mcsSteps, in race builds, is called before every step of the lock that
 // touches shared memory and at every waiter's choice to check again or park

@@ -111,6 +111,11 @@ func TestStripeLayout(t *testing.T) {
 	}
 }
 
+// capacity returns the number of items in published chunks.
+func (p *slotPool[T]) capacity() uint32 {
+	return min(poolChunk0*(1<<p.nchunks.Load()-1), p.limit)
+}
+
 func TestPoolChunkOf(t *testing.T) {
 	// Walk the first chunks index by index.
 	var i uint32
@@ -285,9 +290,9 @@ func TestStripeNoDeadlock(t *testing.T) {
 					r := rand.New(rand.NewPCG(uint64(w), 2))
 					for i := range iters {
 						if w%64 == 0 && i%100 == 0 {
-							ga := s.lockAll()
+							s.lockAll()
 							total++
-							s.unlockAll(ga)
+							s.unlockAll()
 							continue
 						}
 						lg := s.lockBuckets(r.Uint64N(1<<20), r.Uint64N(1<<20))
@@ -384,27 +389,23 @@ func TestLockAll(t *testing.T) {
 	withRTM(t, false)
 	s := newStripedLocks(1 << 16)
 	n := uint64(len(s.stripes))
-	ga := s.lockAll()
-	if ga.n != len(s.stripes) {
-		t.Errorf("got guard for %d stripes; want %d", ga.n, len(s.stripes))
-	}
+	s.lockAll()
 	for i := range s.stripes {
 		if s.stripes[i].tail.Load() == 0 {
 			t.Errorf("stripe %d: free under lockAll", i)
 		}
 	}
 	var g lockGuard
-	if !blocked(t, func() { g = s.lockBuckets(n-1, 0) }, func() { s.unlockAll(ga) }) {
+	if !blocked(t, func() { g = s.lockBuckets(n-1, 0) }, s.unlockAll) {
 		t.Error("lockBuckets did not wait for lockAll")
 	}
-	if !blocked(t, func() { ga = s.lockAll() }, func() { s.unlockBuckets(g) }) {
+	if !blocked(t, s.lockAll, func() { s.unlockBuckets(g) }) {
 		t.Error("lockAll did not wait for lockBuckets")
 	}
-	ga2 := ga
-	if !blocked(t, func() { ga = s.lockAll() }, func() { s.unlockAll(ga2) }) {
+	if !blocked(t, s.lockAll, s.unlockAll) {
 		t.Error("lockAll did not wait for lockAll")
 	}
-	s.unlockAll(ga)
+	s.unlockAll()
 	for i := range s.stripes {
 		if v := s.stripes[i].tail.Load(); v != 0 {
 			t.Errorf("stripe %d: got tail %d after unlockAll; want 0", i, v)
@@ -426,7 +427,7 @@ func TestLockAllocs(t *testing.T) {
 		{"op=pair", func() { s.unlockBuckets(s.lockBuckets(1, 2)) }},
 		{"op=same-stripe", func() { s.unlockBuckets(s.lockBuckets(3, 3+n)) }},
 		{"op=reversed", func() { s.unlockBuckets(s.lockBuckets(n-1, 0)) }},
-		{"op=all", func() { s.unlockAll(s.lockAll()) }},
+		{"op=all", func() { s.lockAll(); s.unlockAll() }},
 		{"op=contended", contendedSection(t, s, 5)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -894,7 +895,7 @@ func (m *lockModel) fingerprint() uint64 {
 	st := &m.s.stripes[0]
 	h := uint64(st.tail.Load())<<32 | uint64(st.head.Load())
 	for v := uint32(1); v <= m.s.pool.capacity(); v++ {
-		n := m.s.poolNode(v)
+		n := m.s.pool.item(v)
 		h = h*0x9E3779B97F4A7C15 + uint64(n.state.Load())<<40 + uint64(n.next.Load())<<8 + uint64(m.tokens[v])
 	}
 	return h | 1
@@ -921,7 +922,7 @@ func (m *lockModel) describe() string {
 		out += fmt.Sprintf(" g%d: site %d v %d done %v;", g, p.site, p.v, p.done)
 	}
 	for v := uint32(1); v <= m.s.pool.capacity(); v++ {
-		n := m.s.poolNode(v)
+		n := m.s.pool.item(v)
 		out += fmt.Sprintf(" node %d: state %d next %d;", v, n.state.Load(), n.next.Load())
 	}
 	return out
@@ -944,7 +945,7 @@ func (m *lockModel) checkEnd() {
 		m.fail("at the end: %d of %d nodes free", free, c)
 	}
 	for v := uint32(1); v <= m.s.pool.capacity(); v++ {
-		if n := len(m.s.poolNode(v).wake); n != 0 {
+		if n := len(m.s.pool.item(v).wake); n != 0 {
 			m.fail("at the end: node %d has %d tokens in its wake channel", v, n)
 		}
 	}

@@ -21,8 +21,3 @@ package cuckoo
 // (delete.go.tmpl) writes one word under its lock, or answers "absent" as
 // the lookup does or under both locks. Colliding keys: as in locked.go,
 // with the version in place of b1's counter.
-
-// pkLockedWords locks the stripes of the words of b1 and b2.
-func (f *Filter) pkLockedWords(b1, b2 uint64) lockGuard {
-	return f.locks.lockBuckets(b1>>1, b2>>1)
-}

@@ -25,7 +25,7 @@ import (
 type slotPool[T any] struct {
 	limit    uint32        // most items; read-only
 	newChunk func(c []T)   // prepares a new chunk's items, or nil; read-only
-	heads    []poolHead    // free lists, one per shard
+	heads    []poolHead    // free lists, one per shard, a power of two
 	nchunks  atomic.Uint32 // chunks published
 	chunks   [poolMaxChunks]atomic.Pointer[poolChunk[T]]
 }
@@ -49,13 +49,6 @@ type poolHead struct {
 	_ [poolLine - 8]byte
 }
 
-// init sets up an empty pool; it must not run concurrently with other methods.
-func (p *slotPool[T]) init(shards int, limit uint32, newChunk func([]T)) {
-	p.heads = make([]poolHead, max(shards, 1))
-	p.limit = limit
-	p.newChunk = newChunk
-}
-
 // poolChunkOf returns the chunk holding index i and i's offset in it.
 func poolChunkOf(i uint32) (k, off uint32) {
 	j := i + poolChunk0
@@ -74,25 +67,17 @@ func (p *slotPool[T]) link(v uint32) *atomic.Uint32 {
 	return &p.chunks[k].Load().links[off]
 }
 
-// capacity returns the number of items in published chunks.
-func (p *slotPool[T]) capacity() uint32 {
-	return min(poolChunk0*(1<<p.nchunks.Load()-1), p.limit)
-}
-
 // lease takes a free item, from shard home first, and returns its v. At the
 // limit it waits, yielding, for an item to come back.
 func (p *slotPool[T]) lease(home uint) uint32 {
-	h := home % uint(len(p.heads))
+	m := uint(len(p.heads)) - 1
 	for {
-		if v := p.pop(&p.heads[h]); v != 0 {
-			return v
-		}
-		for j := range p.heads {
-			if v := p.pop(&p.heads[j]); v != 0 {
+		for j := range m + 1 { // home first, then every other shard
+			if v := p.pop(&p.heads[(home^j)&m]); v != 0 {
 				return v
 			}
 		}
-		if v, ok := p.grow(&p.heads[h]); ok {
+		if v, ok := p.grow(&p.heads[home&m]); ok {
 			return v
 		}
 	}
@@ -100,7 +85,7 @@ func (p *slotPool[T]) lease(home uint) uint32 {
 
 // release returns item v to shard home.
 func (p *slotPool[T]) release(home uint, v uint32) {
-	p.pushChain(&p.heads[home%uint(len(p.heads))], v, v)
+	p.pushChain(&p.heads[home&uint(len(p.heads)-1)], v, v)
 }
 
 // pop removes and returns the top item of h, or 0 if h is empty.
@@ -135,13 +120,12 @@ func (p *slotPool[T]) pushChain(h *poolHead, first, last uint32) {
 // or the pool is at its limit.
 func (p *slotPool[T]) grow(h *poolHead) (uint32, bool) {
 	k := p.nchunks.Load()
-	size := uint32(poolChunk0) << k
 	base := uint32(poolChunk0) * (1<<k - 1) // index of the chunk's first item
 	if k == poolMaxChunks || base >= p.limit || p.chunks[k].Load() != nil {
 		runtime.Gosched() // wait for items to come back, or for chunk k
 		return 0, false
 	}
-	size = min(size, p.limit-base)
+	size := min(uint32(poolChunk0)<<k, p.limit-base)
 	c := &poolChunk[T]{items: make([]T, size), links: make([]atomic.Uint32, size)}
 	if p.newChunk != nil {
 		p.newChunk(c.items)

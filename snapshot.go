@@ -15,27 +15,24 @@ import (
 // lookups and the fixed filter's deletes go on.
 //
 // Exclusion (Dekker). Claim: no move overlaps a snapshot. Proof: a mover
-// adds itself to its movers shard (one per stack, shard.go, so cores do not
-// share a counter), then checks snapshots; a snapshot adds itself to
-// snapshots, then waits for every shard to drain. With sequentially
-// consistent atomics at least one sees the other, and a mover that sees a
-// snapshot withdraws.
+// adds itself to its movers shard (shard.go), then checks snapshots; a
+// snapshot adds itself to snapshots, then waits for every shard to drain.
+// With sequentially consistent atomics one sees the other, and a mover that
+// sees a snapshot withdraws.
 //
-// Starving. A mover that still finds snapshots after moverPatience starves:
-// it counts itself in waiting and sleeps until the last snapshot ends. A
-// snapshot that finds waiting != 0 does not join until a starving mover got
-// in and finished (admitted moved) or none starves; waiting for no mover at
-// all would starve snapshots instead. Claim (movers are not shut out): if a
-// mover starves from time t, then once the snapshots running at t have ended,
-// at most one more snapshot per goroutine inside beginSnapshot at t begins
-// before some starving mover gets in. Proof: a snapshot joins only after it
-// read waiting; one that read it after t joins only after admitted moved,
-// which a starving mover does after it got in. Only those that read waiting
-// before t can join without that. When the last of them ends, snapshots drops
-// to 0 with movers starving, they wake and retry, and no snapshot joins until
-// one got in. □ This bounds movers as a whole, not each one (BENCHMARKS.md,
-// "Tuning constants"). Without the admission wait
-// TestMoverGetsInBetweenOverlappingSnapshots hangs.
+// Starving. A mover that still finds snapshots after moverPatience counts
+// itself in waiting and sleeps until the last snapshot ends. A snapshot that
+// finds waiting != 0 does not join until a starving mover got in and
+// finished (admitted moved) or none starves. Claim: if a mover starves from
+// time t, then once the snapshots running at t have ended, at most one more
+// snapshot per goroutine inside beginSnapshot at t begins before some
+// starving mover gets in. Proof: a snapshot joins only after it read
+// waiting; one that read it after t joins only after admitted moved, which a
+// starving mover does after it got in. When the last of those that read it
+// before t ends, snapshots drops to 0 with movers starving, they wake and
+// retry, and no snapshot joins until one got in. □ This bounds movers as a
+// whole, not each one (BENCHMARKS.md, "Tuning constants"); without the
+// admission wait TestMoverGetsInBetweenOverlappingSnapshots hangs.
 //
 // No lost wake-up. Claim: no sleeper misses its wake. Proof: a sleeper takes
 // its channel (signal) before checking its condition, a waker closes the
@@ -64,8 +61,7 @@ type moverShard struct {
 // moverPatience is how long a mover retries, yielding, before it starves.
 const moverPatience = time.Millisecond
 
-// moveTicket is what exitMove needs: the mover's shard, and whether it
-// starved.
+// moveTicket is what exitMove needs: the mover's shard, and whether it starved.
 type moveTicket struct {
 	m       *atomic.Int32
 	starved bool
@@ -77,21 +73,17 @@ func (g *snapshotGate) enterMove() moveTicket {
 	if g.tryMove(m) {
 		return moveTicket{m: m}
 	}
-	start := time.Now()
-	for time.Since(start) < moverPatience {
+	for start := time.Now(); time.Since(start) < moverPatience; {
 		runtime.Gosched()
 		if g.tryMove(m) {
 			return moveTicket{m: m}
 		}
 	}
 	g.waiting.Add(1)
-	for {
-		wake := g.signal(&g.moversWake)
-		if g.tryMove(m) {
-			return moveTicket{m: m, starved: true}
-		}
+	for wake := g.signal(&g.moversWake); !g.tryMove(m); wake = g.signal(&g.moversWake) {
 		<-wake
 	}
+	return moveTicket{m: m, starved: true}
 }
 
 // exitMove ends the move. A mover that starved counts itself admitted,
@@ -133,9 +125,7 @@ func (g *snapshotGate) tryMove(m *atomic.Int32) bool {
 		return false
 	}
 	if raceEnabled {
-		// Widen the window that the second check closes, so that
-		// TestSnapshotGateStress catches a gate without it.
-		runtime.Gosched()
+		runtime.Gosched() // widen the window the second check closes (TestSnapshotGateStress)
 	}
 	m.Add(1)
 	if g.snapshots.Load() == 0 {
@@ -149,11 +139,7 @@ func (g *snapshotGate) tryMove(m *atomic.Int32) bool {
 func (g *snapshotGate) beginSnapshot() {
 	if g.waiting.Load() != 0 {
 		a := g.admitted.Load()
-		for {
-			wake := g.signal(&g.snapshotsWake)
-			if g.waiting.Load() == 0 || g.admitted.Load() != a {
-				break
-			}
+		for wake := g.signal(&g.snapshotsWake); g.waiting.Load() != 0 && g.admitted.Load() == a; wake = g.signal(&g.snapshotsWake) {
 			<-wake
 		}
 	}
@@ -173,8 +159,7 @@ func (g *snapshotGate) endSnapshot() {
 
 // snapshotStalls, in race builds, is called by every snapshot's copy after
 // it reads word i, with the table's owner (*Filter, or a growing shard's
-// *growTable), so tests can write between its reads. It must act only on
-// its own table.
+// *growTable), so tests can write between its reads.
 var snapshotStalls atomic.Pointer[func(owner any, i uint64)]
 
 func snapshotStalled(owner any, i uint64) {

@@ -1,0 +1,7 @@
+//go:build amd64 && gc && !purego
+
+package cuckoo
+
+// htmAsm reports whether this build has the RTM and CPUID instructions of
+// htm_amd64.s.
+const htmAsm = true
