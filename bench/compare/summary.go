@@ -178,7 +178,7 @@ lookups, 5%% deletes, 5%% re-inserts with every key in (the Bloom filter
 cannot delete: it skips the deletes). –: not measured (seiflotfy unguarded
 is not safe for two goroutines; static filters have no mixed). *: a rate
 whose runs spread over 1.5x. Instructions per operation, every layout in
-both modes and the growing filter, from one command:
+both modes, the growing filter and seiflotfy's fill, from one command:
 `+"`(cd bench && go build -o /tmp/opcount ./cmd/opcount) && scripts/opcount-table.sh /tmp/opcount`.\n", benchkit.BatchLen)
 	if len(notes) > 0 {
 		fmt.Fprintf(&b, "\nNotes:\n")
