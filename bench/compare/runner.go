@@ -7,7 +7,8 @@
 // this filter, the locked map and the memory probe are adapted by its
 // internal/benchimpl: a cell measured here is measured exactly as `cuckoo
 // bench` measures it. This package adds the competitors (seiflotfy.go,
-// bloom.go, xorfilter.go) and the command line.
+// bloom.go, xorfilter.go), equal-load sizing (equalload.go), the summary
+// table (summary.go) and the command line.
 package compare
 
 import (
@@ -122,14 +123,49 @@ func Main(args []string, impls []Impl, header ...string) error {
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file")
 	svgOut := fs.String("svg", "", "also write a chart to this file (SVG)")
 	quiet := fs.Bool("q", false, "no progress on stderr")
+	equal := fs.Bool("equal-load", false, "equal table load: each size is a power-of-two class S of slots; every structure holds the same 0.95·0.95·S keys (1M: 946,339), every cuckoo table has S slots (whole buckets), mixed keeps every key in")
+	summary := fs.Bool("summary", false, "print the summary table (markdown) of this filter's New(n) layout, LockFree and Locked, against xor8, binary fuse8, seiflotfy (unguarded, Mutex, RWMutex) and bloom under RWMutex at equal load; defaults to -sizes 1M,32M -goroutines 1,2 -ops 4000000 -fill-limit 10m (-sizes 1M leaves out the long 32M part)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *summary {
+		if set["impls"] || set["ref"] || set["matrix"] || set["svg"] {
+			return errors.New("compare: -summary runs its own impls and table: no -impls, -ref, -matrix or -svg")
+		}
+		*equal = true
+		impls = SummaryImpls()
+		for name, v := range map[string]string{"sizes": "1M,32M", "goroutines": "1,2", "ops": "4000000", "fill-limit": "10m"} {
+			if !set[name] {
+				fs.Set(name, v)
+			}
+		}
 	}
 	cfg := Config{Title: "filter comparison", Duration: *dur, Reps: *reps, Ops: *ops, FillLimit: *fillLimit, Ref: *ref, Header: header,
 		Command: strings.Join(append([]string{filepath.Base(os.Args[0])}, args...), " ")}
 	var err error
 	if cfg.Sizes, err = benchkit.ParseSizes(*sizes, 0); err != nil {
 		return fmt.Errorf("compare: -sizes: %v", err)
+	}
+	var classes []summaryClass
+	if *equal {
+		for i, s := range cfg.Sizes {
+			if cfg.Sizes[i], err = EqualLoadSize(s.Name, s.N); err != nil {
+				return err
+			}
+			c, err := newSummaryClass(cfg.Sizes[i], s.N)
+			if err != nil {
+				return err
+			}
+			classes = append(classes, c)
+			if *summary {
+				continue // WriteSummary describes the classes
+			}
+			cfg.Header = append(cfg.Header, fmt.Sprintf("equal load %s (instead of the fill and mixed lines below): the same %d keys in every structure, inserted by the fill into an empty one, all in during mixed; "+
+				"every cuckoo table has the fewest whole buckets of at least %d slots (seiflotfy's %d, New(%d)'s %d)", s.Name, cfg.Sizes[i].N, s.N, s.N, c.ask, c.slots))
+		}
+		cfg.MixedFill = func(n int) int { return n }
 	}
 	if cfg.Goroutines, err = benchkit.ParseGoroutines(*gs); err != nil {
 		return fmt.Errorf("compare: -goroutines: %v", err)
@@ -142,6 +178,9 @@ func Main(args []string, impls []Impl, header ...string) error {
 	}
 	if *sel != "" {
 		impls = Select(impls, strings.Split(*sel, ","))
+	}
+	if *equal && !*summary {
+		impls = EqualLoad(impls)
 	}
 	if len(impls) == 0 {
 		return errors.New("compare: no impl selected")
@@ -182,7 +221,12 @@ func Main(args []string, impls []Impl, header ...string) error {
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteText(os.Stdout, *matrix); err != nil {
+	if *summary {
+		err = WriteSummary(os.Stdout, rep, classes)
+	} else {
+		err = rep.WriteText(os.Stdout, *matrix)
+	}
+	if err != nil {
 		return err
 	}
 	for _, w := range writers {

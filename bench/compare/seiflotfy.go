@@ -56,6 +56,11 @@ func (s *seiflotfyFilter) Lookup(key []byte) bool { return s.f.Lookup(key) }
 func (s *seiflotfyFilter) Delete(key []byte) bool { return s.f.Delete(key) }
 func (s *seiflotfyFilter) TableBytes() int64      { return s.slots } // one byte per slot
 
+// Len and Cap give the load the report prints. They read the filter
+// without its lock: the runner calls them only between cells.
+func (s *seiflotfyFilter) Len() int { return int(s.f.Count()) }
+func (s *seiflotfyFilter) Cap() int { return int(s.slots) }
+
 type seiflotfyMutex struct {
 	seiflotfyFilter
 	mu sync.Mutex // guards seiflotfyFilter.f

@@ -1,6 +1,9 @@
 package benchkit
 
-import "errors"
+import (
+	"errors"
+	"slices"
+)
 
 // Filter is the interface every measured structure is adapted to. Keys are
 // KeySize bytes long. Adapters of static structures return ErrUnsupported
@@ -63,6 +66,9 @@ type Impl struct {
 	// LookupBatch, BatchLen keys a call (New must return a BatchFilter);
 	// such an impl has no mixed cells.
 	Batch bool
+	// Only, when not empty, lists the workloads this impl runs; it skips
+	// the others (a row that exists for one column of a summary).
+	Only []Workload
 
 	// New returns an empty structure for n keys. Static structures are
 	// built from keys instead; others are given nil.
@@ -103,6 +109,8 @@ func MixedFill(n int) int { return int(int64(n) * 18 / 19) }
 // not, why.
 func Supports(impl Impl, w Workload, g int) (bool, string) {
 	switch {
+	case len(impl.Only) > 0 && !slices.Contains(impl.Only, w):
+		return false, "not asked of this row"
 	case impl.Serial && g != 1:
 		return false, "single goroutine only"
 	case impl.Static && w == Fill && g != 1:

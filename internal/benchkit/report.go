@@ -26,10 +26,13 @@ type Config struct {
 	// instead of for a duration: the counts are then reproducible.
 	Ops       int64
 	FillLimit time.Duration // cuts off one fill; 0: none
-	Ref       string        // impl every ratio column is relative to; empty: the first impl
-	Header    []string      // extra lines for the report header (e.g. "rtm elision: false")
-	Progress  io.Writer     // progress, one line per cell; nil: none
-	TTY       bool          // Progress is a terminal: redraw one line in place
+	// MixedFill, when set, returns the keys held during the mixed workload
+	// of size n instead of the package's MixedFill.
+	MixedFill func(n int) int
+	Ref       string    // impl every ratio column is relative to; empty: the first impl
+	Header    []string  // extra lines for the report header (e.g. "rtm elision: false")
+	Progress  io.Writer // progress, one line per cell; nil: none
+	TTY       bool      // Progress is a terminal: redraw one line in place
 }
 
 // Machine describes where the report was measured.
@@ -472,6 +475,9 @@ func runImpl(cfg Config, env *Env, size Size, im Impl, bar *progress) (ImplInfo,
 		f = nil
 		runtime.GC()
 		fill := MixedFill(env.N)
+		if cfg.MixedFill != nil {
+			fill = cfg.MixedFill(env.N)
+		}
 		if f, _, err = env.Build(im, fill); err != nil {
 			return fail(err)
 		}

@@ -296,3 +296,39 @@ func TestParseSizes(t *testing.T) {
 		t.Errorf("ParseWorkloads: %v, %v; want [fill mixed] in run order", w, err)
 	}
 }
+
+// TestOnlyAndMixedFill checks the two knobs a summary uses: an impl with
+// Only runs just those workloads, and Config.MixedFill sets the keys the
+// mixed workload holds (the set's load after the cell is that count over n).
+func TestOnlyAndMixedFill(t *testing.T) {
+	const n = 2000
+	only := setImpl(false)
+	only.Name, only.Only = "only", []Workload{LookupPos}
+	for _, tc := range []struct {
+		mixed func(int) int
+		held  int
+	}{{nil, MixedFill(n)}, {func(n int) int { return n - 10 }, n - 10}} {
+		rep, err := Run(Config{Sizes: []Size{{Name: "2k", N: n}}, Goroutines: []int{1, 2}, Duration: time.Millisecond, MixedFill: tc.mixed},
+			[]Impl{setImpl(false), only})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rep.Cells {
+			if c.Impl == "only" && c.Workload != LookupPos {
+				t.Errorf("impl with Only = [lookup-pos] ran %s g=%d", c.Workload, c.Goroutines)
+			}
+		}
+		for _, g := range []int{1, 2} {
+			if rep.Find("only", "2k", LookupPos, g) == nil {
+				t.Errorf("impl with Only = [lookup-pos]: no lookup-pos cell at g=%d", g)
+			}
+			c := rep.Find("set", "2k", Mixed, g)
+			if c == nil {
+				t.Fatalf("no mixed cell at g=%d", g)
+			}
+			if want := float64(tc.held) / n; c.Load != want {
+				t.Errorf("mixed g=%d: load %v after the cell; want %d/%d = %v", g, c.Load, tc.held, n, want)
+			}
+		}
+	}
+}

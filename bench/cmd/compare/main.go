@@ -3,6 +3,7 @@
 // memory probe, over the same keys and workloads. Run with -h for the flags.
 //
 //	go run ./cmd/compare -sizes 1M -json compare-1M.json
+//	go run ./cmd/compare -summary      # the summary table at equal load, 1M and 32M keys (markdown)
 package main
 
 import (
