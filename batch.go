@@ -6,11 +6,11 @@ import "github.com/cespare/xxhash/v2"
 // group's independent cache misses are in flight at once.
 const batchGroup = 16
 
-// group holds placed keys, first reads of their buckets and, for a lookup,
-// the raw read of b1's stripe's wrap epoch before them (twophase.go).
+// group holds placed keys, first reads of their words and, for a lookup,
+// the raw read of b1's guard before them (its stripe's wrap epoch,
+// twophase.go, or its packed version).
 type group struct {
-	b1, b2, fp, w1, w2 [batchGroup]uint64
-	e                  [batchGroup]uint64
+	b1, b2, fp, w1, w2, e [batchGroup]uint64
 }
 
 // batchKeys is a batch's keys: keys, strs or hashes hs, the first not nil.
@@ -104,19 +104,19 @@ func (g *group) place(n int, m, fpRange uint64) {
 // the inserts' first tries. A stale read costs an insert only a failed CAS
 // or a needless search: an add writes what its CAS compared, or its lock
 // read.
-func (f *Filter) readForInsert(b1, fp, b2, w1, w2 *[batchGroup]uint64, n int, shift uint64) {
-	h := b1[:n]
+func (f *Filter) readForInsert(g *group, n int, shift uint64) {
+	h := g.b1[:n]
 	f.keyHashes(h)
 	m, fpRange := f.m, f.fpRange
 	for j := range h {
-		b1[j], fp[j], b2[j] = place(h[j], m, fpRange)
+		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
 	}
 	words := f.t.words
-	prefetchForWrite(words, b1, b2, n, shift)
+	prefetchForWrite(words, &g.b1, &g.b2, n, shift)
 	shift &= 63
 	for j := range n {
-		w1[j] = words[b1[j]>>shift].Load()
-		w2[j] = words[b2[j]>>shift].Load()
+		g.w1[j] = words[g.b1[j]>>shift].Load()
+		g.w2[j] = words[g.b2[j]>>shift].Load()
 	}
 }
 
@@ -134,22 +134,17 @@ func (f *Filter) lookupBatch(b *batchKeys, found []bool) int {
 		clear(found)
 		return n
 	}
-	if f.lay.packed {
-		var g pkGroup
-		for base := 0; base < n; base += batchGroup {
-			k := min(batchGroup, n-base)
-			b.hashGroup(&g.b1, base, base+k)
-			f.pkReadGroup(&g, k)
-			f.pkLookupGroup(&g, found[base:base+k])
-		}
-		return n
-	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
 		k := min(batchGroup, n-base)
 		b.hashGroup(&g.b1, base, base+k)
-		f.placeAndRead(&g, k)
-		f.lookupGroup(&g, found[base:base+k])
+		if f.lay.packed {
+			f.pkReadGroup(&g, k)
+			f.pkLookupGroup(&g, found[base:base+k])
+		} else {
+			f.placeAndRead(&g, k)
+			f.lookupGroup(&g, found[base:base+k])
+		}
 	}
 	return n
 }
@@ -203,24 +198,20 @@ func (f *Filter) insertBatch(b *batchKeys, n int) (int, error) {
 		}
 		return 0, ErrZeroFilter
 	}
-	if f.lay.packed {
-		var g pkGroup
-		for base := 0; base < n; base += batchGroup {
-			k := min(batchGroup, n-base)
-			b.hashGroup(&g.b1, base, base+k)
-			f.readForInsert(&g.b1, &g.fp, &g.b2, &g.w1, &g.w2, k, 1)
-			if j, ok := f.pkInsertGroup(&g, k); !ok {
-				return base + j, ErrFull
-			}
-		}
-		return n, nil
-	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
 		k := min(batchGroup, n-base)
 		b.hashGroup(&g.b1, base, base+k)
-		f.readForInsert(&g.b1, &g.fp, &g.b2, &g.w1, &g.w2, k, 0)
-		if j, ok := f.insertGroup(&g, k); !ok {
+		var j int
+		var ok bool
+		if f.lay.packed {
+			f.readForInsert(&g, k, 1)
+			j, ok = f.pkInsertGroup(&g, k)
+		} else {
+			f.readForInsert(&g, k, 0)
+			j, ok = f.insertGroup(&g, k)
+		}
+		if !ok {
 			return base + j, ErrFull
 		}
 	}

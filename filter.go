@@ -137,12 +137,12 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 	if c.maxCapSet {
 		return nil, fmt.Errorf("cuckoo: WithMaxCapacity applies to NewGrowing; a Filter's capacity is fixed")
 	}
-	f := &Filter{}
+	n, lay := newBuckets(capacity, c.slots), newLayout(uint(c.bits), uint(c.slots))
 	if c.bits == 8 {
-		f.init(newPackedWords(capacity), packedLayout(), c.seed, c.mode)
-	} else {
-		f.init(newBuckets(capacity, c.slots), newLayout(uint(c.bits), uint(c.slots)), c.seed, c.mode)
+		n, lay = newPackedWords(capacity), packedLayout()
 	}
+	f := &Filter{}
+	f.adopt(make([]atomic.Uint64, n), lay, c.seed, formatHashXXMul, c.mode, 0)
 	return f, nil
 }
 
@@ -227,11 +227,6 @@ func newConfig(capacity int, opts []Option) (config, error) {
 	return c, nil
 }
 
-// init sets up an empty table of n words, n in [1, maxBuckets].
-func (f *Filter) init(n uint64, lay layout, seed uint64, mode Mode) {
-	f.adopt(make([]atomic.Uint64, n), lay, seed, formatHashXXMul, mode, 0)
-}
-
 // adopt makes words (len in [1, maxBuckets], plain bucket words) the table,
 // holding n fingerprints placed by hash algorithm alg; not concurrently
 // with other methods. The event counters keep their sums.
@@ -240,7 +235,7 @@ func (f *Filter) adopt(words []atomic.Uint64, lay layout, seed uint64, alg uint8
 	f.m = uint64(len(words))
 	if lay.packed {
 		f.m *= 2
-		f.t.setVers(newVersions(uint64(len(words))))
+		f.t.setVers(make([]atomic.Uint64, versionsFor(uint64(len(words)))))
 	} else {
 		f.t.setVers(newEpochs(uint64(len(words))))
 	}
@@ -394,17 +389,7 @@ func (f *Filter) Lookup(key []byte) bool {
 	ep := f.t.epochOf(b1)
 	hookReadAt(&f.t, ep)
 	e := ep.Load()
-	words := f.t.words // one load of the slice header for both reads
-	hookRead(&f.t, b1)
-	w1 := words[b1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-	}
-	hookRead(&f.t, b2)
-	w2 := words[b2].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 2)
-	}
+	w1, w2 := f.readPair(b1, b2)
 	if (w1|w2|e)&tagMask == 0 {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true
@@ -416,7 +401,7 @@ func (f *Filter) Lookup(key []byte) bool {
 			return false
 		}
 		hookRead(&f.t, b1)
-		r1 := words[b1].Load()
+		r1 := f.t.words[b1].Load()
 		if raceEnabled {
 			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
 		}
@@ -431,13 +416,7 @@ func (f *Filter) Lookup(key []byte) bool {
 // Delete removes one copy of key's fingerprint and reports whether it found
 // one. Delete only keys that were inserted: deleting another can remove a
 // colliding key's fingerprint, a false negative.
-func (f *Filter) Delete(key []byte) bool {
-	if f.m == 0 {
-		return false
-	}
-	b1, fp, b2 := f.hash(key)
-	return f.deleteFp(b1, b2, fp)
-}
+func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(xxhash.Sum64(key)) }
 
 // deleteFp removes one copy of fp from b1 or b2 and counts it.
 func (f *Filter) deleteFp(b1, b2, fp uint64) bool {

@@ -40,18 +40,13 @@ const (
 	pkHi       = 0x80808080         // 1 in the highest bit of every slot of a bucket
 	pkLo2      = 0x0101010101010101 // pkLo in both halves
 	pkHi2      = 0x8080808080808080
-	pkHalfMask = 0xffffffff
 	pkTopSlot  = 0x80000000 // the high bit of slot 3 of a bucket
-	// pkTopLimit bounds the fingerprints slot 3 of an odd bucket takes:
-	// 1 to pkTopLimit-1, so the word's two tag bits stay clear.
-	pkTopLimit = 64
-	// pkWordMask is the bits a plain packed word may have set.
-	pkWordMask = ^tagMask
+	pkTopLimit = 64         // slot 3 of an odd bucket takes fp < 64: tag bits stay clear
+	pkWordMask = ^tagMask   // the bits a plain packed word may have set
 	// packedSlots is the slots of a packed bucket.
 	packedSlots = 4
-	// Version words: versionsFor.
-	pkWordsPerVersion                 = 128
-	maxVersions                       = 1 << 14
+	// Version words (versionsFor).
+	pkWordsPerVersion, maxVersions    = 128, 1 << 14
 	minVersions, pkMinWordsPerVersion = 64, 8
 	// packedLoad is the load a packed table is sized for, below the lowest
 	// first-ErrFull load measured (BENCHMARKS.md, "Tuning constants").
@@ -63,9 +58,7 @@ const (
 // packed code paths.
 func packedLayout() layout {
 	l := newLayout(8, 8)
-	l.fpMask = pkWordMask
-	l.ctrMask = 0
-	l.packed = true
+	l.fpMask, l.ctrMask, l.packed = pkWordMask, 0, true
 	return l
 }
 
@@ -90,21 +83,10 @@ func pkOccupiedLanes(x uint64) uint64 {
 }
 
 // pkFree returns the high bit of every empty slot of bucket b (bits x)
-// that may take fp: not slot 3 of an odd bucket for fp >= pkTopLimit.
+// that may take fp: not slot 3 of an odd bucket for fp >= pkTopLimit
+// (branch-free: (fp+192)>>8 is 1 exactly for fp 64 to 255).
 func pkFree(x, b, fp uint64) uint64 {
-	return pkHi &^ pkOccupiedLanes(x) &^ pkBarred(b, fp)
-}
-
-// pkBarred returns pkTopSlot when fp may not take slot 3 of bucket b, else
-// 0, without a branch: (fp+192)>>8 is 1 exactly for fp 64 to 255.
-func pkBarred(b, fp uint64) uint64 {
-	return pkTopSlot * (b & 1 & ((fp + 256 - pkTopLimit) >> 8))
-}
-
-// pkTopFirst returns pkTopSlot when fr (pkFree's result) has the
-// restricted top slot free and fp may take it, else 0.
-func pkTopFirst(fr, b, fp uint64) uint64 {
-	return fr & pkTopSlot * (b & 1 &^ ((fp + 256 - pkTopLimit) >> 8))
+	return pkHi &^ pkOccupiedLanes(x) &^ (pkTopSlot * (b & 1 & ((fp + 256 - pkTopLimit) >> 8)))
 }
 
 // pkMatches returns the high bit of every slot of bucket x holding fp
@@ -132,18 +114,14 @@ func pkHasEither(w1, w2, b1, b2, fp uint64) bool {
 	return (y-pkLo2)&^y&pkHi2 != 0
 }
 
-// pkUnit turns a mask of slot high bits into a word with 1 in the lowest
-// bit of the lowest marked slot (0 for 0).
-func pkUnit(z uint64) uint64 { return (z & -z) >> 7 }
-
 // pkPut returns w with fp in a slot of bucket b that fr (pkFree's result,
 // non-zero) marks: the restricted top slot when fp may take it (no other
 // fingerprint can), else the lowest. This raises the first-ErrFull load
 // (TestPackedFirstFailure; BENCHMARKS.md, "Tuning constants").
 func pkPut(w, b, fp, fr uint64) uint64 {
 	z := fr & -fr
-	if t := pkTopFirst(fr, b, fp); t != 0 {
-		z = t
+	if t := fr & pkTopSlot * (b & 1 &^ ((fp + 256 - pkTopLimit) >> 8)); t != 0 {
+		z = t // the top slot is free and fp may take it
 	}
 	return w | fp*(z>>7)<<pkShift(b)
 }
@@ -169,12 +147,12 @@ func pkChoose(b1, b2, fp, w1, w2 uint64) (b, w, put uint64) {
 	return b, w, fp << (x &^ pkChoiceB2) // x&^pkChoiceB2 = 64 gives 0
 }
 
-// pkGather, multiplied by a word whose bytes are 0 or 1, gathers them
-// into its top byte, byte i into bit i (no two partial products meet).
-const pkGather = 0x0102040810204080
-
-// pkChoiceB2 marks a pkChoice entry that chooses b2.
-const pkChoiceB2 = 0x80
+const (
+	// pkGather, multiplied by a word whose bytes are 0 or 1, gathers them
+	// into its top byte, byte i into bit i (no two partial products meet).
+	pkGather   = 0x0102040810204080
+	pkChoiceB2 = 0x80 // marks a pkChoice entry that chooses b2
+)
 
 // pkChoice is pkChoose's rule written out for every index: the position in
 // its word of fp's slot, 32·parity + 8·slot (64 when neither bucket has
@@ -213,9 +191,6 @@ var pkChoice = func() (t [1 << 11]uint8) {
 	return t
 }()
 
-// pkSlotOf returns the slot index of the lowest marked slot of z (z != 0).
-func pkSlotOf(z uint64) int { return bits.TrailingZeros64(z) >> 3 }
-
 // versionsFor returns the version words of a packed table of n words: the
 // largest power of two, 1 to maxVersions, giving each pkWordsPerVersion
 // words, but at least the largest up to minVersions giving each
@@ -228,11 +203,6 @@ func versionsFor(n uint64) uint64 {
 		v <<= 1
 	}
 	return v
-}
-
-// newVersions returns the version words of a packed table of n words.
-func newVersions(n uint64) []atomic.Uint64 {
-	return make([]atomic.Uint64, versionsFor(n))
 }
 
 // verIdx returns the K-CAS index of the version word of bucket b.
@@ -304,26 +274,13 @@ func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
 
 // pkReadSearch is readPair for the packed layout (two reads even of one
 // word).
-func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) {
-	words := f.t.words // one load of the slice header for both reads
-	hookRead(&f.t, b1>>1)
-	w1 = words[b1>>1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 1)
-	}
-	hookRead(&f.t, b2>>1)
-	w2 = words[b2>>1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 2)
-	}
-	return w1, w2
-}
+func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) { return f.readSearch(b1>>1, b2>>1, b1) }
 
 // pkTake returns w with one copy of fp taken from bucket b, and whether b
 // held one (w itself if not).
 func pkTake(w, b, fp uint64) (uint64, bool) {
 	z := pkMatches(pkHalf(w, b), fp)
-	return w &^ (0xff * pkUnit(z) << pkShift(b)), z != 0
+	return w &^ (0xff * ((z & -z) >> 7) << pkShift(b)), z != 0
 }
 
 // lookupOther is Lookup once placed, for Locked mode and the packed layout.
@@ -337,29 +294,18 @@ func (f *Filter) lookupOther(b1, b2, fp uint64) bool {
 	return f.lookupLocked(b1, b2, fp)
 }
 
-// pkGroup is a packed batch's group: placed keys, reads of both words and,
-// for a lookup (pkReadGroup), each b1's version.
-type pkGroup struct {
-	b1, b2, fp, v, w1, w2 [batchGroup]uint64
-}
+// pkGroup is the packed codec's batch group, g.e holding V(b1).
+type pkGroup = group
 
-// pkReadGroup places the first n raw hashes in g.b1 and reads each key's
-// V(b1), b1's word and b2's, in the search's order, in one loop so that
-// the group's cache misses overlap.
-func (f *Filter) pkReadGroup(g *pkGroup, n int) {
-	h := g.b1[:n]
-	f.keyHashes(h)
-	m, fpRange := f.m, f.fpRange
-	for j := range h {
-		b1, fp, b2 := place(h[j], m, fpRange)
-		g.b1[j], g.b2[j] = searchPair(b1, b2)
-		g.fp[j] = fp
-	}
-	// pkReadSearch's reads, the slice header and versions loaded once.
+// pkReadGroup is placeAndRead for the packed layout: V(b1), b1's word and
+// b2's, as pkFind reads them.
+func (f *Filter) pkReadGroup(g *group, n int) {
+	f.keyHashes(g.b1[:n])
+	g.place(n, f.m, f.fpRange)
 	words, vers := f.t.words, f.t.versIndex()
 	for j := range n {
 		b1 := g.b1[j]
-		g.v[j] = vers.of(b1 >> 1).Load()
+		g.e[j] = vers.of(b1 >> 1).Load()
 		g.w1[j] = words[b1>>1].Load()
 		if raceEnabled {
 			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
@@ -373,7 +319,7 @@ func (f *Filter) pkReadGroup(g *pkGroup, n int) {
 
 // pkLookupGroup answers the first len(found) keys of a group read by
 // pkReadGroup as pkLookup and pkLookupLocked decide.
-func (f *Filter) pkLookupGroup(g *pkGroup, found []bool) {
+func (f *Filter) pkLookupGroup(g *group, found []bool) {
 	found = found[:min(len(found), batchGroup)] // no bounds checks on j below
 	for j := range found {
 		b1, b2, fp, w1, w2 := g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]
@@ -387,7 +333,7 @@ func (f *Filter) pkLookupGroup(g *pkGroup, found []bool) {
 				found[j] = pkHas(pkHalf(w1, b2), fp)
 				continue
 			}
-			v := g.v[j]
+			v := g.e[j]
 			if (f.t.versIndex().of(b1>>1).Load()^v)|v&tagMask == 0 {
 				found[j] = false
 				continue

@@ -110,8 +110,7 @@ func (f *Filter) unchanged(b1, w1, e uint64) bool {
 
 // find is the two-phase search; it returns the bucket where a read saw fp.
 func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
-	l := &f.lay
-	t := &f.t
+	l, t := &f.lay, &f.t
 	for {
 		e := t.load(t.epochIdx(b1))
 		// Phase 1: both loads issued before either is tested.
@@ -143,13 +142,8 @@ func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 		// A key with one bucket never moves: one read decides.
 		return 0, false, true
 	}
-	l := &f.lay
-	t := &f.t
-	hookRead(t, b1)
-	v1 := t.words[b1].Load()
-	if v1&tagMask != 0 {
-		v1 = t.load(b1)
-	}
+	l, t := &f.lay, &f.t
+	v1 := t.loadWord(b1)
 	if raceEnabled {
 		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
 	}
@@ -169,19 +163,14 @@ func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 // KiB; tests give small tables more with setEpochs), at most maxEpochs.
 const epochStripeWords, maxEpochs = 4096, 1 << 14
 
-// epochsFor returns the wrap epochs of a one-word table of n words: the
+// newEpochs returns the wrap epochs of a one-word table of n words: the
 // largest power of two, 1 to maxEpochs, giving each epochStripeWords.
-func epochsFor(n uint64) uint64 {
+func newEpochs(n uint64) []atomic.Uint64 {
 	v := uint64(1)
 	for v < maxEpochs && 2*v*epochStripeWords <= n {
 		v <<= 1
 	}
-	return v
-}
-
-// newEpochs returns the wrap epochs of a one-word table of n words.
-func newEpochs(n uint64) []atomic.Uint64 {
-	return make([]atomic.Uint64, epochsFor(n))
+	return make([]atomic.Uint64, v)
 }
 
 // searchStalls, in race builds only, is called by every search (Lookup in
@@ -195,14 +184,18 @@ var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
 
 // readPair is a search's first reads: b1, then b2, plain loads, with the
 // tests' stall points.
-func (f *Filter) readPair(b1, b2 uint64) (w1, w2 uint64) {
-	hookRead(&f.t, b1)
-	w1 = f.t.words[b1].Load()
+func (f *Filter) readPair(b1, b2 uint64) (w1, w2 uint64) { return f.readSearch(b1, b2, b1) }
+
+// readSearch is readPair of words i1 and i2 for a search of b1.
+func (f *Filter) readSearch(i1, i2, b1 uint64) (w1, w2 uint64) {
+	words := f.t.words // one load of the slice header for both reads
+	hookRead(&f.t, i1)
+	w1 = words[i1].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 1)
 	}
-	hookRead(&f.t, b2)
-	w2 = f.t.words[b2].Load()
+	hookRead(&f.t, i2)
+	w2 = words[i2].Load()
 	if raceEnabled {
 		searchStalled(f, b1, 2)
 	}
