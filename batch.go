@@ -202,8 +202,7 @@ func (f *Filter) insertBatch(b *batchKeys, n int) (int, error) {
 	for base := 0; base < n; base += batchGroup {
 		k := min(batchGroup, n-base)
 		b.hashGroup(&g.b1, base, base+k)
-		var j int
-		var ok bool
+		j, ok := 0, false
 		if f.lay.packed {
 			f.readForInsert(&g, k, 1)
 			j, ok = f.pkInsertGroup(&g, k)

@@ -77,9 +77,7 @@ func (l *layout) containsEither(w1, w2, fp uint64) bool {
 // of a zeroSlots result z marks (0 for z = 0): times a fingerprint or
 // slotMask it addresses that slot without a division by f. The shift is
 // masked to 63, which f-1 never exceeds, to drop the test for shifts >= 64.
-func (l *layout) slotUnit(z uint64) uint64 {
-	return (z & -z) >> ((l.f - 1) & 63)
-}
+func (l *layout) slotUnit(z uint64) uint64 { return (z & -z) >> ((l.f - 1) & 63) }
 
 // put returns w with fp in its first empty slot, and whether it had one.
 func (l *layout) put(w, fp uint64) (uint64, bool) {

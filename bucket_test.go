@@ -244,6 +244,10 @@ func (l *layout) emptySlot(w uint64) int {
 	return -1
 }
 
+func (f *Filter) setSeed(seed uint64, alg uint8) {
+	f.seed, f.fmix, f.mul = seed, alg == formatHashXXFmix, mix64(seed)|1
+}
+
 // init sets up an empty table of n words, n in [1, maxBuckets].
 func (f *Filter) init(n uint64, lay layout, seed uint64, mode Mode) {
 	f.adopt(make([]atomic.Uint64, n), lay, seed, formatHashXXMul, mode, 0)

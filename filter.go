@@ -77,24 +77,18 @@ type Option func(*config)
 // WithSlotsPerBucket(4), 15-bit ones four; 8-bit ones use the packed layout,
 // two four-slot buckets per word. New rejects other sizes. Bits per key and
 // rates: README.md, "Choosing a layout".
-func WithFingerprintBits(bits int) Option {
-	return func(c *config) { c.bits, c.bitsSet = bits, true }
-}
+func WithFingerprintBits(bits int) Option { return func(c *config) { c.bits, c.bitsSet = bits, true } }
 
 // WithSlotsPerBucket sets the fingerprints a bucket holds: 5 (the default,
 // 12-bit fingerprints only) or 4. New rejects other values.
-func WithSlotsPerBucket(b int) Option {
-	return func(c *config) { c.slots, c.slotsSet = b, true }
-}
+func WithSlotsPerBucket(b int) Option { return func(c *config) { c.slots, c.slotsSet = b, true } }
 
 // WithSeed sets the hash seed: filters with the same seed, bucket count and
 // layout place every key alike. Without it New draws a random seed, so that
 // nobody can choose keys that all land in one pair of buckets; use it only
 // where keys cannot come from an adversary. WithSeed(0) places keys as hash
 // algorithm 1 of FORMAT.md does unseeded.
-func WithSeed(seed uint64) Option {
-	return func(c *config) { c.seed, c.seedSet = seed, true }
-}
+func WithSeed(seed uint64) Option { return func(c *config) { c.seed, c.seedSet = seed, true } }
 
 // WithMode selects the synchronization mode (LockFree by default).
 func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
@@ -231,27 +225,23 @@ func newConfig(capacity int, opts []Option) (config, error) {
 // holding n fingerprints placed by hash algorithm alg; not concurrently
 // with other methods. The event counters keep their sums.
 func (f *Filter) adopt(words []atomic.Uint64, lay layout, seed uint64, alg uint8, mode Mode, n int64) {
-	f.t.words = words
-	f.m = uint64(len(words))
+	nw := uint64(len(words))
+	f.t.words, f.m, f.lay, f.fpRange, f.mode = words, nw, lay, 1<<lay.f-1, mode
 	if lay.packed {
 		f.m *= 2
-		f.t.setVers(make([]atomic.Uint64, versionsFor(uint64(len(words)))))
+		f.t.setVers(make([]atomic.Uint64, versionsFor(nw)))
 	} else {
-		f.t.setVers(newEpochs(uint64(len(words))))
+		f.t.setVers(newEpochs(nw))
 	}
-	f.lay = lay
-	f.fpRange = 1<<lay.f - 1
-	f.setSeed(seed, alg)
-	f.mode = mode
-	f.inline = mode == LockFree && !lay.packed
-	f.pkDirect = mode == LockFree && lay.packed
+	f.seed, f.fmix, f.mul = seed, alg == formatHashXXFmix, mix64(seed)|1
+	f.inline, f.pkDirect = mode == LockFree && !lay.packed, mode == LockFree && lay.packed
 	f.locks = nil
 	if mode == Locked {
 		f.locks = newStripedLocks(len(words))
 	}
-	f.count.init(countShardBitsFor(uint64(len(words))))
+	f.count.init(countShardBitsFor(nw))
 	f.count.add(n)
-	sb := shardBitsFor(uint64(len(words)))
+	sb := shardBitsFor(nw)
 	f.gate.movers.init(sb)
 	f.stats.resize(sb)
 }
@@ -278,12 +268,9 @@ func (f *Filter) Seed() uint64 { return f.seed }
 
 // mix64 is MurmurHash3's finalizer.
 func mix64(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
+	h = (h ^ h>>33) * 0xff51afd7ed558ccd
+	h = (h ^ h>>33) * 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
 }
 
 // keyed keys h = XXH64(key) with a non-zero seed. Hash algorithm 2 of
@@ -300,14 +287,8 @@ func (f *Filter) keyed(h uint64) uint64 {
 	return (h ^ f.seed) * f.mul
 }
 
-func (f *Filter) setSeed(seed uint64, alg uint8) {
-	f.seed, f.fmix, f.mul = seed, alg == formatHashXXFmix, mix64(seed)|1
-}
-
 // hash returns the key's first bucket, fingerprint and second bucket.
-func (f *Filter) hash(key []byte) (b1, fp, b2 uint64) {
-	return f.placeHash(xxhash.Sum64(key))
-}
+func (f *Filter) hash(key []byte) (b1, fp, b2 uint64) { return f.placeHash(xxhash.Sum64(key)) }
 
 func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
 	if f.seed != 0 {
@@ -442,13 +423,7 @@ func (f *Filter) deleteFp(b1, b2, fp uint64) bool {
 // Len returns the number of fingerprints stored, exact when no operation is
 // in flight; meanwhile a sum of per-goroutine counters, clamped to
 // [0, Cap()].
-func (f *Filter) Len() int {
-	n := f.count.sum()
-	if n < 0 {
-		return 0
-	}
-	return int(min(uint64(n), uint64(f.Cap())))
-}
+func (f *Filter) Len() int { return int(min(max(f.count.sum(), 0), int64(f.Cap()))) }
 
 // Cap returns the number of fingerprint slots.
 func (f *Filter) Cap() int { return len(f.t.words) * int(f.lay.b) }

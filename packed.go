@@ -78,9 +78,7 @@ func pkHalf(w, b uint64) uint64 {
 // pkOccupiedLanes returns the high bit of every non-empty slot of bucket x,
 // exactly: adding 0x7f to a slot's low seven bits carries into its high
 // bit when they are not all zero, and never out of the slot.
-func pkOccupiedLanes(x uint64) uint64 {
-	return ((x &^ pkHi) + (pkHi - pkLo) | x) & pkHi
-}
+func pkOccupiedLanes(x uint64) uint64 { return ((x &^ pkHi) + (pkHi - pkLo) | x) & pkHi }
 
 // pkFree returns the high bit of every empty slot of bucket b (bits x)
 // that may take fp: not slot 3 of an odd bucket for fp >= pkTopLimit
@@ -91,20 +89,13 @@ func pkFree(x, b, fp uint64) uint64 {
 
 // pkMatches returns the high bit of every slot of bucket x holding fp
 // (exactly; fp non-zero).
-func pkMatches(x, fp uint64) uint64 {
-	return pkHi &^ pkOccupiedLanes(x^fp*pkLo)
-}
+func pkMatches(x, fp uint64) uint64 { return pkHi &^ pkOccupiedLanes(x^fp*pkLo) }
 
 // pkHas reports whether bucket x holds fp (fp non-zero).
-func pkHas(x, fp uint64) bool {
-	y := x ^ fp*pkLo
-	return (y-pkLo)&^y&pkHi != 0
-}
+func pkHas(x, fp uint64) bool { return (x^fp*pkLo-pkLo)&^(x^fp*pkLo)&pkHi != 0 }
 
 // pkMatchCount returns the number of copies of fp in bucket b of word w.
-func pkMatchCount(w, b, fp uint64) int {
-	return bits.OnesCount64(pkMatches(pkHalf(w, b), fp))
-}
+func pkMatchCount(w, b, fp uint64) int { return bits.OnesCount64(pkMatches(pkHalf(w, b), fp)) }
 
 // pkHasEither reports whether bucket b1 of w1 or b2 of w2 holds fp, by one
 // SWAR test over b1's bits below b2's: a borrow out of b1's top slot
@@ -154,39 +145,32 @@ const (
 	pkChoiceB2 = 0x80 // marks a pkChoice entry that chooses b2
 )
 
-// pkChoice is pkChoose's rule written out for every index: the position in
-// its word of fp's slot, 32·parity + 8·slot (64 when neither bucket has
-// room), plus pkChoiceB2 for b2. A bucket scores its free slots, 8 more
-// for a free restricted top slot fp may take (then fp goes there, else to
-// the lowest); b2 wins only with a higher score.
+// pkChoice is pkChoose's rule written out for every index by pkFree and
+// pkPut: the position in its word of fp's slot, 32·parity + 8·slot (64 when
+// neither bucket has room), plus pkChoiceB2 for b2. A bucket scores its
+// free slots, 8 more when fp goes to its restricted top slot; b2 wins only
+// with a higher score.
 var pkChoice = func() (t [1 << 11]uint8) {
 	for i := range t {
-		big := i >> 10 // fp >= pkTopLimit
-		var score, slot [2]int
+		fp := uint64(1 + 63*(i>>10)) // bit 10: fp >= pkTopLimit
+		var score, pos [2]int
 		for c := range 2 {
-			empty, odd := i>>(4*c)&0xf, i>>(8+c)&1
-			slot[c] = -1
-			for s := packedSlots - 1; s >= 0; s-- {
-				if empty>>s&1 == 0 || s == 3 && odd == 1 && big == 1 {
-					continue // occupied, or fp may not take it
-				}
-				score[c]++
-				slot[c] = s
+			b, x := uint64(i>>(8+c)&1), uint64(0)
+			for s := range packedSlots {
+				x |= uint64(^i>>(4*c+s)&1) << (8 * s) // a 1 in each occupied slot
 			}
-			if empty>>3&1 == 1 && odd == 1 && big == 0 {
-				score[c] += 8
-				slot[c] = 3
+			fr := pkFree(x, b, fp)
+			pos[c] = bits.TrailingZeros64(pkPut(0, b, fp, fr) / fp) // 64: no room
+			score[c] = bits.OnesCount64(fr)
+			if pos[c] == 56 {
+				score[c] += 8 // slot 3 of an odd bucket
 			}
 		}
 		c := 0
 		if score[1] > score[0] {
 			c = 1
 		}
-		x := 64
-		if slot[c] >= 0 {
-			x = 32*(i>>(8+c)&1) + 8*slot[c]
-		}
-		t[i] = uint8(x | c*pkChoiceB2)
+		t[i] = uint8(pos[c] | c*pkChoiceB2)
 	}
 	return t
 }()
@@ -206,14 +190,10 @@ func versionsFor(n uint64) uint64 {
 }
 
 // verIdx returns the K-CAS index of the version word of bucket b.
-func (t *kcasTable) verIdx(b uint64) uint64 {
-	return t.epochIdx(b >> 1)
-}
+func (t *kcasTable) verIdx(b uint64) uint64 { return t.epochIdx(b >> 1) }
 
 // verOf returns the version word of bucket b (as epochOf: no bounds check).
-func (t *kcasTable) verOf(b uint64) *atomic.Uint64 {
-	return t.epochOf(b >> 1)
-}
+func (t *kcasTable) verOf(b uint64) *atomic.Uint64 { return t.epochOf(b >> 1) }
 
 // plainWord returns the logical value of word i, helping a K-CAS found there
 // first (a writer's read, which it then CASes against).
@@ -230,8 +210,7 @@ func (f *Filter) plainWord(i uint64) uint64 {
 
 // pkFind is the search above; it returns the bucket where a read saw fp.
 func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
-	t := &f.t
-	vi := t.verIdx(b1)
+	t, vi := &f.t, f.t.verIdx(b1)
 	for {
 		v := t.load(vi)
 		w1 := t.load(b1 >> 1)
@@ -242,10 +221,7 @@ func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
 			return b1, true
 		}
 		if b1>>1 == b2>>1 {
-			if pkHas(pkHalf(w1, b2), fp) {
-				return b2, true
-			}
-			return 0, false
+			return b2, pkHas(pkHalf(w1, b2), fp) // one read decides
 		}
 		w2 := t.load(b2 >> 1)
 		if raceEnabled {

@@ -117,8 +117,7 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 		w1, w2 := f.readPair(b1, b2)
 		if (w1|w2)&tagMask != 0 {
 			// A relocation is in flight: resolve, reading in order.
-			w1 = t.load(b1)
-			w2 = t.load(b2)
+			w1, w2 = t.load(b1), t.load(b2)
 		}
 		if l.contains(w1, fp) {
 			return b1, true
