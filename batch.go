@@ -192,10 +192,7 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 
 // insertBatch is InsertBatch for the n keys of b.
 func (f *Filter) insertBatch(b *batchKeys, n int) (int, error) {
-	if f.m == 0 {
-		if n == 0 {
-			return 0, nil
-		}
+	if f.m == 0 && n > 0 {
 		return 0, ErrZeroFilter
 	}
 	var g group

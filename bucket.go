@@ -36,23 +36,17 @@ type layout struct {
 
 // newLayout returns the layout of b slots of f bits, one of validLayout's.
 func newLayout(f, b uint) layout {
-	l := layout{f: f, b: b}
-	l.slotMask = 1<<f - 1
-	l.fpMask = 1<<(b*f) - 1
-	for s := uint(0); s < b; s++ {
+	l := layout{f: f, b: b, slotMask: 1<<f - 1, fpMask: 1<<(b*f) - 1, ctrShift: b * f}
+	for s := range b {
 		l.lo |= 1 << (s * f)
 	}
-	l.hi = l.lo << (f - 1)
-	l.ctrShift = b * f
-	l.ctrMask = 1<<(payloadBits-b*f) - 1
+	l.hi, l.ctrMask = l.lo<<(f-1), 1<<(payloadBits-b*f)-1
 	return l
 }
 
 // validLayout reports whether b slots of f bits is a fixed filter's
 // layout; each leaves the counter at least 2 bits.
-func validLayout(f, b uint) bool {
-	return b == 4 && (f == 8 || f == 12 || f == 15) || b == 5 && f == 12
-}
+func validLayout(f, b uint) bool { return b == 4 && validFingerprintBits(int(f)) || b == 5 && f == 12 }
 
 // zeroSlots returns the high bit of every zero slot of x (SWAR): subtracting
 // 1 from a lane borrows into its high bit only when the lane is zero, and

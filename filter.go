@@ -33,11 +33,8 @@ const (
 
 // String returns "lockfree" or "locked".
 func (m Mode) String() string {
-	switch m {
-	case LockFree:
-		return "lockfree"
-	case Locked:
-		return "locked"
+	if m == LockFree || m == Locked {
+		return [...]string{"lockfree", "locked"}[m]
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
@@ -400,18 +397,16 @@ func (f *Filter) Lookup(key []byte) bool {
 func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(xxhash.Sum64(key)) }
 
 // deleteFp removes one copy of fp from b1 or b2 and counts it.
-func (f *Filter) deleteFp(b1, b2, fp uint64) bool {
+func (f *Filter) deleteFp(b1, b2, fp uint64) (ok bool) {
 	b1, b2 = searchPair(b1, b2)
-	var ok bool
-	if f.lay.packed {
-		if f.mode == Locked {
-			ok = f.pkDeleteLocked(b1, b2, fp)
-		} else {
-			ok = f.pkRemove(b1, b2, fp)
-		}
-	} else if f.mode == Locked {
+	switch {
+	case f.lay.packed && f.mode == Locked:
+		ok = f.pkDeleteLocked(b1, b2, fp)
+	case f.lay.packed:
+		ok = f.pkRemove(b1, b2, fp)
+	case f.mode == Locked:
 		ok = f.deleteLocked(b1, b2, fp)
-	} else {
+	default:
 		ok = f.remove(b1, b2, fp)
 	}
 	if ok {
