@@ -424,12 +424,7 @@ func (f *Filter) Len() int { return int(min(max(f.count.sum(), 0), int64(f.Cap()
 func (f *Filter) Cap() int { return len(f.t.words) * int(f.lay.b) }
 
 // LoadFactor returns Len()/Cap(), 0 for a zero Filter.
-func (f *Filter) LoadFactor() float64 {
-	if f.m == 0 {
-		return 0
-	}
-	return float64(f.Len()) / float64(f.Cap())
-}
+func (f *Filter) LoadFactor() float64 { return float64(f.Len()) / float64(max(f.Cap(), 1)) }
 
 // Reset removes every fingerprint stored before it began. It keeps the
 // migration counters, so lookups in flight stay correct.

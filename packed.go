@@ -261,11 +261,11 @@ func pkTake(w, b, fp uint64) (uint64, bool) {
 
 // lookupOther is Lookup once placed, for Locked mode and the packed layout.
 func (f *Filter) lookupOther(b1, b2, fp uint64) bool {
-	switch {
-	case f.pkDirect:
+	if f.lay.packed {
+		if f.mode == Locked {
+			return f.pkLookupLocked(b1, b2, fp)
+		}
 		return f.pkLookup(b1, b2, fp)
-	case f.lay.packed:
-		return f.pkLookupLocked(b1, b2, fp)
 	}
 	return f.lookupLocked(b1, b2, fp)
 }
