@@ -7,8 +7,7 @@ import "github.com/cespare/xxhash/v2"
 const batchGroup = 16
 
 // group holds placed keys, first reads of their words and, for a lookup,
-// the raw read of b1's guard before them (its stripe's wrap epoch,
-// twophase.go, or its packed version).
+// the raw read before them of b1's wrap epoch (or packed version).
 type group struct {
 	b1, b2, fp, w1, w2, e [batchGroup]uint64
 }
@@ -99,11 +98,10 @@ func (g *group) place(n int, m, fpRange uint64) {
 	}
 }
 
-// readForInsert keys and places the first n raw hashes in b1 and reads,
-// prefetched for writing, the words (bucket b>>shift) of both buckets as
-// the inserts' first tries. A stale read costs an insert only a failed CAS
-// or a needless search: an add writes what its CAS compared, or its lock
-// read.
+// readForInsert keys and places the first n raw hashes in g.b1 and reads,
+// prefetched for writing, both buckets' words (b>>shift) as the inserts'
+// first tries. A stale read costs an insert only a failed CAS or a
+// needless search: an add writes what its CAS compared, or its lock read.
 func (f *Filter) readForInsert(g *group, n int, shift uint64) {
 	h := g.b1[:n]
 	f.keyHashes(h)

@@ -145,11 +145,9 @@ const (
 	pkChoiceB2 = 0x80 // marks a pkChoice entry that chooses b2
 )
 
-// pkChoice is pkChoose's rule written out for every index by pkFree and
-// pkPut: the position in its word of fp's slot, 32·parity + 8·slot (64 when
-// neither bucket has room), plus pkChoiceB2 for b2. A bucket scores its
-// free slots, 8 more when fp goes to its restricted top slot; b2 wins only
-// with a higher score.
+// pkChoice is pkChoose's rule for every index, by pkFree and pkPut: the
+// position in its word of fp's slot, 32·parity + 8·slot (64 when neither
+// bucket has room), plus pkChoiceB2 for b2.
 var pkChoice = func() (t [1 << 11]uint8) {
 	for i := range t {
 		fp := uint64(1 + 63*(i>>10)) // bit 10: fp >= pkTopLimit
@@ -163,10 +161,10 @@ var pkChoice = func() (t [1 << 11]uint8) {
 			pos[c] = bits.TrailingZeros64(pkPut(0, b, fp, fr) / fp) // 64: no room
 			score[c] = bits.OnesCount64(fr)
 			if pos[c] == 56 {
-				score[c] += 8 // slot 3 of an odd bucket
+				score[c] += 8 // the restricted top slot first
 			}
 		}
-		c := 0
+		c := 0 // b1 on a tie
 		if score[1] > score[0] {
 			c = 1
 		}
@@ -175,18 +173,13 @@ var pkChoice = func() (t [1 << 11]uint8) {
 	return t
 }()
 
-// versionsFor returns the version words of a packed table of n words: the
-// largest power of two, 1 to maxVersions, giving each pkWordsPerVersion
-// words, but at least the largest up to minVersions giving each
+// versionsFor returns the version words of a packed table of n words: a
+// stripe of pkWordsPerVersion words each, but up to minVersions stripes of
 // pkMinWordsPerVersion. A reader retries on any move in its stripe between
 // its version reads, so few stripes would make every reader retry while
 // anything relocates; 64 versions cost 512 bytes, at most 1/8 of the table.
 func versionsFor(n uint64) uint64 {
-	v := uint64(1)
-	for v < maxVersions && (2*v*pkWordsPerVersion <= n || v < minVersions && 2*v*pkMinWordsPerVersion <= n) {
-		v <<= 1
-	}
-	return v
+	return max(stripesFor(n, pkWordsPerVersion, maxVersions), stripesFor(n, pkMinWordsPerVersion, minVersions))
 }
 
 // verIdx returns the K-CAS index of the version word of bucket b.
@@ -248,8 +241,7 @@ func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
 	return w1, f.t.words[b2>>1].Load()
 }
 
-// pkReadSearch is readPair for the packed layout (two reads even of one
-// word).
+// pkReadSearch is readPair for packed words (two reads even of a shared one).
 func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) { return f.readSearch(b1>>1, b2>>1, b1) }
 
 // pkTake returns w with one copy of fp taken from bucket b, and whether b
@@ -270,11 +262,9 @@ func (f *Filter) lookupOther(b1, b2, fp uint64) bool {
 	return f.lookupLocked(b1, b2, fp)
 }
 
-// pkGroup is the packed codec's batch group, g.e holding V(b1).
-type pkGroup = group
+type pkGroup = group // the packed codec's batch group, e holding V(b1)
 
-// pkReadGroup is placeAndRead for the packed layout: V(b1), b1's word and
-// b2's, as pkFind reads them.
+// pkReadGroup is placeAndRead for the packed layout, in pkFind's order.
 func (f *Filter) pkReadGroup(g *group, n int) {
 	f.keyHashes(g.b1[:n])
 	g.place(n, f.m, f.fpRange)

@@ -138,8 +138,7 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 // can only find fp, and done false means start over.
 func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	if b1 == b2 {
-		// A key with one bucket never moves: one read decides.
-		return 0, false, true
+		return 0, false, true // a key with one bucket never moves: one read decides
 	}
 	l, t := &f.lay, &f.t
 	v1 := t.loadWord(b1)
@@ -162,23 +161,28 @@ func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 // KiB; tests give small tables more with setEpochs), at most maxEpochs.
 const epochStripeWords, maxEpochs = 4096, 1 << 14
 
-// newEpochs returns the wrap epochs of a one-word table of n words: the
-// largest power of two, 1 to maxEpochs, giving each epochStripeWords.
+// newEpochs returns the wrap epochs of a one-word table of n words.
 func newEpochs(n uint64) []atomic.Uint64 {
+	return make([]atomic.Uint64, stripesFor(n, epochStripeWords, maxEpochs))
+}
+
+// stripesFor returns the largest power of two, 1 to most, giving each
+// stripe at least per of n words.
+func stripesFor(n, per, most uint64) uint64 {
 	v := uint64(1)
-	for v < maxEpochs && 2*v*epochStripeWords <= n {
+	for v < most && 2*v*per <= n {
 		v <<= 1
 	}
-	return make([]atomic.Uint64, v)
+	return v
 }
 
 // searchStalls, in race builds only, is called by every search (Lookup in
 // both modes, the batch and Hash forms, find, pkFind, Delete's and Count's
-// first reads) with the filter and b1 after its read of b1 (stage 1) and
-// of b2 (stage 2), by a one-word search deciding "absent" between its
-// rereads of b1 and the epoch (stage 3), and by LockFree InsertUnique after
-// its read of b1 (stage 1). Tests relocate while a search stalls; a hook
-// must act only on its own filter. Other builds compile the calls out.
+// first reads) with b1 after its read of b1 (stage 1) and of b2 (stage 2),
+// by a one-word search deciding "absent" between its rereads of b1 and the
+// epoch (stage 3), and by LockFree InsertUnique after its read of b1
+// (stage 1). Tests relocate while a search stalls: a hook must act only on
+// its own filter.
 var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
 
 // readPair is a search's first reads: b1, then b2, plain loads, with the
