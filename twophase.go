@@ -73,7 +73,7 @@ import "sync/atomic"
 // Counter wraps. Counters wrap (14 bits at f=12, 30 at f=8, 2 at f=15 and
 // with five 12-bit slots), and 2^c moves through b1 during a search would
 // make d1 look like 0. Buckets are cut into stripes (b mod the number of
-// stripes, epochsFor), each with an epoch word (kcasTable.vers, epochOf). A
+// stripes, newEpochs), each with an epoch word (kcasTable.vers, epochOf). A
 // move that takes a counter from its maximum to 0 adds one to its stripe's
 // epoch in its K-CAS (one add when both wrap in one stripe), so an epoch
 // counts its stripe's wraps, changing atomically with them.
