@@ -49,16 +49,15 @@ func hashKeys(h []uint64, keys [][]byte) {
 
 // keyHashes keys the raw hashes h in place, a loop per hash algorithm.
 func (f *Filter) keyHashes(h []uint64) {
-	if seed := f.seed; seed != 0 {
-		if f.fmix {
-			for j := range h {
-				h[j] = mix64(h[j] ^ seed)
-			}
-		} else {
-			mul := f.mul
-			for j := range h {
-				h[j] = (h[j] ^ seed) * mul
-			}
+	switch seed, mul := f.seed, f.mul; {
+	case seed == 0:
+	case f.fmix:
+		for j := range h {
+			h[j] = mix64(h[j] ^ seed)
+		}
+	default:
+		for j := range h {
+			h[j] = (h[j] ^ seed) * mul
 		}
 	}
 }
@@ -74,13 +73,9 @@ func (f *Filter) placeAndRead(g *group, n int) {
 		b1 := g.b1[j]
 		g.e[j] = eps.of(b1).Load()
 		g.w1[j] = words[b1].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-		}
+		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
 		g.w2[j] = words[g.b2[j]].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 2)
-		}
+		searchStalled(f, b1, 2)
 	}
 }
 
@@ -163,9 +158,7 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 			}
 			b1, e := g.b1[j], g.e[j]
 			r1 := t.words[b1].Load()
-			if raceEnabled {
-				searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-			}
+			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
 			moved := (r1 ^ w1) | (t.epochOf(b1).Load() ^ e) | e&tagMask
 			if moved == 0 || b1 == g.b2[j] && e&tagMask == 0 {
 				found[j] = false

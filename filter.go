@@ -251,12 +251,7 @@ func (f *Filter) FingerprintBits() int { return int(f.lay.f) }
 
 // SlotsPerBucket returns the fingerprints a bucket holds (0 for a zero
 // Filter); a key's two buckets hold at most twice this many copies of it.
-func (f *Filter) SlotsPerBucket() int {
-	if f.lay.packed {
-		return packedSlots
-	}
-	return int(f.lay.b)
-}
+func (f *Filter) SlotsPerBucket() int { return f.Cap() / max(int(f.m), 1) } // a packed word holds two
 
 // Seed returns the hash seed: WithSeed's, the one New drew, or the one in
 // the encoding the filter was loaded from. Keep it (and encodings) secret
@@ -380,10 +375,8 @@ func (f *Filter) Lookup(key []byte) bool {
 		}
 		hookRead(&f.t, b1)
 		r1 := f.t.words[b1].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-		}
-		hookReadAt(&f.t, ep) // the load below, if r1 == w1
+		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
+		hookReadAt(&f.t, ep)    // the load below, if r1 == w1
 		if r1 == w1 && ep.Load() == e {
 			return false
 		}

@@ -207,9 +207,7 @@ func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
 	for {
 		v := t.load(vi)
 		w1 := t.load(b1 >> 1)
-		if raceEnabled {
-			searchStalled(f, b1, 1)
-		}
+		searchStalled(f, b1, 1)
 		if pkHas(pkHalf(w1, b1), fp) {
 			return b1, true
 		}
@@ -217,9 +215,7 @@ func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
 			return b2, pkHas(pkHalf(w1, b2), fp) // one read decides
 		}
 		w2 := t.load(b2 >> 1)
-		if raceEnabled {
-			searchStalled(f, b1, 2)
-		}
+		searchStalled(f, b1, 2)
 		if pkHas(pkHalf(w2, b2), fp) {
 			return b2, true
 		}
@@ -273,13 +269,9 @@ func (f *Filter) pkReadGroup(g *group, n int) {
 		b1 := g.b1[j]
 		g.e[j] = vers.of(b1 >> 1).Load()
 		g.w1[j] = words[b1>>1].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-		}
+		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
 		g.w2[j] = words[g.b2[j]>>1].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 2)
-		}
+		searchStalled(f, b1, 2)
 	}
 }
 

@@ -98,9 +98,7 @@ import "sync/atomic"
 func (f *Filter) unchanged(b1, w1, e uint64) bool {
 	hookRead(&f.t, b1)
 	r1 := f.t.words[b1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-	}
+	searchStalled(f, b1, 3) // between b1's re-read and the epoch's
 	if r1 != w1 {
 		return false
 	}
@@ -142,9 +140,7 @@ func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	}
 	l, t := &f.lay, &f.t
 	v1 := t.loadWord(b1)
-	if raceEnabled {
-		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-	}
+	searchStalled(f, b1, 3) // between b1's re-read and the epoch's
 	if l.contains(v1, fp) {
 		return b1, true, true
 	}
@@ -194,19 +190,19 @@ func (f *Filter) readSearch(i1, i2, b1 uint64) (w1, w2 uint64) {
 	words := f.t.words // one load of the slice header for both reads
 	hookRead(&f.t, i1)
 	w1 = words[i1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 1)
-	}
+	searchStalled(f, b1, 1)
 	hookRead(&f.t, i2)
 	w2 = words[i2].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 2)
-	}
+	searchStalled(f, b1, 2)
 	return w1, w2
 }
 
-// searchStalled calls searchStalls, if set (race builds only).
+// searchStalled calls searchStalls, if set, in race builds; other builds
+// compile it out.
 func searchStalled(f *Filter, b1 uint64, stage int) {
+	if !raceEnabled {
+		return
+	}
 	if h := searchStalls.Load(); h != nil {
 		(*h)(f, b1, stage)
 	}
