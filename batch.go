@@ -6,11 +6,10 @@ import "github.com/cespare/xxhash/v2"
 // group's independent cache misses are in flight at once.
 const batchGroup = 16
 
-// group holds placed keys, first reads of their buckets and, for a lookup,
-// the raw read of b1's stripe's wrap epoch before them (twophase.go).
+// group holds placed keys, first reads of their words and, for a lookup,
+// the raw read before them of b1's wrap epoch (or packed version).
 type group struct {
-	b1, b2, fp, w1, w2 [batchGroup]uint64
-	e                  [batchGroup]uint64
+	b1, b2, fp, w1, w2, e [batchGroup]uint64
 }
 
 // batchKeys is a batch's keys: keys, strs or hashes hs, the first not nil.
@@ -50,16 +49,15 @@ func hashKeys(h []uint64, keys [][]byte) {
 
 // keyHashes keys the raw hashes h in place, a loop per hash algorithm.
 func (f *Filter) keyHashes(h []uint64) {
-	if seed := f.seed; seed != 0 {
-		if f.fmix {
-			for j := range h {
-				h[j] = mix64(h[j] ^ seed)
-			}
-		} else {
-			mul := f.mul
-			for j := range h {
-				h[j] = (h[j] ^ seed) * mul
-			}
+	switch seed, mul := f.seed, f.mul; {
+	case seed == 0:
+	case f.fmix:
+		for j := range h {
+			h[j] = mix64(h[j] ^ seed)
+		}
+	default:
+		for j := range h {
+			h[j] = (h[j] ^ seed) * mul
 		}
 	}
 }
@@ -75,13 +73,9 @@ func (f *Filter) placeAndRead(g *group, n int) {
 		b1 := g.b1[j]
 		g.e[j] = eps.of(b1).Load()
 		g.w1[j] = words[b1].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-		}
+		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
 		g.w2[j] = words[g.b2[j]].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 2)
-		}
+		searchStalled(f, b1, 2)
 	}
 }
 
@@ -99,24 +93,23 @@ func (g *group) place(n int, m, fpRange uint64) {
 	}
 }
 
-// readForInsert keys and places the first n raw hashes in b1 and reads,
-// prefetched for writing, the words (bucket b>>shift) of both buckets as
-// the inserts' first tries. A stale read costs an insert only a failed CAS
-// or a needless search: an add writes what its CAS compared, or its lock
-// read.
-func (f *Filter) readForInsert(b1, fp, b2, w1, w2 *[batchGroup]uint64, n int, shift uint64) {
-	h := b1[:n]
+// readForInsert keys and places the first n raw hashes in g.b1 and reads,
+// prefetched for writing, both buckets' words (b>>shift) as the inserts'
+// first tries. A stale read costs an insert only a failed CAS or a
+// needless search: an add writes what its CAS compared, or its lock read.
+func (f *Filter) readForInsert(g *group, n int, shift uint64) {
+	h := g.b1[:n]
 	f.keyHashes(h)
 	m, fpRange := f.m, f.fpRange
 	for j := range h {
-		b1[j], fp[j], b2[j] = place(h[j], m, fpRange)
+		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
 	}
 	words := f.t.words
-	prefetchForWrite(words, b1, b2, n, shift)
+	prefetchForWrite(words, &g.b1, &g.b2, n, shift)
 	shift &= 63
 	for j := range n {
-		w1[j] = words[b1[j]>>shift].Load()
-		w2[j] = words[b2[j]>>shift].Load()
+		g.w1[j] = words[g.b1[j]>>shift].Load()
+		g.w2[j] = words[g.b2[j]>>shift].Load()
 	}
 }
 
@@ -134,22 +127,17 @@ func (f *Filter) lookupBatch(b *batchKeys, found []bool) int {
 		clear(found)
 		return n
 	}
-	if f.lay.packed {
-		var g pkGroup
-		for base := 0; base < n; base += batchGroup {
-			k := min(batchGroup, n-base)
-			b.hashGroup(&g.b1, base, base+k)
-			f.pkReadGroup(&g, k)
-			f.pkLookupGroup(&g, found[base:base+k])
-		}
-		return n
-	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
 		k := min(batchGroup, n-base)
 		b.hashGroup(&g.b1, base, base+k)
-		f.placeAndRead(&g, k)
-		f.lookupGroup(&g, found[base:base+k])
+		if f.lay.packed {
+			f.pkReadGroup(&g, k)
+			f.pkLookupGroup(&g, found[base:base+k])
+		} else {
+			f.placeAndRead(&g, k)
+			f.lookupGroup(&g, found[base:base+k])
+		}
 	}
 	return n
 }
@@ -170,9 +158,7 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 			}
 			b1, e := g.b1[j], g.e[j]
 			r1 := t.words[b1].Load()
-			if raceEnabled {
-				searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-			}
+			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
 			moved := (r1 ^ w1) | (t.epochOf(b1).Load() ^ e) | e&tagMask
 			if moved == 0 || b1 == g.b2[j] && e&tagMask == 0 {
 				found[j] = false
@@ -197,30 +183,22 @@ func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 
 // insertBatch is InsertBatch for the n keys of b.
 func (f *Filter) insertBatch(b *batchKeys, n int) (int, error) {
-	if f.m == 0 {
-		if n == 0 {
-			return 0, nil
-		}
+	if f.m == 0 && n > 0 {
 		return 0, ErrZeroFilter
-	}
-	if f.lay.packed {
-		var g pkGroup
-		for base := 0; base < n; base += batchGroup {
-			k := min(batchGroup, n-base)
-			b.hashGroup(&g.b1, base, base+k)
-			f.readForInsert(&g.b1, &g.fp, &g.b2, &g.w1, &g.w2, k, 1)
-			if j, ok := f.pkInsertGroup(&g, k); !ok {
-				return base + j, ErrFull
-			}
-		}
-		return n, nil
 	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
 		k := min(batchGroup, n-base)
 		b.hashGroup(&g.b1, base, base+k)
-		f.readForInsert(&g.b1, &g.fp, &g.b2, &g.w1, &g.w2, k, 0)
-		if j, ok := f.insertGroup(&g, k); !ok {
+		j, ok := 0, false
+		if f.lay.packed {
+			f.readForInsert(&g, k, 1)
+			j, ok = f.pkInsertGroup(&g, k)
+		} else {
+			f.readForInsert(&g, k, 0)
+			j, ok = f.insertGroup(&g, k)
+		}
+		if !ok {
 			return base + j, ErrFull
 		}
 	}

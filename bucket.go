@@ -36,25 +36,17 @@ type layout struct {
 
 // newLayout returns the layout of b slots of f bits, one of validLayout's.
 func newLayout(f, b uint) layout {
-	l := layout{f: f, b: b}
-	l.slotMask = 1<<f - 1
-	l.fpMask = 1<<(b*f) - 1
-	for s := uint(0); s < b; s++ {
+	l := layout{f: f, b: b, slotMask: 1<<f - 1, fpMask: 1<<(b*f) - 1, ctrShift: b * f}
+	for s := range b {
 		l.lo |= 1 << (s * f)
 	}
-	l.hi = l.lo << (f - 1)
-	l.ctrShift = b * f
-	l.ctrMask = 1<<(payloadBits-b*f) - 1
+	l.hi, l.ctrMask = l.lo<<(f-1), 1<<(payloadBits-b*f)-1
 	return l
 }
 
 // validLayout reports whether b slots of f bits is a fixed filter's
 // layout; each leaves the counter at least 2 bits.
-func validLayout(f, b uint) bool {
-	return b == 4 && (f == 8 || f == 12 || f == 15) || b == 5 && f == 12
-}
-
-func (l *layout) counterBits() uint { return payloadBits - l.b*l.f }
+func validLayout(f, b uint) bool { return b == 4 && validFingerprintBits(int(f)) || b == 5 && f == 12 }
 
 // zeroSlots returns the high bit of every zero slot of x (SWAR): subtracting
 // 1 from a lane borrows into its high bit only when the lane is zero, and
@@ -66,27 +58,6 @@ func (l *layout) zeroSlots(x uint64) uint64 {
 	return (x - l.lo) &^ x & l.hi
 }
 
-// slotOf returns the slot of a zeroSlots result's lowest set bit.
-func (l *layout) slotOf(z uint64) int {
-	tz := uint(bits.TrailingZeros64(z))
-	switch l.f {
-	case 8:
-		return int(tz >> 3)
-	case 12:
-		return int(tz / 12)
-	}
-	return int(tz / 15)
-}
-
-// match returns the slot of w holding fp (never 0), or -1.
-func (l *layout) match(w, fp uint64) int {
-	z := l.zeroSlots(w ^ fp*l.lo)
-	if z == 0 {
-		return -1
-	}
-	return l.slotOf(z)
-}
-
 func (l *layout) contains(w, fp uint64) bool { return l.zeroSlots(w^fp*l.lo) != 0 }
 
 // containsEither reports whether w1 or w2 holds fp, without a branch
@@ -96,22 +67,11 @@ func (l *layout) containsEither(w1, w2, fp uint64) bool {
 	return l.zeroSlots(w1^x)|l.zeroSlots(w2^x) != 0
 }
 
-// emptySlot returns w's first empty slot, or -1.
-func (l *layout) emptySlot(w uint64) int {
-	z := l.zeroSlots(w)
-	if z == 0 {
-		return -1
-	}
-	return l.slotOf(z)
-}
-
 // slotUnit returns 1 in the lowest bit of the slot that the lowest set bit
 // of a zeroSlots result z marks (0 for z = 0): times a fingerprint or
 // slotMask it addresses that slot without a division by f. The shift is
 // masked to 63, which f-1 never exceeds, to drop the test for shifts >= 64.
-func (l *layout) slotUnit(z uint64) uint64 {
-	return (z & -z) >> ((l.f - 1) & 63)
-}
+func (l *layout) slotUnit(z uint64) uint64 { return (z & -z) >> ((l.f - 1) & 63) }
 
 // put returns w with fp in its first empty slot, and whether it had one.
 func (l *layout) put(w, fp uint64) (uint64, bool) {
@@ -126,13 +86,14 @@ func (l *layout) take(w, fp uint64) (uint64, bool) {
 	return w &^ (l.slotMask * l.slotUnit(z)), z != 0
 }
 
-// occupied returns the number of non-empty slots of w: adding 2^(f-1)-1 to
-// a slot's low f-1 bits carries into its top bit exactly when they are not
-// all zero, never out of the slot; or-ing in w adds slots with the top bit.
-func (l *layout) occupied(w uint64) int {
-	w &= l.fpMask
-	return bits.OnesCount64(((w &^ l.hi) + (l.hi - l.lo) | w) & l.hi)
+// nonEmpty returns the top bit of every non-empty slot of w, exactly:
+// adding 2^(f-1)-1 to a slot's low f-1 bits carries into its top bit when
+// they are not all zero, never out of the slot; or-ing in w adds the rest.
+func (l *layout) nonEmpty(w uint64) uint64 {
+	return ((w & l.fpMask &^ l.hi) + (l.hi - l.lo) | w) & l.hi
 }
+
+func (l *layout) occupied(w uint64) int { return bits.OnesCount64(l.nonEmpty(w)) }
 
 // emptier reports whether occupied(w2) < occupied(w1) with one population
 // count: the top bits of w1's non-empty slots and one bit above the top bit
@@ -140,9 +101,7 @@ func (l *layout) occupied(w uint64) int {
 // occupied(w1) + b - occupied(w2), which exceeds b exactly when w2 has
 // fewer. The highest slot's extra bit is bit bf (at most 60), in the word.
 func (l *layout) emptier(w2, w1 uint64) bool {
-	n1 := ((w1 & l.fpMask &^ l.hi) + (l.hi - l.lo) | w1) & l.hi
-	n2 := ((w2 & l.fpMask &^ l.hi) + (l.hi - l.lo) | w2) & l.hi
-	return bits.OnesCount64(n1|(l.hi&^n2)<<1) > int(l.b)
+	return bits.OnesCount64(l.nonEmpty(w1)|(l.hi&^l.nonEmpty(w2))<<1) > int(l.b)
 }
 
 func (l *layout) slot(w uint64, s int) uint64 { return w >> (uint(s) * l.f) & l.slotMask }

@@ -2,7 +2,9 @@ package cuckoo
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 )
 
@@ -217,4 +219,36 @@ func TestLayoutOccupied(t *testing.T) {
 			prev, prevOcc = w, want
 		}
 	}
+}
+
+// The tests' slot finders (the library needs only masks).
+
+func (l *layout) counterBits() uint { return payloadBits - l.b*l.f }
+
+// slotOf returns the slot of a zeroSlots result's lowest set bit.
+func (l *layout) slotOf(z uint64) int { return bits.TrailingZeros64(z) / int(l.f) }
+
+// match returns the slot of w holding fp (never 0), or -1.
+func (l *layout) match(w, fp uint64) int {
+	if z := l.zeroSlots(w ^ fp*l.lo); z != 0 {
+		return l.slotOf(z)
+	}
+	return -1
+}
+
+// emptySlot returns w's first empty slot, or -1.
+func (l *layout) emptySlot(w uint64) int {
+	if z := l.zeroSlots(w); z != 0 {
+		return l.slotOf(z)
+	}
+	return -1
+}
+
+func (f *Filter) setSeed(seed uint64, alg uint8) {
+	f.seed, f.fmix, f.mul = seed, alg == formatHashXXFmix, mix64(seed)|1
+}
+
+// init sets up an empty table of n words, n in [1, maxBuckets].
+func (f *Filter) init(n uint64, lay layout, seed uint64, mode Mode) {
+	f.adopt(make([]atomic.Uint64, n), lay, seed, formatHashXXMul, mode, 0)
 }

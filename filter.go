@@ -33,11 +33,8 @@ const (
 
 // String returns "lockfree" or "locked".
 func (m Mode) String() string {
-	switch m {
-	case LockFree:
-		return "lockfree"
-	case Locked:
-		return "locked"
+	if m == LockFree || m == Locked {
+		return [...]string{"lockfree", "locked"}[m]
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
@@ -77,24 +74,18 @@ type Option func(*config)
 // WithSlotsPerBucket(4), 15-bit ones four; 8-bit ones use the packed layout,
 // two four-slot buckets per word. New rejects other sizes. Bits per key and
 // rates: README.md, "Choosing a layout".
-func WithFingerprintBits(bits int) Option {
-	return func(c *config) { c.bits, c.bitsSet = bits, true }
-}
+func WithFingerprintBits(bits int) Option { return func(c *config) { c.bits, c.bitsSet = bits, true } }
 
 // WithSlotsPerBucket sets the fingerprints a bucket holds: 5 (the default,
 // 12-bit fingerprints only) or 4. New rejects other values.
-func WithSlotsPerBucket(b int) Option {
-	return func(c *config) { c.slots, c.slotsSet = b, true }
-}
+func WithSlotsPerBucket(b int) Option { return func(c *config) { c.slots, c.slotsSet = b, true } }
 
 // WithSeed sets the hash seed: filters with the same seed, bucket count and
 // layout place every key alike. Without it New draws a random seed, so that
 // nobody can choose keys that all land in one pair of buckets; use it only
 // where keys cannot come from an adversary. WithSeed(0) places keys as hash
 // algorithm 1 of FORMAT.md does unseeded.
-func WithSeed(seed uint64) Option {
-	return func(c *config) { c.seed, c.seedSet = seed, true }
-}
+func WithSeed(seed uint64) Option { return func(c *config) { c.seed, c.seedSet = seed, true } }
 
 // WithMode selects the synchronization mode (LockFree by default).
 func WithMode(m Mode) Option { return func(c *config) { c.mode = m } }
@@ -137,12 +128,12 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 	if c.maxCapSet {
 		return nil, fmt.Errorf("cuckoo: WithMaxCapacity applies to NewGrowing; a Filter's capacity is fixed")
 	}
-	f := &Filter{}
+	n, lay := newBuckets(capacity, c.slots), newLayout(uint(c.bits), uint(c.slots))
 	if c.bits == 8 {
-		f.init(newPackedWords(capacity), packedLayout(), c.seed, c.mode)
-	} else {
-		f.init(newBuckets(capacity, c.slots), newLayout(uint(c.bits), uint(c.slots)), c.seed, c.mode)
+		n, lay = newPackedWords(capacity), packedLayout()
 	}
+	f := &Filter{}
+	f.adopt(make([]atomic.Uint64, n), lay, c.seed, formatHashXXMul, c.mode, 0)
 	return f, nil
 }
 
@@ -227,36 +218,27 @@ func newConfig(capacity int, opts []Option) (config, error) {
 	return c, nil
 }
 
-// init sets up an empty table of n words, n in [1, maxBuckets].
-func (f *Filter) init(n uint64, lay layout, seed uint64, mode Mode) {
-	f.adopt(make([]atomic.Uint64, n), lay, seed, formatHashXXMul, mode, 0)
-}
-
 // adopt makes words (len in [1, maxBuckets], plain bucket words) the table,
 // holding n fingerprints placed by hash algorithm alg; not concurrently
 // with other methods. The event counters keep their sums.
 func (f *Filter) adopt(words []atomic.Uint64, lay layout, seed uint64, alg uint8, mode Mode, n int64) {
-	f.t.words = words
-	f.m = uint64(len(words))
+	nw := uint64(len(words))
+	f.t.words, f.m, f.lay, f.fpRange, f.mode = words, nw, lay, 1<<lay.f-1, mode
 	if lay.packed {
 		f.m *= 2
-		f.t.setVers(newVersions(uint64(len(words))))
+		f.t.setVers(make([]atomic.Uint64, versionsFor(nw)))
 	} else {
-		f.t.setVers(newEpochs(uint64(len(words))))
+		f.t.setVers(newEpochs(nw))
 	}
-	f.lay = lay
-	f.fpRange = 1<<lay.f - 1
-	f.setSeed(seed, alg)
-	f.mode = mode
-	f.inline = mode == LockFree && !lay.packed
-	f.pkDirect = mode == LockFree && lay.packed
+	f.seed, f.fmix, f.mul = seed, alg == formatHashXXFmix, mix64(seed)|1
+	f.inline, f.pkDirect = mode == LockFree && !lay.packed, mode == LockFree && lay.packed
 	f.locks = nil
 	if mode == Locked {
 		f.locks = newStripedLocks(len(words))
 	}
-	f.count.init(countShardBitsFor(uint64(len(words))))
+	f.count.init(countShardBitsFor(nw))
 	f.count.add(n)
-	sb := shardBitsFor(uint64(len(words)))
+	sb := shardBitsFor(nw)
 	f.gate.movers.init(sb)
 	f.stats.resize(sb)
 }
@@ -269,12 +251,7 @@ func (f *Filter) FingerprintBits() int { return int(f.lay.f) }
 
 // SlotsPerBucket returns the fingerprints a bucket holds (0 for a zero
 // Filter); a key's two buckets hold at most twice this many copies of it.
-func (f *Filter) SlotsPerBucket() int {
-	if f.lay.packed {
-		return packedSlots
-	}
-	return int(f.lay.b)
-}
+func (f *Filter) SlotsPerBucket() int { return f.Cap() / max(int(f.m), 1) } // a packed word holds two
 
 // Seed returns the hash seed: WithSeed's, the one New drew, or the one in
 // the encoding the filter was loaded from. Keep it (and encodings) secret
@@ -283,12 +260,9 @@ func (f *Filter) Seed() uint64 { return f.seed }
 
 // mix64 is MurmurHash3's finalizer.
 func mix64(h uint64) uint64 {
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	h *= 0xc4ceb9fe1a85ec53
-	h ^= h >> 33
-	return h
+	h = (h ^ h>>33) * 0xff51afd7ed558ccd
+	h = (h ^ h>>33) * 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
 }
 
 // keyed keys h = XXH64(key) with a non-zero seed. Hash algorithm 2 of
@@ -305,14 +279,8 @@ func (f *Filter) keyed(h uint64) uint64 {
 	return (h ^ f.seed) * f.mul
 }
 
-func (f *Filter) setSeed(seed uint64, alg uint8) {
-	f.seed, f.fmix, f.mul = seed, alg == formatHashXXFmix, mix64(seed)|1
-}
-
 // hash returns the key's first bucket, fingerprint and second bucket.
-func (f *Filter) hash(key []byte) (b1, fp, b2 uint64) {
-	return f.placeHash(xxhash.Sum64(key))
-}
+func (f *Filter) hash(key []byte) (b1, fp, b2 uint64) { return f.placeHash(xxhash.Sum64(key)) }
 
 func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
 	if f.seed != 0 {
@@ -394,17 +362,7 @@ func (f *Filter) Lookup(key []byte) bool {
 	ep := f.t.epochOf(b1)
 	hookReadAt(&f.t, ep)
 	e := ep.Load()
-	words := f.t.words // one load of the slice header for both reads
-	hookRead(&f.t, b1)
-	w1 := words[b1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-	}
-	hookRead(&f.t, b2)
-	w2 := words[b2].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 2)
-	}
+	w1, w2 := f.readPair(b1, b2)
 	if (w1|w2|e)&tagMask == 0 {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true
@@ -416,11 +374,9 @@ func (f *Filter) Lookup(key []byte) bool {
 			return false
 		}
 		hookRead(&f.t, b1)
-		r1 := words[b1].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-		}
-		hookReadAt(&f.t, ep) // the load below, if r1 == w1
+		r1 := f.t.words[b1].Load()
+		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
+		hookReadAt(&f.t, ep)    // the load below, if r1 == w1
 		if r1 == w1 && ep.Load() == e {
 			return false
 		}
@@ -431,27 +387,19 @@ func (f *Filter) Lookup(key []byte) bool {
 // Delete removes one copy of key's fingerprint and reports whether it found
 // one. Delete only keys that were inserted: deleting another can remove a
 // colliding key's fingerprint, a false negative.
-func (f *Filter) Delete(key []byte) bool {
-	if f.m == 0 {
-		return false
-	}
-	b1, fp, b2 := f.hash(key)
-	return f.deleteFp(b1, b2, fp)
-}
+func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(xxhash.Sum64(key)) }
 
 // deleteFp removes one copy of fp from b1 or b2 and counts it.
-func (f *Filter) deleteFp(b1, b2, fp uint64) bool {
+func (f *Filter) deleteFp(b1, b2, fp uint64) (ok bool) {
 	b1, b2 = searchPair(b1, b2)
-	var ok bool
-	if f.lay.packed {
-		if f.mode == Locked {
-			ok = f.pkDeleteLocked(b1, b2, fp)
-		} else {
-			ok = f.pkRemove(b1, b2, fp)
-		}
-	} else if f.mode == Locked {
+	switch {
+	case f.lay.packed && f.mode == Locked:
+		ok = f.pkDeleteLocked(b1, b2, fp)
+	case f.lay.packed:
+		ok = f.pkRemove(b1, b2, fp)
+	case f.mode == Locked:
 		ok = f.deleteLocked(b1, b2, fp)
-	} else {
+	default:
 		ok = f.remove(b1, b2, fp)
 	}
 	if ok {
@@ -463,24 +411,13 @@ func (f *Filter) deleteFp(b1, b2, fp uint64) bool {
 // Len returns the number of fingerprints stored, exact when no operation is
 // in flight; meanwhile a sum of per-goroutine counters, clamped to
 // [0, Cap()].
-func (f *Filter) Len() int {
-	n := f.count.sum()
-	if n < 0 {
-		return 0
-	}
-	return int(min(uint64(n), uint64(f.Cap())))
-}
+func (f *Filter) Len() int { return int(min(max(f.count.sum(), 0), int64(f.Cap()))) }
 
 // Cap returns the number of fingerprint slots.
 func (f *Filter) Cap() int { return len(f.t.words) * int(f.lay.b) }
 
 // LoadFactor returns Len()/Cap(), 0 for a zero Filter.
-func (f *Filter) LoadFactor() float64 {
-	if f.m == 0 {
-		return 0
-	}
-	return float64(f.Len()) / float64(f.Cap())
-}
+func (f *Filter) LoadFactor() float64 { return float64(f.Len()) / float64(max(f.Cap(), 1)) }
 
 // Reset removes every fingerprint stored before it began. It keeps the
 // migration counters, so lookups in flight stay correct.

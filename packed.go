@@ -36,22 +36,16 @@ import (
 // (TestSearchAgainstCollidingKeys). A shared word is read atomically. □
 
 const (
-	pkLo       = 0x01010101         // 1 in the lowest bit of every slot of a bucket
-	pkHi       = 0x80808080         // 1 in the highest bit of every slot of a bucket
-	pkLo2      = 0x0101010101010101 // pkLo in both halves
-	pkHi2      = 0x8080808080808080
-	pkHalfMask = 0xffffffff
-	pkTopSlot  = 0x80000000 // the high bit of slot 3 of a bucket
-	// pkTopLimit bounds the fingerprints slot 3 of an odd bucket takes:
-	// 1 to pkTopLimit-1, so the word's two tag bits stay clear.
-	pkTopLimit = 64
-	// pkWordMask is the bits a plain packed word may have set.
-	pkWordMask = ^tagMask
-	// packedSlots is the slots of a packed bucket.
-	packedSlots = 4
+	pkLo        = 0x01010101         // 1 in the lowest bit of every slot of a bucket
+	pkHi        = 0x80808080         // 1 in the highest bit of every slot of a bucket
+	pkLo2       = 0x0101010101010101 // pkLo in both halves
+	pkHi2       = 0x8080808080808080
+	pkTopSlot   = 0x80000000 // the high bit of slot 3 of a bucket
+	pkTopLimit  = 64         // slot 3 of an odd bucket takes fp < 64: tag bits stay clear
+	pkWordMask  = ^tagMask   // the bits a plain packed word may have set
+	packedSlots = 4          // the slots of a packed bucket
 	// Version words: versionsFor.
-	pkWordsPerVersion                 = 128
-	maxVersions                       = 1 << 14
+	pkWordsPerVersion, maxVersions    = 128, 1 << 14
 	minVersions, pkMinWordsPerVersion = 64, 8
 	// packedLoad is the load a packed table is sized for, below the lowest
 	// first-ErrFull load measured (BENCHMARKS.md, "Tuning constants").
@@ -63,9 +57,7 @@ const (
 // packed code paths.
 func packedLayout() layout {
 	l := newLayout(8, 8)
-	l.fpMask = pkWordMask
-	l.ctrMask = 0
-	l.packed = true
+	l.fpMask, l.ctrMask, l.packed = pkWordMask, 0, true
 	return l
 }
 
@@ -85,44 +77,24 @@ func pkHalf(w, b uint64) uint64 {
 // pkOccupiedLanes returns the high bit of every non-empty slot of bucket x,
 // exactly: adding 0x7f to a slot's low seven bits carries into its high
 // bit when they are not all zero, and never out of the slot.
-func pkOccupiedLanes(x uint64) uint64 {
-	return ((x &^ pkHi) + (pkHi - pkLo) | x) & pkHi
-}
+func pkOccupiedLanes(x uint64) uint64 { return ((x &^ pkHi) + (pkHi - pkLo) | x) & pkHi }
 
 // pkFree returns the high bit of every empty slot of bucket b (bits x)
-// that may take fp: not slot 3 of an odd bucket for fp >= pkTopLimit.
+// that may take fp: not slot 3 of an odd bucket for fp >= pkTopLimit
+// (branch-free: (fp+192)>>8 is 1 exactly for fp 64 to 255).
 func pkFree(x, b, fp uint64) uint64 {
-	return pkHi &^ pkOccupiedLanes(x) &^ pkBarred(b, fp)
-}
-
-// pkBarred returns pkTopSlot when fp may not take slot 3 of bucket b, else
-// 0, without a branch: (fp+192)>>8 is 1 exactly for fp 64 to 255.
-func pkBarred(b, fp uint64) uint64 {
-	return pkTopSlot * (b & 1 & ((fp + 256 - pkTopLimit) >> 8))
-}
-
-// pkTopFirst returns pkTopSlot when fr (pkFree's result) has the
-// restricted top slot free and fp may take it, else 0.
-func pkTopFirst(fr, b, fp uint64) uint64 {
-	return fr & pkTopSlot * (b & 1 &^ ((fp + 256 - pkTopLimit) >> 8))
+	return pkHi &^ pkOccupiedLanes(x) &^ (pkTopSlot * (b & 1 & ((fp + 256 - pkTopLimit) >> 8)))
 }
 
 // pkMatches returns the high bit of every slot of bucket x holding fp
 // (exactly; fp non-zero).
-func pkMatches(x, fp uint64) uint64 {
-	return pkHi &^ pkOccupiedLanes(x^fp*pkLo)
-}
+func pkMatches(x, fp uint64) uint64 { return pkHi &^ pkOccupiedLanes(x^fp*pkLo) }
 
 // pkHas reports whether bucket x holds fp (fp non-zero).
-func pkHas(x, fp uint64) bool {
-	y := x ^ fp*pkLo
-	return (y-pkLo)&^y&pkHi != 0
-}
+func pkHas(x, fp uint64) bool { return (x^fp*pkLo-pkLo)&^(x^fp*pkLo)&pkHi != 0 }
 
 // pkMatchCount returns the number of copies of fp in bucket b of word w.
-func pkMatchCount(w, b, fp uint64) int {
-	return bits.OnesCount64(pkMatches(pkHalf(w, b), fp))
-}
+func pkMatchCount(w, b, fp uint64) int { return bits.OnesCount64(pkMatches(pkHalf(w, b), fp)) }
 
 // pkHasEither reports whether bucket b1 of w1 or b2 of w2 holds fp, by one
 // SWAR test over b1's bits below b2's: a borrow out of b1's top slot
@@ -132,18 +104,14 @@ func pkHasEither(w1, w2, b1, b2, fp uint64) bool {
 	return (y-pkLo2)&^y&pkHi2 != 0
 }
 
-// pkUnit turns a mask of slot high bits into a word with 1 in the lowest
-// bit of the lowest marked slot (0 for 0).
-func pkUnit(z uint64) uint64 { return (z & -z) >> 7 }
-
 // pkPut returns w with fp in a slot of bucket b that fr (pkFree's result,
 // non-zero) marks: the restricted top slot when fp may take it (no other
 // fingerprint can), else the lowest. This raises the first-ErrFull load
 // (TestPackedFirstFailure; BENCHMARKS.md, "Tuning constants").
 func pkPut(w, b, fp, fr uint64) uint64 {
 	z := fr & -fr
-	if t := pkTopFirst(fr, b, fp); t != 0 {
-		z = t
+	if t := fr & pkTopSlot * (b & 1 &^ ((fp + 256 - pkTopLimit) >> 8)); t != 0 {
+		z = t // the top slot is free and fp may take it
 	}
 	return w | fp*(z>>7)<<pkShift(b)
 }
@@ -169,81 +137,55 @@ func pkChoose(b1, b2, fp, w1, w2 uint64) (b, w, put uint64) {
 	return b, w, fp << (x &^ pkChoiceB2) // x&^pkChoiceB2 = 64 gives 0
 }
 
-// pkGather, multiplied by a word whose bytes are 0 or 1, gathers them
-// into its top byte, byte i into bit i (no two partial products meet).
-const pkGather = 0x0102040810204080
+const (
+	// pkGather, multiplied by a word whose bytes are 0 or 1, gathers them
+	// into its top byte, byte i into bit i (no two partial products meet).
+	pkGather   = 0x0102040810204080
+	pkChoiceB2 = 0x80 // marks a pkChoice entry that chooses b2
+)
 
-// pkChoiceB2 marks a pkChoice entry that chooses b2.
-const pkChoiceB2 = 0x80
-
-// pkChoice is pkChoose's rule written out for every index: the position in
-// its word of fp's slot, 32·parity + 8·slot (64 when neither bucket has
-// room), plus pkChoiceB2 for b2. A bucket scores its free slots, 8 more
-// for a free restricted top slot fp may take (then fp goes there, else to
-// the lowest); b2 wins only with a higher score.
+// pkChoice is pkChoose's rule for every index, by pkFree and pkPut: the
+// position in its word of fp's slot, 32·parity + 8·slot (64 when neither
+// bucket has room), plus pkChoiceB2 for b2.
 var pkChoice = func() (t [1 << 11]uint8) {
 	for i := range t {
-		big := i >> 10 // fp >= pkTopLimit
-		var score, slot [2]int
+		fp := uint64(1 + 63*(i>>10)) // bit 10: fp >= pkTopLimit
+		var score, pos [2]int
 		for c := range 2 {
-			empty, odd := i>>(4*c)&0xf, i>>(8+c)&1
-			slot[c] = -1
-			for s := packedSlots - 1; s >= 0; s-- {
-				if empty>>s&1 == 0 || s == 3 && odd == 1 && big == 1 {
-					continue // occupied, or fp may not take it
-				}
-				score[c]++
-				slot[c] = s
+			b, x := uint64(i>>(8+c)&1), uint64(0)
+			for s := range packedSlots {
+				x |= uint64(^i>>(4*c+s)&1) << (8 * s) // a 1 in each occupied slot
 			}
-			if empty>>3&1 == 1 && odd == 1 && big == 0 {
-				score[c] += 8
-				slot[c] = 3
+			fr := pkFree(x, b, fp)
+			pos[c] = bits.TrailingZeros64(pkPut(0, b, fp, fr) / fp) // 64: no room
+			score[c] = bits.OnesCount64(fr)
+			if pos[c] == 56 {
+				score[c] += 8 // the restricted top slot first
 			}
 		}
-		c := 0
+		c := 0 // b1 on a tie
 		if score[1] > score[0] {
 			c = 1
 		}
-		x := 64
-		if slot[c] >= 0 {
-			x = 32*(i>>(8+c)&1) + 8*slot[c]
-		}
-		t[i] = uint8(x | c*pkChoiceB2)
+		t[i] = uint8(pos[c] | c*pkChoiceB2)
 	}
 	return t
 }()
 
-// pkSlotOf returns the slot index of the lowest marked slot of z (z != 0).
-func pkSlotOf(z uint64) int { return bits.TrailingZeros64(z) >> 3 }
-
-// versionsFor returns the version words of a packed table of n words: the
-// largest power of two, 1 to maxVersions, giving each pkWordsPerVersion
-// words, but at least the largest up to minVersions giving each
+// versionsFor returns the version words of a packed table of n words: a
+// stripe of pkWordsPerVersion words each, but up to minVersions stripes of
 // pkMinWordsPerVersion. A reader retries on any move in its stripe between
 // its version reads, so few stripes would make every reader retry while
 // anything relocates; 64 versions cost 512 bytes, at most 1/8 of the table.
 func versionsFor(n uint64) uint64 {
-	v := uint64(1)
-	for v < maxVersions && (2*v*pkWordsPerVersion <= n || v < minVersions && 2*v*pkMinWordsPerVersion <= n) {
-		v <<= 1
-	}
-	return v
-}
-
-// newVersions returns the version words of a packed table of n words.
-func newVersions(n uint64) []atomic.Uint64 {
-	return make([]atomic.Uint64, versionsFor(n))
+	return max(stripesFor(n, pkWordsPerVersion, maxVersions), stripesFor(n, pkMinWordsPerVersion, minVersions))
 }
 
 // verIdx returns the K-CAS index of the version word of bucket b.
-func (t *kcasTable) verIdx(b uint64) uint64 {
-	return t.epochIdx(b >> 1)
-}
+func (t *kcasTable) verIdx(b uint64) uint64 { return t.epochIdx(b >> 1) }
 
 // verOf returns the version word of bucket b (as epochOf: no bounds check).
-func (t *kcasTable) verOf(b uint64) *atomic.Uint64 {
-	return t.epochOf(b >> 1)
-}
+func (t *kcasTable) verOf(b uint64) *atomic.Uint64 { return t.epochOf(b >> 1) }
 
 // plainWord returns the logical value of word i, helping a K-CAS found there
 // first (a writer's read, which it then CASes against).
@@ -260,27 +202,19 @@ func (f *Filter) plainWord(i uint64) uint64 {
 
 // pkFind is the search above; it returns the bucket where a read saw fp.
 func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
-	t := &f.t
-	vi := t.verIdx(b1)
+	t, vi := &f.t, f.t.verIdx(b1)
 	for {
 		v := t.load(vi)
 		w1 := t.load(b1 >> 1)
-		if raceEnabled {
-			searchStalled(f, b1, 1)
-		}
+		searchStalled(f, b1, 1)
 		if pkHas(pkHalf(w1, b1), fp) {
 			return b1, true
 		}
 		if b1>>1 == b2>>1 {
-			if pkHas(pkHalf(w1, b2), fp) {
-				return b2, true
-			}
-			return 0, false
+			return b2, pkHas(pkHalf(w1, b2), fp) // one read decides
 		}
 		w2 := t.load(b2 >> 1)
-		if raceEnabled {
-			searchStalled(f, b1, 2)
-		}
+		searchStalled(f, b1, 2)
 		if pkHas(pkHalf(w2, b2), fp) {
 			return b2, true
 		}
@@ -302,28 +236,14 @@ func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
 	return w1, f.t.words[b2>>1].Load()
 }
 
-// pkReadSearch is readPair for the packed layout (two reads even of one
-// word).
-func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) {
-	words := f.t.words // one load of the slice header for both reads
-	hookRead(&f.t, b1>>1)
-	w1 = words[b1>>1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 1)
-	}
-	hookRead(&f.t, b2>>1)
-	w2 = words[b2>>1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 2)
-	}
-	return w1, w2
-}
+// pkReadSearch is readPair for packed words (two reads even of a shared one).
+func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) { return f.readSearch(b1>>1, b2>>1, b1) }
 
 // pkTake returns w with one copy of fp taken from bucket b, and whether b
 // held one (w itself if not).
 func pkTake(w, b, fp uint64) (uint64, bool) {
 	z := pkMatches(pkHalf(w, b), fp)
-	return w &^ (0xff * pkUnit(z) << pkShift(b)), z != 0
+	return w &^ (0xff * ((z & -z) >> 7) << pkShift(b)), z != 0
 }
 
 // lookupOther is Lookup once placed, for Locked mode and the packed layout.
@@ -337,43 +257,26 @@ func (f *Filter) lookupOther(b1, b2, fp uint64) bool {
 	return f.lookupLocked(b1, b2, fp)
 }
 
-// pkGroup is a packed batch's group: placed keys, reads of both words and,
-// for a lookup (pkReadGroup), each b1's version.
-type pkGroup struct {
-	b1, b2, fp, v, w1, w2 [batchGroup]uint64
-}
+type pkGroup = group // the packed codec's batch group, e holding V(b1)
 
-// pkReadGroup places the first n raw hashes in g.b1 and reads each key's
-// V(b1), b1's word and b2's, in the search's order, in one loop so that
-// the group's cache misses overlap.
-func (f *Filter) pkReadGroup(g *pkGroup, n int) {
-	h := g.b1[:n]
-	f.keyHashes(h)
-	m, fpRange := f.m, f.fpRange
-	for j := range h {
-		b1, fp, b2 := place(h[j], m, fpRange)
-		g.b1[j], g.b2[j] = searchPair(b1, b2)
-		g.fp[j] = fp
-	}
-	// pkReadSearch's reads, the slice header and versions loaded once.
+// pkReadGroup is placeAndRead for the packed layout, in pkFind's order.
+func (f *Filter) pkReadGroup(g *group, n int) {
+	f.keyHashes(g.b1[:n])
+	g.place(n, f.m, f.fpRange)
 	words, vers := f.t.words, f.t.versIndex()
 	for j := range n {
 		b1 := g.b1[j]
-		g.v[j] = vers.of(b1 >> 1).Load()
+		g.e[j] = vers.of(b1 >> 1).Load()
 		g.w1[j] = words[b1>>1].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-		}
+		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
 		g.w2[j] = words[g.b2[j]>>1].Load()
-		if raceEnabled {
-			searchStalled(f, b1, 2)
-		}
+		searchStalled(f, b1, 2)
 	}
 }
 
 // pkLookupGroup answers the first len(found) keys of a group read by
 // pkReadGroup as pkLookup and pkLookupLocked decide.
-func (f *Filter) pkLookupGroup(g *pkGroup, found []bool) {
+func (f *Filter) pkLookupGroup(g *group, found []bool) {
 	found = found[:min(len(found), batchGroup)] // no bounds checks on j below
 	for j := range found {
 		b1, b2, fp, w1, w2 := g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]
@@ -387,7 +290,7 @@ func (f *Filter) pkLookupGroup(g *pkGroup, found []bool) {
 				found[j] = pkHas(pkHalf(w1, b2), fp)
 				continue
 			}
-			v := g.v[j]
+			v := g.e[j]
 			if (f.t.versIndex().of(b1>>1).Load()^v)|v&tagMask == 0 {
 				found[j] = false
 				continue

@@ -524,3 +524,12 @@ func TestPackedLockedAddPlacement(t *testing.T) {
 		}
 	}
 }
+
+const pkHalfMask = 0xffffffff
+
+// pkUnit turns a mask of slot high bits into a word with 1 in the lowest
+// bit of the lowest marked slot (0 for 0).
+func pkUnit(z uint64) uint64 { return (z & -z) >> 7 }
+
+// pkSlotOf returns the slot index of the lowest marked slot of z (z != 0).
+func pkSlotOf(z uint64) int { return bits.TrailingZeros64(z) >> 3 }

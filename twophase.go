@@ -73,7 +73,7 @@ import "sync/atomic"
 // Counter wraps. Counters wrap (14 bits at f=12, 30 at f=8, 2 at f=15 and
 // with five 12-bit slots), and 2^c moves through b1 during a search would
 // make d1 look like 0. Buckets are cut into stripes (b mod the number of
-// stripes, epochsFor), each with an epoch word (kcasTable.vers, epochOf). A
+// stripes, newEpochs), each with an epoch word (kcasTable.vers, epochOf). A
 // move that takes a counter from its maximum to 0 adds one to its stripe's
 // epoch in its K-CAS (one add when both wrap in one stripe), so an epoch
 // counts its stripe's wraps, changing atomically with them.
@@ -98,9 +98,7 @@ import "sync/atomic"
 func (f *Filter) unchanged(b1, w1, e uint64) bool {
 	hookRead(&f.t, b1)
 	r1 := f.t.words[b1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-	}
+	searchStalled(f, b1, 3) // between b1's re-read and the epoch's
 	if r1 != w1 {
 		return false
 	}
@@ -110,16 +108,14 @@ func (f *Filter) unchanged(b1, w1, e uint64) bool {
 
 // find is the two-phase search; it returns the bucket where a read saw fp.
 func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
-	l := &f.lay
-	t := &f.t
+	l, t := &f.lay, &f.t
 	for {
 		e := t.load(t.epochIdx(b1))
 		// Phase 1: both loads issued before either is tested.
 		w1, w2 := f.readPair(b1, b2)
 		if (w1|w2)&tagMask != 0 {
 			// A relocation is in flight: resolve, reading in order.
-			w1 = t.load(b1)
-			w2 = t.load(b2)
+			w1, w2 = t.load(b1), t.load(b2)
 		}
 		if l.contains(w1, fp) {
 			return b1, true
@@ -140,19 +136,11 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 // can only find fp, and done false means start over.
 func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	if b1 == b2 {
-		// A key with one bucket never moves: one read decides.
-		return 0, false, true
+		return 0, false, true // a key with one bucket never moves: one read decides
 	}
-	l := &f.lay
-	t := &f.t
-	hookRead(t, b1)
-	v1 := t.words[b1].Load()
-	if v1&tagMask != 0 {
-		v1 = t.load(b1)
-	}
-	if raceEnabled {
-		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-	}
+	l, t := &f.lay, &f.t
+	v1 := t.loadWord(b1)
+	searchStalled(f, b1, 3) // between b1's re-read and the epoch's
 	if l.contains(v1, fp) {
 		return b1, true, true
 	}
@@ -169,48 +157,52 @@ func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 // KiB; tests give small tables more with setEpochs), at most maxEpochs.
 const epochStripeWords, maxEpochs = 4096, 1 << 14
 
-// epochsFor returns the wrap epochs of a one-word table of n words: the
-// largest power of two, 1 to maxEpochs, giving each epochStripeWords.
-func epochsFor(n uint64) uint64 {
+// newEpochs returns the wrap epochs of a one-word table of n words.
+func newEpochs(n uint64) []atomic.Uint64 {
+	return make([]atomic.Uint64, stripesFor(n, epochStripeWords, maxEpochs))
+}
+
+// stripesFor returns the largest power of two, 1 to most, giving each
+// stripe at least per of n words.
+func stripesFor(n, per, most uint64) uint64 {
 	v := uint64(1)
-	for v < maxEpochs && 2*v*epochStripeWords <= n {
+	for v < most && 2*v*per <= n {
 		v <<= 1
 	}
 	return v
 }
 
-// newEpochs returns the wrap epochs of a one-word table of n words.
-func newEpochs(n uint64) []atomic.Uint64 {
-	return make([]atomic.Uint64, epochsFor(n))
-}
-
 // searchStalls, in race builds only, is called by every search (Lookup in
 // both modes, the batch and Hash forms, find, pkFind, Delete's and Count's
-// first reads) with the filter and b1 after its read of b1 (stage 1) and
-// of b2 (stage 2), by a one-word search deciding "absent" between its
-// rereads of b1 and the epoch (stage 3), and by LockFree InsertUnique after
-// its read of b1 (stage 1). Tests relocate while a search stalls; a hook
-// must act only on its own filter. Other builds compile the calls out.
+// first reads) with b1 after its read of b1 (stage 1) and of b2 (stage 2),
+// by a one-word search deciding "absent" between its rereads of b1 and the
+// epoch (stage 3), and by LockFree InsertUnique after its read of b1
+// (stage 1). Tests relocate while a search stalls: a hook must act only on
+// its own filter.
 var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
 
 // readPair is a search's first reads: b1, then b2, plain loads, with the
 // tests' stall points.
-func (f *Filter) readPair(b1, b2 uint64) (w1, w2 uint64) {
-	hookRead(&f.t, b1)
-	w1 = f.t.words[b1].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 1)
-	}
-	hookRead(&f.t, b2)
-	w2 = f.t.words[b2].Load()
-	if raceEnabled {
-		searchStalled(f, b1, 2)
-	}
+func (f *Filter) readPair(b1, b2 uint64) (w1, w2 uint64) { return f.readSearch(b1, b2, b1) }
+
+// readSearch is readPair of words i1 and i2 for a search of b1.
+func (f *Filter) readSearch(i1, i2, b1 uint64) (w1, w2 uint64) {
+	words := f.t.words // one load of the slice header for both reads
+	hookRead(&f.t, i1)
+	w1 = words[i1].Load()
+	searchStalled(f, b1, 1)
+	hookRead(&f.t, i2)
+	w2 = words[i2].Load()
+	searchStalled(f, b1, 2)
 	return w1, w2
 }
 
-// searchStalled calls searchStalls, if set (race builds only).
+// searchStalled calls searchStalls, if set, in race builds; other builds
+// compile it out.
 func searchStalled(f *Filter, b1 uint64, stage int) {
+	if !raceEnabled {
+		return
+	}
 	if h := searchStalls.Load(); h != nil {
 		(*h)(f, b1, stage)
 	}
