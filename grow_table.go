@@ -217,13 +217,21 @@ func (x *growTable) altBucket(b, v uint64) (uint64, bool) {
 	return j2<<1 | (v>>(tailBits-1)^m>>(growPosBits-1-d))&1, true // the first tail bit, flipped by M_d, names the half
 }
 
+// altOr is altBucket's bucket, or b where altBucket refuses (discovery
+// skips a child in its own bucket).
+func (x *growTable) altOr(b, v uint64) uint64 {
+	if nb, ok := x.altBucket(b, v); ok {
+		return nb
+	}
+	return b
+}
+
 // Statuses of a write on one table.
 const (
-	growDone      = iota // applied
-	growFull             // no room for the key in this table
-	growFrozen           // the table is being copied: retry on the next
-	growStale            // a relocation step no longer applies: discover again
-	growTruncated        // path discovery needs the longer queue
+	growDone   = iota // applied
+	growFull          // no room for the key in this table
+	growFrozen        // the table is being copied: retry on the next
+	growStale         // a relocation step no longer applies: discover again
 )
 
 // Deletes move both counters. Colliding keys (same tag, position bits and
@@ -260,73 +268,64 @@ const (
 // match unless x was deleted; Q read at t2, before or after that store,
 // shows a match. □
 
-// readPair makes a search's first reads of buckets b1, b2 of x: the epoch
-// e of b1's stripe (ep), then b1 and b2.
-func (x *growTable) readPair(b1, b2 uint64) (ep *atomic.Uint64, e, w1, w2 uint64) {
-	ep = x.t.epochOf(b1)
-	e = ep.Load()
-	w1 = x.t.words[b1].Load()
+// readPair makes a search's first reads of buckets b1, b2 of x, with the
+// tests' stall points.
+func (x *growTable) readPair(b1, b2 uint64) (w1, w2 uint64) {
+	w1 = loadAt(&x.t, &x.t.words[b1])
 	growSearchStalled(x, b1, 1)
-	w2 = x.t.words[b2].Load()
+	w2 = loadAt(&x.t, &x.t.words[b2])
 	growSearchStalled(x, b1, 2)
-	return ep, e, w1, w2
+	return w1, w2
 }
 
-// settled reports whether a search that made readPair's reads and found
-// no match may answer "absent": the key has one bucket, or b1 reads w1
-// again and then the epoch still reads e (in that order).
-func (x *growTable) settled(b1, b2, w1 uint64, ep *atomic.Uint64, e uint64) bool {
-	if b1 == b2 {
-		return true
-	}
-	r1 := x.t.words[b1].Load()
+// unchanged reports whether a search that read the epoch ep as e, then w1
+// in b1, and found no match may answer "absent" (b1 != b2): b1 reads w1
+// again, and then the epoch still reads e.
+func (x *growTable) unchanged(b1, w1 uint64, ep *atomic.Uint64, e uint64) bool {
+	r1 := loadAt(&x.t, &x.t.words[b1])
 	growSearchStalled(x, b1, 3)
-	return r1 == w1 && ep.Load() == e
+	return r1 == w1 && loadAt(&x.t, ep) == e
 }
 
 // lookupIn reports whether x holds an entry matching k: LockFree, the
 // search argued above; Locked, the unlocked reads of locked.go with the
-// same argument, then both buckets under their locks.
+// same argument, then both buckets under their locks (lookup.go.tmpl).
 func (g *Growing) lookupIn(x *growTable, k growKey) bool {
-	t := &x.t
 	if g.mode == Locked {
-		ep, e, w1, w2 := x.readPair(k.b1, k.b2)
-		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 {
-			return true
-		}
-		if x.settled(k.b1, k.b2, w1, ep, e) {
-			return false
-		}
-		gd := x.locks.lockBuckets(k.b1, k.b2)
-		w1, w2 = t.words[k.b1].Load(), t.words[k.b2].Load()
-		x.locks.unlockBuckets(gd)
-		return matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0
+		return x.growLookupLocked(k.b1, k.b2, k.q1, k.q2)
 	}
-	ei := t.epochIdx(k.b1)
+	return x.growLookup(k.b1, k.b2, k.q1, k.q2)
+}
+
+// searchIn is growLookup's full search: rounds of the epoch, b1, b2 and a
+// re-read of b1, until a match, or b1's counter and the epoch unchanged.
+func (x *growTable) searchIn(b1, b2, q1, q2 uint64) bool {
+	t := &x.t
+	ei := t.epochIdx(b1)
 	for {
 		e := t.load(ei)
-		w1 := t.load(k.b1)
-		growSearchStalled(x, k.b1, 1)
-		w2 := t.load(k.b2)
-		growSearchStalled(x, k.b1, 2)
-		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 {
+		w1 := t.load(b1)
+		growSearchStalled(x, b1, 1)
+		w2 := t.load(b2)
+		growSearchStalled(x, b1, 2)
+		if matchLanes(w1, q1)|matchLanes(w2, q2) != 0 {
 			return true
 		}
-		if k.b1 == k.b2 {
+		if b1 == b2 {
 			return false
 		}
-		v1 := t.load(k.b1)
-		if matchLanes(v1, k.q1) != 0 {
+		v1 := t.load(b1)
+		if matchLanes(v1, q1) != 0 {
 			return true
 		}
 		if growCounter(v1) == growCounter(w1) {
-			growSearchStalled(x, k.b1, 3)
+			growSearchStalled(x, b1, 3)
 			if t.load(ei) == e {
 				return false
 			}
 			continue
 		}
-		if matchLanes(t.load(k.b2), k.q2) != 0 {
+		if matchLanes(t.load(b2), q2) != 0 {
 			return true
 		}
 	}
@@ -348,77 +347,14 @@ func (g *Growing) addIn(x *growTable, k growKey) int {
 }
 
 // putIn puts k's entry into an empty lane of the emptier bucket (b1 on a
-// tie), relocating nothing.
+// tie), relocating nothing (add.go.tmpl; Locked, by the add rule of
+// locked.go, which argues it): growDone, growFull or growFrozen.
 func (g *Growing) putIn(x *growTable, k growKey) int {
-	t := &x.t
 	if g.mode == Locked {
-		return x.putLocked(k)
+		return x.growAddLocked(k.b1, k.b2, k.q1, k.q2)
 	}
-	for {
-		b, w, nw, st := placeEntry(k, t.load(k.b1), t.load(k.b2))
-		if st != growDone {
-			return st
-		}
-		if t.decidePair(b, w, nw, b, w, w) { // one CAS, helping a K-CAS that fails it
-			return growDone
-		}
-	}
-}
-
-// putLocked is putIn in Locked mode, by the rule of locked.go's addLocked
-// (which argues it): the bucket is chosen from unlocked reads and only its
-// stripe locked; the entry goes into the word as read under the lock unless
-// it is frozen or full; only then are both stripes locked and the choice
-// made again.
-func (x *growTable) putLocked(k growKey) int {
-	t := &x.t
-	b, _, _, st := placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
-	if st != growDone {
-		return st // frozen, or both full (discovery reads them again)
-	}
-	q := k.q1
-	if b != k.b1 {
-		q = k.q2
-	}
-	gd := x.locks.lockBuckets(b, b)
-	w := t.words[b].Load()
-	nw, ok := putLane(w, q)
-	switch {
-	case w&frozenBit != 0:
-		st = growFrozen
-	case ok:
-		t.words[b].Store(nw)
-	default:
-		st = growFull
-	}
-	x.locks.unlockBuckets(gd)
-	if st != growFull {
-		return st
-	}
-	defer x.locks.unlockBuckets(x.locks.lockBuckets(k.b1, k.b2))
-	b, _, nw, st = placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
-	if st == growDone {
-		t.words[b].Store(nw)
-	}
-	return st
-}
-
-// placeEntry chooses from the words w1 of b1 and w2 of b2 the emptier
-// bucket (b1 on a tie) and returns it, its word and the word with k's
-// entry added; or growFrozen or growFull.
-func placeEntry(k growKey, w1, w2 uint64) (b, w, nw uint64, st int) {
-	if (w1|w2)&frozenBit != 0 {
-		return 0, 0, 0, growFrozen
-	}
-	b, w, q := k.b1, w1, k.q1
-	if laneCount(w2) < laneCount(w1) {
-		b, w, q = k.b2, w2, k.q2
-	}
-	nw, ok := putLane(w, q)
-	if !ok {
-		return 0, 0, 0, growFull
-	}
-	return b, w, nw, growDone
+	w1, w2 := loadAt(&x.t, &x.t.words[k.b1]), loadAt(&x.t, &x.t.words[k.b2])
+	return x.growAdd(k.b1, k.b2, k.q1, k.q2, w1, w2)
 }
 
 // pairWith returns the words w1, w2 of k's buckets with bucket b's word
@@ -433,48 +369,51 @@ func pairWith(k *growKey, b, nw, w1, w2 uint64) (n1, n2 uint64) {
 	return w1, nw
 }
 
-// growPathNode is a bucket reached by path discovery: from the node it was
-// reached from (-1 for the key's buckets), and the entry v in lane slot
-// there that moves here.
-type growPathNode struct {
-	b     uint64
-	v     uint64
-	from  int32
-	slot  int8
-	depth int8
-}
-
-// growQueueLen holds both roots and four children per node down to depth
-// maxPathLen-1, and the one node at depth maxPathLen that ends a path.
-const growQueueLen = bfsQueueLen + 1
-
-// makeRoomIn frees a lane in b1 or b2 of x by moving entries back along a
-// shortest path to a bucket with room (migrate.go does the same for the
-// fixed filter), with a short queue first, as there: Go zeroes a local
-// array on every call, and most searches end within a few buckets.
-func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
-	var q [bfsShortQueue]growPathNode
-	if st := g.relocateIn(x, b1, b2, q[:]); st != growTruncated {
-		return st
-	}
-	return g.makeRoomDeep(x, b1, b2)
-}
-
-// makeRoomDeep is makeRoomIn with the full queue.
+// makeRoomIn frees a lane in b1 or b2 of x as migrate.go's makeRoom does
+// for the fixed filter: discovery (search.go.tmpl), a replay of the path
+// from the entries now in its slots, and the moves backwards (move.go.tmpl),
+// again while a step finds the path stale. It returns growDone, growFull
+// (no path) or growFrozen (x is being copied).
 //
-//go:noinline
-func (g *Growing) makeRoomDeep(x *growTable, b1, b2 uint64) int {
-	var q [growQueueLen]growPathNode
-	return g.relocateIn(x, b1, b2, q[:])
-}
-
-// relocateIn discovers a path with queue q and migrates along it, again
-// while a step finds the path stale.
-func (g *Growing) relocateIn(x *growTable, b1, b2 uint64, q []growPathNode) int {
+// Claim: every step moves an entry within its pair, to the bucket and with
+// the value alt gives it, however stale the path. Proof: the replay takes
+// v from slot s of bucket b and nb, nv from alt(b, v) (a void entry alt
+// refuses makes the path stale); the step writes nv into nb only if slot s
+// still holds v at its K-CAS (or under both locks), else it changes
+// nothing and the path is found anew. □
+func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
+	var buckets [maxPathLen + 1]uint64
+	var slots [maxPathLen]int
+	var vs, nvs [maxPathLen]uint64
 	for {
-		end, st := g.discoverIn(x, b1, b2, q)
+		path, depth, ok := x.growDiscover(b1, b2)
+		if !ok {
+			if x.next.Load() != nil {
+				return growFrozen // a copy has begun: no room is made here
+			}
+			return growFull
+		}
+		buckets[0] = b1
+		if path&1 != 0 {
+			buckets[0] = b2
+		}
+		st := growDone
+		for k := 0; k < depth; k++ {
+			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
+			v := lane(x.t.loadWord(buckets[k]), s)
+			if v == 0 {
+				depth = k // the slot emptied meanwhile: a shorter path
+				break
+			}
+			nb, nv, ok := x.alt(buckets[k], v)
+			if !ok {
+				st = growStale
+				break
+			}
+			slots[k], vs[k], nvs[k], buckets[k+1] = s, v, nv, nb
+		}
 		if st == growDone {
-			st = g.migrateIn(x, q, end)
+			st = g.migrateIn(x, buckets[:], slots[:], vs[:], nvs[:], depth)
 		}
 		if st != growStale {
 			return st
@@ -482,52 +421,11 @@ func (g *Growing) relocateIn(x *growTable, b1, b2 uint64, q []growPathNode) int 
 	}
 }
 
-// discoverIn searches breadth first from b1 and b2 for a bucket with an
-// empty lane and returns the queue index of the path's last node. A child
-// is tested for room when reached, not when expanded (a level earlier, a
-// path as short); a word holding a K-CAS reference counts as full there.
-func (g *Growing) discoverIn(x *growTable, b1, b2 uint64, q []growPathNode) (end int, st int) {
-	q[0] = growPathNode{b: b1, from: -1}
-	n := 1
-	if b2 != b1 {
-		q[1] = growPathNode{b: b2, from: -1}
-		n = 2
-	}
-	for head := 0; head < n; head++ {
-		p := q[head]
-		w := x.t.loadWord(p.b)
-		if w&frozenBit != 0 {
-			return 0, growFrozen
-		}
-		if laneCount(w) < slotsPerBucket {
-			return head, growDone
-		}
-		for s := 0; s < slotsPerBucket; s++ {
-			v := lane(w, s)
-			nb, ok := x.altBucket(p.b, v)
-			if !ok || nb == p.b {
-				continue
-			}
-			if n == len(q) {
-				return 0, growTruncated
-			}
-			q[n] = growPathNode{b: nb, v: v, from: int32(head), slot: int8(s), depth: p.depth + 1}
-			if cw := x.t.words[nb].Load(); cw&(frozenBit|tagMask) == 0 && laneCount(cw) < slotsPerBucket {
-				return n, growDone
-			}
-			if int(p.depth)+1 < maxPathLen { // the last depth is tested, not queued
-				n++
-			}
-		}
-	}
-	return 0, growFull
-}
-
-// migrateIn moves the entries of the path ending at q[end] backwards, from
-// the bucket with room towards the key's bucket.
-func (g *Growing) migrateIn(x *growTable, q []growPathNode, end int) int {
-	if q[end].from < 0 {
-		return growDone // the key's own bucket has room
+// migrateIn applies a replayed path's moves backwards, under one entry of
+// the snapshot gate and one descriptor lease.
+func (g *Growing) migrateIn(x *growTable, buckets []uint64, slots []int, vs, nvs []uint64, depth int) int {
+	if depth == 0 {
+		return growDone
 	}
 	defer g.gate.exitMove(g.gate.enterMove())
 	var my *descLease
@@ -535,10 +433,8 @@ func (g *Growing) migrateIn(x *growTable, q []growPathNode, end int) int {
 		my = leaseDesc()
 		defer my.release()
 	}
-	for i := end; q[i].from >= 0; i = int(q[i].from) {
-		src := q[q[i].from].b
-		_, nv, _ := x.alt(src, q[i].v)
-		if st := g.moveIn(x, src, int(q[i].slot), q[i].v, q[i].b, nv, my); st != growDone {
+	for k := depth - 1; k >= 0; k-- {
+		if st := g.moveIn(x, buckets[k], slots[k], vs[k], buckets[k+1], nvs[k], my); st != growDone {
 			return st
 		}
 	}
@@ -546,30 +442,23 @@ func (g *Growing) migrateIn(x *growTable, q []growPathNode, end int) int {
 }
 
 // moveIn moves entry v from lane s of src to an empty lane of dst, where it
-// is nv (alt), in one atomic step that bumps both counters.
+// is nv (alt), in one step that bumps both counters (move.go.tmpl; my is
+// the LockFree lease): growDone, growStale if the step no longer applies,
+// growFrozen if x is being copied (a step never writes a frozen word).
 func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint64, my *descLease) int {
+	var ok bool
 	if g.mode == Locked {
-		defer x.locks.unlockBuckets(x.locks.lockBuckets(src, dst))
+		ok = x.growMoveLocked(src, s, v, dst, nv)
+	} else {
+		ok = x.growMoveLockFree(src, s, v, dst, nv, &my)
 	}
-	for {
-		ws, wd := x.t.load(src), x.t.load(dst)
-		if (ws|wd)&frozenBit != 0 {
-			return growFrozen
-		}
-		nd, ok := putLane(wd, nv)
-		if lane(ws, s) != v || !ok {
-			return growStale
-		}
-		if g.mode == Locked {
-			x.storeBumped(dst, wd, nd, src, ws, setLane(ws, s, 0)) // destination first (locked.go)
-			return growDone
-		}
-		var op kcasOp
-		x.addBumped(&op, src, ws, setLane(ws, s, 0), dst, wd, nd)
-		if x.t.kcasWith(&op, my.slot) {
-			return growDone
-		}
+	switch {
+	case ok:
+		return growDone
+	case x.next.Load() != nil:
+		return growFrozen
 	}
+	return growStale
 }
 
 // addBumped adds to op a LockFree change of buckets i and j from wi, wj to
@@ -704,30 +593,12 @@ func (x *growTable) youngestOf(k growKey, w1, w2 uint64) (b, w uint64, s int, ok
 }
 
 // countIn returns the number of entries matching k in x, from one atomic
-// view of both buckets.
-func (g *Growing) countIn(x *growTable, k growKey) (n int, st int) {
-	t := &x.t
-	count := func(w1, w2 uint64) int {
-		if k.b2 == k.b1 {
-			return bits.OnesCount64(matchLanes(w1, k.q1) | matchLanes(w1, k.q2))
-		}
-		return bits.OnesCount64(matchLanes(w1, k.q1)) + bits.OnesCount64(matchLanes(w2, k.q2))
-	}
+// view of both buckets (unique.go.tmpl).
+func (g *Growing) countIn(x *growTable, k growKey) int {
 	if g.mode == Locked {
-		defer x.locks.unlockBuckets(x.locks.lockBuckets(k.b1, k.b2))
-		return count(t.words[k.b1].Load(), t.words[k.b2].Load()), growDone
+		return x.growCountLocked(k.b1, k.b2, k.q1, k.q2)
 	}
-	for {
-		w1 := t.load(k.b1)
-		if k.b1 == k.b2 {
-			return count(w1, w1), growDone
-		}
-		growSearchStalled(x, k.b1, 1)
-		w2 := t.load(k.b2)
-		if t.decidePair(k.b1, w1, w1, k.b2, w2, w2) { // both words at one instant
-			return count(w1, w2), growDone
-		}
-	}
+	return x.growCountLockFree(k.b1, k.b2, k.q1, k.q2)
 }
 
 // freezeIn sets the frozen bit of bucket j of x and returns the word it

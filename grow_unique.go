@@ -49,38 +49,8 @@ func (g *Growing) InsertUniqueHash(h uint64) (inserted bool, err error) {
 // forms. Locked: reads and store run under both buckets' stripe locks,
 // which every write to either bucket, freezing included, holds. □
 func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
-	t := &x.t
 	if g.mode == Locked {
-		defer x.locks.unlockBuckets(x.locks.lockBuckets(k.b1, k.b2))
+		return x.growAddUniqueLocked(k.b1, k.b2, k.q1, k.q2)
 	}
-	for {
-		w1 := t.load(k.b1)
-		if g.mode == LockFree {
-			growSearchStalled(x, k.b1, 1)
-		}
-		w2 := w1
-		if k.b2 != k.b1 {
-			w2 = t.load(k.b2)
-		}
-		if (w1|w2)&frozenBit != 0 {
-			return false, growFrozen
-		}
-		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 {
-			return true, growDone
-		}
-		b, _, nw, st := placeEntry(k, w1, w2)
-		if g.mode == Locked {
-			if st == growDone {
-				t.words[b].Store(nw)
-			}
-			return false, st
-		}
-		n1, n2 := w1, w2
-		if st == growDone {
-			n1, n2 = pairWith(&k, b, nw, w1, w2)
-		}
-		if t.decidePair(k.b1, w1, n1, k.b2, w2, n2) {
-			return false, st
-		}
-	}
+	return x.growAddUnique(k.b1, k.b2, k.q1, k.q2)
 }
