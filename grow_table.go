@@ -62,13 +62,9 @@ import (
 // TestGrowStepsKeepMatches checks moves both ways at every level and split
 // pointer.
 //
-// Moves, counters and epochs are the fixed filter's (migrate.go,
-// twophase.go, locked.go): a move takes an entry out of one bucket and puts
-// it into its other in one K-CAS of both words (LockFree), or under both
-// stripes' locks with the destination stored first (Locked), bumping both
-// one-bit counters; a wrap is counted in the epoch of the bucket's stripe
-// (epochOf). Inserts leave counters alone, Deletes bump both of their
-// pair's ("Deletes move both counters"), freezing moves nothing.
+// Moves, one-bit counters and epochs are the fixed filter's (move.go.tmpl,
+// twophase.go, locked.go). Inserts leave counters alone, Deletes bump both
+// of their pair's ("Deletes move both counters"), freezing moves nothing.
 
 const (
 	growTagBits   = 6
@@ -287,9 +283,8 @@ func (x *growTable) unchanged(b1, w1 uint64, ep *atomic.Uint64, e uint64) bool {
 	return r1 == w1 && loadAt(&x.t, ep) == e
 }
 
-// lookupIn reports whether x holds an entry matching k: LockFree, the
-// search argued above; Locked, the unlocked reads of locked.go with the
-// same argument, then both buckets under their locks (lookup.go.tmpl).
+// lookupIn reports whether x holds an entry matching k (lookup.go.tmpl;
+// the search argued above, Locked with the reads of locked.go).
 func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 	if g.mode == Locked {
 		return x.growLookupLocked(k.b1, k.b2, k.q1, k.q2)
@@ -332,8 +327,7 @@ func (x *growTable) searchIn(b1, b2, q1, q2 uint64) bool {
 }
 
 // addIn puts k's entry into x, relocating entries when both buckets are
-// full: growDone, growFull (no path of at most maxPathLen moves) or
-// growFrozen.
+// full: growDone, growFull (no path) or growFrozen.
 func (g *Growing) addIn(x *growTable, k growKey) int {
 	for {
 		st := g.putIn(x, k)
@@ -346,9 +340,8 @@ func (g *Growing) addIn(x *growTable, k growKey) int {
 	}
 }
 
-// putIn puts k's entry into an empty lane of the emptier bucket (b1 on a
-// tie), relocating nothing (add.go.tmpl; Locked, by the add rule of
-// locked.go, which argues it): growDone, growFull or growFrozen.
+// putIn puts k's entry into the emptier bucket (b1 on a tie), relocating
+// nothing (add.go.tmpl): growDone, growFull or growFrozen.
 func (g *Growing) putIn(x *growTable, k growKey) int {
 	if g.mode == Locked {
 		return x.growAddLocked(k.b1, k.b2, k.q1, k.q2)
@@ -369,11 +362,10 @@ func pairWith(k *growKey, b, nw, w1, w2 uint64) (n1, n2 uint64) {
 	return w1, nw
 }
 
-// makeRoomIn frees a lane in b1 or b2 of x as migrate.go's makeRoom does
-// for the fixed filter: discovery (search.go.tmpl), a replay of the path
-// from the entries now in its slots, and the moves backwards (move.go.tmpl),
-// again while a step finds the path stale. It returns growDone, growFull
-// (no path) or growFrozen (x is being copied).
+// makeRoomIn frees a lane in b1 or b2 of x as migrate.go's makeRoom does:
+// discovery (search.go.tmpl), a replay of the path from the entries now in
+// its slots, the moves backwards (move.go.tmpl), again while a step finds
+// the path stale: growDone, growFull (no path) or growFrozen.
 //
 // Claim: every step moves an entry within its pair, to the bucket and with
 // the value alt gives it, however stale the path. Proof: the replay takes
@@ -412,7 +404,7 @@ func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
 			}
 			slots[k], vs[k], nvs[k], buckets[k+1] = s, v, nv, nb
 		}
-		if st == growDone {
+		if st == growDone && depth > 0 {
 			st = g.migrateIn(x, buckets[:], slots[:], vs[:], nvs[:], depth)
 		}
 		if st != growStale {
@@ -424,9 +416,6 @@ func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
 // migrateIn applies a replayed path's moves backwards, under one entry of
 // the snapshot gate and one descriptor lease.
 func (g *Growing) migrateIn(x *growTable, buckets []uint64, slots []int, vs, nvs []uint64, depth int) int {
-	if depth == 0 {
-		return growDone
-	}
 	defer g.gate.exitMove(g.gate.enterMove())
 	var my *descLease
 	if g.mode == LockFree {
@@ -441,10 +430,9 @@ func (g *Growing) migrateIn(x *growTable, buckets []uint64, slots []int, vs, nvs
 	return growDone
 }
 
-// moveIn moves entry v from lane s of src to an empty lane of dst, where it
-// is nv (alt), in one step that bumps both counters (move.go.tmpl; my is
-// the LockFree lease): growDone, growStale if the step no longer applies,
-// growFrozen if x is being copied (a step never writes a frozen word).
+// moveIn moves entry v from lane s of src to dst, where it is nv (alt), in
+// one step (move.go.tmpl): growDone, growStale, or growFrozen when x is
+// being copied (a step never writes a frozen word).
 func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint64, my *descLease) int {
 	var ok bool
 	if g.mode == Locked {
@@ -459,39 +447,6 @@ func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint
 		return growFrozen
 	}
 	return growStale
-}
-
-// addBumped adds to op a LockFree change of buckets i and j from wi, wj to
-// ni, nj with both counters bumped and each wrap counted in its stripe's
-// epoch (addWraps): at most four words.
-func (x *growTable) addBumped(op *kcasOp, i, wi, ni, j, wj, nj uint64) {
-	op.add(i, wi, growBump(ni))
-	op.add(j, wj, growBump(nj))
-	if wrapI, wrapJ := growWraps(wi), growWraps(wj); wrapI || wrapJ {
-		x.t.addWraps(op, i, wrapI, j, wrapJ)
-	}
-}
-
-// storeBumped is addBumped in Locked mode, with both locks held: it stores
-// bucket i, then j, and counts each wrap in its stripe's epoch before and
-// after the stores (the wrap claim of locked.go).
-func (x *growTable) storeBumped(i, wi, ni, j, wj, nj uint64) {
-	t := &x.t
-	wrapI, wrapJ := growWraps(wi), growWraps(wj)
-	if wrapI {
-		t.epochOf(i).Add(1)
-	}
-	if wrapJ {
-		t.epochOf(j).Add(1)
-	}
-	t.words[i].Store(growBump(ni))
-	t.words[j].Store(growBump(nj))
-	if wrapI {
-		t.epochOf(i).Add(1)
-	}
-	if wrapJ {
-		t.epochOf(j).Add(1)
-	}
 }
 
 // Why Delete removes the youngest match. Entries of different ages compare
@@ -520,15 +475,11 @@ func (x *growTable) storeBumped(i, wi, ni, j, wj, nj uint64) {
 // not share.
 //
 // Deletes wait for snapshots. A snapshot (capture, grow_encode.go) reads a
-// word at a time, ascending, and no read order is safe by itself against
-// the schedule of "Deletes move both counters": after it reads P, C is
+// word at a time, ascending, and no read order is safe against the
+// schedule of "Deletes move both counters": after it reads P, C is
 // inserted into P and C's Delete takes the searched key's entry from Q,
-// read later (a tie may go to either bucket, so no order of Deletes lines
-// up with the snapshot's). So deleteIn holds the snapshot gate
-// (snapshot.go) throughout, as a relocation step does: it waits for a
-// snapshot in progress, and a snapshot for the Deletes in progress;
-// Deletes that keep meeting snapshots get in between them, as relocations
-// do.
+// read later (a tie may go to either bucket). So deleteIn holds the
+// snapshot gate (snapshot.go) throughout, as a relocation step does.
 
 // deleteIn removes the youngest entry matching k from x, chosen from one
 // atomic view of both buckets, and reports whether there was one; st is
@@ -555,28 +506,48 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 		if ok {
 			n1, n2 = pairWith(&k, b, setLane(w, s, 0), w1, w2)
 		}
+		// Both counters bumped, each wrap counted in its stripe's epoch:
+		// in the K-CAS of both words (LockFree; unchanged words at one
+		// instant prove an absence), or before and after the stores under
+		// both locks (locked.go).
+		wrap1, wrap2 := growWraps(w1), growWraps(w2)
 		if g.mode == Locked {
 			if ok && k.b1 == k.b2 {
 				t.words[b].Store(n1)
 			} else if ok {
-				x.storeBumped(k.b1, w1, n1, k.b2, w2, n2)
+				x.epochWraps(k.b1, wrap1, k.b2, wrap2)
+				t.words[k.b1].Store(growBump(n1))
+				t.words[k.b2].Store(growBump(n2))
+				x.epochWraps(k.b1, wrap1, k.b2, wrap2)
 			}
 			return ok, growDone
 		}
 		if !ok || k.b1 == k.b2 {
-			// Unchanged words at one instant prove the absence.
 			if t.decidePair(k.b1, w1, n1, k.b2, w2, n2) {
 				return ok, growDone
 			}
 			continue
 		}
-		// Both words in one K-CAS: the choice stands only if neither
-		// changed since it was read.
 		var op kcasOp
-		x.addBumped(&op, k.b1, w1, n1, k.b2, w2, n2)
+		op.add(k.b1, w1, growBump(n1))
+		op.add(k.b2, w2, growBump(n2))
+		if wrap1 || wrap2 {
+			t.addWraps(&op, k.b1, wrap1, k.b2, wrap2)
+		}
 		if t.kcas(&op) {
 			return true, growDone
 		}
+	}
+}
+
+// epochWraps counts a wrap of bucket i's (j's) counter in its stripe's
+// epoch.
+func (x *growTable) epochWraps(i uint64, wrapI bool, j uint64, wrapJ bool) {
+	if wrapI {
+		x.t.epochOf(i).Add(1)
+	}
+	if wrapJ {
+		x.t.epochOf(j).Add(1)
 	}
 }
 
@@ -602,8 +573,8 @@ func (g *Growing) countIn(x *growTable, k growKey) int {
 }
 
 // freezeIn sets the frozen bit of bucket j of x and returns the word it
-// froze, without the bit. No write changes the word after: LockFree
-// writers compare the whole word, Locked ones check the bit under the lock.
+// froze, without the bit. No write changes the word after: LockFree writers
+// compare the whole word, Locked ones check the bit under the lock.
 func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 	t := &x.t
 	if g.mode == Locked {
@@ -625,12 +596,10 @@ func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 	}
 }
 
-// growSearchStalls, in race builds only, is called with the table and b1
-// after a search's first read of b1 (stage 1) and of b2 (stage 2), and
-// between its re-read of b1 and of the epoch on the way to "absent" (stage
-// 3): readPair, settled, lookupIn; and after the read of b1 by LockFree
-// uniqueIn and countIn (stage 1). twophase.go's searchStalls for the
-// growing tables.
+// growSearchStalls is twophase.go's searchStalls for the growing tables
+// (race builds only): called with the table and b1 after a search's read
+// of b1 (stage 1) and of b2 (stage 2), and between its re-read of b1 and
+// of the epoch (stage 3).
 var growSearchStalls atomic.Pointer[func(x *growTable, b1 uint64, stage int)]
 
 // growSearchStalled calls growSearchStalls, if set, in race builds.

@@ -29,9 +29,9 @@ func (g *Growing) InsertUniqueHash(h uint64) (inserted bool, err error) {
 }
 
 // uniqueIn puts k's entry into the emptier of its buckets in x unless an
-// entry matching k is in either. It returns present=true with growDone
-// when it found one, growDone alone when it added k's entry, or growFull
-// (both full, no match) or growFrozen with nothing changed.
+// entry matching k is in either (unique.go.tmpl): present=true with
+// growDone, growDone alone when it added, or growFull (both full, no
+// match) or growFrozen with nothing changed.
 //
 // Claim: present, added and growFull each hold at one instant in the call.
 // Proof. Every entry matching k in x lies in b1 or b2 (entries move only
@@ -39,15 +39,13 @@ func (g *Growing) InsertUniqueHash(h uint64) (inserted bool, err error) {
 // (writable): once a step's copy is done the shard's entries are in x
 // only, and a copy in progress freezes a word before copying it, which the
 // frozen check sees (growFrozen says nothing of the key: the caller starts
-// over). LockFree: the words are logical values, and a read that shows a
-// match is one instant; else one decidePair (unique.go) over both words,
-// with k's entry added to the emptier or both unchanged when both are
-// full, succeeds only if both still hold what was read, unfrozen: "no
-// match, added" or "no match, full" holds at its instant. Any move,
-// insert, delete or freeze in between fails it, and the attempt starts
-// over. When b1 = b2 the word is read once and tested for both entry
-// forms. Locked: reads and store run under both buckets' stripe locks,
-// which every write to either bucket, freezing included, holds. □
+// over). LockFree: a read that shows a match is one instant; else one
+// decidePair (unique.go) over both unfrozen words, k's entry added or both
+// unchanged, is the instant of "added" or "full"; any move, insert, delete
+// or freeze in between fails it. When b1 = b2 the word is read once and
+// tested for both entry forms. Locked: reads and store run under both
+// buckets' stripe locks, which every write to either, freezing included,
+// holds. □
 func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
 	if g.mode == Locked {
 		return x.growAddUniqueLocked(k.b1, k.b2, k.q1, k.q2)
