@@ -17,24 +17,18 @@ import (
 	"text/template"
 )
 
-// A shape is the table-shape axis as the templates see it: how a method
-// reaches its table and what a write reports. The fixed Filter's methods
-// take (b1, b2, fp); a Growing filter's are methods of a shard's table x
-// that take a key's buckets and entries (q1 in b1, q2 in b2), and an add
-// reports growDone, growFull or growFrozen (grow_table.go).
+// A shape is the table-shape axis as the templates see it. Recv is the
+// receiver, Self its name, Key a placed key's parameters (a Growing
+// filter's: a key's buckets and entries, q1 in b1, q2 in b2), KeyArgs the
+// arguments passing them on, First which bucket b1 is; T the word table,
+// Locks its stripe locks, Help what helps a K-CAS reference found in a
+// word, Plain a writer's read of a word's logical value; Result an add's
+// result type, Done and Full its "added" and "no room", Found
+// InsertUnique's with a match present (grow_table.go: growFrozen too).
 type shape struct {
-	Growing bool
-	// Recv is the receiver, Self its name, Key a placed key's parameters
-	// and KeyArgs the arguments that pass them on; First says which bucket
-	// is b1.
-	Recv, Self, Key, KeyArgs, First string
-	// T is the word table, Locks its stripe locks, Help the function that
-	// helps a K-CAS reference found in a word, Plain a writer's read of a
-	// word's logical value.
-	T, Locks, Help, Plain string
-	// Result is an add's result type, Done and Full its "applied" and "no
-	// room" values, Found InsertUnique's with a match present.
-	Result, Done, Full, Found string
+	Growing                                                bool
+	Recv, Self, Key, KeyArgs, First, T, Locks, Help, Plain string
+	Result, Done, Full, Found                              string
 }
 
 var (
@@ -49,9 +43,8 @@ var (
 
 // A codec is how a word holds buckets and fingerprints, as Go snippets:
 // arguments are Go expressions (usually variable names), results Go
-// expressions unless said otherwise. Snippets name fp; the growing codec's
-// use the entry of the bucket they are given (q1, q2, or q where Choose
-// declares it).
+// expressions unless said otherwise. The growing codec's snippets ignore
+// fp and use the entry of the bucket they are given (entryOf).
 type codec struct {
 	shape
 	Name   string // names the files: zz_<algorithm>_<Name>.go
@@ -91,8 +84,8 @@ type codec struct {
 	PutRoom            func(w, b, fp, r string) string
 	// Take is "nw, ok": w with one copy of fp taken from b (nw is w when
 	// !ok). Has: b of w holds fp; HasEither: b1 of w1 or b2 of w2 does.
-	// Matches is the number of copies of fp in b of w; MatchesOne in w, a
-	// key's one bucket (nil: Matches).
+	// Matches is the number of copies of fp in b of w; MatchesOne in a
+	// key's one bucket w (nil: Matches).
 	Take, Has, Matches func(w, b, fp string) string
 	MatchesOne         func(w string) string
 	HasEither          func(w1, w2, b1, b2, fp string) string
@@ -101,14 +94,13 @@ type codec struct {
 	// rule picks, its word, that word with fp put in, and whether it had
 	// room (nw is w when not). ReadPair is plain reads of both words (one
 	// when shared); ReadSearch a search's first reads, with the tests'
-	// stall points (twophase.go). Frozen is a condition: word w is frozen,
-	// and a write must stop with growFrozen (nil: never).
+	// stall points (twophase.go). Frozen: word w is frozen, a write stops
+	// (nil: never). Alt: the other bucket of v in b, or b where v may not
+	// move (search.go.tmpl, which gives the fixed filter m).
 	Choose               func(b1, b2, fp, w1, w2 string) string
 	ReadPair, ReadSearch func(b1, b2 string) string
 	Frozen               func(w string) string
-	// Alt is the other bucket of fingerprint v in bucket b, or b where it
-	// may not move (search.go.tmpl; the fixed filter reads m there).
-	Alt func(b, v string) string
+	Alt                  func(b, v string) string
 	// Guard is the word a search reads before its first reads of b and
 	// before "absent" (b's stripe's wrap epoch, or b's version). Settled:
 	// fp, in neither first read, was not in flight (w1 the first read of
@@ -305,11 +297,10 @@ var codecs = []codec{
 	},
 }
 
-// wrapsLockFree, wrapsLockedBefore and wrapsLockedAfter are the steps of
-// a codec whose counters wrap (wraps names the test of a word): a counter
-// that goes from its maximum to 0 is counted in the epoch of its bucket's
-// stripe in the same K-CAS (twophase.go, "Counter wraps"), or before and
-// after the stores under the locks (locked.go).
+// wrapsLockFree, wrapsLockedBefore and wrapsLockedAfter: a codec whose
+// counters wrap (wraps tests a word) counts a wrap in the epoch of its
+// bucket's stripe in the step's K-CAS (twophase.go, "Counter wraps"), or
+// before and after the stores under the locks (locked.go).
 func wrapsLockFree(wraps string) string {
 	return fmt.Sprintf(`if wrapS, wrapD := %[1]s(ws), %[1]s(wd); wrapS || wrapD {
 		t.addWraps(&op, src, wrapS, dst, wrapD)
@@ -340,8 +331,8 @@ func entryOf(b string) string {
 	return "q"
 }
 
-// algorithms lists the templates, each generated once per codec, and
-// whether the growing shape has it.
+// algorithms lists the templates, each generated once per codec of the
+// fixed shape, and for the growing shape where marked.
 var algorithms = []struct {
 	name    string
 	growing bool

@@ -369,10 +369,10 @@ func pairWith(k *growKey, b, nw, w1, w2 uint64) (n1, n2 uint64) {
 //
 // Claim: every step moves an entry within its pair, to the bucket and with
 // the value alt gives it, however stale the path. Proof: the replay takes
-// v from slot s of bucket b and nb, nv from alt(b, v) (a void entry alt
-// refuses makes the path stale); the step writes nv into nb only if slot s
-// still holds v at its K-CAS (or under both locks), else it changes
-// nothing and the path is found anew. □
+// v from slot s of bucket b and nb, nv from alt(b, v) (an entry alt
+// refuses, or whose nb is b, makes the path stale); the step writes nv
+// into nb only if slot s still holds v at its K-CAS (or under both locks),
+// else it changes nothing and the path is found anew. □
 func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
 	var buckets [maxPathLen + 1]uint64
 	var slots [maxPathLen]int
@@ -398,7 +398,7 @@ func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
 				break
 			}
 			nb, nv, ok := x.alt(buckets[k], v)
-			if !ok {
+			if !ok || nb == buckets[k] { // another entry, which may not move
 				st = growStale
 				break
 			}

@@ -46,9 +46,7 @@ func (x *growTable) growAdd(b1, b2, q1, q2 uint64, w1, w2 uint64) int {
 // word's stripe; under it, it stores the choice as made when the word
 // still holds the value it was made from (cheaper than recomputing it:
 // BENCHMARKS.md, "Tuning constants"), else fp into the bucket if it still
-// has room (what is written is built from the read under the lock).
-// Only when the bucket has no room does it lock both words and choose
-// again.
+// has room; only when it has none does it lock both and choose again.
 func (x *growTable) growAddLocked(b1, b2, q1, q2 uint64) int {
 	w1, w2 := loadAt(&x.t, &x.t.words[b1]), loadAt(&x.t, &x.t.words[b2])
 	if (w1|w2)&frozenBit != 0 {

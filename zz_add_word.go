@@ -146,9 +146,7 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 // word's stripe; under it, it stores the choice as made when the word
 // still holds the value it was made from (cheaper than recomputing it:
 // BENCHMARKS.md, "Tuning constants"), else fp into the bucket if it still
-// has room (what is written is built from the read under the lock).
-// Only when the bucket has no room does it lock both words and choose
-// again.
+// has room; only when it has none does it lock both and choose again.
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])

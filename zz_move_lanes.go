@@ -5,8 +5,8 @@
 package cuckoo
 
 // growMoveLockFree is move's LockFree step: fp from slot s of src to
-// dst in one K-CAS that also bumps both buckets' counters; false if fp
-// left the slot or dst has no room.
+// dst (where it is nv) in one K-CAS that also bumps both buckets' counters; false if fp
+// left the slot or dst has no room, or either word is frozen.
 func (x *growTable) growMoveLockFree(src uint64, s int, fp uint64, dst uint64, nv uint64, my **descLease) bool {
 	t := &x.t
 	for {
