@@ -370,9 +370,9 @@ func pairWith(k *growKey, b, nw, w1, w2 uint64) (n1, n2 uint64) {
 // Claim: every step moves an entry within its pair, to the bucket and with
 // the value alt gives it, however stale the path. Proof: the replay takes
 // v from slot s of bucket b and nb, nv from alt(b, v) (an entry alt
-// refuses, or whose nb is b, makes the path stale); the step writes nv
-// into nb only if slot s still holds v at its K-CAS (or under both locks),
-// else it changes nothing and the path is found anew. □
+// refuses makes the path stale); the step writes nv into nb only if nb is
+// not b and slot s still holds v at its K-CAS (or under both locks), else
+// it changes nothing and the path is found anew. □
 func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
 	var buckets [maxPathLen + 1]uint64
 	var slots [maxPathLen]int
@@ -398,7 +398,7 @@ func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
 				break
 			}
 			nb, nv, ok := x.alt(buckets[k], v)
-			if !ok || nb == buckets[k] { // another entry, which may not move
+			if !ok {
 				st = growStale
 				break
 			}
@@ -432,12 +432,15 @@ func (g *Growing) migrateIn(x *growTable, buckets []uint64, slots []int, vs, nvs
 
 // moveIn moves entry v from lane s of src to dst, where it is nv (alt), in
 // one step (move.go.tmpl): growDone, growStale, or growFrozen when x is
-// being copied (a step never writes a frozen word).
+// being copied (a step never writes a frozen word). A step within one word
+// would lose the entry: src = dst is stale, as in migrate.go's move.
 func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint64, my *descLease) int {
 	var ok bool
-	if g.mode == Locked {
+	switch {
+	case src == dst:
+	case g.mode == Locked:
 		ok = x.growMoveLocked(src, s, v, dst, nv)
-	} else {
+	default:
 		ok = x.growMoveLockFree(src, s, v, dst, nv, &my)
 	}
 	switch {

@@ -1245,21 +1245,22 @@ func TestGrowMoveStaleStep(t *testing.T) {
 			defer my.release()
 		}
 		w := x.t.load(src)
-		try := func(ws uint64, want int) {
+		try := func(ws, to uint64, want int) {
 			t.Helper()
 			x.t.words[src].Store(ws)
 			wd := x.t.load(dst)
-			if st := g.moveIn(x, src, s, v, dst, nv, my); st != want {
+			if st := g.moveIn(x, src, s, v, to, nv, my); st != want {
 				t.Fatalf("%v: step on %#x: status %d, want %d", mode, ws, st, want)
 			}
 			if x.t.load(src) != ws || x.t.load(dst) != wd {
 				t.Fatalf("%v: a step that does not apply changed a word", mode)
 			}
 		}
-		try(setLane(w, s, v^1<<tagShift), growStale) // another entry in the slot
-		x.next.Store(&growTable{})                   // a copy has begun
-		try(w|frozenBit, growFrozen)
+		try(setLane(w, s, v^1<<tagShift), dst, growStale) // another entry in the slot
+		x.next.Store(&growTable{})                        // a copy has begun
+		try(w|frozenBit, dst, growFrozen)
 		x.next.Store(nil)
+		try(w, src, growStale) // from a bucket into itself, which has room
 		x.t.words[src].Store(w)
 		if st := g.moveIn(x, src, s, v, dst, nv, my); st != growDone {
 			t.Fatalf("%v: the step as replayed: status %d", mode, st)
