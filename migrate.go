@@ -40,7 +40,7 @@ const (
 	// expands what it queued in the same order, so finds what a longer
 	// queue finds first, or runs again with the full one; BENCHMARKS.md,
 	// "Tuning constants", for these lengths and pkShortQueue): the growing
-	// filter's (grow_table.go), every bucket within two moves and most
+	// filter's (growDiscover), every bucket within two moves and most
 	// within three; discover's, every bucket within two moves (2+10+50).
 	bfsShortQueue      = 128
 	discoverShortQueue = 64
