@@ -25,20 +25,23 @@ import (
 // word, Plain a writer's read of a word's logical value; Result an add's
 // result type, Done and Full its "added" and "no room", Found
 // InsertUnique's with a match present (grow_table.go: growFrozen too).
+// The path's driver (relocate.go.tmpl) is a method of Driver (named DSelf)
+// with the table parameter On, if any.
 type shape struct {
 	Growing                                                bool
 	Recv, Self, Key, KeyArgs, First, T, Locks, Help, Plain string
-	Result, Done, Full, Found                              string
+	Result, Done, Full, Found, Driver, DSelf, On           string
 }
 
 var (
 	fixedShape = shape{Recv: "f *Filter", Self: "f", Key: "b1, b2, fp uint64", KeyArgs: "b1, b2, fp", First: "the lower bucket",
 		T: "f.t", Locks: "f.locks", Help: "f.helpWord", Plain: "f.plainWord",
-		Result: "bool", Done: "true", Full: "false", Found: "false"}
+		Result: "bool", Done: "true", Full: "false", Found: "false", Driver: "f *Filter", DSelf: "f"}
 	growingShape = shape{Growing: true, Recv: "x *growTable", Self: "x",
 		Key: "b1, b2, q1, q2 uint64", KeyArgs: "b1, b2, q1, q2", First: "the key's first bucket", T: "x.t",
 		Locks: "x.locks", Help: "x.t.helpWord", Plain: "x.t.load",
-		Result: "int", Done: "growDone", Full: "growFull", Found: "growDone"}
+		Result: "int", Done: "growDone", Full: "growFull", Found: "growDone",
+		Driver: "g *Growing", DSelf: "g", On: "x *growTable, "}
 )
 
 // A codec is how a word holds buckets and fingerprints, as Go snippets:
@@ -336,7 +339,7 @@ func entryOf(b string) string {
 var algorithms = []struct {
 	name    string
 	growing bool
-}{{"search", true}, {"move", true}, {"delete", false}, {"lookup", true}, {"add", true}, {"unique", true}}
+}{{"search", true}, {"move", true}, {"delete", false}, {"lookup", true}, {"add", true}, {"unique", true}, {"relocate", true}}
 
 func main() {
 	log.SetFlags(0)

@@ -513,7 +513,7 @@ func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 				sh.count.add(1)
 			}
 			return !present, nil
-		case st == growFull && (!unique || sh.eager(x) || g.makeRoomIn(x, k.b1, k.b2) == growFull):
+		case st == growFull && (!unique || sh.eager(x) || g.growRelocate(x, k.b1, k.b2) == growFull):
 			if !g.expand(sh, x) {
 				return false, ErrFull
 			}

@@ -334,7 +334,7 @@ func (g *Growing) addIn(x *growTable, k growKey) int {
 		if st != growFull {
 			return st
 		}
-		if st = g.makeRoomIn(x, k.b1, k.b2); st != growDone {
+		if st = g.growRelocate(x, k.b1, k.b2); st != growDone {
 			return st
 		}
 	}
@@ -360,74 +360,6 @@ func pairWith(k *growKey, b, nw, w1, w2 uint64) (n1, n2 uint64) {
 		return nw, w2
 	}
 	return w1, nw
-}
-
-// makeRoomIn frees a lane in b1 or b2 of x as migrate.go's makeRoom does:
-// discovery (search.go.tmpl), a replay of the path from the entries now in
-// its slots, the moves backwards (move.go.tmpl), again while a step finds
-// the path stale: growDone, growFull (no path) or growFrozen.
-//
-// Claim: every step moves an entry within its pair, to the bucket and with
-// the value alt gives it, however stale the path. Proof: the replay takes
-// v from slot s of bucket b and nb, nv from alt(b, v) (an entry alt
-// refuses makes the path stale); the step writes nv into nb only if nb is
-// not b and slot s still holds v at its K-CAS (or under both locks), else
-// it changes nothing and the path is found anew. □
-func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
-	var buckets [maxPathLen + 1]uint64
-	var slots [maxPathLen]int
-	var vs, nvs [maxPathLen]uint64
-	for {
-		path, depth, ok := x.growDiscover(b1, b2)
-		if !ok {
-			if x.next.Load() != nil {
-				return growFrozen // a copy has begun: no room is made here
-			}
-			return growFull
-		}
-		buckets[0] = b1
-		if path&1 != 0 {
-			buckets[0] = b2
-		}
-		st := growDone
-		for k := 0; k < depth; k++ {
-			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
-			v := lane(x.t.loadWord(buckets[k]), s)
-			if v == 0 {
-				depth = k // the slot emptied meanwhile: a shorter path
-				break
-			}
-			nb, nv, ok := x.alt(buckets[k], v)
-			if !ok {
-				st = growStale
-				break
-			}
-			slots[k], vs[k], nvs[k], buckets[k+1] = s, v, nv, nb
-		}
-		if st == growDone && depth > 0 {
-			st = g.migrateIn(x, buckets[:], slots[:], vs[:], nvs[:], depth)
-		}
-		if st != growStale {
-			return st
-		}
-	}
-}
-
-// migrateIn applies a replayed path's moves backwards, under one entry of
-// the snapshot gate and one descriptor lease.
-func (g *Growing) migrateIn(x *growTable, buckets []uint64, slots []int, vs, nvs []uint64, depth int) int {
-	defer g.gate.exitMove(g.gate.enterMove())
-	var my *descLease
-	if g.mode == LockFree {
-		my = leaseDesc()
-		defer my.release()
-	}
-	for k := depth - 1; k >= 0; k-- {
-		if st := g.moveIn(x, buckets[k], slots[k], vs[k], buckets[k+1], nvs[k], my); st != growDone {
-			return st
-		}
-	}
-	return growDone
 }
 
 // moveIn moves entry v from lane s of src to dst, where it is nv (alt), in

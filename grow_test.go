@@ -1210,7 +1210,7 @@ func TestGrowingDeleteYoungestAcrossLevels(t *testing.T) {
 	}
 }
 
-// TestGrowMoveStaleStep: a relocation step (moveIn, as makeRoomIn's
+// TestGrowMoveStaleStep: a relocation step (moveIn, as growRelocate's
 // replay calls it) moves the entry it was given only if that entry is
 // still in its slot, and never writes a frozen word; either way it changes
 // nothing and reports why.
