@@ -5,15 +5,14 @@
 package cuckoo
 
 // growRelocate is makeRoom (migrate.go): discovery, a replay of the
-// path from the entries now in its slots, and the moves backwards
-// (growMigratePath), again while a move finds the path stale.
+// path from the entries now in its slots, the moves backwards, again while
+// a move finds the path stale.
 //
-// Claim: every move takes an entry to the bucket, with the value, that
-// alt gives it from the entry itself, however stale the path. Proof: the
-// replay reads fp from slot s of b and computes b's successor from it
-// (an entry alt refuses makes the path stale); the step moves fp
-// only if slot s still holds it (at its K-CAS, or under both locks), else
-// it changes nothing and the path is found anew. □
+// Claim: every move takes an entry to the bucket and value alt gives it
+// from the entry itself, however stale the path. Proof: the replay reads
+// fp in slot s of b and computes b's successor from it (an entry alt
+// refuses makes the path stale); the step moves fp only if slot s still
+// holds it (at its K-CAS, or under both locks), else it changes nothing. □
 func (g *Growing) growRelocate(x *growTable, b1, b2 uint64) int {
 	var buckets [maxPathLen + 1]uint64
 	var slots [maxPathLen]int
@@ -53,9 +52,8 @@ retry:
 }
 
 // growMigratePath applies a replayed path's moves backwards under one
-// entry of the snapshot gate and one descriptor lease per path (their
-// lines are touched once per path, not per move): growDone or the failed
-// step's status.
+// entry of the snapshot gate and one descriptor lease per path (touched
+// once per path, not per move): growDone or the failed step's status.
 func (g *Growing) growMigratePath(x *growTable, buckets []uint64, slots []int, fps, nvs []uint64, depth int) int {
 	if depth == 0 {
 		return growDone

@@ -5,15 +5,13 @@
 package cuckoo
 
 // pkRelocate is makeRoom (migrate.go): discovery, a replay of the
-// path from the entries now in its slots, and the moves backwards
-// (pkMigratePath), again while a move finds the path stale, at
-// most maxRoomRounds times.
+// path from the entries now in its slots, the moves backwards, again while
+// a move finds the path stale (at most maxRoomRounds times).
 //
-// Claim: every move takes an entry to the bucket that
-// alt gives it from the entry itself, however stale the path. Proof: the
-// replay reads fp from slot s of b and computes b's successor from it; the step moves fp
-// only if slot s still holds it (at its K-CAS, or under both locks), else
-// it changes nothing and the path is found anew. □
+// Claim: every move takes an entry to the bucket alt gives it
+// from the entry itself, however stale the path. Proof: the replay reads
+// fp in slot s of b and computes b's successor from it; the step moves fp only if slot s still
+// holds it (at its K-CAS, or under both locks), else it changes nothing. □
 func (f *Filter) pkRelocate(b1, b2, fp uint64) bool {
 	var buckets [pkMaxPathLen + 1]uint64
 	var slots [pkMaxPathLen]int
@@ -49,8 +47,8 @@ func (f *Filter) pkRelocate(b1, b2, fp uint64) bool {
 }
 
 // pkMigratePath applies a replayed path's moves backwards under one
-// entry of the snapshot gate and one descriptor lease per path (their
-// lines are touched once per path, not per move), and reports whether all applied.
+// entry of the snapshot gate and one descriptor lease per path (touched
+// once per path, not per move); false if a step failed.
 func (f *Filter) pkMigratePath(buckets []uint64, slots []int, fps []uint64, depth int) bool {
 	if depth == 0 {
 		return true
