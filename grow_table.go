@@ -350,18 +350,6 @@ func (g *Growing) putIn(x *growTable, k growKey) int {
 	return x.growAdd(k.b1, k.b2, k.q1, k.q2, w1, w2)
 }
 
-// pairWith returns the words w1, w2 of k's buckets with bucket b's word
-// replaced by nw (both, when b1 = b2).
-func pairWith(k *growKey, b, nw, w1, w2 uint64) (n1, n2 uint64) {
-	if k.b1 == k.b2 {
-		return nw, nw
-	}
-	if b == k.b1 {
-		return nw, w2
-	}
-	return w1, nw
-}
-
 // moveIn moves entry v from lane s of src to dst, where it is nv (alt), in
 // one step (move.go.tmpl): growDone, growStale, or growFrozen when x is
 // being copied (a step never writes a frozen word). A step within one word
@@ -438,8 +426,13 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 		}
 		b, w, s, ok := x.youngestOf(k, w1, w2)
 		n1, n2 := w1, w2
-		if ok {
-			n1, n2 = pairWith(&k, b, setLane(w, s, 0), w1, w2)
+		switch nw := setLane(w, s, 0); {
+		case ok && k.b1 == k.b2:
+			n1, n2 = nw, nw
+		case ok && b == k.b1:
+			n1 = nw
+		case ok:
+			n2 = nw
 		}
 		// Both counters bumped, each wrap counted in its stripe's epoch:
 		// in the K-CAS of both words (LockFree; unchanged words at one
