@@ -39,13 +39,9 @@ func (g *Growing) InsertUniqueHash(h uint64) (inserted bool, err error) {
 // (writable): once a step's copy is done the shard's entries are in x
 // only, and a copy in progress freezes a word before copying it, which the
 // frozen check sees (growFrozen says nothing of the key: the caller starts
-// over). LockFree: a read that shows a match is one instant; else one
-// decidePair (unique.go) over both unfrozen words, k's entry added or both
-// unchanged, is the instant of "added" or "full"; any move, insert, delete
-// or freeze in between fails it. When b1 = b2 the word is read once and
-// tested for both entry forms. Locked: reads and store run under both
-// buckets' stripe locks, which every write to either, freezing included,
-// holds. □
+// over). The rest is unique.go.tmpl's argument, the words unfrozen at the
+// instant (a freeze fails the decidePair; Locked, freezing takes the lock);
+// when b1 = b2 the word is read once and tested for both entry forms. □
 func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
 	if g.mode == Locked {
 		return x.growAddUniqueLocked(k.b1, k.b2, k.q1, k.q2)
