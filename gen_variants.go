@@ -129,7 +129,7 @@ type codec struct {
 	MaxPath, ShortQueue, FullQueue string
 }
 
-// codecs is the table of word codecs the fixed filter has.
+// codecs is the table of word codecs, each with its table shape.
 var codecs = []codec{
 	{
 		shape:          fixedShape,
