@@ -17,10 +17,39 @@ import (
 	"text/template"
 )
 
+// A shape is the table-shape axis as the templates see it. Recv is the
+// receiver, Self its name, Key a placed key's parameters (a Growing
+// filter's: a key's buckets and entries, q1 in b1, q2 in b2), KeyArgs the
+// arguments passing them on, First which bucket b1 is; T the word table,
+// Locks its stripe locks, Help what helps a K-CAS reference found in a
+// word, Plain a writer's read of a word's logical value; Result an add's
+// result type, Done and Full its "added" and "no room", Found
+// InsertUnique's with a match present (grow_table.go: growFrozen too).
+// The path's driver (relocate.go.tmpl) is a method of Driver (named DSelf)
+// with the table parameter On, if any.
+type shape struct {
+	Growing                                                bool
+	Recv, Self, Key, KeyArgs, First, T, Locks, Help, Plain string
+	Result, Done, Full, Found, Driver, DSelf, On           string
+}
+
+var (
+	fixedShape = shape{Recv: "f *Filter", Self: "f", Key: "b1, b2, fp uint64", KeyArgs: "b1, b2, fp", First: "the lower bucket",
+		T: "f.t", Locks: "f.locks", Help: "f.helpWord", Plain: "f.plainWord",
+		Result: "bool", Done: "true", Full: "false", Found: "false", Driver: "f *Filter", DSelf: "f"}
+	growingShape = shape{Growing: true, Recv: "x *growTable", Self: "x",
+		Key: "b1, b2, q1, q2 uint64", KeyArgs: "b1, b2, q1, q2", First: "the key's first bucket", T: "x.t",
+		Locks: "x.locks", Help: "x.t.helpWord", Plain: "x.t.load",
+		Result: "int", Done: "growDone", Full: "growFull", Found: "growDone",
+		Driver: "g *Growing", DSelf: "g", On: "x *growTable, "}
+)
+
 // A codec is how a word holds buckets and fingerprints, as Go snippets:
 // arguments are Go expressions (usually variable names), results Go
-// expressions unless said otherwise.
+// expressions unless said otherwise. The growing codec's snippets ignore
+// fp and use the entry of the bucket they are given (entryOf).
 type codec struct {
+	shape
 	Name   string // names the files: zz_<algorithm>_<Name>.go
 	Prefix string // prepended to generated names ("pk": search, pkSearch)
 	Doc    string // one line, for the generated files
@@ -58,18 +87,23 @@ type codec struct {
 	PutRoom            func(w, b, fp, r string) string
 	// Take is "nw, ok": w with one copy of fp taken from b (nw is w when
 	// !ok). Has: b of w holds fp; HasEither: b1 of w1 or b2 of w2 does.
-	// Matches is the number of copies of fp in b of w.
+	// Matches is the number of copies of fp in b of w; MatchesOne in a
+	// key's one bucket w (nil: Matches).
 	Take, Has, Matches func(w, b, fp string) string
+	MatchesOne         func(w string) string
 	HasEither          func(w1, w2, b1, b2, fp string) string
 	// Choose is statements declaring b, w, nw, ok for fp and buckets b1,
 	// b2 of words w1, w2 (w1 == w2 when shared): the bucket the placement
 	// rule picks, its word, that word with fp put in, and whether it had
 	// room (nw is w when not). ReadPair is plain reads of both words (one
-	// when shared); ReadSearch names the method making a search's first
-	// reads, with the tests' stall points (twophase.go).
-	Choose     func(b1, b2, fp, w1, w2 string) string
-	ReadPair   func(b1, b2 string) string
-	ReadSearch string
+	// when shared); ReadSearch a search's first reads, with the tests'
+	// stall points (twophase.go). Frozen: word w is frozen, a write stops
+	// (nil: never). Alt: the other bucket of v in b, or b where v may not
+	// move (search.go.tmpl, which gives the fixed filter m).
+	Choose               func(b1, b2, fp, w1, w2 string) string
+	ReadPair, ReadSearch func(b1, b2 string) string
+	Frozen               func(w string) string
+	Alt                  func(b, v string) string
 	// Guard is the word a search reads before its first reads of b and
 	// before "absent" (b's stripe's wrap epoch, or b's version). Settled:
 	// fp, in neither first read, was not in flight (w1 the first read of
@@ -95,9 +129,10 @@ type codec struct {
 	MaxPath, ShortQueue, FullQueue string
 }
 
-// codecs is the table of word codecs the fixed filter has.
+// codecs is the table of word codecs, each with its table shape.
 var codecs = []codec{
 	{
+		shape:          fixedShape,
 		Name:           "word",
 		Doc:            "one bucket per word, its masks read from f.lay (bucket.go)",
 		Locals:         "l := &f.lay",
@@ -113,41 +148,23 @@ var codecs = []codec{
 		PutRoom:        func(w, b, fp, r string) string { return fmt.Sprintf("%s | %s*l.slotUnit(%s)", w, fp, r) },
 		Take:           func(w, b, fp string) string { return fmt.Sprintf("l.take(%s, %s)", w, fp) },
 		Has:            func(w, b, fp string) string { return fmt.Sprintf("l.contains(%s, %s)", w, fp) },
-		ReadSearch:     "readPair",
+		ReadSearch:     func(b1, b2 string) string { return fmt.Sprintf("f.readPair(%s, %s)", b1, b2) },
 		Guard:          func(b string) string { return fmt.Sprintf("f.t.epochOf(%s)", b) },
 		Settled:        func(b1, w1, g, e string) string { return fmt.Sprintf("f.unchanged(%s, %s, %s)", b1, w1, e) },
 		HasEither:      func(w1, w2, b1, b2, fp string) string { return fmt.Sprintf("l.containsEither(%s, %s, %s)", w1, w2, fp) },
 		LookupSlow:     "return f.findAfter(b1, b2, fp, w1, w2, e)",
 		Bump:           func(w string) string { return fmt.Sprintf("l.bumpCounter(%s)", w) },
+		Alt:            func(b, v string) string { return fmt.Sprintf("altBucket(%s, %s, m)", b, v) },
 		MoveVersionDoc: "both buckets' migration counters",
-		MoveLockFree: `// A counter that goes from its maximum to 0 is counted in the
-		// epoch of its bucket's stripe in the same atomic step
-		// (twophase.go, "Counter wraps").
-		if wrapS, wrapD := l.wraps(ws), l.wraps(wd); wrapS || wrapD {
-			t.addWraps(&op, src, wrapS, dst, wrapD)
-		}
+		MoveLockFree: wrapsLockFree("l.wraps") + `
 		if raceEnabled {
 			l.checkRelocation(op.old[0], op.new[0], op.old[1], op.new[1], fp)
 		}`,
-		LockedBefore: `// A step that wraps a counter counts in the epoch of that
-		// bucket's stripe before and after its stores, both under the
-		// locks (locked.go).
-		wrapS, wrapD := l.wraps(ws), l.wraps(wd)
-		if wrapS {
-			t.epochOf(src).Add(1)
-		}
-		if wrapD {
-			t.epochOf(dst).Add(1)
-		}`,
+		LockedBefore: wrapsLockedBefore("l.wraps"),
 		LockedAfter: `if raceEnabled {
 			l.checkRelocation(ws, t.words[src].Load(), wd, t.words[dst].Load(), fp)
 		}
-		if wrapS {
-			t.epochOf(src).Add(1)
-		}
-		if wrapD {
-			t.epochOf(dst).Add(1)
-		}`,
+		` + wrapsLockedAfter,
 		LockedClaim: "locked.go",
 		Choose: func(b1, b2, fp, w1, w2 string) string {
 			return fmt.Sprintf(`b, w := %[1]s, %[4]s
@@ -166,6 +183,7 @@ var codecs = []codec{
 		FullQueue:  "bfsQueueLen",
 	},
 	{
+		shape:       fixedShape,
 		Name:        "packed",
 		Prefix:      "pk",
 		Doc:         "two four-slot 8-bit buckets per word, versions outside the table (packed.go)",
@@ -196,7 +214,7 @@ var codecs = []codec{
 		PutRoom:    func(w, b, fp, r string) string { return fmt.Sprintf("pkPut(%s, %s, %s, %s)", w, b, fp, r) },
 		Take:       func(w, b, fp string) string { return fmt.Sprintf("pkTake(%s, %s, %s)", w, b, fp) },
 		Has:        func(w, b, fp string) string { return fmt.Sprintf("pkHas(pkHalf(%s, %s), %s)", w, b, fp) },
-		ReadSearch: "pkReadSearch",
+		ReadSearch: func(b1, b2 string) string { return fmt.Sprintf("f.pkReadSearch(%s, %s)", b1, b2) },
 		Guard:      func(b string) string { return fmt.Sprintf("f.t.verOf(%s)", b) },
 		Settled:    func(b1, w1, g, e string) string { return fmt.Sprintf("loadAt(&f.t, %s) == %s", g, e) },
 		HasEither: func(w1, w2, b1, b2, fp string) string {
@@ -205,6 +223,7 @@ var codecs = []codec{
 		LookupSlow:     "_, ok := f.pkFind(b1, b2, fp)\n\treturn ok",
 		Bump:           func(w string) string { return w },
 		SharedWords:    true,
+		Alt:            func(b, v string) string { return fmt.Sprintf("altBucket(%s, %s, m)", b, v) },
 		MoveVersionDoc: "dst's version",
 		MoveLockFree: `vd := t.verIdx(dst)
 		hookReadAt(t, t.verOf(dst))
@@ -226,21 +245,114 @@ var codecs = []codec{
 		ShortQueue: "pkShortQueue",
 		FullQueue:  "pkQueueLen",
 	},
+	{
+		shape:  growingShape,
+		Name:   "lanes",
+		Prefix: "grow",
+		Doc:    "a Growing filter's table, four 15-bit lanes per word (grow_lane.go)",
+		Word:   func(b string) string { return b },
+		Part:   func(w, b string) string { return w },
+		Room:   func(x, b, fp string) string { return "laneTailTop &^ occupiedLanes(" + x + ")" },
+		PutRoom: func(w, b, fp, r string) string {
+			return fmt.Sprintf("%s | %s*((%s&-%s)>>(tailBits-1))", w, entryOf(b), r, r)
+		},
+		Has: func(w, b, fp string) string { return fmt.Sprintf("matchLanes(%s, %s) != 0", w, entryOf(b)) },
+		HasEither: func(w1, w2, b1, b2, fp string) string {
+			return fmt.Sprintf("matchLanes(%s, %s)|matchLanes(%s, %s) != 0", w1, entryOf(b1), w2, entryOf(b2))
+		},
+		ReadSearch:  func(b1, b2 string) string { return fmt.Sprintf("x.readPair(%s, %s)", b1, b2) },
+		Guard:       func(b string) string { return fmt.Sprintf("x.t.epochOf(%s)", b) },
+		Settled:     func(b1, w1, g, e string) string { return fmt.Sprintf("x.unchanged(%s, %s, %s, %s)", b1, w1, g, e) },
+		LookupSlow:  "return x.searchIn(b1, b2, q1, q2)",
+		LockedClaim: "grow_table.go",
+		Choose: func(b1, b2, fp, w1, w2 string) string {
+			return fmt.Sprintf(`b, w, q := %[1]s, %[3]s, q1
+			if laneCount(%[4]s) < laneCount(%[3]s) {
+				b, w, q = %[2]s, %[4]s, q2
+			}
+			nw, ok := putLane(w, q)`, b1, b2, w1, w2)
+		},
+		ReadPair: func(b1, b2 string) string {
+			return fmt.Sprintf("loadAt(&x.t, &x.t.words[%s]), loadAt(&x.t, &x.t.words[%s])", b1, b2)
+		},
+		Frozen: func(w string) string {
+			if strings.Contains(w, "|") {
+				w = "(" + w + ")"
+			}
+			return w + "&frozenBit != 0"
+		},
+		Alt:            func(b, v string) string { return fmt.Sprintf("x.altOr(%s, %s)", b, v) },
+		Matches:        func(w, b, fp string) string { return fmt.Sprintf("matchCount(%s, %s, %s)", w, entryOf(b), entryOf(b)) },
+		MatchesOne:     func(w string) string { return fmt.Sprintf("matchCount(%s, q1, q2)", w) },
+		Slots:          4,
+		SlotsConst:     "slotsPerBucket",
+		SlotAt:         func(x string, s int) string { return fmt.Sprintf("lane(%s, %d)", x, s) },
+		SlotGet:        func(w, b, s string) string { return fmt.Sprintf("lane(%s, %s)", w, s) },
+		SlotClear:      func(w, b, s string) string { return fmt.Sprintf("setLane(%s, %s, 0)", w, s) },
+		Bump:           func(w string) string { return fmt.Sprintf("growBump(%s)", w) },
+		MoveVersionDoc: "both buckets' counters",
+		MoveLockFree:   wrapsLockFree("growWraps"),
+		LockedBefore:   wrapsLockedBefore("growWraps"),
+		LockedAfter:    wrapsLockedAfter,
+		MaxPath:        "maxPathLen",
+		ShortQueue:     "bfsShortQueue",
+		FullQueue:      "bfsQueueLen",
+	},
 }
 
-// algorithms lists the templates, each generated once per codec.
-var algorithms = []string{"search", "move", "delete", "lookup", "add", "unique"}
+// wrapsLockFree, wrapsLockedBefore and wrapsLockedAfter: a codec whose
+// counters wrap (wraps tests a word) counts a wrap in the epoch of its
+// bucket's stripe in the step's K-CAS (twophase.go, "Counter wraps"), or
+// before and after the stores under the locks (locked.go).
+func wrapsLockFree(wraps string) string {
+	return fmt.Sprintf(`if wrapS, wrapD := %[1]s(ws), %[1]s(wd); wrapS || wrapD {
+		t.addWraps(&op, src, wrapS, dst, wrapD)
+	}`, wraps)
+}
+
+func wrapsLockedBefore(wraps string) string {
+	return fmt.Sprintf("wrapS, wrapD := %[1]s(ws), %[1]s(wd)\n", wraps) + wrapsLockedAfter
+}
+
+const wrapsLockedAfter = `if wrapS {
+		t.epochOf(src).Add(1)
+	}
+	if wrapD {
+		t.epochOf(dst).Add(1)
+	}`
+
+// entryOf names the growing codec's entry for bucket b.
+func entryOf(b string) string {
+	switch b {
+	case "b1":
+		return "q1"
+	case "b2":
+		return "q2"
+	case "dst":
+		return "nv"
+	}
+	return "q"
+}
+
+// algorithms lists the templates, each generated once per codec of the
+// fixed shape, and for the growing shape where marked.
+var algorithms = []struct {
+	name    string
+	growing bool
+}{{"search", true}, {"move", true}, {"delete", false}, {"lookup", true}, {"add", true}, {"unique", true}, {"relocate", true}}
 
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("gen_variants: ")
 	for _, a := range algorithms {
-		src, err := os.ReadFile(a + ".go.tmpl")
+		src, err := os.ReadFile(a.name + ".go.tmpl")
 		if err != nil {
 			log.Fatal(err)
 		}
 		for _, c := range codecs {
-			generate(a, string(src), c)
+			if a.growing || !c.Growing {
+				generate(a.name, string(src), c)
+			}
 		}
 	}
 }
@@ -256,24 +368,43 @@ func generate(a, src string, c codec) {
 			}
 			return c.Prefix + strings.ToUpper(name[:1]) + name[1:]
 		},
-		"word":      c.Word,
-		"part":      c.Part,
-		"room":      c.Room,
-		"barred":    c.Barred,
-		"slotAt":    c.SlotAt,
-		"slotLow":   c.SlotLow,
-		"slotGet":   c.SlotGet,
-		"slotClear": c.SlotClear,
-		"putRoom":   c.PutRoom,
-		"bump":      c.Bump,
-		"take":      c.Take,
-		"has":       c.Has,
-		"guard":     c.Guard,
-		"settled":   c.Settled,
-		"hasEither": c.HasEither,
-		"choose":    c.Choose,
-		"readPair":  c.ReadPair,
-		"matches":   c.Matches,
+		"word":       c.Word,
+		"part":       c.Part,
+		"room":       c.Room,
+		"barred":     c.Barred,
+		"slotAt":     c.SlotAt,
+		"slotLow":    c.SlotLow,
+		"slotGet":    c.SlotGet,
+		"slotClear":  c.SlotClear,
+		"putRoom":    c.PutRoom,
+		"bump":       c.Bump,
+		"take":       c.Take,
+		"has":        c.Has,
+		"guard":      c.Guard,
+		"settled":    c.Settled,
+		"hasEither":  c.HasEither,
+		"choose":     c.Choose,
+		"readPair":   c.ReadPair,
+		"matches":    c.Matches,
+		"frozen":     c.Frozen,
+		"alt":        c.Alt,
+		"readSearch": c.ReadSearch,
+		// stall is a search's stall point (twophase.go, grow_table.go).
+		"stall": func(b1, stage string) string {
+			if c.Growing {
+				return fmt.Sprintf("growSearchStalled(x, %s, %s)", b1, stage)
+			}
+			return fmt.Sprintf("if raceEnabled {\nsearchStalled(f, %s, %s)\n}", b1, stage)
+		},
+		"matchesOne": c.MatchesOne,
+		// stat counts n in the fixed filter's statistic name, on a line
+		// of its own.
+		"stat": func(name, n string) string {
+			if c.Growing {
+				return ""
+			}
+			return fmt.Sprintf("\nf.stats.add(%s, %s)", name, n)
+		},
 		// locals declares the codec's Locals on a line of their own.
 		"locals": func() string {
 			if c.Locals == "" {
@@ -315,6 +446,12 @@ func generate(a, src string, c codec) {
 
 // fill gives the optional snippets their "no such restriction" values.
 func (c *codec) fill() {
+	if c.MatchesOne == nil {
+		c.MatchesOne = func(w string) string { return c.Matches(w, "b1", "fp") }
+	}
+	if c.Frozen == nil {
+		c.Frozen = func(string) string { return "" }
+	}
 	if c.Barred == nil {
 		c.Barred = func(s, b, in string) string { return "" }
 	}

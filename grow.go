@@ -513,7 +513,7 @@ func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 				sh.count.add(1)
 			}
 			return !present, nil
-		case st == growFull && (!unique || sh.eager(x) || g.makeRoomIn(x, k.b1, k.b2) == growFull):
+		case st == growFull && (!unique || sh.eager(x) || g.growRelocate(x, k.b1, k.b2) == growFull):
 			if !g.expand(sh, x) {
 				return false, ErrFull
 			}
@@ -537,14 +537,16 @@ func (g *Growing) LookupHash(h uint64) bool {
 	kh := g.keyed(h)
 	x := g.shardOf(kh).searched()
 	k := x.place(kh)
-	// lookupIn's answer where its first reads give it: a match, or a miss
-	// that settled proves.
-	ep, e, w1, w2 := x.readPair(k.b1, k.b2)
+	// growLookup's first round (lookup.go.tmpl) written out, to save a
+	// call, as Filter.Lookup does; in Locked mode it is the same round.
+	ep := x.t.epochOf(k.b1)
+	e := ep.Load()
+	w1, w2 := x.readPair(k.b1, k.b2)
 	if (w1|w2|e)&tagMask == 0 {
 		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 {
 			return true
 		}
-		if x.settled(k.b1, k.b2, w1, ep, e) {
+		if k.b1 == k.b2 || x.unchanged(k.b1, w1, ep, e) {
 			return false
 		}
 	}
@@ -652,7 +654,8 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 		xs[j], ks[j] = x, x.place(kh)
 	}
 	for j := range hs {
-		_, e[j], w1[j], w2[j] = xs[j].readPair(ks[j].b1, ks[j].b2)
+		e[j] = xs[j].t.epochOf(ks[j].b1).Load()
+		w1[j], w2[j] = xs[j].readPair(ks[j].b1, ks[j].b2)
 	}
 	for j := range hs {
 		k, x := &ks[j], xs[j]
@@ -661,7 +664,7 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 				found[j] = true
 				continue
 			}
-			if x.settled(k.b1, k.b2, w1[j], x.t.epochOf(k.b1), e[j]) {
+			if k.b1 == k.b2 || x.unchanged(k.b1, w1[j], x.t.epochOf(k.b1), e[j]) {
 				found[j] = false
 				continue
 			}

@@ -14,8 +14,7 @@ func (g *Growing) CountHash(h uint64) int {
 	}
 	kh := g.keyed(h)
 	x := g.shardOf(kh).searched()
-	n, _ := g.countIn(x, x.place(kh))
-	return n
+	return g.countIn(x, x.place(kh))
 }
 
 // InsertBatchString is InsertBatch for string keys, without copying them.

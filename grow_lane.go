@@ -67,6 +67,9 @@ func occupiedLanes(w uint64) uint64 {
 	return ((w & laneTailLow) + laneTailLow | w) & laneTailTop
 }
 
+// matchCount returns the number of lanes of w whose entry matches q1 or q2.
+func matchCount(w, q1, q2 uint64) int { return bits.OnesCount64(matchLanes(w, q1) | matchLanes(w, q2)) }
+
 // laneCount returns the number of entries in w.
 func laneCount(w uint64) int { return bits.OnesCount64(occupiedLanes(w)) }
 

@@ -62,13 +62,9 @@ import (
 // TestGrowStepsKeepMatches checks moves both ways at every level and split
 // pointer.
 //
-// Moves, counters and epochs are the fixed filter's (migrate.go,
-// twophase.go, locked.go): a move takes an entry out of one bucket and puts
-// it into its other in one K-CAS of both words (LockFree), or under both
-// stripes' locks with the destination stored first (Locked), bumping both
-// one-bit counters; a wrap is counted in the epoch of the bucket's stripe
-// (epochOf). Inserts leave counters alone, Deletes bump both of their
-// pair's ("Deletes move both counters"), freezing moves nothing.
+// Moves, one-bit counters and epochs are the fixed filter's (move.go.tmpl,
+// twophase.go, locked.go). Inserts leave counters alone, Deletes bump both
+// of their pair's ("Deletes move both counters"), freezing moves nothing.
 
 const (
 	growTagBits   = 6
@@ -217,13 +213,21 @@ func (x *growTable) altBucket(b, v uint64) (uint64, bool) {
 	return j2<<1 | (v>>(tailBits-1)^m>>(growPosBits-1-d))&1, true // the first tail bit, flipped by M_d, names the half
 }
 
+// altOr is altBucket's bucket, or b where altBucket refuses (discovery
+// skips a child in its own bucket).
+func (x *growTable) altOr(b, v uint64) uint64 {
+	if nb, ok := x.altBucket(b, v); ok {
+		return nb
+	}
+	return b
+}
+
 // Statuses of a write on one table.
 const (
-	growDone      = iota // applied
-	growFull             // no room for the key in this table
-	growFrozen           // the table is being copied: retry on the next
-	growStale            // a relocation step no longer applies: discover again
-	growTruncated        // path discovery needs the longer queue
+	growDone   = iota // applied
+	growFull          // no room for the key in this table
+	growFrozen        // the table is being copied: retry on the next
+	growStale         // a relocation step no longer applies: discover again
 )
 
 // Deletes move both counters. Colliding keys (same tag, position bits and
@@ -260,349 +264,112 @@ const (
 // match unless x was deleted; Q read at t2, before or after that store,
 // shows a match. □
 
-// readPair makes a search's first reads of buckets b1, b2 of x: the epoch
-// e of b1's stripe (ep), then b1 and b2.
-func (x *growTable) readPair(b1, b2 uint64) (ep *atomic.Uint64, e, w1, w2 uint64) {
-	ep = x.t.epochOf(b1)
-	e = ep.Load()
-	w1 = x.t.words[b1].Load()
+// readPair makes a search's first reads of buckets b1, b2 of x, with the
+// tests' stall points.
+func (x *growTable) readPair(b1, b2 uint64) (w1, w2 uint64) {
+	w1 = loadAt(&x.t, &x.t.words[b1])
 	growSearchStalled(x, b1, 1)
-	w2 = x.t.words[b2].Load()
+	w2 = loadAt(&x.t, &x.t.words[b2])
 	growSearchStalled(x, b1, 2)
-	return ep, e, w1, w2
+	return w1, w2
 }
 
-// settled reports whether a search that made readPair's reads and found
-// no match may answer "absent": the key has one bucket, or b1 reads w1
-// again and then the epoch still reads e (in that order).
-func (x *growTable) settled(b1, b2, w1 uint64, ep *atomic.Uint64, e uint64) bool {
-	if b1 == b2 {
-		return true
-	}
-	r1 := x.t.words[b1].Load()
+// unchanged reports whether a search that read the epoch ep as e, then w1
+// in b1, and found no match may answer "absent" (b1 != b2): b1 reads w1
+// again, and then the epoch still reads e.
+func (x *growTable) unchanged(b1, w1 uint64, ep *atomic.Uint64, e uint64) bool {
+	r1 := loadAt(&x.t, &x.t.words[b1])
 	growSearchStalled(x, b1, 3)
-	return r1 == w1 && ep.Load() == e
+	return r1 == w1 && loadAt(&x.t, ep) == e
 }
 
-// lookupIn reports whether x holds an entry matching k: LockFree, the
-// search argued above; Locked, the unlocked reads of locked.go with the
-// same argument, then both buckets under their locks.
+// lookupIn reports whether x holds an entry matching k (lookup.go.tmpl;
+// the search argued above, Locked with the reads of locked.go).
 func (g *Growing) lookupIn(x *growTable, k growKey) bool {
-	t := &x.t
 	if g.mode == Locked {
-		ep, e, w1, w2 := x.readPair(k.b1, k.b2)
-		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 {
-			return true
-		}
-		if x.settled(k.b1, k.b2, w1, ep, e) {
-			return false
-		}
-		gd := x.locks.lockBuckets(k.b1, k.b2)
-		w1, w2 = t.words[k.b1].Load(), t.words[k.b2].Load()
-		x.locks.unlockBuckets(gd)
-		return matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0
+		return x.growLookupLocked(k.b1, k.b2, k.q1, k.q2)
 	}
-	ei := t.epochIdx(k.b1)
+	return x.growLookup(k.b1, k.b2, k.q1, k.q2)
+}
+
+// searchIn is growLookup's full search: rounds of the epoch, b1, b2 and a
+// re-read of b1, until a match, or b1's counter and the epoch unchanged.
+func (x *growTable) searchIn(b1, b2, q1, q2 uint64) bool {
+	t := &x.t
+	ei := t.epochIdx(b1)
 	for {
 		e := t.load(ei)
-		w1 := t.load(k.b1)
-		growSearchStalled(x, k.b1, 1)
-		w2 := t.load(k.b2)
-		growSearchStalled(x, k.b1, 2)
-		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 {
+		w1 := t.load(b1)
+		growSearchStalled(x, b1, 1)
+		w2 := t.load(b2)
+		growSearchStalled(x, b1, 2)
+		if matchLanes(w1, q1)|matchLanes(w2, q2) != 0 {
 			return true
 		}
-		if k.b1 == k.b2 {
+		if b1 == b2 {
 			return false
 		}
-		v1 := t.load(k.b1)
-		if matchLanes(v1, k.q1) != 0 {
+		v1 := t.load(b1)
+		if matchLanes(v1, q1) != 0 {
 			return true
 		}
 		if growCounter(v1) == growCounter(w1) {
-			growSearchStalled(x, k.b1, 3)
+			growSearchStalled(x, b1, 3)
 			if t.load(ei) == e {
 				return false
 			}
 			continue
 		}
-		if matchLanes(t.load(k.b2), k.q2) != 0 {
+		if matchLanes(t.load(b2), q2) != 0 {
 			return true
 		}
 	}
 }
 
 // addIn puts k's entry into x, relocating entries when both buckets are
-// full: growDone, growFull (no path of at most maxPathLen moves) or
-// growFrozen.
+// full: growDone, growFull (no path) or growFrozen.
 func (g *Growing) addIn(x *growTable, k growKey) int {
 	for {
 		st := g.putIn(x, k)
 		if st != growFull {
 			return st
 		}
-		if st = g.makeRoomIn(x, k.b1, k.b2); st != growDone {
+		if st = g.growRelocate(x, k.b1, k.b2); st != growDone {
 			return st
 		}
 	}
 }
 
-// putIn puts k's entry into an empty lane of the emptier bucket (b1 on a
-// tie), relocating nothing.
+// putIn puts k's entry into the emptier bucket (b1 on a tie), relocating
+// nothing (add.go.tmpl): growDone, growFull or growFrozen.
 func (g *Growing) putIn(x *growTable, k growKey) int {
-	t := &x.t
 	if g.mode == Locked {
-		return x.putLocked(k)
+		return x.growAddLocked(k.b1, k.b2, k.q1, k.q2)
 	}
-	for {
-		b, w, nw, st := placeEntry(k, t.load(k.b1), t.load(k.b2))
-		if st != growDone {
-			return st
-		}
-		if t.decidePair(b, w, nw, b, w, w) { // one CAS, helping a K-CAS that fails it
-			return growDone
-		}
-	}
+	w1, w2 := loadAt(&x.t, &x.t.words[k.b1]), loadAt(&x.t, &x.t.words[k.b2])
+	return x.growAdd(k.b1, k.b2, k.q1, k.q2, w1, w2)
 }
 
-// putLocked is putIn in Locked mode, by the rule of locked.go's addLocked
-// (which argues it): the bucket is chosen from unlocked reads and only its
-// stripe locked; the entry goes into the word as read under the lock unless
-// it is frozen or full; only then are both stripes locked and the choice
-// made again.
-func (x *growTable) putLocked(k growKey) int {
-	t := &x.t
-	b, _, _, st := placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
-	if st != growDone {
-		return st // frozen, or both full (discovery reads them again)
-	}
-	q := k.q1
-	if b != k.b1 {
-		q = k.q2
-	}
-	gd := x.locks.lockBuckets(b, b)
-	w := t.words[b].Load()
-	nw, ok := putLane(w, q)
-	switch {
-	case w&frozenBit != 0:
-		st = growFrozen
-	case ok:
-		t.words[b].Store(nw)
-	default:
-		st = growFull
-	}
-	x.locks.unlockBuckets(gd)
-	if st != growFull {
-		return st
-	}
-	defer x.locks.unlockBuckets(x.locks.lockBuckets(k.b1, k.b2))
-	b, _, nw, st = placeEntry(k, t.words[k.b1].Load(), t.words[k.b2].Load())
-	if st == growDone {
-		t.words[b].Store(nw)
-	}
-	return st
-}
-
-// placeEntry chooses from the words w1 of b1 and w2 of b2 the emptier
-// bucket (b1 on a tie) and returns it, its word and the word with k's
-// entry added; or growFrozen or growFull.
-func placeEntry(k growKey, w1, w2 uint64) (b, w, nw uint64, st int) {
-	if (w1|w2)&frozenBit != 0 {
-		return 0, 0, 0, growFrozen
-	}
-	b, w, q := k.b1, w1, k.q1
-	if laneCount(w2) < laneCount(w1) {
-		b, w, q = k.b2, w2, k.q2
-	}
-	nw, ok := putLane(w, q)
-	if !ok {
-		return 0, 0, 0, growFull
-	}
-	return b, w, nw, growDone
-}
-
-// pairWith returns the words w1, w2 of k's buckets with bucket b's word
-// replaced by nw (both, when b1 = b2).
-func pairWith(k *growKey, b, nw, w1, w2 uint64) (n1, n2 uint64) {
-	if k.b1 == k.b2 {
-		return nw, nw
-	}
-	if b == k.b1 {
-		return nw, w2
-	}
-	return w1, nw
-}
-
-// growPathNode is a bucket reached by path discovery: from the node it was
-// reached from (-1 for the key's buckets), and the entry v in lane slot
-// there that moves here.
-type growPathNode struct {
-	b     uint64
-	v     uint64
-	from  int32
-	slot  int8
-	depth int8
-}
-
-// growQueueLen holds both roots and four children per node down to depth
-// maxPathLen-1, and the one node at depth maxPathLen that ends a path.
-const growQueueLen = bfsQueueLen + 1
-
-// makeRoomIn frees a lane in b1 or b2 of x by moving entries back along a
-// shortest path to a bucket with room (migrate.go does the same for the
-// fixed filter), with a short queue first, as there: Go zeroes a local
-// array on every call, and most searches end within a few buckets.
-func (g *Growing) makeRoomIn(x *growTable, b1, b2 uint64) int {
-	var q [bfsShortQueue]growPathNode
-	if st := g.relocateIn(x, b1, b2, q[:]); st != growTruncated {
-		return st
-	}
-	return g.makeRoomDeep(x, b1, b2)
-}
-
-// makeRoomDeep is makeRoomIn with the full queue.
-//
-//go:noinline
-func (g *Growing) makeRoomDeep(x *growTable, b1, b2 uint64) int {
-	var q [growQueueLen]growPathNode
-	return g.relocateIn(x, b1, b2, q[:])
-}
-
-// relocateIn discovers a path with queue q and migrates along it, again
-// while a step finds the path stale.
-func (g *Growing) relocateIn(x *growTable, b1, b2 uint64, q []growPathNode) int {
-	for {
-		end, st := g.discoverIn(x, b1, b2, q)
-		if st == growDone {
-			st = g.migrateIn(x, q, end)
-		}
-		if st != growStale {
-			return st
-		}
-	}
-}
-
-// discoverIn searches breadth first from b1 and b2 for a bucket with an
-// empty lane and returns the queue index of the path's last node. A child
-// is tested for room when reached, not when expanded (a level earlier, a
-// path as short); a word holding a K-CAS reference counts as full there.
-func (g *Growing) discoverIn(x *growTable, b1, b2 uint64, q []growPathNode) (end int, st int) {
-	q[0] = growPathNode{b: b1, from: -1}
-	n := 1
-	if b2 != b1 {
-		q[1] = growPathNode{b: b2, from: -1}
-		n = 2
-	}
-	for head := 0; head < n; head++ {
-		p := q[head]
-		w := x.t.loadWord(p.b)
-		if w&frozenBit != 0 {
-			return 0, growFrozen
-		}
-		if laneCount(w) < slotsPerBucket {
-			return head, growDone
-		}
-		for s := 0; s < slotsPerBucket; s++ {
-			v := lane(w, s)
-			nb, ok := x.altBucket(p.b, v)
-			if !ok || nb == p.b {
-				continue
-			}
-			if n == len(q) {
-				return 0, growTruncated
-			}
-			q[n] = growPathNode{b: nb, v: v, from: int32(head), slot: int8(s), depth: p.depth + 1}
-			if cw := x.t.words[nb].Load(); cw&(frozenBit|tagMask) == 0 && laneCount(cw) < slotsPerBucket {
-				return n, growDone
-			}
-			if int(p.depth)+1 < maxPathLen { // the last depth is tested, not queued
-				n++
-			}
-		}
-	}
-	return 0, growFull
-}
-
-// migrateIn moves the entries of the path ending at q[end] backwards, from
-// the bucket with room towards the key's bucket.
-func (g *Growing) migrateIn(x *growTable, q []growPathNode, end int) int {
-	if q[end].from < 0 {
-		return growDone // the key's own bucket has room
-	}
-	defer g.gate.exitMove(g.gate.enterMove())
-	var my *descLease
-	if g.mode == LockFree {
-		my = leaseDesc()
-		defer my.release()
-	}
-	for i := end; q[i].from >= 0; i = int(q[i].from) {
-		src := q[q[i].from].b
-		_, nv, _ := x.alt(src, q[i].v)
-		if st := g.moveIn(x, src, int(q[i].slot), q[i].v, q[i].b, nv, my); st != growDone {
-			return st
-		}
-	}
-	return growDone
-}
-
-// moveIn moves entry v from lane s of src to an empty lane of dst, where it
-// is nv (alt), in one atomic step that bumps both counters.
+// moveIn moves entry v from lane s of src to dst, where it is nv (alt), in
+// one step (move.go.tmpl): growDone, growStale, or growFrozen when x is
+// being copied (a step never writes a frozen word). A step within one word
+// would lose the entry: src = dst is stale, as in migrate.go's move.
 func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint64, my *descLease) int {
-	if g.mode == Locked {
-		defer x.locks.unlockBuckets(x.locks.lockBuckets(src, dst))
+	var ok bool
+	switch {
+	case src == dst:
+	case g.mode == Locked:
+		ok = x.growMoveLocked(src, s, v, dst, nv)
+	default:
+		ok = x.growMoveLockFree(src, s, v, dst, nv, &my)
 	}
-	for {
-		ws, wd := x.t.load(src), x.t.load(dst)
-		if (ws|wd)&frozenBit != 0 {
-			return growFrozen
-		}
-		nd, ok := putLane(wd, nv)
-		if lane(ws, s) != v || !ok {
-			return growStale
-		}
-		if g.mode == Locked {
-			x.storeBumped(dst, wd, nd, src, ws, setLane(ws, s, 0)) // destination first (locked.go)
-			return growDone
-		}
-		var op kcasOp
-		x.addBumped(&op, src, ws, setLane(ws, s, 0), dst, wd, nd)
-		if x.t.kcasWith(&op, my.slot) {
-			return growDone
-		}
+	switch {
+	case ok:
+		return growDone
+	case x.next.Load() != nil:
+		return growFrozen
 	}
-}
-
-// addBumped adds to op a LockFree change of buckets i and j from wi, wj to
-// ni, nj with both counters bumped and each wrap counted in its stripe's
-// epoch (addWraps): at most four words.
-func (x *growTable) addBumped(op *kcasOp, i, wi, ni, j, wj, nj uint64) {
-	op.add(i, wi, growBump(ni))
-	op.add(j, wj, growBump(nj))
-	if wrapI, wrapJ := growWraps(wi), growWraps(wj); wrapI || wrapJ {
-		x.t.addWraps(op, i, wrapI, j, wrapJ)
-	}
-}
-
-// storeBumped is addBumped in Locked mode, with both locks held: it stores
-// bucket i, then j, and counts each wrap in its stripe's epoch before and
-// after the stores (the wrap claim of locked.go).
-func (x *growTable) storeBumped(i, wi, ni, j, wj, nj uint64) {
-	t := &x.t
-	wrapI, wrapJ := growWraps(wi), growWraps(wj)
-	if wrapI {
-		t.epochOf(i).Add(1)
-	}
-	if wrapJ {
-		t.epochOf(j).Add(1)
-	}
-	t.words[i].Store(growBump(ni))
-	t.words[j].Store(growBump(nj))
-	if wrapI {
-		t.epochOf(i).Add(1)
-	}
-	if wrapJ {
-		t.epochOf(j).Add(1)
-	}
+	return growStale
 }
 
 // Why Delete removes the youngest match. Entries of different ages compare
@@ -631,15 +398,11 @@ func (x *growTable) storeBumped(i, wi, ni, j, wj, nj uint64) {
 // not share.
 //
 // Deletes wait for snapshots. A snapshot (capture, grow_encode.go) reads a
-// word at a time, ascending, and no read order is safe by itself against
-// the schedule of "Deletes move both counters": after it reads P, C is
+// word at a time, ascending, and no read order is safe against the
+// schedule of "Deletes move both counters": after it reads P, C is
 // inserted into P and C's Delete takes the searched key's entry from Q,
-// read later (a tie may go to either bucket, so no order of Deletes lines
-// up with the snapshot's). So deleteIn holds the snapshot gate
-// (snapshot.go) throughout, as a relocation step does: it waits for a
-// snapshot in progress, and a snapshot for the Deletes in progress;
-// Deletes that keep meeting snapshots get in between them, as relocations
-// do.
+// read later (a tie may go to either bucket). So deleteIn holds the
+// snapshot gate (snapshot.go) throughout, as a relocation step does.
 
 // deleteIn removes the youngest entry matching k from x, chosen from one
 // atomic view of both buckets, and reports whether there was one; st is
@@ -663,31 +426,56 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 		}
 		b, w, s, ok := x.youngestOf(k, w1, w2)
 		n1, n2 := w1, w2
-		if ok {
-			n1, n2 = pairWith(&k, b, setLane(w, s, 0), w1, w2)
+		switch nw := setLane(w, s, 0); {
+		case ok && k.b1 == k.b2:
+			n1, n2 = nw, nw
+		case ok && b == k.b1:
+			n1 = nw
+		case ok:
+			n2 = nw
 		}
+		// Both counters bumped, each wrap counted in its stripe's epoch:
+		// in the K-CAS of both words (LockFree; unchanged words at one
+		// instant prove an absence), or before and after the stores under
+		// both locks (locked.go).
+		wrap1, wrap2 := growWraps(w1), growWraps(w2)
 		if g.mode == Locked {
 			if ok && k.b1 == k.b2 {
 				t.words[b].Store(n1)
 			} else if ok {
-				x.storeBumped(k.b1, w1, n1, k.b2, w2, n2)
+				x.epochWraps(k.b1, wrap1, k.b2, wrap2)
+				t.words[k.b1].Store(growBump(n1))
+				t.words[k.b2].Store(growBump(n2))
+				x.epochWraps(k.b1, wrap1, k.b2, wrap2)
 			}
 			return ok, growDone
 		}
 		if !ok || k.b1 == k.b2 {
-			// Unchanged words at one instant prove the absence.
 			if t.decidePair(k.b1, w1, n1, k.b2, w2, n2) {
 				return ok, growDone
 			}
 			continue
 		}
-		// Both words in one K-CAS: the choice stands only if neither
-		// changed since it was read.
 		var op kcasOp
-		x.addBumped(&op, k.b1, w1, n1, k.b2, w2, n2)
+		op.add(k.b1, w1, growBump(n1))
+		op.add(k.b2, w2, growBump(n2))
+		if wrap1 || wrap2 {
+			t.addWraps(&op, k.b1, wrap1, k.b2, wrap2)
+		}
 		if t.kcas(&op) {
 			return true, growDone
 		}
+	}
+}
+
+// epochWraps counts a wrap of bucket i's (j's) counter in its stripe's
+// epoch.
+func (x *growTable) epochWraps(i uint64, wrapI bool, j uint64, wrapJ bool) {
+	if wrapI {
+		x.t.epochOf(i).Add(1)
+	}
+	if wrapJ {
+		x.t.epochOf(j).Add(1)
 	}
 }
 
@@ -704,35 +492,17 @@ func (x *growTable) youngestOf(k growKey, w1, w2 uint64) (b, w uint64, s int, ok
 }
 
 // countIn returns the number of entries matching k in x, from one atomic
-// view of both buckets.
-func (g *Growing) countIn(x *growTable, k growKey) (n int, st int) {
-	t := &x.t
-	count := func(w1, w2 uint64) int {
-		if k.b2 == k.b1 {
-			return bits.OnesCount64(matchLanes(w1, k.q1) | matchLanes(w1, k.q2))
-		}
-		return bits.OnesCount64(matchLanes(w1, k.q1)) + bits.OnesCount64(matchLanes(w2, k.q2))
-	}
+// view of both buckets (unique.go.tmpl).
+func (g *Growing) countIn(x *growTable, k growKey) int {
 	if g.mode == Locked {
-		defer x.locks.unlockBuckets(x.locks.lockBuckets(k.b1, k.b2))
-		return count(t.words[k.b1].Load(), t.words[k.b2].Load()), growDone
+		return x.growCountLocked(k.b1, k.b2, k.q1, k.q2)
 	}
-	for {
-		w1 := t.load(k.b1)
-		if k.b1 == k.b2 {
-			return count(w1, w1), growDone
-		}
-		growSearchStalled(x, k.b1, 1)
-		w2 := t.load(k.b2)
-		if t.decidePair(k.b1, w1, w1, k.b2, w2, w2) { // both words at one instant
-			return count(w1, w2), growDone
-		}
-	}
+	return x.growCountLockFree(k.b1, k.b2, k.q1, k.q2)
 }
 
 // freezeIn sets the frozen bit of bucket j of x and returns the word it
-// froze, without the bit. No write changes the word after: LockFree
-// writers compare the whole word, Locked ones check the bit under the lock.
+// froze, without the bit. No write changes the word after: LockFree writers
+// compare the whole word, Locked ones check the bit under the lock.
 func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 	t := &x.t
 	if g.mode == Locked {
@@ -754,12 +524,10 @@ func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 	}
 }
 
-// growSearchStalls, in race builds only, is called with the table and b1
-// after a search's first read of b1 (stage 1) and of b2 (stage 2), and
-// between its re-read of b1 and of the epoch on the way to "absent" (stage
-// 3): readPair, settled, lookupIn; and after the read of b1 by LockFree
-// uniqueIn and countIn (stage 1). twophase.go's searchStalls for the
-// growing tables.
+// growSearchStalls is twophase.go's searchStalls for the growing tables
+// (race builds only): called with the table and b1 after a search's read
+// of b1 (stage 1) and of b2 (stage 2), and between its re-read of b1 and
+// of the epoch (stage 3).
 var growSearchStalls atomic.Pointer[func(x *growTable, b1 uint64, stage int)]
 
 // growSearchStalled calls growSearchStalls, if set, in race builds.

@@ -1209,3 +1209,61 @@ func TestGrowingDeleteYoungestAcrossLevels(t *testing.T) {
 		})
 	}
 }
+
+// TestGrowMoveStaleStep: a relocation step (moveIn, as growRelocate's
+// replay calls it) moves the entry it was given only if that entry is
+// still in its slot, and never writes a frozen word; either way it changes
+// nothing and reports why.
+func TestGrowMoveStaleStep(t *testing.T) {
+	for _, mode := range []Mode{LockFree, Locked} {
+		g, err := NewGrowing(1000, WithMode(mode), WithSeed(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := g.st.shards[0].cur.Load()
+		var k growKey
+		for h := uint64(1); ; h++ {
+			if k = x.place(h * 0x9e3779b97f4a7c15); k.b1 != k.b2 {
+				break
+			}
+		}
+		if st := g.addIn(x, k); st != growDone {
+			t.Fatalf("%v: insert: status %d", mode, st)
+		}
+		src, v := k.b1, k.q1
+		if matchLanes(x.t.load(src), v) == 0 {
+			src, v = k.b2, k.q2
+		}
+		s := bits.TrailingZeros64(matchLanes(x.t.load(src), v)) / laneBits
+		dst, nv, ok := x.alt(src, v)
+		if !ok || dst == src {
+			t.Fatalf("%v: entry %#x of %d cannot move", mode, v, src)
+		}
+		var my *descLease
+		if mode == LockFree {
+			my = leaseDesc()
+			defer my.release()
+		}
+		w := x.t.load(src)
+		try := func(ws, to uint64, want int) {
+			t.Helper()
+			x.t.words[src].Store(ws)
+			wd := x.t.load(dst)
+			if st := g.moveIn(x, src, s, v, to, nv, my); st != want {
+				t.Fatalf("%v: step on %#x: status %d, want %d", mode, ws, st, want)
+			}
+			if x.t.load(src) != ws || x.t.load(dst) != wd {
+				t.Fatalf("%v: a step that does not apply changed a word", mode)
+			}
+		}
+		try(setLane(w, s, v^1<<tagShift), dst, growStale) // another entry in the slot
+		x.next.Store(&growTable{})                        // a copy has begun
+		try(w|frozenBit, dst, growFrozen)
+		x.next.Store(nil)
+		try(w, src, growStale) // from a bucket into itself, which has room
+		x.t.words[src].Store(w)
+		if st := g.moveIn(x, src, s, v, dst, nv, my); st != growDone {
+			t.Fatalf("%v: the step as replayed: status %d", mode, st)
+		}
+	}
+}

@@ -29,9 +29,9 @@ func (g *Growing) InsertUniqueHash(h uint64) (inserted bool, err error) {
 }
 
 // uniqueIn puts k's entry into the emptier of its buckets in x unless an
-// entry matching k is in either. It returns present=true with growDone
-// when it found one, growDone alone when it added k's entry, or growFull
-// (both full, no match) or growFrozen with nothing changed.
+// entry matching k is in either (unique.go.tmpl): present=true with
+// growDone, growDone alone when it added, or growFull (both full, no
+// match) or growFrozen with nothing changed.
 //
 // Claim: present, added and growFull each hold at one instant in the call.
 // Proof. Every entry matching k in x lies in b1 or b2 (entries move only
@@ -39,48 +39,12 @@ func (g *Growing) InsertUniqueHash(h uint64) (inserted bool, err error) {
 // (writable): once a step's copy is done the shard's entries are in x
 // only, and a copy in progress freezes a word before copying it, which the
 // frozen check sees (growFrozen says nothing of the key: the caller starts
-// over). LockFree: the words are logical values, and a read that shows a
-// match is one instant; else one decidePair (unique.go) over both words,
-// with k's entry added to the emptier or both unchanged when both are
-// full, succeeds only if both still hold what was read, unfrozen: "no
-// match, added" or "no match, full" holds at its instant. Any move,
-// insert, delete or freeze in between fails it, and the attempt starts
-// over. When b1 = b2 the word is read once and tested for both entry
-// forms. Locked: reads and store run under both buckets' stripe locks,
-// which every write to either bucket, freezing included, holds. □
+// over). The rest is unique.go.tmpl's argument, the words unfrozen at the
+// instant (a freeze fails the decidePair; Locked, freezing takes the lock);
+// when b1 = b2 the word is read once and tested for both entry forms. □
 func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
-	t := &x.t
 	if g.mode == Locked {
-		defer x.locks.unlockBuckets(x.locks.lockBuckets(k.b1, k.b2))
+		return x.growAddUniqueLocked(k.b1, k.b2, k.q1, k.q2)
 	}
-	for {
-		w1 := t.load(k.b1)
-		if g.mode == LockFree {
-			growSearchStalled(x, k.b1, 1)
-		}
-		w2 := w1
-		if k.b2 != k.b1 {
-			w2 = t.load(k.b2)
-		}
-		if (w1|w2)&frozenBit != 0 {
-			return false, growFrozen
-		}
-		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 {
-			return true, growDone
-		}
-		b, _, nw, st := placeEntry(k, w1, w2)
-		if g.mode == Locked {
-			if st == growDone {
-				t.words[b].Store(nw)
-			}
-			return false, st
-		}
-		n1, n2 := w1, w2
-		if st == growDone {
-			n1, n2 = pairWith(&k, b, nw, w1, w2)
-		}
-		if t.decidePair(k.b1, w1, n1, k.b2, w2, n2) {
-			return false, st
-		}
-	}
+	return x.growAddUnique(k.b1, k.b2, k.q1, k.q2)
 }

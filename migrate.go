@@ -13,8 +13,9 @@ package cuckoo
 // slot per move. Each step (move) moves one fingerprint between its two
 // buckets atomically and bumps the counters (packed: dst's version), so
 // every fingerprint stays findable; a step that no longer applies leaves
-// the filter consistent, and the path is discovered anew. Search and step
-// are generated per codec from search.go.tmpl and move.go.tmpl.
+// the filter consistent, and the path is discovered anew. Search, replay
+// and step are generated per codec from search.go.tmpl, relocate.go.tmpl
+// and move.go.tmpl, the growing filter's too.
 //
 // The paper sets the destination counter to max(src, dst)+1, for a
 // cross-bucket comparison sound only with unbounded counters. Ours wrap,
@@ -40,7 +41,7 @@ const (
 	// expands what it queued in the same order, so finds what a longer
 	// queue finds first, or runs again with the full one; BENCHMARKS.md,
 	// "Tuning constants", for these lengths and pkShortQueue): the growing
-	// filter's (grow_table.go), every bucket within two moves and most
+	// filter's (growDiscover), every bucket within two moves and most
 	// within three; discover's, every bucket within two moves (2+10+50).
 	bfsShortQueue      = 128
 	discoverShortQueue = 64
@@ -59,52 +60,14 @@ func bfsNodeIn(b, in uint64, depth int, path uint64) uint64 {
 }
 
 // makeRoom frees a slot in b1 or b2 that may take fp by relocating
-// fingerprints. It returns false if discovery finds no path or
-// maxRoomRounds paths in a row went stale. True reserves nothing: the
-// caller adds again, and a concurrent insert may take the slot first.
+// fingerprints (relocate.go.tmpl). It returns false if discovery finds no
+// path or maxRoomRounds paths in a row went stale. True reserves nothing:
+// the caller adds again, and a concurrent insert may take the slot first.
 func (f *Filter) makeRoom(b1, b2, fp uint64) bool {
-	// Sized for the longest path of any layout (the packed layout's).
-	var buckets [pkMaxPathLen + 1]uint64
-	var slots [pkMaxPathLen]int
-	var fps [pkMaxPathLen]uint64
-retry:
-	for tries := 0; tries < maxRoomRounds; tries++ {
-		var path uint64
-		var depth int
-		var ok bool
-		if f.lay.packed {
-			path, depth, ok = f.pkDiscover(b1, b2, fp)
-		} else {
-			path, depth, ok = f.discover(b1, b2)
-		}
-		if !ok {
-			return false
-		}
-		// Replay: each move below re-validates.
-		buckets[0] = b1
-		if path&1 != 0 {
-			buckets[0] = b2
-		}
-		for k := 0; k < depth; k++ {
-			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
-			fp := f.slotAt(buckets[k], s)
-			if fp == 0 {
-				// The slot emptied meanwhile: a shorter path.
-				depth = k
-				break
-			}
-			slots[k], fps[k] = s, fp
-			buckets[k+1] = f.alt(buckets[k], fp)
-		}
-		if depth > 0 {
-			pathReplayed(f, buckets[0], slots[0], fps[0])
-		}
-		if !f.migrate(buckets[:], slots[:], fps[:], depth) {
-			continue retry
-		}
-		return true
+	if f.lay.packed {
+		return f.pkRelocate(b1, b2, fp)
 	}
-	return false // every path found went stale first: see maxRoomRounds
+	return f.relocate(b1, b2)
 }
 
 // slotAt returns the fingerprint in slot s of bucket b (logical; 0 if empty).
@@ -113,29 +76,6 @@ func (f *Filter) slotAt(b uint64, s int) uint64 {
 		return f.t.loadWord(b>>1) >> (pkShift(b) + uint64(s)*8) & 0xff
 	}
 	return f.lay.slot(f.t.loadWord(b), s)
-}
-
-// migrate applies a replayed path's moves backwards and reports whether all
-// applied, under one entry of the snapshot gate and one descriptor lease
-// per path (their lines are touched once per path, not per move).
-func (f *Filter) migrate(buckets []uint64, slots []int, fps []uint64, depth int) bool {
-	if depth == 0 {
-		return true
-	}
-	defer f.gate.exitMove(f.gate.enterMove())
-	var my *descLease // leased by the first move, released after the last
-	ok := true
-	for k := depth - 1; k >= 0; k-- {
-		if !f.move(buckets[k], slots[k], fps[k], buckets[k+1], &my) {
-			ok = false
-			break
-		}
-		f.stats.add(statRelocations, 1)
-	}
-	if my != nil {
-		my.release()
-	}
-	return ok
 }
 
 // move relocates fp from slot s of src to dst in one step, the codec's and

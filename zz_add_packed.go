@@ -109,7 +109,7 @@ func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 // of the chosen word fails the CAS and the choice is made again from fresh
 // reads; a stale read of the other word only changed which bucket was
 // chosen: the new word is always built from the value the CAS compares.
-func (f *Filter) pkAdd(b1, b2, fp, w1, w2 uint64) bool {
+func (f *Filter) pkAdd(b1, b2, fp uint64, w1, w2 uint64) bool {
 	for {
 		if (w1|w2)&tagMask == 0 {
 			b, w, put := pkChoose(b1, b2, fp, w1, w2)
@@ -137,9 +137,7 @@ func (f *Filter) pkAdd(b1, b2, fp, w1, w2 uint64) bool {
 // word's stripe; under it, it stores the choice as made when the word
 // still holds the value it was made from (cheaper than recomputing it:
 // BENCHMARKS.md, "Tuning constants"), else fp into the bucket if it still
-// has room (what is written is built from the read under the lock).
-// Only when the bucket has no room does it lock both words and choose
-// again.
+// has room; only when it has none does it lock both and choose again.
 func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
 	w1, w2 := f.pkReadPair(b1, b2)
 	b, w, put := pkChoose(b1, b2, fp, w1, w2)
@@ -147,22 +145,22 @@ func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
 	if !ok {
 		return false // neither has room (discovery reads them again)
 	}
-	g := f.locks.lockBuckets(b>>1, b>>1)
-	if x := f.t.words[b>>1].Load(); x == w {
+	lg := f.locks.lockBuckets(b>>1, b>>1)
+	if y := f.t.words[b>>1].Load(); y == w {
 		f.t.words[b>>1].Store(nw)
-	} else if r := pkFree(pkHalf(x, b), b, fp); r != 0 {
-		f.t.words[b>>1].Store(pkPut(x, b, fp, r))
+	} else if r := pkFree(pkHalf(y, b), b, fp); r != 0 {
+		f.t.words[b>>1].Store(pkPut(y, b, fp, r))
 	} else {
 		ok = false
 	}
-	f.locks.unlockBuckets(g)
+	f.locks.unlockBuckets(lg)
 	if ok {
 		return true
 	}
-	g = f.locks.lockBuckets(b1>>1, b2>>1)
-	ok = f.pkAddHeld(b1, b2, fp)
-	f.locks.unlockBuckets(g)
-	return ok
+	lg = f.locks.lockBuckets(b1>>1, b2>>1)
+	res := f.pkAddHeld(b1, b2, fp)
+	f.locks.unlockBuckets(lg)
+	return res
 }
 
 // pkAddHeld puts fp into b1 or b2 by the placement rule, with both
@@ -171,8 +169,9 @@ func (f *Filter) pkAddHeld(b1, b2, fp uint64) bool {
 	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
 	b, w, put := pkChoose(b1, b2, fp, w1, w2)
 	nw, ok := w|put, put != 0
-	if ok {
-		f.t.words[b>>1].Store(nw)
+	if !ok {
+		return false
 	}
-	return ok
+	f.t.words[b>>1].Store(nw)
+	return true
 }

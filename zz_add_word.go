@@ -114,7 +114,7 @@ func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 // of the chosen word fails the CAS and the choice is made again from fresh
 // reads; a stale read of the other word only changed which bucket was
 // chosen: the new word is always built from the value the CAS compares.
-func (f *Filter) add(b1, b2, fp, w1, w2 uint64) bool {
+func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 	l := &f.lay
 	for {
 		if (w1|w2)&tagMask == 0 {
@@ -146,9 +146,7 @@ func (f *Filter) add(b1, b2, fp, w1, w2 uint64) bool {
 // word's stripe; under it, it stores the choice as made when the word
 // still holds the value it was made from (cheaper than recomputing it:
 // BENCHMARKS.md, "Tuning constants"), else fp into the bucket if it still
-// has room (what is written is built from the read under the lock).
-// Only when the bucket has no room does it lock both words and choose
-// again.
+// has room; only when it has none does it lock both and choose again.
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
@@ -160,22 +158,22 @@ func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	if !ok {
 		return false // neither has room (discovery reads them again)
 	}
-	g := f.locks.lockBuckets(b, b)
-	if x := f.t.words[b].Load(); x == w {
+	lg := f.locks.lockBuckets(b, b)
+	if y := f.t.words[b].Load(); y == w {
 		f.t.words[b].Store(nw)
-	} else if r := l.zeroSlots(x); r != 0 {
-		f.t.words[b].Store(x | fp*l.slotUnit(r))
+	} else if r := l.zeroSlots(y); r != 0 {
+		f.t.words[b].Store(y | fp*l.slotUnit(r))
 	} else {
 		ok = false
 	}
-	f.locks.unlockBuckets(g)
+	f.locks.unlockBuckets(lg)
 	if ok {
 		return true
 	}
-	g = f.locks.lockBuckets(b1, b2)
-	ok = f.addHeld(b1, b2, fp)
-	f.locks.unlockBuckets(g)
-	return ok
+	lg = f.locks.lockBuckets(b1, b2)
+	res := f.addHeld(b1, b2, fp)
+	f.locks.unlockBuckets(lg)
+	return res
 }
 
 // addHeld puts fp into b1 or b2 by the placement rule, with both
@@ -188,8 +186,9 @@ func (f *Filter) addHeld(b1, b2, fp uint64) bool {
 		b, w = b2, w2
 	}
 	nw, ok := l.put(w, fp)
-	if ok {
-		f.t.words[b].Store(nw)
+	if !ok {
+		return false
 	}
-	return ok
+	f.t.words[b].Store(nw)
+	return true
 }

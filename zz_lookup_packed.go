@@ -8,9 +8,9 @@ package cuckoo
 // twophase.go, "One order for every search"): the first round from plain
 // reads decides most lookups, anything else takes the full search.
 func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
-	g := f.t.verOf(b1)
-	hookReadAt(&f.t, g)
-	e := g.Load()
+	gd := f.t.verOf(b1)
+	hookReadAt(&f.t, gd)
+	e := gd.Load()
 	w1, w2 := f.pkReadSearch(b1, b2)
 	if (e|w1|w2)&tagMask == 0 {
 		if pkHasEither(w1, w2, b1, b2, fp) {
@@ -22,8 +22,8 @@ func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 			// reads can take fp from one half to the other unseen.)
 			return pkHas(pkHalf(w1, b2), fp)
 		}
-		hookReadAt(&f.t, g)
-		if g.Load() == e {
+		hookReadAt(&f.t, gd)
+		if gd.Load() == e {
 			return false
 		}
 	}
@@ -36,8 +36,8 @@ func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 // relocation through b1 takes the locks, so lookups never wait for writers
 // they do not overlap.
 func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
-	g := f.t.verOf(b1)
-	e := g.Load()
+	gd := f.t.verOf(b1)
+	e := gd.Load()
 	w1, w2 := f.pkReadSearch(b1, b2)
 	if pkHasEither(w1, w2, b1, b2, fp) {
 		return true
@@ -48,8 +48,8 @@ func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
 		// reads can take fp from one half to the other unseen.)
 		return pkHas(pkHalf(w1, b2), fp)
 	}
-	hookReadAt(&f.t, g)
-	if g.Load() == e {
+	hookReadAt(&f.t, gd)
+	if gd.Load() == e {
 		return false
 	}
 	return f.pkLookupUnderLocks(b1, b2, fp)

@@ -9,9 +9,9 @@ package cuckoo
 // reads decides most lookups, anything else takes the full search.
 func (f *Filter) lookup(b1, b2, fp uint64) bool {
 	l := &f.lay
-	g := f.t.epochOf(b1)
-	hookReadAt(&f.t, g)
-	e := g.Load()
+	gd := f.t.epochOf(b1)
+	hookReadAt(&f.t, gd)
+	e := gd.Load()
 	w1, w2 := f.readPair(b1, b2)
 	if (e|w1|w2)&tagMask == 0 {
 		if l.containsEither(w1, w2, fp) {
@@ -33,8 +33,8 @@ func (f *Filter) lookup(b1, b2, fp uint64) bool {
 // they do not overlap.
 func (f *Filter) lookupLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
-	g := f.t.epochOf(b1)
-	e := g.Load()
+	gd := f.t.epochOf(b1)
+	e := gd.Load()
 	w1, w2 := f.readPair(b1, b2)
 	if l.containsEither(w1, w2, fp) {
 		return true

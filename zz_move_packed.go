@@ -66,7 +66,7 @@ func (f *Filter) pkMoveLockFree(src uint64, s int, fp uint64, dst uint64, my **d
 // its buckets at every instant (packed_locked.go); it bumps dst's version.
 func (f *Filter) pkMoveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 	t := &f.t
-	g := f.locks.lockBuckets(src>>1, dst>>1)
+	lg := f.locks.lockBuckets(src>>1, dst>>1)
 	ws := t.words[src>>1].Load()
 	ok := ws>>(pkShift(src)+uint64(s)*8)&0xff == fp
 	if ok {
@@ -89,6 +89,6 @@ func (f *Filter) pkMoveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 			}
 		}
 	}
-	f.locks.unlockBuckets(g)
+	f.locks.unlockBuckets(lg)
 	return ok
 }

@@ -32,9 +32,6 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 		}
 		op.add(src, ws, l.bumpCounter(l.setSlot(ws, s, 0)))
 		op.add(dst, wd, l.bumpCounter(wd|fp*l.slotUnit(r)))
-		// A counter that goes from its maximum to 0 is counted in the
-		// epoch of its bucket's stripe in the same atomic step
-		// (twophase.go, "Counter wraps").
 		if wrapS, wrapD := l.wraps(ws), l.wraps(wd); wrapS || wrapD {
 			t.addWraps(&op, src, wrapS, dst, wrapD)
 		}
@@ -60,7 +57,7 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 	l := &f.lay
 	t := &f.t
-	g := f.locks.lockBuckets(src, dst)
+	lg := f.locks.lockBuckets(src, dst)
 	ws := t.words[src].Load()
 	ok := l.slot(ws, s) == fp
 	if ok {
@@ -68,9 +65,6 @@ func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 		r := l.zeroSlots(wd)
 		ok = r != 0
 		if ok {
-			// A step that wraps a counter counts in the epoch of that
-			// bucket's stripe before and after its stores, both under the
-			// locks (locked.go).
 			wrapS, wrapD := l.wraps(ws), l.wraps(wd)
 			if wrapS {
 				t.epochOf(src).Add(1)
@@ -91,6 +85,6 @@ func (f *Filter) moveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 			}
 		}
 	}
-	f.locks.unlockBuckets(g)
+	f.locks.unlockBuckets(lg)
 	return ok
 }

@@ -58,8 +58,8 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 		n++
 	}
 	for h := 0; h < n; h++ {
-		x := q[h]
-		b, in, d, p := x>>32, x>>20&0xfff, int(x>>16&0xf), x&0xffff
+		nd := q[h]
+		b, in, d, p := nd>>32, nd>>20&0xfff, int(nd>>16&0xf), nd&0xffff
 		words, m := t.words, f.m
 		w := words[b>>1].Load()
 		if w&tagMask != 0 {

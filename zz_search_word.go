@@ -57,8 +57,8 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 		n++
 	}
 	for h := 0; h < n; h++ {
-		x := q[h]
-		b, d, p := x>>32, int(x>>16&0xf), x&0xffff
+		nd := q[h]
+		b, d, p := nd>>32, int(nd>>16&0xf), nd&0xffff
 		words, m := t.words, f.m
 		w := words[b].Load()
 		if w&tagMask != 0 {

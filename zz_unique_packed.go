@@ -19,7 +19,7 @@ package cuckoo
 // either word after the reads (a move's counter or version bump, a racing
 // InsertUnique's add) fails it, and the attempt starts over: lock-free, as
 // a failure means another operation took effect.
-func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present, added bool) {
+func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present bool, res bool) {
 	for {
 		w1 := f.plainWord(b1 >> 1)
 		if raceEnabled {
@@ -42,7 +42,10 @@ func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present, added bool) {
 			n1, n2 = nw, nw
 		}
 		if f.t.decidePair(b1>>1, w1, n1, b2>>1, w2, n2) {
-			return false, ok
+			if !ok {
+				return false, false
+			}
+			return false, true
 		}
 		f.stats.add(statKCASRetries, 1)
 	}
@@ -51,16 +54,16 @@ func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present, added bool) {
 // pkAddUniqueLocked is pkAddUnique for Locked mode: under both
 // words' stripes, which every write to either holds, the reads and the add
 // are one instant.
-func (f *Filter) pkAddUniqueLocked(b1, b2, fp uint64) (present, added bool) {
-	g := f.locks.lockBuckets(b1>>1, b2>>1)
+func (f *Filter) pkAddUniqueLocked(b1, b2, fp uint64) (present bool, res bool) {
+	lg := f.locks.lockBuckets(b1>>1, b2>>1)
 	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
 	if pkHasEither(w1, w2, b1, b2, fp) {
-		present = true
+		present, res = true, false
 	} else {
-		added = f.pkAddHeld(b1, b2, fp)
+		res = f.pkAddHeld(b1, b2, fp)
 	}
-	f.locks.unlockBuckets(g)
-	return present, added
+	f.locks.unlockBuckets(lg)
+	return present, res
 }
 
 // pkCountLockFree is Count's LockFree work (b1 the lower bucket).
@@ -100,12 +103,11 @@ func (f *Filter) pkCountLockFree(b1, b2, fp uint64) int {
 // pkCountLocked is Count's Locked work: both words read under both
 // stripes, one instant.
 func (f *Filter) pkCountLocked(b1, b2, fp uint64) int {
-	g := f.locks.lockBuckets(b1>>1, b2>>1)
+	lg := f.locks.lockBuckets(b1>>1, b2>>1)
 	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
-	f.locks.unlockBuckets(g)
-	n := pkMatchCount(w1, b1, fp)
-	if b2 != b1 {
-		n += pkMatchCount(w2, b2, fp)
+	f.locks.unlockBuckets(lg)
+	if b1 == b2 {
+		return pkMatchCount(w1, b1, fp)
 	}
-	return n
+	return pkMatchCount(w1, b1, fp) + pkMatchCount(w2, b2, fp)
 }

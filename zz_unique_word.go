@@ -19,7 +19,7 @@ package cuckoo
 // either word after the reads (a move's counter or version bump, a racing
 // InsertUnique's add) fails it, and the attempt starts over: lock-free, as
 // a failure means another operation took effect.
-func (f *Filter) addUnique(b1, b2, fp uint64) (present, added bool) {
+func (f *Filter) addUnique(b1, b2, fp uint64) (present bool, res bool) {
 	l := &f.lay
 	for {
 		w1 := f.plainWord(b1)
@@ -46,7 +46,10 @@ func (f *Filter) addUnique(b1, b2, fp uint64) (present, added bool) {
 			n1, n2 = nw, nw
 		}
 		if f.t.decidePair(b1, w1, n1, b2, w2, n2) {
-			return false, ok
+			if !ok {
+				return false, false
+			}
+			return false, true
 		}
 		f.stats.add(statKCASRetries, 1)
 	}
@@ -55,17 +58,17 @@ func (f *Filter) addUnique(b1, b2, fp uint64) (present, added bool) {
 // addUniqueLocked is addUnique for Locked mode: under both
 // words' stripes, which every write to either holds, the reads and the add
 // are one instant.
-func (f *Filter) addUniqueLocked(b1, b2, fp uint64) (present, added bool) {
+func (f *Filter) addUniqueLocked(b1, b2, fp uint64) (present bool, res bool) {
 	l := &f.lay
-	g := f.locks.lockBuckets(b1, b2)
+	lg := f.locks.lockBuckets(b1, b2)
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
 	if l.containsEither(w1, w2, fp) {
-		present = true
+		present, res = true, false
 	} else {
-		added = f.addHeld(b1, b2, fp)
+		res = f.addHeld(b1, b2, fp)
 	}
-	f.locks.unlockBuckets(g)
-	return present, added
+	f.locks.unlockBuckets(lg)
+	return present, res
 }
 
 // countLockFree is Count's LockFree work (b1 the lower bucket).
@@ -104,12 +107,11 @@ func (f *Filter) countLockFree(b1, b2, fp uint64) int {
 // stripes, one instant.
 func (f *Filter) countLocked(b1, b2, fp uint64) int {
 	l := &f.lay
-	g := f.locks.lockBuckets(b1, b2)
+	lg := f.locks.lockBuckets(b1, b2)
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-	f.locks.unlockBuckets(g)
-	n := l.matches(w1, fp)
-	if b2 != b1 {
-		n += l.matches(w2, fp)
+	f.locks.unlockBuckets(lg)
+	if b1 == b2 {
+		return l.matches(w1, fp)
 	}
-	return n
+	return l.matches(w1, fp) + l.matches(w2, fp)
 }
