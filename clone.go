@@ -11,7 +11,7 @@ func (f *Filter) Clone() *Filter {
 		return c
 	}
 	words := make([]atomic.Uint64, len(f.t.words))
-	n := f.snapshot(func(i int, w uint64) { words[i].Store(w) })
+	n := f.snapshot(nil, words)
 	c.adopt(words, f.lay, f.seed, hashAlg(f.seed, f.fmix), f.mode, int64(n))
 	return c
 }

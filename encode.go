@@ -57,7 +57,7 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 	p = binary.LittleEndian.AppendUint64(p, f.seed)
 	n := len(p)
 	p = append(p, make([]byte, 8*len(f.t.words))...)
-	count := f.snapshot(func(i int, w uint64) { binary.LittleEndian.PutUint64(p[n+8*i:], w) })
+	count := f.snapshot(p[n:], nil)
 	// The count follows the table: a snapshot learns it only as it copies.
 	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil
 }
@@ -73,25 +73,31 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 // search" (twophase.go) with no move, whose counting shows that the lower
 // bucket held a copy at t1 or the upper one at t2. □ Deletes in their key's
 // bucket order would break it (TestSnapshotAgainstCollidingKeys).
-func (f *Filter) snapshot(put func(i int, w uint64)) uint64 {
+func (f *Filter) snapshot(p []byte, words []atomic.Uint64) uint64 {
 	f.gate.beginSnapshot()
 	defer f.gate.endSnapshot()
-	return copyWords(&f.t, &f.lay, f, put)
+	return copyWords(&f.t, &f.lay, f, p, words)
 }
 
-// copyWords gives put t's words, each read once, in ascending order, K-CAS
-// references resolved and bits outside l's slots cleared, and returns the
-// fingerprints read; owner names t to the stall point (snapshot.go).
-func copyWords(t *kcasTable, l *layout, owner any, put func(i int, w uint64)) uint64 {
+// copyWords copies t's words into words, or else into p as FORMAT.md has
+// them, each read once, in ascending order, K-CAS references resolved and
+// bits outside l's slots cleared, and returns the fingerprints copied; owner
+// names t to the stall point (snapshot.go).
+func copyWords(t *kcasTable, l *layout, owner any, p []byte, words []atomic.Uint64) uint64 {
 	var count uint64
-	for i := range t.words {
-		w := t.words[i].Load()
+	src := t.words
+	for i := range src {
+		w := src[i].Load()
 		if w&tagMask != 0 {
 			w = t.load(uint64(i))
 		}
 		w &= l.fpMask
 		count += uint64(l.occupied(w))
-		put(i, w)
+		if words != nil {
+			words[i].Store(w)
+		} else {
+			binary.LittleEndian.PutUint64(p[8*i:], w)
+		}
 		if raceEnabled {
 			snapshotStalled(owner, uint64(i))
 		}

@@ -75,7 +75,7 @@ func (g *Growing) capture() []byte {
 	for _, x := range xs {
 		n := len(p)
 		p = append(p, make([]byte, 8*len(x.t.words))...)
-		copyWords(&x.t, &lanes, x, func(i int, w uint64) { binary.LittleEndian.PutUint64(p[n+8*i:], w) })
+		copyWords(&x.t, &lanes, x, p[n:], nil)
 	}
 	return p
 }
