@@ -62,6 +62,20 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil
 }
 
+// Clone returns a copy of f, sharing nothing with it: a new filter with f's
+// mode, layout, seed and capacity, holding f's fingerprints, a snapshot as
+// WriteTo takes it. Cloning a zero Filter gives a zero Filter.
+func (f *Filter) Clone() *Filter {
+	c := new(Filter)
+	if f.m == 0 {
+		return c
+	}
+	words := make([]atomic.Uint64, len(f.t.words))
+	n := f.snapshot(nil, words)
+	c.adopt(words, f.lay, f.seed, hashAlg(f.seed, f.fmix), f.mode, int64(n))
+	return c
+}
+
 // snapshot runs copyWords on f's table. Claim: the words hold a copy of every
 // key inserted before the snapshot began and not deleted before it ended,
 // whatever keys colliding with it (same fingerprint and pair, in either

@@ -43,6 +43,20 @@ func (g *Growing) MarshalBinary() ([]byte, error) {
 	return appendSum(g.capture()), nil
 }
 
+// Clone returns a copy of g, sharing nothing with it, a snapshot as WriteTo
+// takes it. It goes through g's encoding, so it needs memory for the
+// encoding besides the copy. Cloning a zero Growing gives a zero Growing.
+func (g *Growing) Clone() *Growing {
+	if g.st == nil {
+		return new(Growing)
+	}
+	c := &Growing{mode: g.mode}
+	if err := c.UnmarshalBinary(appendSum(g.capture())); err != nil {
+		panic("cuckoo: Growing.Clone: " + err.Error()) // a bug: g's own encoding always decodes
+	}
+	return c
+}
+
 // capture returns the encoding up to its checksum, with the words of the tables
 // lookups search. Claim: they hold an entry matching every key x inserted
 // before capture began and not deleted before it ended. Proof: the snapshot

@@ -27,10 +27,7 @@ type shardSet[T any] struct {
 	bits   uint
 }
 
-func (s *shardSet[T]) init(bits uint) {
-	s.shards = make([]T, 1<<bits)
-	s.bits = bits
-}
+func (s *shardSet[T]) init(bits uint) { s.shards, s.bits = make([]T, 1<<bits), bits }
 
 func (s *shardSet[T]) mine() *T { return &s.shards[stackShard(s.bits)] }
 
