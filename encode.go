@@ -317,20 +317,15 @@ var fixedKind = encKind{formatMagic, "filter", growFormatMagic,
 
 // checkStart checks magic and version as far as data goes (version 0 then).
 func (k *encKind) checkStart(data []byte) (uint16, error) {
-	head := string(data[:min(len(data), len(k.magic))])
-	switch {
-	case head == k.other:
-		return 0, errFormat("cuckoo: magic %q: %s", head, k.otherErr)
-	case head != k.magic[:len(head)]:
-		return 0, errFormat("cuckoo: wrong magic %q: not an encoded %s (want %q)", head, k.name, k.magic)
-	case len(data) < 10:
-		return 0, nil
+	head, v := string(data[:min(len(data), len(k.magic))]), uint16(0)
+	if len(data) >= 10 {
+		v = binary.LittleEndian.Uint16(data[8:])
 	}
-	v := binary.LittleEndian.Uint16(data[8:])
-	if v < k.lo || v > k.hi {
-		return 0, errFormat("cuckoo: unknown %s version %d (this package reads versions %d to %d)", k.format, v, k.lo, k.hi)
-	}
-	return v, nil
+	var c formatChecks
+	c.check(head == k.other, "cuckoo: magic %q: %s", head, k.otherErr)
+	c.check(head != k.magic[:len(head)], "cuckoo: wrong magic %q: not an encoded %s (want %q)", head, k.name, k.magic)
+	c.check(len(data) >= 10 && (v < k.lo || v > k.hi), "cuckoo: unknown %s version %d (this package reads versions %d to %d)", k.format, v, k.lo, k.hi)
+	return v, c.err
 }
 
 type header struct {
