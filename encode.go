@@ -385,11 +385,10 @@ func formatVersionOf(l layout) uint16 {
 // errTruncated reports data that ended after got bytes; want is the size the
 // header promised, or 0 if the header itself was cut short.
 func errTruncated(got, want uint64) error {
-	where := fmt.Sprintf("%d of %d bytes", got, want)
 	if want == 0 {
-		where = fmt.Sprintf("%d bytes end inside the %d-byte header", got, formatHeaderSize)
+		return &decodeError{fmt.Sprintf("cuckoo: truncated data: %d bytes end inside the %d-byte header: %v", got, formatHeaderSize, io.ErrUnexpectedEOF), []error{ErrTruncated, io.ErrUnexpectedEOF}}
 	}
-	return &decodeError{fmt.Sprintf("cuckoo: truncated data: %s: %v", where, io.ErrUnexpectedEOF), []error{ErrTruncated, io.ErrUnexpectedEOF}}
+	return &decodeError{fmt.Sprintf("cuckoo: truncated data: %d of %d bytes: %v", got, want, io.ErrUnexpectedEOF), []error{ErrTruncated, io.ErrUnexpectedEOF}}
 }
 
 func errFormat(format string, args ...any) error {

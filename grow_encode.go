@@ -13,13 +13,14 @@ import (
 // encode.go's framing. Version 4 lacks split pointers and is read as it is;
 // version 3 also has 14-bit lanes, read through lanesFrom14.
 const (
-	growFormatMagic      = "CUCKOOGR"
-	growFormatVersion    = 5
-	growFormatVersion4   = 4 // no split pointers
-	growFormatVersion14  = 3 // no split pointers, 14-bit lanes
-	growFormatHeaderSize = 48
-	growShardRecordSize  = 16
-	growFormatPrefix     = growFormatHeaderSize + growShards*growShardRecordSize
+	growFormatMagic        = "CUCKOOGR"
+	growFormatVersion      = 5
+	growFormatVersion4     = 4 // no split pointers
+	growFormatVersion14    = 3 // no split pointers, 14-bit lanes
+	growFormatHeaderSize   = 48
+	growShardRecordSize    = 16
+	growFormatPrefix       = growFormatHeaderSize + growShards*growShardRecordSize
+	lane14Bits, tail14Mask = 14, 1<<8 - 1 // version 3's lanes: a 6-bit tag above an 8-bit tail
 )
 
 var growKind = encKind{growFormatMagic, "growing filter", formatMagic,
@@ -158,12 +159,6 @@ func (g *Growing) decode(d *decoder) (int64, error) {
 	return d.n, nil
 }
 
-// Version 3's lanes: a 6-bit tag above an 8-bit tail.
-const (
-	lane14Bits = 14
-	tail14Mask = 1<<8 - 1
-)
-
 // lanesFrom14 returns the checked version 3 word w with each entry in a
 // 15-bit lane: the same tag, the tail shifted up one bit. The entry keeps
 // its position bits, the next split's at the top, and reads as one split
@@ -192,7 +187,7 @@ func (h *growHeader) parse(data []byte) error {
 	if err != nil || len(data) < growFormatHeaderSize {
 		return err
 	}
-	h.seed, h.lanes = binary.LittleEndian.Uint64(data[24:]), laneBits
+	*h = growHeader{seed: binary.LittleEndian.Uint64(data[24:]), lanes: laneBits}
 	if v == growFormatVersion14 {
 		h.lanes = lane14Bits
 	}
