@@ -54,10 +54,8 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 	p := appendHeader(make([]byte, 0, encodedSize(uint64(len(f.t.words)))), formatMagic,
 		formatVersionOf(f.lay), byte(f.lay.f), byte(f.SlotsPerBucket()), hashAlg(f.seed, f.fmix))
 	p = binary.LittleEndian.AppendUint64(append(p, 0, 0, 0), f.m)
-	p = binary.LittleEndian.AppendUint64(p, f.seed)
-	n := len(p)
-	p = append(p, make([]byte, 8*len(f.t.words))...)
-	count := f.snapshot(p[n:], nil)
+	p = append(binary.LittleEndian.AppendUint64(p, f.seed), make([]byte, 8*len(f.t.words))...)
+	count := f.snapshot(p[formatHeaderSize:], nil)
 	// The count follows the table: a snapshot learns it only as it copies.
 	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil
 }
@@ -265,8 +263,13 @@ func (d *decoder) header(check func([]byte) error, ends ...int) {
 // (decodeInitialWords, doubled), at once when they are known to be there: a
 // header claiming a huge table costs nothing until they are.
 func (d *decoder) table(n uint64, word func(i, w uint64) (uint64, error)) []atomic.Uint64 {
+	known := uint64(len(d.data)) // the bytes known to be left: another reader's Len is a claim
+	switch r := d.r.(type) {
+	case *bytes.Reader, *strings.Reader, *bytes.Buffer:
+		known = uint64(r.(interface{ Len() int }).Len())
+	}
 	size := min(n, decodeInitialWords)
-	if d.remaining() >= 8*n {
+	if known >= 8*n {
 		size = n
 	}
 	words := make([]atomic.Uint64, size)
@@ -284,17 +287,6 @@ func (d *decoder) table(n uint64, word func(i, w uint64) (uint64, error)) []atom
 		}
 	}
 	return words
-}
-
-// remaining returns the bytes known to be left (another reader's Len is a claim).
-func (d *decoder) remaining() uint64 {
-	switch d.r.(type) {
-	case nil:
-		return uint64(len(d.data))
-	case *bytes.Reader, *strings.Reader, *bytes.Buffer:
-		return uint64(d.r.(interface{ Len() int }).Len())
-	}
-	return 0
 }
 
 // checksum reads the checksum and compares it with every byte's before it.
