@@ -54,7 +54,7 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 	p := appendHeader(make([]byte, 0, encodedSize(uint64(len(f.t.words)))), formatMagic,
 		formatVersionOf(f.lay), byte(f.lay.f), byte(f.SlotsPerBucket()), hashAlg(f.seed, f.fmix))
 	p = binary.LittleEndian.AppendUint64(append(p, 0, 0, 0), f.m)
-	p = append(binary.LittleEndian.AppendUint64(p, f.seed), make([]byte, 8*len(f.t.words))...)
+	p = binary.LittleEndian.AppendUint64(p, f.seed)[:formatHeaderSize+8*len(f.t.words)] // room made above
 	count := f.snapshot(p[formatHeaderSize:], nil)
 	// The count follows the table: a snapshot learns it only as it copies.
 	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil

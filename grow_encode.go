@@ -89,7 +89,7 @@ func (g *Growing) capture() []byte {
 	lanes := newLayout(laneBits, slotsPerBucket) // a word's four lanes as slots
 	for _, x := range xs {
 		n := len(p)
-		p = append(p, make([]byte, 8*len(x.t.words))...)
+		p = p[:n+8*len(x.t.words)] // room made above
 		copyWords(&x.t, &lanes, x, p[n:], nil)
 	}
 	return p
