@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -55,48 +54,67 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 	p := appendHeader(make([]byte, 0, encodedSize(uint64(len(f.t.words)))), formatMagic,
 		formatVersionOf(f.lay), byte(f.lay.f), byte(f.SlotsPerBucket()), hashAlg(f.seed, f.fmix))
 	p = binary.LittleEndian.AppendUint64(append(p, 0, 0, 0), f.m)
-	p, count := f.appendTable(binary.LittleEndian.AppendUint64(p, f.seed))
+	p = binary.LittleEndian.AppendUint64(p, f.seed)[:formatHeaderSize+8*len(f.t.words)] // room made above
+	count := f.snapshot(p[formatHeaderSize:], nil)
 	// The count follows the table: a snapshot learns it only as it copies.
 	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil
 }
 
-// appendTable appends f's words and returns the fingerprints appended. Claim:
-// they hold a copy of every key inserted before the snapshot began and not
-// deleted before it ended, whatever keys colliding with it (same fingerprint
-// and pair, in either order) do meanwhile. Proof: the snapshot gate
-// (snapshot.go) keeps relocations out, so copies enter a bucket only by inserts
-// and leave only by deletes. Of a pair the lower bucket is read first (t1), the
-// upper one later (t2; a packed pair's word once): the order every search reads
-// a pair in and every Delete takes from it (searchPair). That is "One order for
-// every search" (twophase.go) with no move, whose counting shows that the lower
-// bucket held a copy at t1 or the upper one at t2. □ Deletes in their key's
-// bucket order would break it (TestSnapshotAgainstCollidingKeys).
-func (f *Filter) appendTable(p []byte) ([]byte, uint64) {
-	f.gate.beginSnapshot()
-	defer f.gate.endSnapshot()
-	return appendWords(p, &f.t, f.lay, f)
+// Clone returns a copy of f, sharing nothing with it: a new filter with f's
+// mode, layout, seed and capacity, holding f's fingerprints, a snapshot as
+// WriteTo takes it. Cloning a zero Filter gives a zero Filter.
+func (f *Filter) Clone() *Filter {
+	c := new(Filter)
+	if f.m == 0 {
+		return c
+	}
+	words := make([]atomic.Uint64, len(f.t.words))
+	n := f.snapshot(nil, words)
+	c.adopt(words, f.lay, f.seed, hashAlg(f.seed, f.fmix), f.mode, int64(n))
+	return c
 }
 
-// appendWords appends t's words to p, each read once, in ascending order,
-// K-CAS references resolved and bits outside l's slots cleared, and returns
-// the fingerprints appended; owner names t to the stall point (snapshot.go).
-func appendWords(p []byte, t *kcasTable, l layout, owner any) ([]byte, uint64) {
+// snapshot runs copyWords on f's table. Claim: the words hold a copy of every
+// key inserted before the snapshot began and not deleted before it ended,
+// whatever keys colliding with it (same fingerprint and pair, in either
+// order) do meanwhile. Proof: the snapshot gate (snapshot.go) keeps
+// relocations out, so copies enter a bucket only by inserts and leave only by
+// deletes. Of a pair the lower bucket is read first (t1), the upper one later
+// (t2; a packed pair's word once): the order every search reads a pair in and
+// every Delete takes from it (searchPair). That is "One order for every
+// search" (twophase.go) with no move, whose counting shows that the lower
+// bucket held a copy at t1 or the upper one at t2. □ Deletes in their key's
+// bucket order would break it (TestSnapshotAgainstCollidingKeys).
+func (f *Filter) snapshot(p []byte, words []atomic.Uint64) uint64 {
+	f.gate.beginSnapshot()
+	defer f.gate.endSnapshot()
+	return copyWords(&f.t, &f.lay, f, p, words)
+}
+
+// copyWords copies t's words into words, or else into p as FORMAT.md has
+// them, each read once, in ascending order, K-CAS references resolved and
+// bits outside l's slots cleared, and returns the fingerprints copied; owner
+// names t to the stall point (snapshot.go).
+func copyWords(t *kcasTable, l *layout, owner any, p []byte, words []atomic.Uint64) uint64 {
 	var count uint64
-	n := len(p)
-	p = slices.Grow(p, 8*len(t.words))[:n+8*len(t.words)]
-	for i := range uint64(len(t.words)) {
-		w := t.words[i].Load()
+	src := t.words
+	for i := range src {
+		w := src[i].Load()
 		if w&tagMask != 0 {
-			w = t.load(i)
+			w = t.load(uint64(i))
 		}
 		w &= l.fpMask
 		count += uint64(l.occupied(w))
-		binary.LittleEndian.PutUint64(p[n+8*int(i):], w)
+		if words != nil {
+			words[i].Store(w)
+		} else {
+			binary.LittleEndian.PutUint64(p[8*i:], w)
+		}
 		if raceEnabled {
-			snapshotStalled(owner, i)
+			snapshotStalled(owner, uint64(i))
 		}
 	}
-	return p, count
+	return count
 }
 
 // appendHeader appends the fields both headers begin with.
@@ -157,7 +175,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 // steps: a stream that is not a filter is reported so, not as truncated.
 func (f *Filter) decode(d *decoder) (int64, error) {
 	var h header
-	if d.header(func(p []byte) (err error) { h, err = parseHeader(p); return err }, len(formatMagic), 10, formatHeaderSize); d.err != nil {
+	if d.header(h.parse, len(formatMagic), 10, formatHeaderSize); d.err != nil {
 		return d.n, d.err
 	}
 	d.want = encodedSize(h.words)
@@ -168,18 +186,14 @@ func (f *Filter) decode(d *decoder) (int64, error) {
 	}
 	var bad error // the first word with bits outside its slots
 	slots, l := uint64(0), &h.lay
-	words, count := d.table(h.words, func(words []atomic.Uint64, p []byte, first uint64) {
-		for i := range words {
-			w := binary.LittleEndian.Uint64(p[8*i:])
-			if w&^l.fpMask != 0 && bad == nil && l.packed {
-				bad = errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", first+uint64(i), w)
-			} else if w&^l.fpMask != 0 && bad == nil {
-				bad = errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", first+uint64(i), w, l.b, l.f)
-			}
-			w &= l.fpMask
-			slots += uint64(l.occupied(w))
-			words[i].Store(w)
+	words, count := d.table(h.words, func(i, w uint64) (uint64, error) {
+		if w&^l.fpMask != 0 && bad == nil && l.packed {
+			bad = errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", i, w)
+		} else if w&^l.fpMask != 0 && bad == nil {
+			bad = errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", i, w, l.b, l.f)
 		}
+		slots += uint64(l.occupied(w))
+		return w & l.fpMask, nil
 	}), d.uint64()
 	if d.checksum(); d.err != nil || bad != nil {
 		return d.n, cmp.Or(d.err, bad)
@@ -244,40 +258,35 @@ func (d *decoder) header(check func([]byte) error, ends ...int) {
 	}
 }
 
-// table reads n words (d.err is nil), passing fill each piece to decode
-// into its words (first: the piece's index). It allocates the table as the
-// bytes arrive (decodeInitialWords, doubled), at once when they are known
-// to be there: a header claiming a huge table costs nothing until they are.
-func (d *decoder) table(n uint64, fill func(words []atomic.Uint64, p []byte, first uint64)) []atomic.Uint64 {
+// table reads n words (d.err is nil), each stored as word returns it; its
+// error stops the reading. It allocates the table as the bytes arrive
+// (decodeInitialWords, doubled), at once when they are known to be there: a
+// header claiming a huge table costs nothing until they are.
+func (d *decoder) table(n uint64, word func(i, w uint64) (uint64, error)) []atomic.Uint64 {
+	known := uint64(len(d.data)) // the bytes known to be left: another reader's Len is a claim
+	switch r := d.r.(type) {
+	case *bytes.Reader, *strings.Reader, *bytes.Buffer:
+		known = uint64(r.(interface{ Len() int }).Len())
+	}
 	size := min(n, decodeInitialWords)
-	if d.remaining() >= 8*n {
+	if known >= 8*n {
 		size = n
 	}
 	words := make([]atomic.Uint64, size)
-	for filled := uint64(0); filled < n && d.err == nil; {
-		if filled == uint64(len(words)) {
-			grown := make([]atomic.Uint64, min(n, 2*filled))
+	for i := uint64(0); i < n && d.err == nil; {
+		if i == uint64(len(words)) {
+			grown := make([]atomic.Uint64, min(n, 2*i))
 			copy(grown, words) // not yet shared: plain copies are fine
 			words = grown
 		}
-		k := min(uint64(len(words))-filled, encodeChunk/8)
-		if p := d.next(int(8 * k)); d.err == nil {
-			fill(words[filled:filled+k], p, filled)
+		p := d.next(int(8 * min(uint64(len(words))-i, encodeChunk/8)))
+		for ; len(p) > 0 && d.err == nil; p, i = p[8:], i+1 {
+			var w uint64
+			w, d.err = word(i, binary.LittleEndian.Uint64(p))
+			words[i].Store(w)
 		}
-		filled += k
 	}
 	return words
-}
-
-// remaining returns the bytes known to be left (another reader's Len is a claim).
-func (d *decoder) remaining() uint64 {
-	switch d.r.(type) {
-	case nil:
-		return uint64(len(d.data))
-	case *bytes.Reader, *strings.Reader, *bytes.Buffer:
-		return uint64(d.r.(interface{ Len() int }).Len())
-	}
-	return 0
 }
 
 // checksum reads the checksum and compares it with every byte's before it.
@@ -300,20 +309,15 @@ var fixedKind = encKind{formatMagic, "filter", growFormatMagic,
 
 // checkStart checks magic and version as far as data goes (version 0 then).
 func (k *encKind) checkStart(data []byte) (uint16, error) {
-	head := string(data[:min(len(data), len(k.magic))])
-	switch {
-	case head == k.other:
-		return 0, errFormat("cuckoo: magic %q: %s", head, k.otherErr)
-	case head != k.magic[:len(head)]:
-		return 0, errFormat("cuckoo: wrong magic %q: not an encoded %s (want %q)", head, k.name, k.magic)
-	case len(data) < 10:
-		return 0, nil
+	head, v := string(data[:min(len(data), len(k.magic))]), uint16(0)
+	if len(data) >= 10 {
+		v = binary.LittleEndian.Uint16(data[8:])
 	}
-	v := binary.LittleEndian.Uint16(data[8:])
-	if v < k.lo || v > k.hi {
-		return 0, errFormat("cuckoo: unknown %s version %d (this package reads versions %d to %d)", k.format, v, k.lo, k.hi)
-	}
-	return v, nil
+	var c formatChecks
+	c.check(head == k.other, "cuckoo: magic %q: %s", head, k.otherErr)
+	c.check(head != k.magic[:len(head)], "cuckoo: wrong magic %q: not an encoded %s (want %q)", head, k.name, k.magic)
+	c.check(len(data) >= 10 && (v < k.lo || v > k.hi), "cuckoo: unknown %s version %d (this package reads versions %d to %d)", k.format, v, k.lo, k.hi)
+	return v, c.err
 }
 
 type header struct {
@@ -322,41 +326,41 @@ type header struct {
 	hash        uint8  // hash algorithm id
 }
 
-// parseHeader validates the header at the start of data, as far as it goes.
-func parseHeader(data []byte) (header, error) {
-	var h header
+// parse reads the header at the start of data into h, as far as it goes,
+// and checks it.
+func (h *header) parse(data []byte) error {
 	v, err := fixedKind.checkStart(data)
 	if err != nil || len(data) < formatHeaderSize {
-		return h, err
+		return err
 	}
 	bits, slots, hash := data[10], data[11], data[12]
 	m, seed := binary.LittleEndian.Uint64(data[16:]), binary.LittleEndian.Uint64(data[24:])
-	want := formatVersionOf(newLayout(uint(bits), uint(slots)))
-	switch {
-	case !validFingerprintBits(int(bits)):
-		return h, errFormat("cuckoo: impossible parameters: fingerprint bits %d (want 8, 12 or 15)", bits)
-	case !validLayout(uint(bits), uint(slots)):
-		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket with %d-bit fingerprints (want 4, or 5 with 12-bit)", slots, bits)
-	case v == formatVersion3 && (bits != 8 || slots != packedSlots):
-		return h, errFormat("cuckoo: impossible parameters: format version 3 (the packed layout) with %d-bit fingerprints and %d slots per bucket (want 8 and 4)", bits, slots)
-	case v != formatVersion3 && v != want:
-		return h, errFormat("cuckoo: impossible parameters: format version %d with %d-bit fingerprints and %d slots per bucket (written as version %d)", v, bits, slots, want)
-	case hash != formatHashXXFmix && hash != formatHashXXMul:
-		return h, errFormat("cuckoo: unknown hash algorithm id %d (want %d or %d)", hash, formatHashXXFmix, formatHashXXMul)
-	case data[13]|data[14]|data[15] != 0:
-		return h, errFormat("cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
-	case v == formatVersion3 && (m == 0 || m%2 != 0 || m > 2*maxBuckets):
-		return h, errFormat("cuckoo: impossible parameters: bucket count %d (want an even number from 2 to %d)", m, uint64(2*maxBuckets))
-	case v != formatVersion3 && (m == 0 || m > maxBuckets):
-		return h, errFormat("cuckoo: impossible parameters: bucket count %d (want 1 to %d)", m, uint64(maxBuckets))
-	case hash == formatHashXXMul && seed == 0: // seed 0 is written as algorithm 1: canonical
-		return h, errFormat("cuckoo: impossible parameters: hash algorithm %d with seed 0 (written as algorithm %d)", formatHashXXMul, formatHashXXFmix)
-	}
-	h = header{newLayout(uint(bits), uint(slots)), m, seed, hash}
-	if v == formatVersion3 {
+	want, packed := formatVersionOf(newLayout(uint(bits), uint(slots))), v == formatVersion3
+	var c formatChecks
+	c.check(!validFingerprintBits(int(bits)), "cuckoo: impossible parameters: fingerprint bits %d (want 8, 12 or 15)", bits)
+	c.check(!validLayout(uint(bits), uint(slots)), "cuckoo: impossible parameters: %d slots per bucket with %d-bit fingerprints (want 4, or 5 with 12-bit)", slots, bits)
+	c.check(packed && (bits != 8 || slots != packedSlots), "cuckoo: impossible parameters: format version 3 (the packed layout) with %d-bit fingerprints and %d slots per bucket (want 8 and 4)", bits, slots)
+	c.check(!packed && v != want, "cuckoo: impossible parameters: format version %d with %d-bit fingerprints and %d slots per bucket (written as version %d)", v, bits, slots, want)
+	c.check(hash != formatHashXXFmix && hash != formatHashXXMul, "cuckoo: unknown hash algorithm id %d (want %d or %d)", hash, formatHashXXFmix, formatHashXXMul)
+	c.check(data[13]|data[14]|data[15] != 0, "cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
+	c.check(packed && (m == 0 || m%2 != 0 || m > 2*maxBuckets), "cuckoo: impossible parameters: bucket count %d (want an even number from 2 to %d)", m, uint64(2*maxBuckets))
+	c.check(!packed && (m == 0 || m > maxBuckets), "cuckoo: impossible parameters: bucket count %d (want 1 to %d)", m, uint64(maxBuckets))
+	// Seed 0 is written as algorithm 1: canonical.
+	c.check(hash == formatHashXXMul && seed == 0, "cuckoo: impossible parameters: hash algorithm %d with seed 0 (written as algorithm %d)", formatHashXXMul, formatHashXXFmix)
+	*h = header{newLayout(uint(bits), uint(slots)), m, seed, hash}
+	if packed {
 		h.lay, h.words = packedLayout(), m/2
 	}
-	return h, nil
+	return c.err
+}
+
+// formatChecks keeps the ErrFormat error of the first check that fails.
+type formatChecks struct{ err error }
+
+func (c *formatChecks) check(bad bool, format string, args ...any) {
+	if bad && c.err == nil {
+		c.err = errFormat(format, args...)
+	}
 }
 
 // formatVersionOf returns the version written for layout l.
@@ -374,14 +378,14 @@ func formatVersionOf(l layout) uint16 {
 // header promised, or 0 if the header itself was cut short.
 func errTruncated(got, want uint64) error {
 	if want == 0 {
-		return &decodeError{fmt.Sprintf("cuckoo: truncated data: %d bytes end inside the %d-byte header: %v", got, formatHeaderSize, io.ErrUnexpectedEOF), ErrTruncated, io.ErrUnexpectedEOF}
+		return &decodeError{fmt.Sprintf("cuckoo: truncated data: %d bytes end inside the %d-byte header: %v", got, formatHeaderSize, io.ErrUnexpectedEOF), []error{ErrTruncated, io.ErrUnexpectedEOF}}
 	}
-	return &decodeError{fmt.Sprintf("cuckoo: truncated data: %d of %d bytes: %v", got, want, io.ErrUnexpectedEOF), ErrTruncated, io.ErrUnexpectedEOF}
+	return &decodeError{fmt.Sprintf("cuckoo: truncated data: %d of %d bytes: %v", got, want, io.ErrUnexpectedEOF), []error{ErrTruncated, io.ErrUnexpectedEOF}}
 }
 
 func errFormat(format string, args ...any) error {
-	return &decodeError{fmt.Sprintf(format, args...), ErrFormat, nil}
+	return &decodeError{fmt.Sprintf(format, args...), []error{ErrFormat}}
 }
 func errCorrupt(format string, args ...any) error {
-	return &decodeError{fmt.Sprintf(format, args...), ErrCorrupt, nil}
+	return &decodeError{fmt.Sprintf(format, args...), []error{ErrCorrupt}}
 }

@@ -30,15 +30,8 @@ var (
 // decodeError matches its class and cause with errors.Is.
 type decodeError struct {
 	msg   string
-	class error
-	cause error // may be nil
+	wraps []error // the class, and the cause if any
 }
 
-func (e *decodeError) Error() string { return e.msg }
-
-func (e *decodeError) Unwrap() []error {
-	if e.cause == nil {
-		return []error{e.class}
-	}
-	return []error{e.class, e.cause}
-}
+func (e *decodeError) Error() string   { return e.msg }
+func (e *decodeError) Unwrap() []error { return e.wraps }

@@ -13,13 +13,14 @@ import (
 // encode.go's framing. Version 4 lacks split pointers and is read as it is;
 // version 3 also has 14-bit lanes, read through lanesFrom14.
 const (
-	growFormatMagic      = "CUCKOOGR"
-	growFormatVersion    = 5
-	growFormatVersion4   = 4 // no split pointers
-	growFormatVersion14  = 3 // no split pointers, 14-bit lanes
-	growFormatHeaderSize = 48
-	growShardRecordSize  = 16
-	growFormatPrefix     = growFormatHeaderSize + growShards*growShardRecordSize
+	growFormatMagic        = "CUCKOOGR"
+	growFormatVersion      = 5
+	growFormatVersion4     = 4 // no split pointers
+	growFormatVersion14    = 3 // no split pointers, 14-bit lanes
+	growFormatHeaderSize   = 48
+	growShardRecordSize    = 16
+	growFormatPrefix       = growFormatHeaderSize + growShards*growShardRecordSize
+	lane14Bits, tail14Mask = 14, 1<<8 - 1 // version 3's lanes: a 6-bit tag above an 8-bit tail
 )
 
 var growKind = encKind{growFormatMagic, "growing filter", formatMagic,
@@ -41,6 +42,20 @@ func (g *Growing) MarshalBinary() ([]byte, error) {
 		return nil, ErrZeroFilter
 	}
 	return appendSum(g.capture()), nil
+}
+
+// Clone returns a copy of g, sharing nothing with it, a snapshot as WriteTo
+// takes it. It goes through g's encoding, so it needs memory for the
+// encoding besides the copy. Cloning a zero Growing gives a zero Growing.
+func (g *Growing) Clone() *Growing {
+	if g.st == nil {
+		return new(Growing)
+	}
+	c := &Growing{mode: g.mode}
+	if err := c.UnmarshalBinary(appendSum(g.capture())); err != nil {
+		panic("cuckoo: Growing.Clone: " + err.Error()) // a bug: g's own encoding always decodes
+	}
+	return c
 }
 
 // capture returns the encoding up to its checksum, with the words of the tables
@@ -73,7 +88,9 @@ func (g *Growing) capture() []byte {
 	}
 	lanes := newLayout(laneBits, slotsPerBucket) // a word's four lanes as slots
 	for _, x := range xs {
-		p, _ = appendWords(p, &x.t, lanes, x)
+		n := len(p)
+		p = p[:n+8*len(x.t.words)] // room made above
+		copyWords(&x.t, &lanes, x, p[n:], nil)
 	}
 	return p
 }
@@ -99,7 +116,7 @@ func (g *Growing) ReadFrom(r io.Reader) (int64, error) {
 func (g *Growing) decode(d *decoder) (int64, error) {
 	var h growHeader
 	d.want = growFormatPrefix // the size is known once the shard records are read
-	if d.header(func(p []byte) (err error) { h, err = parseGrowHeader(p); return err }, growFormatPrefix); d.err != nil {
+	if d.header(h.parse, growFormatPrefix); d.err != nil {
 		return d.n, d.err
 	}
 	d.want += 8*h.words + 8
@@ -107,27 +124,22 @@ func (g *Growing) decode(d *decoder) (int64, error) {
 	var tables [growShards][]atomic.Uint64
 	var entries [growShards]int64
 	for i := 0; i < growShards && d.err == nil; i++ {
-		tables[i] = d.table(h.base[i]<<h.d[i]+h.p[i], func(words []atomic.Uint64, p []byte, first uint64) {
-			for j := range words {
-				// Reject a word no filter writes: bits above its lanes, or
-				// an entry (a tag above an lb-6-bit tail) without its marker.
-				w := binary.LittleEndian.Uint64(p[8*j:])
-				if w>>(4*lb) != 0 {
-					d.err = errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", i, first+uint64(j), w, lb)
-					return
-				}
-				for s := range slotsPerBucket {
-					if v := w >> (s * lb) & (1<<lb - 1); v != 0 && v&(1<<(lb-growTagBits)-1) == 0 {
-						d.err = errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", i, first+uint64(j), s, v)
-						return
-					}
-				}
-				if lb == lane14Bits {
-					w = lanesFrom14(w)
-				}
-				entries[i] += int64(laneCount(w))
-				words[j].Store(w)
+		tables[i] = d.table(h.base[i]<<h.d[i]+h.p[i], func(j, w uint64) (uint64, error) {
+			// Reject a word no filter writes: bits above its lanes, or an
+			// entry (a tag above an lb-6-bit tail) without its marker.
+			if w>>(4*lb) != 0 {
+				return 0, errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", i, j, w, lb)
 			}
+			for s := range slotsPerBucket {
+				if v := w >> (s * lb) & (1<<lb - 1); v != 0 && v&(1<<(lb-growTagBits)-1) == 0 {
+					return 0, errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", i, j, s, v)
+				}
+			}
+			if lb == lane14Bits {
+				w = lanesFrom14(w)
+			}
+			entries[i] += int64(laneCount(w))
+			return w, nil
 		})
 	}
 	if d.checksum(); d.err == nil && len(d.data) > 0 {
@@ -146,12 +158,6 @@ func (g *Growing) decode(d *decoder) (int64, error) {
 	g.setup(h.seed, g.mode, st)
 	return d.n, nil
 }
-
-// Version 3's lanes: a 6-bit tag above an 8-bit tail.
-const (
-	lane14Bits = 14
-	tail14Mask = 1<<8 - 1
-)
 
 // lanesFrom14 returns the checked version 3 word w with each entry in a
 // 15-bit lane: the same tag, the tail shifted up one bit. The entry keeps
@@ -174,33 +180,26 @@ type growHeader struct {
 	base, d, p, maxD [growShards]uint64
 }
 
-// parseGrowHeader validates the header at the start of data, as far as it goes.
-func parseGrowHeader(data []byte) (growHeader, error) {
-	var h growHeader
+// parse reads the header at the start of data into h, as far as it goes,
+// and checks it.
+func (h *growHeader) parse(data []byte) error {
 	v, err := growKind.checkStart(data)
 	if err != nil || len(data) < growFormatHeaderSize {
-		return h, err
+		return err
 	}
-	h.seed, h.lanes = binary.LittleEndian.Uint64(data[24:]), laneBits
+	*h = growHeader{seed: binary.LittleEndian.Uint64(data[24:]), lanes: laneBits}
 	if v == growFormatVersion14 {
 		h.lanes = lane14Bits
 	}
-	switch alg := data[12]; {
-	case data[10] != DefaultFingerprintBits:
-		return h, errFormat("cuckoo: impossible parameters: fingerprint bits %d (want %d)", data[10], DefaultFingerprintBits)
-	case data[11] != slotsPerBucket:
-		return h, errFormat("cuckoo: impossible parameters: %d slots per bucket (want %d)", data[11], slotsPerBucket)
-	case int(data[13]) != h.lanes:
-		return h, errFormat("cuckoo: impossible parameters: %d-bit lanes in version %d (want %d)", data[13], v, h.lanes)
-	case alg != formatHashXXFmix && alg != formatHashXXMul:
-		return h, errFormat("cuckoo: unknown hash algorithm id %d (want %d or %d)", alg, formatHashXXFmix, formatHashXXMul)
-	case alg != hashAlg(h.seed, false):
-		return h, errFormat("cuckoo: impossible parameters: hash algorithm %d with seed %#x (a growing filter writes %d for seed 0, %d otherwise)", alg, h.seed, formatHashXXFmix, formatHashXXMul)
-	case data[14] != growShards:
-		return h, errFormat("cuckoo: impossible parameters: %d shards (want %d)", data[14], growShards)
-	case !zeros(data[15:24]) || !zeros(data[32:48]):
-		return h, errFormat("cuckoo: impossible parameters: reserved header bytes are not zero")
-	}
+	var c formatChecks
+	alg := data[12]
+	c.check(data[10] != DefaultFingerprintBits, "cuckoo: impossible parameters: fingerprint bits %d (want %d)", data[10], DefaultFingerprintBits)
+	c.check(data[11] != slotsPerBucket, "cuckoo: impossible parameters: %d slots per bucket (want %d)", data[11], slotsPerBucket)
+	c.check(int(data[13]) != h.lanes, "cuckoo: impossible parameters: %d-bit lanes in version %d (want %d)", data[13], v, h.lanes)
+	c.check(alg != formatHashXXFmix && alg != formatHashXXMul, "cuckoo: unknown hash algorithm id %d (want %d or %d)", alg, formatHashXXFmix, formatHashXXMul)
+	c.check(alg != hashAlg(h.seed, false), "cuckoo: impossible parameters: hash algorithm %d with seed %#x (a growing filter writes %d for seed 0, %d otherwise)", alg, h.seed, formatHashXXFmix, formatHashXXMul)
+	c.check(data[14] != growShards, "cuckoo: impossible parameters: %d shards (want %d)", data[14], growShards)
+	c.check(!zeros(data[15:24]) || !zeros(data[32:48]), "cuckoo: impossible parameters: reserved header bytes are not zero")
 	for i := range min(growShards, (len(data)-growFormatHeaderSize)/growShardRecordSize) { // those that arrived
 		rec := data[growFormatHeaderSize+i*growShardRecordSize:][:growShardRecordSize]
 		base, d, maxD := binary.LittleEndian.Uint64(rec), uint64(rec[8]), uint64(rec[9])
@@ -208,24 +207,16 @@ func parseGrowHeader(data []byte) (growHeader, error) {
 		if v == growFormatVersion {
 			reserved = rec[14:]
 		}
-		switch {
-		case base == 0 || base > maxBuckets:
-			return h, errFormat("cuckoo: impossible parameters: shard %d: %d base buckets (want 1 to %d)", i, base, uint64(maxBuckets))
-		case d > growMaxDoublings || base<<d > maxBuckets:
-			return h, errFormat("cuckoo: impossible parameters: shard %d: %d doublings of %d buckets (want at most %d doublings and %d buckets)", i, d, base, growMaxDoublings, uint64(maxBuckets))
-		case maxD < d || maxD > growMaxDoublings:
-			return h, errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d with %d doublings (want %d to %d)", i, maxD, d, d, growMaxDoublings)
-		case base<<maxD > maxBuckets:
-			return h, errFormat("cuckoo: impossible parameters: shard %d: doubling bound %d lets %d base buckets grow to %d (want at most %d)", i, maxD, base, base<<maxD, uint64(maxBuckets))
-		case v == growFormatVersion && (p >= base<<d || p != 0 && d == maxD):
-			return h, errFormat("cuckoo: impossible parameters: shard %d: split pointer %d at level %d of %d base buckets, level bound %d (want below %d, and 0 at the bound)", i, p, d, base, maxD, base<<d)
-		case !zeros(reserved):
-			return h, errFormat("cuckoo: impossible parameters: shard %d: reserved bytes are not zero", i)
-		}
+		c.check(base == 0 || base > maxBuckets, "cuckoo: impossible parameters: shard %d: %d base buckets (want 1 to %d)", i, base, uint64(maxBuckets))
+		c.check(d > growMaxDoublings || base<<d > maxBuckets, "cuckoo: impossible parameters: shard %d: %d doublings of %d buckets (want at most %d doublings and %d buckets)", i, d, base, growMaxDoublings, uint64(maxBuckets))
+		c.check(maxD < d || maxD > growMaxDoublings, "cuckoo: impossible parameters: shard %d: doubling bound %d with %d doublings (want %d to %d)", i, maxD, d, d, growMaxDoublings)
+		c.check(base<<maxD > maxBuckets, "cuckoo: impossible parameters: shard %d: doubling bound %d lets %d base buckets grow to %d (want at most %d)", i, maxD, base, base<<maxD, uint64(maxBuckets))
+		c.check(v == growFormatVersion && (p >= base<<d || p != 0 && d == maxD), "cuckoo: impossible parameters: shard %d: split pointer %d at level %d of %d base buckets, level bound %d (want below %d, and 0 at the bound)", i, p, d, base, maxD, base<<d)
+		c.check(!zeros(reserved), "cuckoo: impossible parameters: shard %d: reserved bytes are not zero", i)
 		h.base[i], h.d[i], h.p[i], h.maxD[i] = base, d, p, maxD
 		h.words += base<<d + p
 	}
-	return h, nil
+	return c.err
 }
 
 func zeros(b []byte) bool { return len(bytes.TrimLeft(b, "\x00")) == 0 }

@@ -11,10 +11,8 @@ import "fmt"
 // one mod 2^c (twophase.go's wrap bound relies on it), src lost one copy of
 // fp and dst gained one.
 func (l *layout) checkRelocation(os, ns, od, nd, fp uint64) {
-	for _, w := range [4]uint64{os, ns, od, nd} {
-		if w&tagMask != 0 {
-			panic(fmt.Sprintf("cuckoo: invariant broken: relocation with a K-CAS reference %#x as a bucket word", w))
-		}
+	if (os|ns|od|nd)&tagMask != 0 {
+		panic(fmt.Sprintf("cuckoo: invariant broken: relocation with a K-CAS reference among its words %#x, %#x, %#x, %#x", os, ns, od, nd))
 	}
 	for _, p := range [2][2]uint64{{os, ns}, {od, nd}} {
 		if want := (l.counter(p[0]) + 1) & l.ctrMask; l.counter(p[1]) != want {

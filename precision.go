@@ -9,12 +9,6 @@ import (
 // widest counter), are WithFalsePositiveRate's choices.
 var precisionLayouts = [...]struct{ bits, slots int }{{8, 4}, {12, 5}, {12, 4}, {15, 4}}
 
-// expectedFalsePositiveRate returns 2·slots·load/(2^bits-1), the expected
-// number of an absent key's 2·slots slots holding its fingerprint.
-func expectedFalsePositiveRate(bits, slots int, load float64) float64 {
-	return 2 * float64(slots) * load / float64(uint64(1)<<bits-1)
-}
-
 // WithFalsePositiveRate makes New choose the layout with the least memory
 // whose expected false-positive rate, at the load New sizes it for, is at
 // most p: for p of at least 2.89% the packed layout (8-bit fingerprints),
@@ -44,10 +38,13 @@ func layoutFor(p float64) (bits, slots int, err error) {
 		100*p, best.bits, 100*layoutFalsePositiveRate(best.bits, best.slots))
 }
 
+// layoutFalsePositiveRate returns 2·slots·α/(2^bits-1) at the load α New
+// sizes the layout for: the expected number of an absent key's 2·slots
+// slots holding its fingerprint.
 func layoutFalsePositiveRate(bits, slots int) float64 {
 	num, den := targetLoad(slots)
 	if bits == 8 {
 		num, den = packedLoadNum, packedLoadDen
 	}
-	return expectedFalsePositiveRate(bits, slots, float64(num)/float64(den))
+	return 2 * float64(slots) * (float64(num) / float64(den)) / float64(uint64(1)<<bits-1)
 }

@@ -4,20 +4,14 @@ package cuckoo
 
 import "sync/atomic"
 
-const prefetchAsm = true
-
 // prefetchW reports whether the processor lists PREFETCHW (CPUID
 // 0x80000001 ECX bit 8, "3dnowprefetch"); some early amd64 processors
 // raise #UD on it.
-var prefetchW = prefetchWSupported()
-
-func prefetchWSupported() bool {
-	if maxExt, _, _, _ := cpuid(0x80000000, 0); maxExt < 0x80000001 {
-		return false
-	}
-	_, _, ecx, _ := cpuid(0x80000001, 0)
-	return ecx&(1<<8) != 0
-}
+var prefetchW = func() bool {
+	maxExt, _, _, _ := cpuid(0x80000000, 0)
+	_, _, ecx, _ := cpuid(0x80000001, 0) // a leaf past maxExt reads as another, never faults
+	return maxExt >= 0x80000001 && ecx&(1<<8) != 0
+}()
 
 // prefetchPairs issues PREFETCHW for base[b1[i]>>shift] and
 // base[b2[i]>>shift], i < n: a hint that changes no memory and never

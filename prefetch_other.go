@@ -4,9 +4,6 @@ package cuckoo
 
 import "sync/atomic"
 
-const (
-	prefetchAsm = false
-	prefetchW   = false
-)
+const prefetchW = false
 
 func prefetchPairs(base *atomic.Uint64, b1, b2 *uint64, n int, shift uint64) {}

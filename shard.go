@@ -27,10 +27,7 @@ type shardSet[T any] struct {
 	bits   uint
 }
 
-func (s *shardSet[T]) init(bits uint) {
-	s.shards = make([]T, 1<<bits)
-	s.bits = bits
-}
+func (s *shardSet[T]) init(bits uint) { s.shards, s.bits = make([]T, 1<<bits), bits }
 
 func (s *shardSet[T]) mine() *T { return &s.shards[stackShard(s.bits)] }
 
@@ -62,29 +59,28 @@ func shardBitsPer(m, wordsPer uint64) uint {
 	return bits
 }
 
-// shardedCount is the number of stored fingerprints (shards chosen by
-// bucket would be shared by every goroutine filling a filter).
-type shardedCount struct {
-	shardSet[countShard]
+// counters is a set of counters indexed by statID (the count uses 0), each
+// the sum of its shards; a delta may be negative, mod 2^64.
+type counters struct{ shardSet[counterShard] }
+
+type counterShard struct {
+	n [numStats]atomic.Uint64
+	_ [64 - numStats*8]byte // a cache line
 }
 
-type countShard struct {
-	n atomic.Int64
-	_ [56]byte
-}
+func (c *counters) add(id statID, d uint64) { c.mine().n[id].Add(d) }
 
-func (c *shardedCount) add(d int64) { c.mine().n.Add(d) }
-
-func (c *shardedCount) sum() int64 {
-	var n int64
+func (c *counters) sum(id statID) uint64 {
+	var n uint64
 	for i := range c.shards {
-		n += c.shards[i].n.Load()
+		n += c.shards[i].n[id].Load()
 	}
 	return n
 }
 
-func (c *shardedCount) reset() {
-	for i := range c.shards {
-		c.shards[i].n.Store(0)
-	}
-}
+// shardedCount is the number of stored fingerprints (shards chosen by
+// bucket would be shared by every goroutine filling a filter).
+type shardedCount struct{ counters }
+
+func (c *shardedCount) add(d int64) { c.counters.add(0, uint64(d)) }
+func (c *shardedCount) sum() int64  { return int64(c.counters.sum(0)) }

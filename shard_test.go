@@ -51,3 +51,9 @@ func TestStackShardSpreads(t *testing.T) {
 	}
 	t.Logf("64 goroutines used %d of 64 shards", len(seen))
 }
+
+func (c *shardedCount) reset() {
+	for i := range c.shards {
+		c.shards[i].n[0].Store(0)
+	}
+}

@@ -1,7 +1,5 @@
 package cuckoo
 
-import "sync/atomic"
-
 // Stats is a snapshot of a filter's size and rare synchronization events.
 // The event counters count from New (loads and Reset keep them); read while
 // other goroutines work, a Stats is approximate, as Len is.
@@ -71,36 +69,16 @@ const (
 	numStats
 )
 
-// statCounters counts rare events per goroutine shard (shard.go).
-type statCounters struct {
-	shardSet[statShard]
-}
-
-type statShard struct {
-	n [numStats]atomic.Uint64
-	_ [64 - numStats*8]byte
-}
-
-func (c *statCounters) add(id statID, d uint64) { c.mine().n[id].Add(d) }
+// statCounters counts rare events (shard.go).
+type statCounters struct{ counters }
 
 // resize gives c 1<<bits shards, keeping its sums.
 func (c *statCounters) resize(bits uint) {
-	var kept [numStats]uint64
-	for id := range kept {
-		kept[id] = c.sum(statID(id))
-	}
+	old := c.counters
 	c.init(bits)
-	for id, n := range kept {
-		c.shards[0].n[id].Store(n)
+	for id := range statID(numStats) {
+		c.shards[0].n[id].Store(old.sum(id))
 	}
-}
-
-func (c *statCounters) sum(id statID) uint64 {
-	var n uint64
-	for i := range c.shards {
-		n += c.shards[i].n[id].Load()
-	}
-	return n
 }
 
 // helpWord helps the K-CAS whose reference v was found in a word, counted.
