@@ -21,19 +21,31 @@ type wordStep struct {
 }
 
 func hookStep(t *kcasTable, write bool, n int, idx [maxK]uint64) {
-	if !testHooks {
-		return
-	}
 	if h := stepHook.Load(); h != nil {
 		(*h)(wordStep{t, write, n, idx})
 	}
 }
 
 // hookRead, hookWrite and hookKCAS precede a load or a CAS of word i of t,
-// or the K-CAS op on t.
-func hookRead(t *kcasTable, i uint64)   { hookStep(t, false, 1, [maxK]uint64{i}) }
-func hookWrite(t *kcasTable, i uint64)  { hookStep(t, true, 1, [maxK]uint64{i}) }
-func hookKCAS(t *kcasTable, op *kcasOp) { hookStep(t, true, op.n, op.idx) }
+// or the K-CAS op on t. Each tests testHooks itself, so that outside hook
+// builds a call costs its caller's inlining budget nothing.
+func hookRead(t *kcasTable, i uint64) {
+	if testHooks {
+		hookStep(t, false, 1, [maxK]uint64{i})
+	}
+}
+
+func hookWrite(t *kcasTable, i uint64) {
+	if testHooks {
+		hookStep(t, true, 1, [maxK]uint64{i})
+	}
+}
+
+func hookKCAS(t *kcasTable, op *kcasOp) {
+	if testHooks {
+		hookStep(t, true, op.n, op.idx)
+	}
+}
 
 // loadAt is p.Load() preceded by its hook, p a word of t or of its vers.
 func loadAt(t *kcasTable, p *atomic.Uint64) uint64 {
