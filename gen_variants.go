@@ -13,6 +13,7 @@ import (
 	"go/format"
 	"log"
 	"os"
+	"reflect"
 	"strings"
 	"text/template"
 )
@@ -116,13 +117,14 @@ type codec struct {
 	LockedClaim string
 	// Bump is word w after a step through it (counter bumped, if any).
 	// SharedWords: a step's buckets may share a word. MoveVersionDoc says
-	// what a step bumps. MoveLockFree completes a LockFree step's K-CAS
-	// op; LockedBefore, LockedBetween, LockedAfter run under a Locked
-	// step's locks around its two stores (move.go.tmpl).
-	Bump                                                   func(w string) string
-	SharedWords                                            bool
-	MoveVersionDoc                                         string
-	MoveLockFree, LockedBefore, LockedBetween, LockedAfter string
+	// what a step bumps. Wraps names the test of a word whose counter
+	// wrapped ("": none wrap). MoveLockFree completes a LockFree step's
+	// K-CAS op; LockedBetween, LockedAfter run under a Locked step's locks
+	// between and after its two stores (move.go.tmpl).
+	Bump                                     func(w string) string
+	SharedWords                              bool
+	MoveVersionDoc, Wraps                    string
+	MoveLockFree, LockedBetween, LockedAfter string
 	// Group is a batch group's type. MaxPath is the most fingerprints an
 	// insert relocates; ShortQueue, FullQueue the search's queue lengths.
 	Group                          string
@@ -156,15 +158,13 @@ var codecs = []codec{
 		Bump:           func(w string) string { return fmt.Sprintf("l.bumpCounter(%s)", w) },
 		Alt:            func(b, v string) string { return fmt.Sprintf("altBucket(%s, %s, m)", b, v) },
 		MoveVersionDoc: "both buckets' migration counters",
-		MoveLockFree: wrapsLockFree("l.wraps") + `
-		if raceEnabled {
+		Wraps:          "l.wraps",
+		MoveLockFree: `if raceEnabled {
 			l.checkRelocation(op.old[0], op.new[0], op.old[1], op.new[1], fp)
 		}`,
-		LockedBefore: wrapsLockedBefore("l.wraps"),
 		LockedAfter: `if raceEnabled {
 			l.checkRelocation(ws, t.words[src].Load(), wd, t.words[dst].Load(), fp)
-		}
-		` + wrapsLockedAfter,
+		}`,
 		LockedClaim: "locked.go",
 		Choose: func(b1, b2, fp, w1, w2 string) string {
 			return fmt.Sprintf(`b, w := %[1]s, %[4]s
@@ -291,35 +291,12 @@ var codecs = []codec{
 		SlotClear:      func(w, b, s string) string { return fmt.Sprintf("setLane(%s, %s, 0)", w, s) },
 		Bump:           func(w string) string { return fmt.Sprintf("growBump(%s)", w) },
 		MoveVersionDoc: "both buckets' counters",
-		MoveLockFree:   wrapsLockFree("growWraps"),
-		LockedBefore:   wrapsLockedBefore("growWraps"),
-		LockedAfter:    wrapsLockedAfter,
+		Wraps:          "growWraps",
 		MaxPath:        "maxPathLen",
 		ShortQueue:     "bfsShortQueue",
 		FullQueue:      "bfsQueueLen",
 	},
 }
-
-// wrapsLockFree, wrapsLockedBefore and wrapsLockedAfter: a codec whose
-// counters wrap (wraps tests a word) counts a wrap in the epoch of its
-// bucket's stripe in the step's K-CAS (twophase.go, "Counter wraps"), or
-// before and after the stores under the locks (locked.go).
-func wrapsLockFree(wraps string) string {
-	return fmt.Sprintf(`if wrapS, wrapD := %[1]s(ws), %[1]s(wd); wrapS || wrapD {
-		t.addWraps(&op, src, wrapS, dst, wrapD)
-	}`, wraps)
-}
-
-func wrapsLockedBefore(wraps string) string {
-	return fmt.Sprintf("wrapS, wrapD := %[1]s(ws), %[1]s(wd)\n", wraps) + wrapsLockedAfter
-}
-
-const wrapsLockedAfter = `if wrapS {
-		t.epochOf(src).Add(1)
-	}
-	if wrapD {
-		t.epochOf(dst).Add(1)
-	}`
 
 // entryOf names the growing codec's entry for bucket b.
 func entryOf(b string) string {
@@ -368,27 +345,6 @@ func generate(a, src string, c codec) {
 			}
 			return c.Prefix + strings.ToUpper(name[:1]) + name[1:]
 		},
-		"word":       c.Word,
-		"part":       c.Part,
-		"room":       c.Room,
-		"barred":     c.Barred,
-		"slotAt":     c.SlotAt,
-		"slotLow":    c.SlotLow,
-		"slotGet":    c.SlotGet,
-		"slotClear":  c.SlotClear,
-		"putRoom":    c.PutRoom,
-		"bump":       c.Bump,
-		"take":       c.Take,
-		"has":        c.Has,
-		"guard":      c.Guard,
-		"settled":    c.Settled,
-		"hasEither":  c.HasEither,
-		"choose":     c.Choose,
-		"readPair":   c.ReadPair,
-		"matches":    c.Matches,
-		"frozen":     c.Frozen,
-		"alt":        c.Alt,
-		"readSearch": c.ReadSearch,
 		// stall is a search's stall point (twophase.go, grow_table.go).
 		"stall": func(b1, stage string) string {
 			if c.Growing {
@@ -396,7 +352,6 @@ func generate(a, src string, c codec) {
 			}
 			return fmt.Sprintf("if raceEnabled {\nsearchStalled(f, %s, %s)\n}", b1, stage)
 		},
-		"matchesOne": c.MatchesOne,
 		// stat counts n in the fixed filter's statistic name, on a line
 		// of its own.
 		"stat": func(name, n string) string {
@@ -412,16 +367,15 @@ func generate(a, src string, c codec) {
 			}
 			return "\n\t" + c.Locals
 		},
-		// slots returns 0..Slots-1, for straight per-slot code.
-		"slots": func() []int {
-			s := make([]int, c.Slots)
-			for i := range s {
-				s[i] = i
-			}
-			return s
-		},
-		// idx returns "name[i]".
-		"idx": func(name string, i int) string { return fmt.Sprintf("%s[%d]", name, i) },
+	}
+	// Every snippet function is callable by its field's name, lowercased
+	// first letter: {{word "b"}} is c.Word("b").
+	row := reflect.ValueOf(c)
+	for i := range row.NumField() {
+		if f := row.Field(i); f.Kind() == reflect.Func {
+			name := row.Type().Field(i).Name
+			funcs[strings.ToLower(name[:1])+name[1:]] = f.Interface()
+		}
 	}
 	t, err := template.New(a).Funcs(funcs).Parse(src)
 	if err != nil {
@@ -454,11 +408,5 @@ func (c *codec) fill() {
 	}
 	if c.Barred == nil {
 		c.Barred = func(s, b, in string) string { return "" }
-	}
-	if c.SlotAt == nil {
-		c.SlotAt = func(string, int) string { panic("SlotAt of a codec with a run-time slot count") }
-	}
-	if c.SlotLow == nil {
-		c.SlotLow = func(string) string { panic("SlotLow of a codec with a constant slot count") }
 	}
 }
