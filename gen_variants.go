@@ -98,7 +98,8 @@ type codec struct {
 	// rule picks, its word, that word with fp put in, and whether it had
 	// room (nw is w when not). ReadPair is plain reads of both words (one
 	// when shared); ReadSearch a search's first reads, with the tests'
-	// stall points (twophase.go). Frozen: word w is frozen, a write stops
+	// stall points (twophase.go). Frozen: word w (an operand, so bracket
+	// an expression) is frozen, a write stops
 	// (nil: never). Alt: the other bucket of v in b, or b where v may not
 	// move (search.go.tmpl, which gives the fixed filter m).
 	Choose               func(b1, b2, fp, w1, w2 string) string
@@ -254,11 +255,11 @@ var codecs = []codec{
 		Part:   func(w, b string) string { return w },
 		Room:   func(x, b, fp string) string { return "laneTailTop &^ occupiedLanes(" + x + ")" },
 		PutRoom: func(w, b, fp, r string) string {
-			return fmt.Sprintf("%s | %s*((%s&-%s)>>(tailBits-1))", w, entryOf(b), r, r)
+			return fmt.Sprintf("%s | %s*((%s&-%s)>>(tailBits-1))", w, entryOf[b], r, r)
 		},
-		Has: func(w, b, fp string) string { return fmt.Sprintf("matchLanes(%s, %s) != 0", w, entryOf(b)) },
+		Has: func(w, b, fp string) string { return fmt.Sprintf("matchLanes(%s, %s) != 0", w, entryOf[b]) },
 		HasEither: func(w1, w2, b1, b2, fp string) string {
-			return fmt.Sprintf("matchLanes(%s, %s)|matchLanes(%s, %s) != 0", w1, entryOf(b1), w2, entryOf(b2))
+			return fmt.Sprintf("matchLanes(%s, %s)|matchLanes(%s, %s) != 0", w1, entryOf[b1], w2, entryOf[b2])
 		},
 		ReadSearch:  func(b1, b2 string) string { return fmt.Sprintf("x.readPair(%s, %s)", b1, b2) },
 		Guard:       func(b string) string { return fmt.Sprintf("x.t.epochOf(%s)", b) },
@@ -275,14 +276,9 @@ var codecs = []codec{
 		ReadPair: func(b1, b2 string) string {
 			return fmt.Sprintf("loadAt(&x.t, &x.t.words[%s]), loadAt(&x.t, &x.t.words[%s])", b1, b2)
 		},
-		Frozen: func(w string) string {
-			if strings.Contains(w, "|") {
-				w = "(" + w + ")"
-			}
-			return w + "&frozenBit != 0"
-		},
+		Frozen:         func(w string) string { return w + "&frozenBit != 0" },
 		Alt:            func(b, v string) string { return fmt.Sprintf("x.altOr(%s, %s)", b, v) },
-		Matches:        func(w, b, fp string) string { return fmt.Sprintf("matchCount(%s, %s, %s)", w, entryOf(b), entryOf(b)) },
+		Matches:        func(w, b, fp string) string { return fmt.Sprintf("matchCount(%s, %s, %s)", w, entryOf[b], entryOf[b]) },
 		MatchesOne:     func(w string) string { return fmt.Sprintf("matchCount(%s, q1, q2)", w) },
 		Slots:          4,
 		SlotsConst:     "slotsPerBucket",
@@ -298,18 +294,9 @@ var codecs = []codec{
 	},
 }
 
-// entryOf names the growing codec's entry for bucket b.
-func entryOf(b string) string {
-	switch b {
-	case "b1":
-		return "q1"
-	case "b2":
-		return "q2"
-	case "dst":
-		return "nv"
-	}
-	return "q"
-}
+// entryOf names the growing codec's entry for the bucket a snippet is
+// given: a key's q1, q2, Choose's q, a move destination's nv.
+var entryOf = map[string]string{"b1": "q1", "b2": "q2", "b": "q", "dst": "nv"}
 
 // algorithms lists the templates, each generated once per codec of the
 // fixed shape, and for the growing shape where marked.
