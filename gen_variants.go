@@ -47,8 +47,10 @@ var (
 
 // A codec is how a word holds buckets and fingerprints, as Go snippets:
 // arguments are Go expressions (usually variable names), results Go
-// expressions unless said otherwise. The growing codec's snippets ignore
-// fp and use the entry of the bucket they are given (entryOf).
+// expressions unless said otherwise. Each func field is the template
+// function of its name with the first letter lowered ({{word "b"}}); a nil
+// one gives "". The growing codec's snippets ignore fp and use the entry of
+// the bucket they are given (entryOf).
 type codec struct {
 	shape
 	Name   string // names the files: zz_<algorithm>_<Name>.go
@@ -62,18 +64,18 @@ type codec struct {
 	Part func(w, b string) string
 	// Room is a mask of the slots of bucket bits x of bucket b that may
 	// take fp, 0 for none. FPDependent: Room depends on fp (a bucket
-	// without room may have an empty slot, and a search node carries the
+	// without room may have an empty slot; a search node carries the
 	// fingerprint moving in). Barred: freeing slot s of b gives in no room
-	// ("" when never).
+	// (nil: never).
 	Room        func(x, b, fp string) string
 	FPDependent bool
 	Barred      func(s, b, in string) string
 
-	// Slots is a bucket's slot count when constant (per-slot code in
-	// straight lines, named SlotsConst, SlotAt the fingerprint in slot s of
-	// bits x), else 0: SlotsExpr is the count, and templates walk a copy x
-	// of the bits, SlotLow(x) the lowest slot's fingerprint, x >>= SlotBits
-	// the next; CursorLocals declares what those read.
+	// Slots is a bucket's constant slot count (straight per-slot code:
+	// SlotsConst names it, SlotAt is the fingerprint in slot s of bits x),
+	// or 0: SlotsExpr is the count, and templates walk a copy x of the
+	// bits, SlotLow(x) the lowest slot's fingerprint, x >>= SlotBits the
+	// next; CursorLocals declares what those read.
 	Slots                  int
 	SlotsConst             string
 	SlotAt                 func(x string, s int) string
@@ -89,7 +91,7 @@ type codec struct {
 	// Take is "nw, ok": w with one copy of fp taken from b (nw is w when
 	// !ok). Has: b of w holds fp; HasEither: b1 of w1 or b2 of w2 does.
 	// Matches is the number of copies of fp in b of w; MatchesOne in a
-	// key's one bucket w (nil: Matches).
+	// key's one bucket b1 of w.
 	Take, Has, Matches func(w, b, fp string) string
 	MatchesOne         func(w string) string
 	HasEither          func(w1, w2, b1, b2, fp string) string
@@ -98,10 +100,10 @@ type codec struct {
 	// rule picks, its word, that word with fp put in, and whether it had
 	// room (nw is w when not). ReadPair is plain reads of both words (one
 	// when shared); ReadSearch a search's first reads, with the tests'
-	// stall points (twophase.go). Frozen: word w (an operand, so bracket
-	// an expression) is frozen, a write stops
-	// (nil: never). Alt: the other bucket of v in b, or b where v may not
-	// move (search.go.tmpl, which gives the fixed filter m).
+	// stall points (twophase.go). Frozen: word w (an operand: bracket an
+	// expression) is frozen, a write stops (nil: never). Alt: the other
+	// bucket of v in b, or b where v may not move (search.go.tmpl, which
+	// gives the fixed filter m).
 	Choose               func(b1, b2, fp, w1, w2 string) string
 	ReadPair, ReadSearch func(b1, b2 string) string
 	Frozen               func(w string) string
@@ -118,10 +120,10 @@ type codec struct {
 	LockedClaim string
 	// Bump is word w after a step through it (counter bumped, if any).
 	// SharedWords: a step's buckets may share a word. MoveVersionDoc says
-	// what a step bumps. Wraps names the test of a word whose counter
-	// wrapped ("": none wrap). MoveLockFree completes a LockFree step's
-	// K-CAS op; LockedBetween, LockedAfter run under a Locked step's locks
-	// between and after its two stores (move.go.tmpl).
+	// what a step bumps. Wraps tests a word for a wrapped counter ("":
+	// none wrap). MoveLockFree completes a LockFree step's K-CAS op;
+	// LockedBetween, LockedAfter run under a Locked step's locks between
+	// and after its two stores (move.go.tmpl).
 	Bump                                     func(w string) string
 	SharedWords                              bool
 	MoveVersionDoc, Wraps                    string
@@ -178,6 +180,7 @@ var codecs = []codec{
 			return fmt.Sprintf("loadAt(&f.t, &f.t.words[%s]), loadAt(&f.t, &f.t.words[%s])", b1, b2)
 		},
 		Matches:    func(w, b, fp string) string { return fmt.Sprintf("l.matches(%s, %s)", w, fp) },
+		MatchesOne: func(w string) string { return fmt.Sprintf("l.matches(%s, fp)", w) },
 		Group:      "group",
 		MaxPath:    "maxPathLen",
 		ShortQueue: "discoverShortQueue",
@@ -241,6 +244,7 @@ var codecs = []codec{
 		},
 		ReadPair:   func(b1, b2 string) string { return fmt.Sprintf("f.pkReadPair(%s, %s)", b1, b2) },
 		Matches:    func(w, b, fp string) string { return fmt.Sprintf("pkMatchCount(%s, %s, %s)", w, b, fp) },
+		MatchesOne: func(w string) string { return fmt.Sprintf("pkMatchCount(%s, b1, fp)", w) },
 		Group:      "pkGroup",
 		MaxPath:    "pkMaxPathLen",
 		ShortQueue: "pkShortQueue",
@@ -323,7 +327,6 @@ func main() {
 
 // generate writes zz_<a>_<c.Name>.go from the template text src.
 func generate(a, src string, c codec) {
-	c.fill()
 	funcs := template.FuncMap{
 		// fn returns a function's name in this codec's variant.
 		"fn": func(name string) string {
@@ -360,6 +363,10 @@ func generate(a, src string, c codec) {
 	row := reflect.ValueOf(c)
 	for i := range row.NumField() {
 		if f := row.Field(i); f.Kind() == reflect.Func {
+			if f.IsNil() { // a restriction the codec lacks
+				empty := func([]reflect.Value) []reflect.Value { return []reflect.Value{reflect.ValueOf("")} }
+				f = reflect.MakeFunc(f.Type(), empty)
+			}
 			name := row.Type().Field(i).Name
 			funcs[strings.ToLower(name[:1])+name[1:]] = f.Interface()
 		}
@@ -382,18 +389,5 @@ func generate(a, src string, c codec) {
 	name := fmt.Sprintf("zz_%s_%s.go", a, c.Name)
 	if err := os.WriteFile(name, code, 0o644); err != nil {
 		log.Fatal(err)
-	}
-}
-
-// fill gives the optional snippets their "no such restriction" values.
-func (c *codec) fill() {
-	if c.MatchesOne == nil {
-		c.MatchesOne = func(w string) string { return c.Matches(w, "b1", "fp") }
-	}
-	if c.Frozen == nil {
-		c.Frozen = func(string) string { return "" }
-	}
-	if c.Barred == nil {
-		c.Barred = func(s, b, in string) string { return "" }
 	}
 }
