@@ -358,8 +358,7 @@ func generate(a, src string, c codec) {
 			return "\n\t" + c.Locals
 		},
 	}
-	// Every snippet function is callable by its field's name, lowercased
-	// first letter: {{word "b"}} is c.Word("b").
+	// The snippets, by their fields' names (codec).
 	row := reflect.ValueOf(c)
 	for i := range row.NumField() {
 		if f := row.Field(i); f.Kind() == reflect.Func {

@@ -33,13 +33,11 @@ const (
 	// bfsSlotBits is the bits of one move's slot in a path code (bit 0
 	// the start bucket, then a slot per move).
 	bfsSlotBits = 3
-	// The queues searches try first (Go zeroes a local array per call, and
-	// most searches end after a few buckets; one that outgrows its queue
-	// expands what it queued in the same order, so finds what a longer
-	// queue finds first, or runs again with the full one; BENCHMARKS.md,
-	// "Tuning constants", for these lengths and pkShortQueue): the growing
-	// filter's (growDiscover), every bucket within two moves and most
-	// within three; discover's, every bucket within two moves (2+10+50).
+	// The queues searches try first, as Go zeroes a local array per call
+	// and most searches end after a few buckets (search.go.tmpl; lengths
+	// and pkShortQueue: BENCHMARKS.md, "Tuning constants"): the growing
+	// filter's, every bucket within two moves and most within three;
+	// discover's, every bucket within two moves (2+10+50).
 	bfsShortQueue      = 128
 	discoverShortQueue = 64
 )

@@ -4,10 +4,9 @@
 
 package cuckoo
 
-// growDiscover finds a shortest path from b1 or b2 to a slot that may
-// take the fingerprint moving into it: its code and number
-// of moves, or ok=false if none within maxPathLen; short queue first
-// (migrate.go).
+// growDiscover finds a shortest path from b1 or b2 to a slot that may take
+// the fingerprint moving into it: its code and number of
+// moves, or ok=false if none within maxPathLen, short queue first.
 func (x *growTable) growDiscover(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	var q [bfsShortQueue]uint64
 	path, depth, ok, truncated := x.growSearch(q[:], b1, b2)

@@ -4,10 +4,9 @@
 
 package cuckoo
 
-// pkDiscover finds a shortest path from b1 or b2 to a slot that may
-// take the fingerprint moving into it (fp into b1 or b2): its code and number
-// of moves, or ok=false if none within pkMaxPathLen; short queue first
-// (migrate.go).
+// pkDiscover finds a shortest path from b1 or b2 to a slot that may take
+// the fingerprint moving into it (fp into b1 or b2): its code and number of
+// moves, or ok=false if none within pkMaxPathLen, short queue first.
 func (f *Filter) pkDiscover(b1, b2, fp uint64) (path uint64, depth int, ok bool) {
 	var q [pkShortQueue]uint64
 	path, depth, ok, truncated := f.pkSearch(q[:], b1, b2, fp)
