@@ -342,8 +342,7 @@ func generate(a, src string, c codec) {
 			}
 			return fmt.Sprintf("if raceEnabled {\nsearchStalled(f, %s, %s)\n}", b1, stage)
 		},
-		// stat counts n in the fixed filter's statistic name, on a line
-		// of its own.
+		// stat counts n in the fixed filter's statistic name, on its line.
 		"stat": func(name, n string) string {
 			if c.Growing {
 				return ""

@@ -26,8 +26,7 @@ const (
 	// bound; first-failure loads are in the tests).
 	maxPathLen = 5
 	// bfsQueueLen bounds discovery's nodes: both roots and maxSlots
-	// children per node down to depth maxPathLen-1 (deeper ones are only
-	// tested).
+	// children per node down to depth maxPathLen-1 (deeper only tested).
 	bfsQueueLen  = 2 * (maxSlotsPow5 - 1) / (maxSlots - 1)
 	maxSlotsPow5 = maxSlots * maxSlots * maxSlots * maxSlots * maxSlots
 	// bfsSlotBits is the bits of one move's slot in a path code (bit 0
