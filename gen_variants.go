@@ -19,27 +19,26 @@ import (
 )
 
 // A shape is the table-shape axis as the templates see it. Recv is the
-// receiver, Self its name, Key a placed key's parameters (a Growing
-// filter's: a key's buckets and entries, q1 in b1, q2 in b2), KeyArgs the
-// arguments passing them on, First which bucket b1 is; T the word table,
-// Locks its stripe locks, Help what helps a K-CAS reference found in a
-// word, Plain a writer's read of a word's logical value; Result an add's
-// result type, Done and Full its "added" and "no room", Found
-// InsertUnique's with a match present (grow_table.go: growFrozen too).
-// The path's driver (relocate.go.tmpl) is a method of Driver (named DSelf)
-// with the table parameter On, if any.
+// receiver, Self its name, Key a placed key's uint64 parameters (a Growing
+// filter's: a key's buckets and entries, q1 in b1, q2 in b2), First which
+// bucket b1 is; T the word table, Locks its stripe locks, Help what helps a
+// K-CAS reference found in a word, Plain a writer's read of a word's
+// logical value; Result an add's result type, Done and Full its "added"
+// and "no room", Found InsertUnique's with a match present (grow_table.go:
+// growFrozen too). The path's driver (relocate.go.tmpl) is a method of
+// Driver (named DSelf) with the table parameter On, if any.
 type shape struct {
-	Growing                                                bool
-	Recv, Self, Key, KeyArgs, First, T, Locks, Help, Plain string
-	Result, Done, Full, Found, Driver, DSelf, On           string
+	Growing                                       bool
+	Recv, Self, Key, First, T, Locks, Help, Plain string
+	Result, Done, Full, Found, Driver, DSelf, On  string
 }
 
 var (
-	fixedShape = shape{Recv: "f *Filter", Self: "f", Key: "b1, b2, fp uint64", KeyArgs: "b1, b2, fp", First: "the lower bucket",
+	fixedShape = shape{Recv: "f *Filter", Self: "f", Key: "b1, b2, fp", First: "the lower bucket",
 		T: "f.t", Locks: "f.locks", Help: "f.helpWord", Plain: "f.plainWord",
 		Result: "bool", Done: "true", Full: "false", Found: "false", Driver: "f *Filter", DSelf: "f"}
 	growingShape = shape{Growing: true, Recv: "x *growTable", Self: "x",
-		Key: "b1, b2, q1, q2 uint64", KeyArgs: "b1, b2, q1, q2", First: "the key's first bucket", T: "x.t",
+		Key: "b1, b2, q1, q2", First: "the key's first bucket", T: "x.t",
 		Locks: "x.locks", Help: "x.t.helpWord", Plain: "x.t.load",
 		Result: "int", Done: "growDone", Full: "growFull", Found: "growDone",
 		Driver: "g *Growing", DSelf: "g", On: "x *growTable, "}
