@@ -13,32 +13,32 @@ import (
 	"go/format"
 	"log"
 	"os"
+	"reflect"
 	"strings"
 	"text/template"
 )
 
 // A shape is the table-shape axis as the templates see it. Recv is the
-// receiver, Self its name, Key a placed key's parameters (a Growing
-// filter's: a key's buckets and entries, q1 in b1, q2 in b2), KeyArgs the
-// arguments passing them on, First which bucket b1 is; T the word table,
-// Locks its stripe locks, Help what helps a K-CAS reference found in a
-// word, Plain a writer's read of a word's logical value; Result an add's
-// result type, Done and Full its "added" and "no room", Found
-// InsertUnique's with a match present (grow_table.go: growFrozen too).
-// The path's driver (relocate.go.tmpl) is a method of Driver (named DSelf)
-// with the table parameter On, if any.
+// receiver, Self its name, Key a placed key's uint64 parameters (a Growing
+// filter's: a key's buckets and entries, q1 in b1, q2 in b2), First which
+// bucket b1 is; T the word table, Locks its stripe locks, Help what helps a
+// K-CAS reference found in a word, Plain a writer's read of a word's
+// logical value; Result an add's result type, Done and Full its "added"
+// and "no room", Found InsertUnique's with a match present (grow_table.go:
+// growFrozen too). The path's driver (relocate.go.tmpl) is a method of
+// Driver (named DSelf) with the table parameter On, if any.
 type shape struct {
-	Growing                                                bool
-	Recv, Self, Key, KeyArgs, First, T, Locks, Help, Plain string
-	Result, Done, Full, Found, Driver, DSelf, On           string
+	Growing                                       bool
+	Recv, Self, Key, First, T, Locks, Help, Plain string
+	Result, Done, Full, Found, Driver, DSelf, On  string
 }
 
 var (
-	fixedShape = shape{Recv: "f *Filter", Self: "f", Key: "b1, b2, fp uint64", KeyArgs: "b1, b2, fp", First: "the lower bucket",
+	fixedShape = shape{Recv: "f *Filter", Self: "f", Key: "b1, b2, fp", First: "the lower bucket",
 		T: "f.t", Locks: "f.locks", Help: "f.helpWord", Plain: "f.plainWord",
 		Result: "bool", Done: "true", Full: "false", Found: "false", Driver: "f *Filter", DSelf: "f"}
 	growingShape = shape{Growing: true, Recv: "x *growTable", Self: "x",
-		Key: "b1, b2, q1, q2 uint64", KeyArgs: "b1, b2, q1, q2", First: "the key's first bucket", T: "x.t",
+		Key: "b1, b2, q1, q2", First: "the key's first bucket", T: "x.t",
 		Locks: "x.locks", Help: "x.t.helpWord", Plain: "x.t.load",
 		Result: "int", Done: "growDone", Full: "growFull", Found: "growDone",
 		Driver: "g *Growing", DSelf: "g", On: "x *growTable, "}
@@ -46,8 +46,10 @@ var (
 
 // A codec is how a word holds buckets and fingerprints, as Go snippets:
 // arguments are Go expressions (usually variable names), results Go
-// expressions unless said otherwise. The growing codec's snippets ignore
-// fp and use the entry of the bucket they are given (entryOf).
+// expressions unless said otherwise. Each func field is the template
+// function of its name with the first letter lowered ({{word "b"}}); a nil
+// one gives "". The growing codec's snippets ignore fp and use the entry of
+// the bucket they are given (entryOf).
 type codec struct {
 	shape
 	Name   string // names the files: zz_<algorithm>_<Name>.go
@@ -61,18 +63,18 @@ type codec struct {
 	Part func(w, b string) string
 	// Room is a mask of the slots of bucket bits x of bucket b that may
 	// take fp, 0 for none. FPDependent: Room depends on fp (a bucket
-	// without room may have an empty slot, and a search node carries the
+	// without room may have an empty slot; a search node carries the
 	// fingerprint moving in). Barred: freeing slot s of b gives in no room
-	// ("" when never).
+	// (nil: never).
 	Room        func(x, b, fp string) string
 	FPDependent bool
 	Barred      func(s, b, in string) string
 
-	// Slots is a bucket's slot count when constant (per-slot code in
-	// straight lines, named SlotsConst, SlotAt the fingerprint in slot s of
-	// bits x), else 0: SlotsExpr is the count, and templates walk a copy x
-	// of the bits, SlotLow(x) the lowest slot's fingerprint, x >>= SlotBits
-	// the next; CursorLocals declares what those read.
+	// Slots is a bucket's constant slot count (straight per-slot code:
+	// SlotsConst names it, SlotAt is the fingerprint in slot s of bits x),
+	// or 0: SlotsExpr is the count, and templates walk a copy x of the
+	// bits, SlotLow(x) the lowest slot's fingerprint, x >>= SlotBits the
+	// next; CursorLocals declares what those read.
 	Slots                  int
 	SlotsConst             string
 	SlotAt                 func(x string, s int) string
@@ -88,7 +90,7 @@ type codec struct {
 	// Take is "nw, ok": w with one copy of fp taken from b (nw is w when
 	// !ok). Has: b of w holds fp; HasEither: b1 of w1 or b2 of w2 does.
 	// Matches is the number of copies of fp in b of w; MatchesOne in a
-	// key's one bucket w (nil: Matches).
+	// key's one bucket b1 of w.
 	Take, Has, Matches func(w, b, fp string) string
 	MatchesOne         func(w string) string
 	HasEither          func(w1, w2, b1, b2, fp string) string
@@ -97,9 +99,10 @@ type codec struct {
 	// rule picks, its word, that word with fp put in, and whether it had
 	// room (nw is w when not). ReadPair is plain reads of both words (one
 	// when shared); ReadSearch a search's first reads, with the tests'
-	// stall points (twophase.go). Frozen: word w is frozen, a write stops
-	// (nil: never). Alt: the other bucket of v in b, or b where v may not
-	// move (search.go.tmpl, which gives the fixed filter m).
+	// stall points (twophase.go). Frozen: word w (an operand: bracket an
+	// expression) is frozen, a write stops (nil: never). Alt: the other
+	// bucket of v in b, or b where v may not move (search.go.tmpl, which
+	// gives the fixed filter m).
 	Choose               func(b1, b2, fp, w1, w2 string) string
 	ReadPair, ReadSearch func(b1, b2 string) string
 	Frozen               func(w string) string
@@ -116,13 +119,14 @@ type codec struct {
 	LockedClaim string
 	// Bump is word w after a step through it (counter bumped, if any).
 	// SharedWords: a step's buckets may share a word. MoveVersionDoc says
-	// what a step bumps. MoveLockFree completes a LockFree step's K-CAS
-	// op; LockedBefore, LockedBetween, LockedAfter run under a Locked
-	// step's locks around its two stores (move.go.tmpl).
-	Bump                                                   func(w string) string
-	SharedWords                                            bool
-	MoveVersionDoc                                         string
-	MoveLockFree, LockedBefore, LockedBetween, LockedAfter string
+	// what a step bumps. Wraps tests a word for a wrapped counter ("":
+	// none wrap). MoveLockFree completes a LockFree step's K-CAS op;
+	// LockedBetween, LockedAfter run under a Locked step's locks between
+	// and after its two stores (move.go.tmpl).
+	Bump                                     func(w string) string
+	SharedWords                              bool
+	MoveVersionDoc, Wraps                    string
+	MoveLockFree, LockedBetween, LockedAfter string
 	// Group is a batch group's type. MaxPath is the most fingerprints an
 	// insert relocates; ShortQueue, FullQueue the search's queue lengths.
 	Group                          string
@@ -156,15 +160,13 @@ var codecs = []codec{
 		Bump:           func(w string) string { return fmt.Sprintf("l.bumpCounter(%s)", w) },
 		Alt:            func(b, v string) string { return fmt.Sprintf("altBucket(%s, %s, m)", b, v) },
 		MoveVersionDoc: "both buckets' migration counters",
-		MoveLockFree: wrapsLockFree("l.wraps") + `
-		if raceEnabled {
+		Wraps:          "l.wraps",
+		MoveLockFree: `if raceEnabled {
 			l.checkRelocation(op.old[0], op.new[0], op.old[1], op.new[1], fp)
 		}`,
-		LockedBefore: wrapsLockedBefore("l.wraps"),
 		LockedAfter: `if raceEnabled {
 			l.checkRelocation(ws, t.words[src].Load(), wd, t.words[dst].Load(), fp)
-		}
-		` + wrapsLockedAfter,
+		}`,
 		LockedClaim: "locked.go",
 		Choose: func(b1, b2, fp, w1, w2 string) string {
 			return fmt.Sprintf(`b, w := %[1]s, %[4]s
@@ -177,6 +179,7 @@ var codecs = []codec{
 			return fmt.Sprintf("loadAt(&f.t, &f.t.words[%s]), loadAt(&f.t, &f.t.words[%s])", b1, b2)
 		},
 		Matches:    func(w, b, fp string) string { return fmt.Sprintf("l.matches(%s, %s)", w, fp) },
+		MatchesOne: func(w string) string { return fmt.Sprintf("l.matches(%s, fp)", w) },
 		Group:      "group",
 		MaxPath:    "maxPathLen",
 		ShortQueue: "discoverShortQueue",
@@ -240,6 +243,7 @@ var codecs = []codec{
 		},
 		ReadPair:   func(b1, b2 string) string { return fmt.Sprintf("f.pkReadPair(%s, %s)", b1, b2) },
 		Matches:    func(w, b, fp string) string { return fmt.Sprintf("pkMatchCount(%s, %s, %s)", w, b, fp) },
+		MatchesOne: func(w string) string { return fmt.Sprintf("pkMatchCount(%s, b1, fp)", w) },
 		Group:      "pkGroup",
 		MaxPath:    "pkMaxPathLen",
 		ShortQueue: "pkShortQueue",
@@ -254,11 +258,11 @@ var codecs = []codec{
 		Part:   func(w, b string) string { return w },
 		Room:   func(x, b, fp string) string { return "laneTailTop &^ occupiedLanes(" + x + ")" },
 		PutRoom: func(w, b, fp, r string) string {
-			return fmt.Sprintf("%s | %s*((%s&-%s)>>(tailBits-1))", w, entryOf(b), r, r)
+			return fmt.Sprintf("%s | %s*((%s&-%s)>>(tailBits-1))", w, entryOf[b], r, r)
 		},
-		Has: func(w, b, fp string) string { return fmt.Sprintf("matchLanes(%s, %s) != 0", w, entryOf(b)) },
+		Has: func(w, b, fp string) string { return fmt.Sprintf("matchLanes(%s, %s) != 0", w, entryOf[b]) },
 		HasEither: func(w1, w2, b1, b2, fp string) string {
-			return fmt.Sprintf("matchLanes(%s, %s)|matchLanes(%s, %s) != 0", w1, entryOf(b1), w2, entryOf(b2))
+			return fmt.Sprintf("matchLanes(%s, %s)|matchLanes(%s, %s) != 0", w1, entryOf[b1], w2, entryOf[b2])
 		},
 		ReadSearch:  func(b1, b2 string) string { return fmt.Sprintf("x.readPair(%s, %s)", b1, b2) },
 		Guard:       func(b string) string { return fmt.Sprintf("x.t.epochOf(%s)", b) },
@@ -275,14 +279,9 @@ var codecs = []codec{
 		ReadPair: func(b1, b2 string) string {
 			return fmt.Sprintf("loadAt(&x.t, &x.t.words[%s]), loadAt(&x.t, &x.t.words[%s])", b1, b2)
 		},
-		Frozen: func(w string) string {
-			if strings.Contains(w, "|") {
-				w = "(" + w + ")"
-			}
-			return w + "&frozenBit != 0"
-		},
+		Frozen:         func(w string) string { return w + "&frozenBit != 0" },
 		Alt:            func(b, v string) string { return fmt.Sprintf("x.altOr(%s, %s)", b, v) },
-		Matches:        func(w, b, fp string) string { return fmt.Sprintf("matchCount(%s, %s, %s)", w, entryOf(b), entryOf(b)) },
+		Matches:        func(w, b, fp string) string { return fmt.Sprintf("matchCount(%s, %s, %s)", w, entryOf[b], entryOf[b]) },
 		MatchesOne:     func(w string) string { return fmt.Sprintf("matchCount(%s, q1, q2)", w) },
 		Slots:          4,
 		SlotsConst:     "slotsPerBucket",
@@ -291,48 +290,16 @@ var codecs = []codec{
 		SlotClear:      func(w, b, s string) string { return fmt.Sprintf("setLane(%s, %s, 0)", w, s) },
 		Bump:           func(w string) string { return fmt.Sprintf("growBump(%s)", w) },
 		MoveVersionDoc: "both buckets' counters",
-		MoveLockFree:   wrapsLockFree("growWraps"),
-		LockedBefore:   wrapsLockedBefore("growWraps"),
-		LockedAfter:    wrapsLockedAfter,
+		Wraps:          "growWraps",
 		MaxPath:        "maxPathLen",
 		ShortQueue:     "bfsShortQueue",
 		FullQueue:      "bfsQueueLen",
 	},
 }
 
-// wrapsLockFree, wrapsLockedBefore and wrapsLockedAfter: a codec whose
-// counters wrap (wraps tests a word) counts a wrap in the epoch of its
-// bucket's stripe in the step's K-CAS (twophase.go, "Counter wraps"), or
-// before and after the stores under the locks (locked.go).
-func wrapsLockFree(wraps string) string {
-	return fmt.Sprintf(`if wrapS, wrapD := %[1]s(ws), %[1]s(wd); wrapS || wrapD {
-		t.addWraps(&op, src, wrapS, dst, wrapD)
-	}`, wraps)
-}
-
-func wrapsLockedBefore(wraps string) string {
-	return fmt.Sprintf("wrapS, wrapD := %[1]s(ws), %[1]s(wd)\n", wraps) + wrapsLockedAfter
-}
-
-const wrapsLockedAfter = `if wrapS {
-		t.epochOf(src).Add(1)
-	}
-	if wrapD {
-		t.epochOf(dst).Add(1)
-	}`
-
-// entryOf names the growing codec's entry for bucket b.
-func entryOf(b string) string {
-	switch b {
-	case "b1":
-		return "q1"
-	case "b2":
-		return "q2"
-	case "dst":
-		return "nv"
-	}
-	return "q"
-}
+// entryOf names the growing codec's entry for the bucket a snippet is
+// given: a key's q1, q2, Choose's q, a move destination's nv.
+var entryOf = map[string]string{"b1": "q1", "b2": "q2", "b": "q", "dst": "nv"}
 
 // algorithms lists the templates, each generated once per codec of the
 // fixed shape, and for the growing shape where marked.
@@ -359,7 +326,6 @@ func main() {
 
 // generate writes zz_<a>_<c.Name>.go from the template text src.
 func generate(a, src string, c codec) {
-	c.fill()
 	funcs := template.FuncMap{
 		// fn returns a function's name in this codec's variant.
 		"fn": func(name string) string {
@@ -368,27 +334,6 @@ func generate(a, src string, c codec) {
 			}
 			return c.Prefix + strings.ToUpper(name[:1]) + name[1:]
 		},
-		"word":       c.Word,
-		"part":       c.Part,
-		"room":       c.Room,
-		"barred":     c.Barred,
-		"slotAt":     c.SlotAt,
-		"slotLow":    c.SlotLow,
-		"slotGet":    c.SlotGet,
-		"slotClear":  c.SlotClear,
-		"putRoom":    c.PutRoom,
-		"bump":       c.Bump,
-		"take":       c.Take,
-		"has":        c.Has,
-		"guard":      c.Guard,
-		"settled":    c.Settled,
-		"hasEither":  c.HasEither,
-		"choose":     c.Choose,
-		"readPair":   c.ReadPair,
-		"matches":    c.Matches,
-		"frozen":     c.Frozen,
-		"alt":        c.Alt,
-		"readSearch": c.ReadSearch,
 		// stall is a search's stall point (twophase.go, grow_table.go).
 		"stall": func(b1, stage string) string {
 			if c.Growing {
@@ -396,9 +341,7 @@ func generate(a, src string, c codec) {
 			}
 			return fmt.Sprintf("if raceEnabled {\nsearchStalled(f, %s, %s)\n}", b1, stage)
 		},
-		"matchesOne": c.MatchesOne,
-		// stat counts n in the fixed filter's statistic name, on a line
-		// of its own.
+		// stat counts n in the fixed filter's statistic name, on its line.
 		"stat": func(name, n string) string {
 			if c.Growing {
 				return ""
@@ -412,16 +355,18 @@ func generate(a, src string, c codec) {
 			}
 			return "\n\t" + c.Locals
 		},
-		// slots returns 0..Slots-1, for straight per-slot code.
-		"slots": func() []int {
-			s := make([]int, c.Slots)
-			for i := range s {
-				s[i] = i
+	}
+	// The snippets, by their fields' names (codec).
+	row := reflect.ValueOf(c)
+	for i := range row.NumField() {
+		if f := row.Field(i); f.Kind() == reflect.Func {
+			if f.IsNil() { // a restriction the codec lacks
+				empty := func([]reflect.Value) []reflect.Value { return []reflect.Value{reflect.ValueOf("")} }
+				f = reflect.MakeFunc(f.Type(), empty)
 			}
-			return s
-		},
-		// idx returns "name[i]".
-		"idx": func(name string, i int) string { return fmt.Sprintf("%s[%d]", name, i) },
+			name := row.Type().Field(i).Name
+			funcs[strings.ToLower(name[:1])+name[1:]] = f.Interface()
+		}
 	}
 	t, err := template.New(a).Funcs(funcs).Parse(src)
 	if err != nil {
@@ -441,24 +386,5 @@ func generate(a, src string, c codec) {
 	name := fmt.Sprintf("zz_%s_%s.go", a, c.Name)
 	if err := os.WriteFile(name, code, 0o644); err != nil {
 		log.Fatal(err)
-	}
-}
-
-// fill gives the optional snippets their "no such restriction" values.
-func (c *codec) fill() {
-	if c.MatchesOne == nil {
-		c.MatchesOne = func(w string) string { return c.Matches(w, "b1", "fp") }
-	}
-	if c.Frozen == nil {
-		c.Frozen = func(string) string { return "" }
-	}
-	if c.Barred == nil {
-		c.Barred = func(s, b, in string) string { return "" }
-	}
-	if c.SlotAt == nil {
-		c.SlotAt = func(string, int) string { panic("SlotAt of a codec with a run-time slot count") }
-	}
-	if c.SlotLow == nil {
-		c.SlotLow = func(string) string { panic("SlotLow of a codec with a constant slot count") }
 	}
 }

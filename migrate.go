@@ -4,24 +4,21 @@ package cuckoo
 
 // Making room for an insert whose two buckets are full (both modes), as in
 // Algorithm 3 of the lock-free cuckoo filter paper: discovery, a
-// breadth-first search from both buckets over "a fingerprint in b can move
-// to its other bucket" that reads and changes nothing and stops at the
-// first bucket with room (a shortest path), then migration, which replays
-// the path (its buckets recomputed from the fingerprints) and applies its
-// moves backwards, from the free slot at the end to the candidate bucket.
-// A path code holds the start bucket in bit 0, then bfsSlotBits bits of
-// slot per move. Each step (move) moves one fingerprint between its two
-// buckets atomically and bumps the counters (packed: dst's version), so
-// every fingerprint stays findable; a step that no longer applies leaves
-// the filter consistent, and the path is discovered anew. Search, replay
-// and step are generated per codec from search.go.tmpl, relocate.go.tmpl
-// and move.go.tmpl, the growing filter's too.
+// breadth-first search over "a fingerprint in b can move to its other
+// bucket" that changes nothing and stops at the first bucket with room (a
+// shortest path), then migration, which replays the path (its buckets
+// recomputed from the fingerprints) and applies its moves backwards, from
+// the free slot to the candidate bucket. Each move is one atomic step that
+// bumps the counters (packed: dst's version), so every fingerprint stays
+// findable; a step that no longer applies changes nothing, and the path is
+// discovered anew. Search, replay and step are generated per codec from
+// search.go.tmpl, relocate.go.tmpl and move.go.tmpl.
 //
-// The paper sets the destination counter to max(src, dst)+1, for a
-// cross-bucket comparison sound only with unbounded counters. Ours wrap,
-// and the lookup compares each bucket only with itself (twophase.go), for
-// which +1 on both is what the argument needs; a max() of wrapped
-// counters could jump one by up to 2^c-1, defeating the wrap bound.
+// The paper sets the destination counter to max(src, dst)+1, sound only with
+// unbounded counters. Ours wrap, and the lookup compares each bucket only
+// with itself (twophase.go), for which +1 on both is what the argument
+// needs; a max() of wrapped counters could jump one by up to 2^c-1,
+// defeating the wrap bound.
 
 const (
 	// maxPathLen is the most fingerprints one insert relocates: depth 5
@@ -29,20 +26,17 @@ const (
 	// bound; first-failure loads are in the tests).
 	maxPathLen = 5
 	// bfsQueueLen bounds discovery's nodes: both roots and maxSlots
-	// children per node down to depth maxPathLen-1 (deeper ones are only
-	// tested).
-	bfsQueueLen = 2 * (maxSlotsPow5 - 1) / (maxSlots - 1)
-	// maxSlotsPow5 is maxSlots^maxPathLen.
+	// children per node down to depth maxPathLen-1 (deeper only tested).
+	bfsQueueLen  = 2 * (maxSlotsPow5 - 1) / (maxSlots - 1)
 	maxSlotsPow5 = maxSlots * maxSlots * maxSlots * maxSlots * maxSlots
-	// bfsSlotBits is the bits of one move's slot in a path code.
+	// bfsSlotBits is the bits of one move's slot in a path code (bit 0
+	// the start bucket, then a slot per move).
 	bfsSlotBits = 3
-	// The queues searches try first (Go zeroes a local array per call, and
-	// most searches end after a few buckets; one that outgrows its queue
-	// expands what it queued in the same order, so finds what a longer
-	// queue finds first, or runs again with the full one; BENCHMARKS.md,
-	// "Tuning constants", for these lengths and pkShortQueue): the growing
-	// filter's (growDiscover), every bucket within two moves and most
-	// within three; discover's, every bucket within two moves (2+10+50).
+	// The queues searches try first, as Go zeroes a local array per call
+	// and most searches end after a few buckets (search.go.tmpl; lengths
+	// and pkShortQueue: BENCHMARKS.md, "Tuning constants"): the growing
+	// filter's, every bucket within two moves and most within three;
+	// discover's, every bucket within two moves (2+10+50).
 	bfsShortQueue      = 128
 	discoverShortQueue = 64
 )
@@ -78,12 +72,9 @@ func (f *Filter) slotAt(b uint64, s int) uint64 {
 	return f.lay.slot(f.t.loadWord(b), s)
 }
 
-// move relocates fp from slot s of src to dst in one step, the codec's and
-// mode's of move.go.tmpl (LockFree: one K-CAS, twophase.go "Moves are
-// atomic"; Locked: destination stored first, under both stripes, locked.go).
-// It reports false if the step no longer applies. The caller holds the
-// snapshot gate; *my is its descriptor lease, leased by the first step
-// that needs one.
+// move relocates fp from slot s of src to dst in one step (move.go.tmpl),
+// false if the step no longer applies. The caller holds the snapshot gate;
+// *my is its descriptor lease, leased by the first step that needs one.
 func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
 	if src == dst {
 		return false
@@ -100,25 +91,25 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 	return f.moveLockFree(src, s, fp, dst, my)
 }
 
-// maxRoomRounds bounds an insert's rounds of makeRoom followed by buckets
-// full again, and makeRoom's paths gone stale: each means concurrent
-// writers changed the table first, and near full a few can undo each
-// other's room without end (four writers churning a Locked filter at 1.03
-// times capacity on one P relocated for minutes with no insert returning).
-// Then the insert returns ErrFull, having only moved fingerprints within
-// their pairs; an uncontended insert stops long before the bound.
+// maxRoomRounds bounds an insert's rounds of makeRoom then buckets full
+// again, and makeRoom's stale paths: each means concurrent writers changed
+// the table first, and near full a few can undo each other's room without
+// end (four writers churning a Locked filter at 1.03 times capacity on one
+// P relocated for minutes). The insert then returns ErrFull, having only
+// moved fingerprints within their pairs.
 const maxRoomRounds = 1024
 
-// roomMadeHook (race builds) runs after makeRoom freed a slot, before the
-// insert adds again; tests take the slot, as a concurrent writer would.
-var roomMadeHook func(f *Filter, b1, b2 uint64)
+// Test hooks, called in race builds only (other builds compile the calls
+// out): roomMadeHook after makeRoom freed a slot, before the insert adds
+// again (tests take the slot, as a concurrent writer would);
+// pathReplayedHook when makeRoom replayed a path of at least one move, with
+// its first move's bucket, slot and fingerprint, before the moves (tests
+// change the path).
+var (
+	roomMadeHook     func(f *Filter, b1, b2 uint64)
+	pathReplayedHook func(f *Filter, b uint64, s int, fp uint64)
+)
 
-// pathReplayedHook (race builds) runs when makeRoom has replayed a path of
-// at least one move, with its first move's bucket, slot and fingerprint,
-// before the moves; tests change the path.
-var pathReplayedHook func(f *Filter, b uint64, s int, fp uint64)
-
-// roomMade and pathReplayed call the hooks; other builds compile them out.
 func roomMade(f *Filter, b1, b2 uint64) {
 	if raceEnabled && roomMadeHook != nil {
 		roomMadeHook(f, b1, b2)

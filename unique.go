@@ -1,10 +1,9 @@
 package cuckoo
 
-// Insert-if-absent and counting (both modes; the per-codec work is in
-// unique.go.tmpl). A copy of fp in bucket b moves only to alt(b, fp) and
-// back, and alt is an involution: every copy of fp in b1 or b2 belongs to
-// the pair {b1, b2} and none of the pair's is elsewhere, so the two words
-// decide whether the filter holds fp for the pair.
+// Insert-if-absent and counting (per-codec work: unique.go.tmpl). A copy
+// of fp in b moves only to alt(b, fp) and back, an involution: every copy
+// of fp in b1 or b2 belongs to the pair {b1, b2} and none of the pair's is
+// elsewhere, so the two words decide whether the filter holds fp for it.
 
 // InsertUnique adds key to the filter unless its fingerprint is already in
 // one of the key's two buckets, and reports whether it added it. It returns
@@ -13,9 +12,9 @@ package cuckoo
 // after a failed Insert.
 //
 // InsertUnique is linearizable in both modes, also against Insert, Delete
-// and relocations: it takes effect at one instant at which it either finds
-// the fingerprint or finds it absent and adds it. So any number of
-// goroutines calling InsertUnique with one key leave exactly one copy.
+// and relocations: it takes effect at one instant at which it finds the
+// fingerprint or adds it, absent. So goroutines calling InsertUnique with
+// one key leave exactly one copy.
 //
 // A false positive means a refusal: inserted=false with a nil error can
 // mean that a different key with the same fingerprint and buckets is stored
@@ -47,12 +46,11 @@ func (f *Filter) Count(key []byte) int {
 //
 // Claim: every answer holds at one instant inside the call. Proof: each
 // attempt (addUnique, addUniqueLocked) reports present, added or full at
-// one instant. ErrFull follows an attempt that found both buckets full and
-// without fp at one instant, and a makeRoom that found no path (or the
-// last of maxRoomRounds); the call changed nothing, so it takes effect at
-// that instant. A "full" from two reads at two instants would not do: a
-// copy can move from the bucket read second into the one read first
-// between them (TestInsertUniqueAgainstMove).
+// one instant. ErrFull follows an attempt that found both buckets full
+// without fp and a makeRoom that failed: the call changed nothing, so it
+// takes effect at that instant. A "full" from two reads at two instants
+// would not do: a copy can move from the bucket read second into the one
+// read first between them (TestInsertUniqueAgainstMove).
 func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 	for round := 0; ; round++ {
 		var present, added bool
@@ -82,9 +80,8 @@ func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 }
 
 // decidePair is the one instant of a LockFree InsertUnique and Count (every
-// layout, and the growing filter): it changes word i1 from w1 to n1 and i2
-// from w2 to n2 if both hold those values, and reports whether it did. The
-// caller read w1 and w2 (logical values) and decided from them. One word
+// codec): it changes word i1 from w1 to n1 and i2 from w2 to n2 if both
+// hold those (logical) values, and reports whether it did. One word
 // (i1 == i2): its one read as w1 and w2, the one new word as n1 and n2.
 //
 // Claim: if true, at one instant inside the call word i1 held w1 and i2

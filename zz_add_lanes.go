@@ -5,13 +5,12 @@
 package cuckoo
 
 // growAdd puts fp into b1 or b2 by the placement rule (Choose: the
-// bucket with more room for fp, b1 on a tie; spreading keys evenly means
-// fewer relocations later, BENCHMARKS.md, "Tuning constants") with one CAS,
-// and reports whether it did; growFull means neither has room. w1 and w2 are
-// the caller's reads (one read when the buckets share a word). A stale read
-// of the chosen word fails the CAS and the choice is made again from fresh
-// reads; a stale read of the other word only changed which bucket was
-// chosen: the new word is always built from the value the CAS compares.
+// bucket with more room for fp, b1 on a tie, for fewer relocations later:
+// BENCHMARKS.md, "Tuning constants") with one CAS; growFull: neither has
+// room. w1, w2 are the caller's reads (one, when the buckets share a word).
+// A stale read of the chosen word fails the CAS and the choice is made
+// again; one of the other word only changed the choice: the new word is
+// always built from the value the CAS compares.
 func (x *growTable) growAdd(b1, b2, q1, q2 uint64, w1, w2 uint64) int {
 	for {
 		if (w1|w2)&tagMask == 0 {
@@ -41,12 +40,11 @@ func (x *growTable) growAdd(b1, b2, q1, q2 uint64, w1, w2 uint64) int {
 	}
 }
 
-// growAddLocked is growAdd for Locked mode, by the Locked add rule
-// (locked.go): it chooses from unlocked reads and locks only the chosen
-// word's stripe; under it, it stores the choice as made when the word
-// still holds the value it was made from (cheaper than recomputing it:
-// BENCHMARKS.md, "Tuning constants"), else fp into the bucket if it still
-// has room; only when it has none does it lock both and choose again.
+// growAddLocked is growAdd by the Locked add rule (locked.go): it
+// chooses from unlocked reads and locks the chosen word's stripe; under it,
+// it stores the choice as made if the word still holds the value it was
+// made from (cheaper than recomputing: BENCHMARKS.md, "Tuning constants"),
+// else fp into the bucket if it has room, else locks both and chooses again.
 func (x *growTable) growAddLocked(b1, b2, q1, q2 uint64) int {
 	w1, w2 := loadAt(&x.t, &x.t.words[b1]), loadAt(&x.t, &x.t.words[b2])
 	if (w1|w2)&frozenBit != 0 {
@@ -81,8 +79,7 @@ func (x *growTable) growAddLocked(b1, b2, q1, q2 uint64) int {
 	return res
 }
 
-// growAddHeld puts fp into b1 or b2 by the placement rule, with both
-// words' stripes held, and reports whether it did.
+// growAddHeld is growAdd with both words' stripes held.
 func (x *growTable) growAddHeld(b1, b2, q1, q2 uint64) int {
 	w1, w2 := x.t.words[b1].Load(), x.t.words[b2].Load()
 	if (w1|w2)&frozenBit != 0 {

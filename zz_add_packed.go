@@ -31,9 +31,8 @@ func (f *Filter) pkInsertKey(b1, b2, fp uint64) error {
 	return nil
 }
 
-// pkInsertRead stores fp in b1 or b2, relocating when neither has
-// room, and reports whether it did (uncounted). LockFree mode tries the
-// recent reads w1, w2 first.
+// pkInsertRead stores fp in b1 or b2 (uncounted), relocating when
+// neither has room. LockFree mode tries the recent reads w1, w2 first.
 func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 	if f.mode == Locked {
 		return f.pkAddLocked(b1, b2, fp) || f.pkMakeRoomAndAdd(b1, b2, fp)
@@ -41,8 +40,8 @@ func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 	return f.pkAdd(b1, b2, fp, w1, w2) || f.pkMakeRoomAndAdd(b1, b2, fp)
 }
 
-// pkMakeRoomAndAdd is the insert after an add found no room: up to
-// maxRoomRounds times it makes room and adds again.
+// pkMakeRoomAndAdd makes room and adds again, up to maxRoomRounds
+// times, after an add found no room.
 func (f *Filter) pkMakeRoomAndAdd(b1, b2, fp uint64) bool {
 	for round := 0; ; round++ {
 		if round == maxRoomRounds || !f.makeRoom(b1, b2, fp) {
@@ -64,9 +63,8 @@ func (f *Filter) pkMakeRoomAndAdd(b1, b2, fp uint64) bool {
 }
 
 // pkInsertGroup inserts the first k keys of a group read by
-// readForInsert in order, as a loop of Inserts would, and counts them once.
-// It returns how many it inserted and false if the next did not fit. A
-// stale group read (an earlier key changed the word) only fails a CAS.
+// readForInsert in order, as Inserts would, counted once: how many, and
+// false if the next did not fit. A stale group read only fails a CAS.
 func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 	k = min(k, batchGroup) // no bounds checks on j below
 	for j := range k {
@@ -102,13 +100,12 @@ func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 }
 
 // pkAdd puts fp into b1 or b2 by the placement rule (Choose: the
-// bucket with more room for fp, b1 on a tie; spreading keys evenly means
-// fewer relocations later, BENCHMARKS.md, "Tuning constants") with one CAS,
-// and reports whether it did; false means neither has room. w1 and w2 are
-// the caller's reads (one read when the buckets share a word). A stale read
-// of the chosen word fails the CAS and the choice is made again from fresh
-// reads; a stale read of the other word only changed which bucket was
-// chosen: the new word is always built from the value the CAS compares.
+// bucket with more room for fp, b1 on a tie, for fewer relocations later:
+// BENCHMARKS.md, "Tuning constants") with one CAS; false: neither has
+// room. w1, w2 are the caller's reads (one, when the buckets share a word).
+// A stale read of the chosen word fails the CAS and the choice is made
+// again; one of the other word only changed the choice: the new word is
+// always built from the value the CAS compares.
 func (f *Filter) pkAdd(b1, b2, fp uint64, w1, w2 uint64) bool {
 	for {
 		if (w1|w2)&tagMask == 0 {
@@ -132,12 +129,11 @@ func (f *Filter) pkAdd(b1, b2, fp uint64, w1, w2 uint64) bool {
 	}
 }
 
-// pkAddLocked is pkAdd for Locked mode, by the Locked add rule
-// (locked.go): it chooses from unlocked reads and locks only the chosen
-// word's stripe; under it, it stores the choice as made when the word
-// still holds the value it was made from (cheaper than recomputing it:
-// BENCHMARKS.md, "Tuning constants"), else fp into the bucket if it still
-// has room; only when it has none does it lock both and choose again.
+// pkAddLocked is pkAdd by the Locked add rule (locked.go): it
+// chooses from unlocked reads and locks the chosen word's stripe; under it,
+// it stores the choice as made if the word still holds the value it was
+// made from (cheaper than recomputing: BENCHMARKS.md, "Tuning constants"),
+// else fp into the bucket if it has room, else locks both and chooses again.
 func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
 	w1, w2 := f.pkReadPair(b1, b2)
 	b, w, put := pkChoose(b1, b2, fp, w1, w2)
@@ -163,8 +159,7 @@ func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
 	return res
 }
 
-// pkAddHeld puts fp into b1 or b2 by the placement rule, with both
-// words' stripes held, and reports whether it did.
+// pkAddHeld is pkAdd with both words' stripes held.
 func (f *Filter) pkAddHeld(b1, b2, fp uint64) bool {
 	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()
 	b, w, put := pkChoose(b1, b2, fp, w1, w2)

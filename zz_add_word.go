@@ -35,9 +35,8 @@ func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	return nil
 }
 
-// insertRead stores fp in b1 or b2, relocating when neither has
-// room, and reports whether it did (uncounted). LockFree mode tries the
-// recent reads w1, w2 first.
+// insertRead stores fp in b1 or b2 (uncounted), relocating when
+// neither has room. LockFree mode tries the recent reads w1, w2 first.
 func (f *Filter) insertRead(b1, b2, fp, w1, w2 uint64) bool {
 	if f.mode == Locked {
 		return f.addLocked(b1, b2, fp) || f.makeRoomAndAdd(b1, b2, fp)
@@ -45,8 +44,8 @@ func (f *Filter) insertRead(b1, b2, fp, w1, w2 uint64) bool {
 	return f.add(b1, b2, fp, w1, w2) || f.makeRoomAndAdd(b1, b2, fp)
 }
 
-// makeRoomAndAdd is the insert after an add found no room: up to
-// maxRoomRounds times it makes room and adds again.
+// makeRoomAndAdd makes room and adds again, up to maxRoomRounds
+// times, after an add found no room.
 func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 	for round := 0; ; round++ {
 		if round == maxRoomRounds || !f.makeRoom(b1, b2, fp) {
@@ -68,9 +67,8 @@ func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 }
 
 // insertGroup inserts the first k keys of a group read by
-// readForInsert in order, as a loop of Inserts would, and counts them once.
-// It returns how many it inserted and false if the next did not fit. A
-// stale group read (an earlier key changed the word) only fails a CAS.
+// readForInsert in order, as Inserts would, counted once: how many, and
+// false if the next did not fit. A stale group read only fails a CAS.
 func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 	l := &f.lay
 	k = min(k, batchGroup) // no bounds checks on j below
@@ -107,13 +105,12 @@ func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 }
 
 // add puts fp into b1 or b2 by the placement rule (Choose: the
-// bucket with more room for fp, b1 on a tie; spreading keys evenly means
-// fewer relocations later, BENCHMARKS.md, "Tuning constants") with one CAS,
-// and reports whether it did; false means neither has room. w1 and w2 are
-// the caller's reads (one read when the buckets share a word). A stale read
-// of the chosen word fails the CAS and the choice is made again from fresh
-// reads; a stale read of the other word only changed which bucket was
-// chosen: the new word is always built from the value the CAS compares.
+// bucket with more room for fp, b1 on a tie, for fewer relocations later:
+// BENCHMARKS.md, "Tuning constants") with one CAS; false: neither has
+// room. w1, w2 are the caller's reads (one, when the buckets share a word).
+// A stale read of the chosen word fails the CAS and the choice is made
+// again; one of the other word only changed the choice: the new word is
+// always built from the value the CAS compares.
 func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 	l := &f.lay
 	for {
@@ -141,12 +138,11 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 	}
 }
 
-// addLocked is add for Locked mode, by the Locked add rule
-// (locked.go): it chooses from unlocked reads and locks only the chosen
-// word's stripe; under it, it stores the choice as made when the word
-// still holds the value it was made from (cheaper than recomputing it:
-// BENCHMARKS.md, "Tuning constants"), else fp into the bucket if it still
-// has room; only when it has none does it lock both and choose again.
+// addLocked is add by the Locked add rule (locked.go): it
+// chooses from unlocked reads and locks the chosen word's stripe; under it,
+// it stores the choice as made if the word still holds the value it was
+// made from (cheaper than recomputing: BENCHMARKS.md, "Tuning constants"),
+// else fp into the bucket if it has room, else locks both and chooses again.
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
@@ -176,8 +172,7 @@ func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	return res
 }
 
-// addHeld puts fp into b1 or b2 by the placement rule, with both
-// words' stripes held, and reports whether it did.
+// addHeld is add with both words' stripes held.
 func (f *Filter) addHeld(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()

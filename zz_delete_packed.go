@@ -7,17 +7,15 @@ package cuckoo
 // pkRemove is Delete's LockFree work (b1 the lower bucket): the
 // search (pkFind) finds a bucket where a read showed fp, one CAS
 // clears that slot, and if fp left first the search runs again. The first
-// attempt is the search's first round (firstReads): the bucket, b1 before
-// b2, chosen by conditional moves (which bucket holds a key is a coin
-// toss); fp in neither read answers "absent" as the search would.
+// attempt is the search's first round (firstReads), its bucket (b1 first)
+// chosen by conditional moves, as which bucket holds a key is a coin toss.
 //
 // Claim: true exactly when its CAS removed a copy present at that instant;
-// a copy is taken from b2 only after a read of b1 made after the call began
-// showed none (twophase.go, "One order for every search"); false is the
-// search's "absent". Proof: a CAS succeeds only on the value read, whose
-// bucket held fp; the first attempt takes b2 only when its read of b1
-// showed none, the loop only when the search answered b2, which it does
-// after such a read.
+// a copy leaves b2 only after a read of b1 made during the call showed none
+// (twophase.go, "One order for every search"); false is the search's
+// "absent". Proof: a CAS succeeds only on the value read, whose bucket held
+// fp; the first attempt takes b2 only when its read of b1 showed none, the
+// loop only when the search answered b2, which it does after such a read.
 func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
 	// The search's first reads: the guard, then b1, then b2.
 	g := f.t.verOf(b1)

@@ -26,10 +26,9 @@ func (x *growTable) growLookup(b1, b2, q1, q2 uint64) bool {
 	return x.searchIn(b1, b2, q1, q2)
 }
 
-// growLookupLocked is Lookup's Locked search: the same first round,
-// whose "absent" is argued in grow_table.go; only a lookup that overlaps a
-// relocation through b1 takes the locks, so lookups never wait for writers
-// they do not overlap.
+// growLookupLocked is Lookup's Locked search: the same first round
+// ("absent" argued in grow_table.go); only a lookup overlapping a relocation
+// through b1 takes the locks, so lookups wait for no other writer.
 func (x *growTable) growLookupLocked(b1, b2, q1, q2 uint64) bool {
 	gd := x.t.epochOf(b1)
 	e := gd.Load()

@@ -31,10 +31,9 @@ func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 	return ok
 }
 
-// pkLookupLocked is Lookup's Locked search: the same first round,
-// whose "absent" is argued in packed_locked.go; only a lookup that overlaps a
-// relocation through b1 takes the locks, so lookups never wait for writers
-// they do not overlap.
+// pkLookupLocked is Lookup's Locked search: the same first round
+// ("absent" argued in packed_locked.go); only a lookup overlapping a relocation
+// through b1 takes the locks, so lookups wait for no other writer.
 func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
 	gd := f.t.verOf(b1)
 	e := gd.Load()

@@ -27,10 +27,9 @@ func (f *Filter) lookup(b1, b2, fp uint64) bool {
 	return f.findAfter(b1, b2, fp, w1, w2, e)
 }
 
-// lookupLocked is Lookup's Locked search: the same first round,
-// whose "absent" is argued in locked.go; only a lookup that overlaps a
-// relocation through b1 takes the locks, so lookups never wait for writers
-// they do not overlap.
+// lookupLocked is Lookup's Locked search: the same first round
+// ("absent" argued in locked.go); only a lookup overlapping a relocation
+// through b1 takes the locks, so lookups wait for no other writer.
 func (f *Filter) lookupLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	gd := f.t.epochOf(b1)

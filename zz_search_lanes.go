@@ -4,10 +4,9 @@
 
 package cuckoo
 
-// growDiscover finds a shortest path from b1 or b2 to a slot that may
-// take the fingerprint moving into it: its code and number
-// of moves, or ok=false if none within maxPathLen; short queue first
-// (migrate.go).
+// growDiscover finds a shortest path from b1 or b2 to a slot that may take
+// the fingerprint moving into it: its code and number of
+// moves, or ok=false if none within maxPathLen, short queue first.
 func (x *growTable) growDiscover(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	var q [bfsShortQueue]uint64
 	path, depth, ok, truncated := x.growSearch(q[:], b1, b2)
@@ -27,17 +26,13 @@ func (x *growTable) growDiscoverDeep(b1, b2 uint64) (path uint64, depth int, ok 
 	return path, depth, ok
 }
 
-// growSearch is the breadth-first search over queue q. truncated:
-// q filled up first; the nodes it queued are still expanded in order, so
-// a path found is the one a larger queue finds first. Expanding a node
-// reads all its children's words before testing any (their misses
-// overlap); a child is tested for room at once, queued only if it has
-// none, and before any bucket of the next depth (so the path is shortest).
-// Words and m are taken into locals per node, and load (not inlined) runs
-// only for a word holding a K-CAS reference; children are computed in
-// straight code.
-// Each choice rests on a measured fill (BENCHMARKS.md, "Tuning
-// constants").
+// growSearch is the breadth-first search over queue q. truncated: q
+// filled up first; the nodes it queued are still expanded in order, so a
+// path found is the one a larger queue finds first. A node's children's
+// words are all read before any is tested (their misses overlap); a child
+// is tested for room at once, queued only if it has none, and before any
+// bucket of the next depth (so the path is shortest). Each choice rests on
+// a measured fill (BENCHMARKS.md, "Tuning constants").
 func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
 	t := &x.t
 	n := 0

@@ -4,10 +4,9 @@
 
 package cuckoo
 
-// pkDiscover finds a shortest path from b1 or b2 to a slot that may
-// take the fingerprint moving into it (fp into b1 or b2): its code and number
-// of moves, or ok=false if none within pkMaxPathLen; short queue first
-// (migrate.go).
+// pkDiscover finds a shortest path from b1 or b2 to a slot that may take
+// the fingerprint moving into it (fp into b1 or b2): its code and number of
+// moves, or ok=false if none within pkMaxPathLen, short queue first.
 func (f *Filter) pkDiscover(b1, b2, fp uint64) (path uint64, depth int, ok bool) {
 	var q [pkShortQueue]uint64
 	path, depth, ok, truncated := f.pkSearch(q[:], b1, b2, fp)
@@ -27,19 +26,16 @@ func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok b
 	return path, depth, ok
 }
 
-// pkSearch is the breadth-first search over queue q. truncated:
-// q filled up first; the nodes it queued are still expanded in order, so
-// a path found is the one a larger queue finds first. Expanding a node
-// reads all its children's words before testing any (their misses
-// overlap); a child is tested for room at once, queued only if it has
-// none, and before any bucket of the next depth (so the path is shortest).
-// Words and m are taken into locals per node, and load (not inlined) runs
-// only for a word holding a K-CAS reference; children are computed in
-// straight code. A node carries the fingerprint moving in
-// (in): a bucket without room for it may have an empty slot (never a
-// child), and a slot whose freeing gives in no room is not a child.
-// Each choice rests on a measured fill (BENCHMARKS.md, "Tuning
-// constants").
+// pkSearch is the breadth-first search over queue q. truncated: q
+// filled up first; the nodes it queued are still expanded in order, so a
+// path found is the one a larger queue finds first. A node's children's
+// words are all read before any is tested (their misses overlap); a child
+// is tested for room at once, queued only if it has none, and before any
+// bucket of the next depth (so the path is shortest). Each choice rests on
+// a measured fill (BENCHMARKS.md, "Tuning constants"). A node
+// carries the fingerprint moving in (in): a bucket without room for it may
+// have an empty slot (never a child), and a slot whose freeing gives in no
+// room is not a child.
 func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int, ok, truncated bool) {
 	t := &f.t
 	n := 0

@@ -4,10 +4,9 @@
 
 package cuckoo
 
-// discover finds a shortest path from b1 or b2 to a slot that may
-// take the fingerprint moving into it: its code and number
-// of moves, or ok=false if none within maxPathLen; short queue first
-// (migrate.go).
+// discover finds a shortest path from b1 or b2 to a slot that may take
+// the fingerprint moving into it: its code and number of
+// moves, or ok=false if none within maxPathLen, short queue first.
 func (f *Filter) discover(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	var q [discoverShortQueue]uint64
 	path, depth, ok, truncated := f.search(q[:], b1, b2)
@@ -27,17 +26,13 @@ func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	return path, depth, ok
 }
 
-// search is the breadth-first search over queue q. truncated:
-// q filled up first; the nodes it queued are still expanded in order, so
-// a path found is the one a larger queue finds first. Expanding a node
-// reads all its children's words before testing any (their misses
-// overlap); a child is tested for room at once, queued only if it has
-// none, and before any bucket of the next depth (so the path is shortest).
-// Words and m are taken into locals per node, and load (not inlined) runs
-// only for a word holding a K-CAS reference; children come from a copy of the bucket shifted
-// slot by slot.
-// Each choice rests on a measured fill (BENCHMARKS.md, "Tuning
-// constants").
+// search is the breadth-first search over queue q. truncated: q
+// filled up first; the nodes it queued are still expanded in order, so a
+// path found is the one a larger queue finds first. A node's children's
+// words are all read before any is tested (their misses overlap); a child
+// is tested for room at once, queued only if it has none, and before any
+// bucket of the next depth (so the path is shortest). Each choice rests on
+// a measured fill (BENCHMARKS.md, "Tuning constants").
 func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
 	l := &f.lay
 	t := &f.t
