@@ -135,3 +135,143 @@ func TestGrowRelocateDuringCopy(t *testing.T) {
 		x.next.Store(nil)
 	}
 }
+
+// TestGrowRelocateAgainstAChangedSlot: growRelocate's claim (every move
+// takes an entry to the bucket and value alt gives it from the entry
+// itself, however stale the path), run through the scheduling hooks: the
+// entry in the path's first slot is replaced by another key's (a Delete
+// and an Insert meanwhile) before the replay reads it, or after the
+// replay read it and before its move; the other key's entry may have its
+// own bucket as alt (a key with b1 = b2). Afterwards every key present owns
+// a matching entry of its own and the table holds one entry per key.
+func TestGrowRelocateAgainstAChangedSlot(t *testing.T) {
+	if !testHooks {
+		t.Skip("needs the scheduling hooks (hooks.go): go test -race, or -tags cuckoohooks")
+	}
+	cases := 0
+	for _, mode := range []Mode{LockFree, Locked} {
+		for _, at := range []int{1, 2} { // the hooked read the change precedes: the replay's of b0, of its successor
+			for _, self := range []bool{false, true} {
+				for seed := uint64(0); seed < 40; seed++ {
+					if changedSlotCase(t, mode, at, self, seed) {
+						cases++
+						break
+					}
+				}
+			}
+		}
+	}
+	if cases != 8 {
+		t.Fatalf("built %d of 8 cases", cases)
+	}
+}
+
+// changedSlotCase runs one case of TestGrowRelocateAgainstAChangedSlot and
+// reports whether seed gave a table to run it on.
+func changedSlotCase(t *testing.T, mode Mode, at int, self bool, seed uint64) bool {
+	r := rand.New(rand.NewPCG(seed, 11))
+	g := tinyStepGrowing(mode, 32)
+	x := g.st.shards[0].cur.Load()
+	var keys []uint64
+	var k growKey
+	var path uint64
+	var depth int
+	for {
+		kh := r.Uint64()
+		k = x.place(kh)
+		if laneCount(x.t.load(k.b1)) == slotsPerBucket && laneCount(x.t.load(k.b2)) == slotsPerBucket {
+			var ok bool
+			if path, depth, ok = x.growDiscover(k.b1, k.b2); !ok {
+				return false
+			} else if depth >= 2 {
+				break
+			}
+		}
+		if st := g.addIn(x, k); st != growDone {
+			return false
+		}
+		keys = append(keys, kh)
+	}
+	b0 := k.b1
+	if path&1 != 0 {
+		b0 = k.b2
+	}
+	s0 := int(path >> 1 & (1<<bfsSlotBits - 1))
+	w0 := x.t.load(b0)
+	va := lane(w0, s0)
+	nb, _, _ := x.alt(b0, va)
+	// A: a key whose entry is va, without which every other key still owns
+	// a match; B: a new key with an entry vb in b0 that moves elsewhere
+	// (or, self, nowhere: b1 = b2 = b0).
+	x.t.words[b0].Store(setLane(w0, s0, 0))
+	a := -1
+	for i, kh := range keys {
+		rest := append(append([]uint64(nil), keys[:i]...), keys[i+1:]...)
+		if kp := x.place(kh); (kp.b1 == b0 || kp.b2 == b0) && func() bool { ok, _ := everyKeyOwnsAMatch(x, rest); return ok }() {
+			a = i
+			break
+		}
+	}
+	x.t.words[b0].Store(w0)
+	if a < 0 {
+		return false
+	}
+	var bh, vb uint64
+	for range 1 << 20 {
+		bh = r.Uint64()
+		kb := x.place(bh)
+		switch {
+		case self && kb.b1 == b0 && kb.b2 == b0:
+			vb = kb.q1
+		case !self && kb.b1 == b0 && kb.b2 != b0:
+			vb = kb.q1
+		case !self && kb.b2 == b0 && kb.b1 != b0:
+			vb = kb.q2
+		default:
+			continue
+		}
+		if bb, _, ok := x.alt(b0, vb); vb != va && (self || ok && bb != nb) {
+			break
+		}
+		vb = 0
+	}
+	if vb == 0 {
+		return false
+	}
+	model := append(append(append([]uint64(nil), keys[:a]...), keys[a+1:]...), bh)
+
+	reads, fired := 0, false
+	h := func(ws wordStep) {
+		if ws.t != &x.t || ws.write || fired {
+			return
+		}
+		if reads++; reads == at {
+			fired = true
+			w := x.t.words[b0].Load()
+			if lane(w, s0) != va {
+				t.Errorf("%v: slot %d of %d changed before the hook", mode, s0, b0)
+			}
+			x.t.words[b0].Store(setLane(w, s0, vb))
+		}
+	}
+	stepHook.Store(&h)
+	st := finishes(t, "changed slot", func() int { return g.growRelocate(x, k.b1, k.b2) })
+	stepHook.Store(nil)
+	if !fired {
+		t.Fatalf("%v, read %d: the hook never fired", mode, at)
+	}
+	if st != growDone {
+		t.Fatalf("%v, read %d, self %v: status %d", mode, at, self, st)
+	}
+	if ok, i := everyKeyOwnsAMatch(x, model); !ok {
+		t.Fatalf("%v, read %d, self %v: key %d of %d owns no match after the relocation", mode, at, self, i, len(model))
+	}
+	n := 0
+	for i := range x.t.words {
+		n += laneCount(x.t.load(uint64(i)))
+	}
+	if n != len(model) {
+		t.Fatalf("%v, read %d, self %v: %d entries for %d keys", mode, at, self, n, len(model))
+	}
+	return true
+}
