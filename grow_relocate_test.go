@@ -255,8 +255,8 @@ func changedSlotCase(t *testing.T, mode Mode, at int, self bool, seed uint64) bo
 		}
 	}
 	stepHook.Store(&h)
+	defer stepHook.Store(nil)
 	st := finishes(t, "changed slot", func() int { return g.growRelocate(x, k.b1, k.b2) })
-	stepHook.Store(nil)
 	if !fired {
 		t.Fatalf("%v, read %d: the hook never fired", mode, at)
 	}
