@@ -24,10 +24,8 @@ const (
 	LockFree Mode = iota
 	// Locked guards every change with striped queue locks, elided with
 	// Intel RTM where the processor has it (RTMActive). A released stripe
-	// goes to a running goroutine, not to a queued one that may be
-	// descheduled; the first waiter is overtaken at most 127 times. Its
-	// writes cost more than LockFree's (README.md, "Modes"): choose it
-	// where RTM is present or a lock-based protocol is preferred.
+	// goes to a running goroutine first; the first waiter is overtaken at
+	// most 127 times. When to choose it: README.md, "Modes".
 	Locked
 )
 
@@ -42,9 +40,8 @@ func (m Mode) String() string {
 const (
 	// DefaultFingerprintBits is the fingerprint size New uses by default.
 	DefaultFingerprintBits = 12
-	// New sizes four-slot tables for 95% load, five-slot ones for 97%:
-	// below the lowest first-ErrFull load measured (BENCHMARKS.md, "Tuning
-	// constants").
+	// New's loads: below the lowest first-ErrFull load measured
+	// (BENCHMARKS.md, "Tuning constants").
 	targetLoadNum, targetLoadDen   = 19, 20
 	targetLoad5Num, targetLoad5Den = 97, 100
 	maxBuckets                     = 1 << 31 // indices fit the path search's 32 bits
@@ -69,11 +66,9 @@ type config struct {
 // Option configures New.
 type Option func(*config)
 
-// WithFingerprintBits sets the fingerprint size: 8, 12 (the default) or 15
-// bits. 12-bit fingerprints come five to a 64-bit bucket word unless
-// WithSlotsPerBucket(4), 15-bit ones four; 8-bit ones use the packed layout,
-// two four-slot buckets per word. New rejects other sizes. Bits per key and
-// rates: README.md, "Choosing a layout".
+// WithFingerprintBits sets the fingerprint size: 8 (the packed layout), 12
+// (the default) or 15 bits; New rejects other sizes. The layouts, their
+// bits per key and rates: README.md, "Choosing a layout".
 func WithFingerprintBits(bits int) Option { return func(c *config) { c.bits, c.bitsSet = bits, true } }
 
 // WithSlotsPerBucket sets the fingerprints a bucket holds: 5 (the default,
@@ -113,13 +108,10 @@ type Filter struct {
 	gate     snapshotGate // keeps relocations out of snapshots
 }
 
-// New returns a filter that holds capacity keys: by default five 12-bit
-// fingerprints per 64-bit bucket at 97% load, four-slot layouts at 95%, the
-// packed one at 92%, each with at least 32 spare slots (small tables' first
-// ErrFull varies most). Beside the table come counter shards (two per P, at
-// most 64) and, in Locked mode, lock stripes (64 per P, at most 4,096),
-// fewer for small tables (README.md, "Choosing a layout"). New returns an
-// error for a capacity outside [1, MaxCapacity] or an option out of range.
+// New returns a filter that holds capacity keys, sized for its layout's
+// load (by default five 12-bit fingerprints per 64-bit bucket; README.md,
+// "Choosing a layout") plus a few spare slots. New returns an error for a
+// capacity outside [1, MaxCapacity] or an option out of range.
 func New(capacity int, opts ...Option) (*Filter, error) {
 	c, err := newConfig(capacity, opts)
 	if err != nil {
@@ -266,12 +258,11 @@ func mix64(h uint64) uint64 {
 }
 
 // keyed keys h = XXH64(key) with a non-zero seed. Hash algorithm 2 of
-// FORMAT.md maps h to (h ^ seed) * mul, mul = mix64(seed) | 1 odd: a
+// FORMAT.md maps h to (h ^ seed) * mul, mul = mix64(seed) | 1: a
 // multiply-shift hash whose top bits (the bucket's) collide for distinct h
 // with probability about 2^-32 over mul (Dietzfelbinger et al.), so keys
-// crafted to collide under one seed do not under another, for one multiply
-// on the lookup's dependency chain. Algorithm 1 (older encodings) is
-// mix64(h ^ seed).
+// crafted to collide under one seed do not under another. Algorithm 1
+// (older encodings) is mix64(h ^ seed).
 func (f *Filter) keyed(h uint64) uint64 {
 	if f.fmix {
 		return mix64(h ^ f.seed)
@@ -297,10 +288,9 @@ func place(h, m, fpRange uint64) (b1, fp, b2 uint64) {
 	return b1, fp, altBucket(b1, fp, m)
 }
 
-// searchPair orders a pair as every search reads it and every Delete
-// prefers it, lower index first: a search is only sound when a Delete of a
-// colliding key looks where it looks first (twophase.go, "One order for
-// every search"). Branch-free: the order is a coin toss per key.
+// searchPair orders a pair lower index first, as every search reads it and
+// every Delete prefers it (twophase.go, "One order for every search").
+// Branch-free: the order is a coin toss per key.
 func searchPair(b1, b2 uint64) (x, y uint64) {
 	diff, swap := bits.Sub64(b2, b1, 0) // swap is 1 when b2 < b1
 	d := diff & -swap                   // b2 - b1 when b2 < b1, else 0
@@ -338,8 +328,7 @@ func (f *Filter) Insert(key []byte) error {
 }
 
 // Lookup reports whether key may be in the filter: never false for a key
-// inserted and not deleted (as the package doc says), true for one never
-// inserted with the false-positive rate.
+// inserted and not deleted, true for another at the false-positive rate.
 func (f *Filter) Lookup(key []byte) bool {
 	if f.m == 0 {
 		return false
@@ -367,9 +356,9 @@ func (f *Filter) Lookup(key []byte) bool {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true
 		}
-		// Phase 2's common "absent": b1 read again bit for bit as phase 1
-		// read it, the epoch unchanged. Short, so that the processor
-		// overlaps more lookups' misses (BENCHMARKS.md, "Tuning constants").
+		// Phase 2's common "absent": b1 reread unchanged, the epoch too.
+		// Short, so that the processor overlaps more lookups' misses
+		// (BENCHMARKS.md, "Tuning constants").
 		if b1 == b2 {
 			return false
 		}
@@ -385,8 +374,7 @@ func (f *Filter) Lookup(key []byte) bool {
 }
 
 // Delete removes one copy of key's fingerprint and reports whether it found
-// one. Delete only keys that were inserted: deleting another can remove a
-// colliding key's fingerprint, a false negative.
+// one. Delete only keys that were inserted (the package doc says why).
 func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(xxhash.Sum64(key)) }
 
 // deleteFp removes one copy of fp from b1 or b2 and counts it.
@@ -409,8 +397,7 @@ func (f *Filter) deleteFp(b1, b2, fp uint64) (ok bool) {
 }
 
 // Len returns the number of fingerprints stored, exact when no operation is
-// in flight; meanwhile a sum of per-goroutine counters, clamped to
-// [0, Cap()].
+// in flight, and always within [0, Cap()].
 func (f *Filter) Len() int { return int(min(max(f.count.sum(), 0), int64(f.Cap()))) }
 
 // Cap returns the number of fingerprint slots.

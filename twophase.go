@@ -6,23 +6,22 @@ import "sync/atomic"
 //
 // Moves are atomic. A relocation (migrate.go, move) is one K-CAS of both
 // bucket words that takes a copy of fp out of one, puts it into the other
-// and adds one to both migration counters (and to the epoch of a wrapping
-// counter's stripe, "Counter wraps"). Adds and deletes are one CAS of one
-// word and leave the counters alone. The logical table is what
-// kcasTable.load reads: a word holding a reference to an undecided or
-// failed K-CAS reads as its old value, to a succeeded one as its new value.
-// Every operation reads logical values and writes by CAS or K-CAS against
-// values it read (a reference fails a CAS; the writer helps and rereads).
+// and adds one to both migration counters (and to a wrapping counter's
+// stripe epoch, "Counter wraps"). Adds and deletes are one CAS of one word
+// and leave the counters alone. The logical table is what kcasTable.load
+// reads: a word referring to an undecided or failed K-CAS reads as its old
+// value, to a succeeded one as its new value. Every operation reads logical
+// values and writes by CAS or K-CAS against values it read (a reference
+// fails a CAS; the writer helps and rereads).
 //
 // Invariant (copies): for every pair {b, alt(b, fp)}, the copies of fp in
 // its two logical words number the inserts that put one there minus the
 // deletes that took one (and Reset's clears), and Len sums them. Proof: an
-// add's or delete's CAS changes one slot at one instant, and the count
-// follows; a move's K-CAS changes both words at its decision point, taking
-// one copy out of one bucket of the pair and putting one into the other;
-// a failed K-CAS changes nothing. So no reader sees a half-done move. At
-// quiescence no word holds a reference (kcas.go), so the physical table
-// holds exactly Len fingerprints.
+// add's or delete's CAS changes one slot at one instant; a move's K-CAS
+// takes one copy out of one bucket of the pair and puts one into the other
+// at its decision point; a failed K-CAS changes nothing. So no reader sees
+// a half-done move, and at quiescence, when no word holds a reference
+// (kcas.go), the physical table holds exactly Len fingerprints.
 //
 // Against moves: an add's CAS fails if a move changed the word (its
 // counter) since the read; InsertUnique and Count decide by decidePair
@@ -32,17 +31,17 @@ import "sync/atomic"
 // The search reads the epoch of b1's stripe (t0), b1 (t1), b2 (t2), b1
 // again (t3), and the epoch again; b1 is the pair's lower bucket
 // (searchPair). It answers "present" when a read shows fp, "absent" only
-// when b1's counter did not move (d1 = c1(t3) - c1(t1) = 0 modulo its
-// width) and the epoch did not, else starts over.
+// when neither the epoch nor b1's counter moved (d1 = c1(t3) - c1(t1) = 0
+// modulo its width), else starts over.
 //
 // One order for every search. Every search of a pair (Lookup, the batch
 // and Hash forms, Count, Delete's) reads the lower bucket first, and every
-// Delete takes from the lower bucket when its read of it shows a copy.
-// Colliding keys have interchangeable copies, and one's first bucket may
-// be another's second. With different orders, key C (first bucket b2)
-// could be inserted into b1 after the search read b1, and C's Delete,
-// reading b2 first, take the searched key's copy from b2 before the search
-// read it (TestSearchAgainstCollidingKeys, "opposite").
+// Delete takes from it when its read of it shows a copy. Colliding keys'
+// copies are interchangeable, and one's first bucket may be another's
+// second: with different orders, key C (first bucket b2) could be inserted
+// into b1 after the search read b1, and C's Delete, reading b2 first, take
+// the searched key's copy from b2 before the search read it
+// (TestSearchAgainstCollidingKeys, "opposite").
 //
 // Claim: if some key K with fp and this pair was inserted before t1 and no
 // Delete of K takes effect before t3, the search does not answer "absent".
@@ -63,34 +62,29 @@ import "sync/atomic"
 // tau), which equal the copies that left b1 then (A is 0 at t1 and just
 // before tau). So kX <= dX + mXY, a contradiction. □
 //
-// So "absent" needs every key inserted before the search to have been
-// deleted meanwhile. Allowing d1 = 1 (the paper's rule, sound for a single
-// copy that only moves) would not do: a copy moved b2 -> b1 after the read
-// of b1 could be taken from b1 by a colliding key's Delete before b1 is
-// read again (TestSearchAgainstCollidingKeys, "moved"). A retry needs a
-// move through b1 or a wrap in its stripe, so the search is lock-free.
+// Allowing d1 = 1 (the paper's rule, sound for a single copy that only
+// moves) would not do: a copy moved b2 -> b1 after the read of b1 could be
+// taken from b1 by a colliding key's Delete before b1 is read again
+// (TestSearchAgainstCollidingKeys, "moved"). A retry needs a move through
+// b1 or a wrap in its stripe, so the search is lock-free.
 //
-// Counter wraps. Counters wrap (14 bits at f=12, 30 at f=8, 2 at f=15 and
-// with five 12-bit slots), and 2^c moves through b1 during a search would
-// make d1 look like 0. Buckets are cut into stripes (b mod the number of
-// stripes, newEpochs), each with an epoch word (kcasTable.vers, epochOf). A
-// move that takes a counter from its maximum to 0 adds one to its stripe's
-// epoch in its K-CAS (one add when both wrap in one stripe), so an epoch
-// counts its stripe's wraps, changing atomically with them.
+// Counter wraps. Counters are as narrow as 2 bits (bucket.go): 2^c moves
+// through b1 during a search would make d1 look like 0. So buckets are cut
+// into stripes (b mod their number, newEpochs), each with an epoch word
+// (kcasTable.vers, epochOf), and a move that takes a counter from its
+// maximum to 0 adds one to its stripe's epoch in its K-CAS (once when both
+// wrap in one stripe). Stripes, not one epoch: with 2-bit counters many
+// moves wrap, and one epoch word in every such K-CAS made concurrent moves
+// fail and help one another (BENCHMARKS.md, "Tuning constants").
 //
 // Claim: if the epoch reads are equal, d1 counts exactly the moves through
-// b1 between the reads of b1. Proof: a wrap of b1's counter adds to the
-// epoch in the same atomic step and epochs only grow, so no wrap took
+// b1 between the reads of b1. Proof: epochs only grow, and change in the
+// atomic step of the wraps they count, so no wrap of b1's counter took
 // effect in (t0, t3); without one, a counter grows by one per move and
-// never passes its maximum. The fast paths' "b1 reread is bit for bit the
-// first read" is d1 = 0 under the same condition. An epoch read that shows
-// a reference is not compared raw: the fast paths take the full search. b2's
-// wraps need no epoch: the search concludes nothing from b2's counter.
-//
-// Stripes, not one epoch: with 2-bit counters many moves wrap, and one
-// epoch word in every such K-CAS made concurrent moves fail and help one
-// another (BENCHMARKS.md, "Tuning constants"). A wrap anywhere in b1's
-// stripe makes the search retry; like a counter retry, it means progress.
+// never passes its maximum. □ The fast paths' "b1 reread is bit for bit
+// the first read" is d1 = 0 under the same condition; an epoch read that
+// shows a reference sends them to the full search. b2's wraps need no
+// epoch: the search concludes nothing from b2's counter.
 
 // unchanged reports whether b1 still holds w1 bit for bit and the epoch
 // still e: the fast paths' proof that fp, absent from the first reads, was
@@ -172,13 +166,11 @@ func stripesFor(n, per, most uint64) uint64 {
 	return v
 }
 
-// searchStalls, in race builds only, is called by every search (Lookup in
-// both modes, the batch and Hash forms, find, pkFind, Delete's and Count's
-// first reads) with b1 after its read of b1 (stage 1) and of b2 (stage 2),
-// by a one-word search deciding "absent" between its rereads of b1 and the
-// epoch (stage 3), and by LockFree InsertUnique after its read of b1
-// (stage 1). Tests relocate while a search stalls: a hook must act only on
-// its own filter.
+// searchStalls, in race builds, is called by every search with b1 after
+// its read of b1 (stage 1) and of b2 (stage 2), by a one-word search deciding
+// "absent" between its rereads of b1 and the epoch (stage 3), and by LockFree
+// InsertUnique after its read of b1 (stage 1). A hook must act only on its
+// own filter.
 var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
 
 // readPair is a search's first reads: b1, then b2, plain loads, with the
