@@ -63,18 +63,20 @@ func (f *Filter) keyHashes(h []uint64) {
 }
 
 // placeAndRead keys and places the first n raw hashes in g.b1 and reads
-// each key's epoch, then its buckets, as Lookup does, loads back to back.
-func (f *Filter) placeAndRead(g *group, n int) {
+// each key's epoch (packed: version), then its buckets' words (b>>shift),
+// as Lookup (pkFind) does, loads back to back.
+func (f *Filter) placeAndRead(g *group, n int, shift uint64) {
 	h := g.b1[:n] // the raw hashes, until place replaces them
 	f.keyHashes(h)
 	g.place(n, f.m, f.fpRange)
 	words, eps := f.t.words, f.t.versIndex()
+	shift &= 63
 	for j := range n {
 		b1 := g.b1[j]
-		g.e[j] = eps.of(b1).Load()
-		g.w1[j] = words[b1].Load()
+		g.e[j] = eps.of(b1 >> shift).Load()
+		g.w1[j] = words[b1>>shift].Load()
 		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-		g.w2[j] = words[g.b2[j]].Load()
+		g.w2[j] = words[g.b2[j]>>shift].Load()
 		searchStalled(f, b1, 2)
 	}
 }
@@ -132,10 +134,10 @@ func (f *Filter) lookupBatch(b *batchKeys, found []bool) int {
 		k := min(batchGroup, n-base)
 		b.hashGroup(&g.b1, base, base+k)
 		if f.lay.packed {
-			f.pkReadGroup(&g, k)
+			f.placeAndRead(&g, k, 1)
 			f.pkLookupGroup(&g, found[base:base+k])
 		} else {
-			f.placeAndRead(&g, k)
+			f.placeAndRead(&g, k, 0)
 			f.lookupGroup(&g, found[base:base+k])
 		}
 	}
@@ -149,9 +151,8 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 	for j := range found {
 		w1, w2 := g.w1[j], g.w2[j]
 		if (w1|w2)&tagMask == 0 {
-			// As in Lookup (no tags in Locked mode): "absent" when b1 is
-			// bit for bit w1 and the epoch still the plain e, or the key
-			// has one bucket, tested in one word.
+			// As in Lookup (no tags in Locked mode): "absent" when b1 and
+			// the plain epoch are unchanged, or the key has one bucket.
 			if f.lay.containsEither(w1, w2, g.fp[j]) {
 				found[j] = true
 				continue
@@ -175,8 +176,7 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 
 // InsertBatch inserts keys in order, as Insert does, and returns how many
 // it inserted: if fewer, keys[n] did not fit and err is ErrFull. On a zero
-// Filter it returns ErrZeroFilter (nil for no keys). Like LookupBatch it
-// reads a group's buckets before it writes any.
+// Filter it returns ErrZeroFilter (nil for no keys).
 func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 	return f.insertBatch(&batchKeys{keys: keys}, len(keys))
 }

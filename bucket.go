@@ -10,9 +10,8 @@ import "math/bits"
 //	 K-CAS tags | migration counter | slot b-1      | ... | slot 0
 //
 // Fingerprints are never 0: 0 marks an empty slot. A word with a tag bit set
-// refers to a K-CAS descriptor (kcas.go) and is never decoded here. Words
-// are accessed only through sync/atomic or under the locks; the functions
-// here are pure.
+// refers to a K-CAS descriptor (kcas.go) and is never decoded here. The
+// functions here are pure.
 
 const (
 	slotsPerBucket = 4 // the four-slot layouts' and every Growing filter's

@@ -49,10 +49,9 @@
 //
 // # Map of the code
 //
-// ARCHITECTURE.md maps the code: the three axes one algorithm varies along
-// (word codec, synchronization, table shape), where each algorithm is
-// written, and each claim's tests. Sources: the lock-free cuckoo filter
-// of Journal of Software (软件学报) 2025 36(7), Harris, Fraser and Pratt's
-// multi-word CAS with Arbel-Raviv and Brown's descriptor reuse, Fan et
-// al.'s cuckoo filter (CoNEXT 2014), Mellor-Crummey and Scott's queue lock.
+// ARCHITECTURE.md maps the code and each claim's tests. Sources: the
+// lock-free cuckoo filter of Journal of Software (软件学报) 2025 36(7),
+// Harris, Fraser and Pratt's multi-word CAS with Arbel-Raviv and Brown's
+// descriptor reuse, Fan et al.'s cuckoo filter (CoNEXT 2014),
+// Mellor-Crummey and Scott's queue lock.
 package cuckoo

@@ -17,13 +17,13 @@ import (
 // random query with probability 1/255), some placement freedom (packedLoad).
 //
 // Migration counters are striped versions outside the table (kcasTable.vers,
-// bucket b in (b>>1) mod len(vers)). A relocation adds one to its
-// destination's version in the step that moves the fingerprint (LockFree:
-// in its K-CAS; Locked: packed_locked.go); versions never wrap, so no
-// epoch. Adds and deletes are one CAS and leave versions alone.
+// bucket b in (b>>1) mod len(vers)), which never wrap, so no epoch. A
+// relocation adds one to its destination's version in the step that moves
+// the fingerprint (LockFree: its K-CAS; Locked: packed_locked.go); adds and
+// deletes are one CAS and leave versions alone.
 //
 // The LockFree search (pkFind) reads V(b1) (t0), b1's word (t1), b2's (t2)
-// and V(b1) (t3), b1 the lower bucket, and answers "present" when a read
+// and V(b1) (t3), b1 the lower bucket. It answers "present" when a read
 // shows fp, else "absent" when the versions are equal or the buckets share
 // a word (decided from the first read alone: a move between two reads of
 // one word could hide the copy from both), else starts over.
@@ -119,11 +119,10 @@ func pkPut(w, b, fp, fr uint64) uint64 {
 // pkChoose is the placement rule for fp and buckets b1, b2 of words w1, w2
 // (w1 == w2 when shared): the bucket with more free slots that may take
 // fp, b1 on a tie, but a free restricted top slot first (pkPut). It returns
-// the bucket, its word, and the bits that put fp into it, or put == 0 when
-// neither has room. The choice is looked up in pkChoice, indexed by both
-// buckets' empty slots (bits 0-7, one SWAR test gathered by pkGather),
-// their parities (bits 8, 9) and fp >= pkTopLimit (bit 10): cheaper than
-// counting and comparing free slots.
+// the bucket, its word, and the bits that put fp into it (0 when neither
+// has room), looked up in pkChoice, cheaper than counting free slots, by
+// both buckets' empty slots (bits 0-7, one SWAR test gathered by pkGather),
+// their parities (bits 8, 9) and fp >= pkTopLimit (bit 10).
 func pkChoose(b1, b2, fp, w1, w2 uint64) (b, w, put uint64) {
 	s1, s2 := (b1&1)<<5, (b2&1)<<5 // pkShift(b1), pkShift(b2)
 	y := uint64(uint32(w1>>s1)) | w2>>s2<<32
@@ -172,11 +171,10 @@ var pkChoice = func() (t [1 << 11]uint8) {
 	return t
 }()
 
-// versionsFor returns the version words of a packed table of n words: a
-// stripe of pkWordsPerVersion words each, but up to minVersions stripes of
-// pkMinWordsPerVersion. A reader retries on any move in its stripe between
-// its version reads, so few stripes would make every reader retry while
-// anything relocates; 64 versions cost 512 bytes, at most 1/8 of the table.
+// versionsFor returns the version words of a packed table of n words, one
+// per pkWordsPerVersion words but up to minVersions, one per
+// pkMinWordsPerVersion: a reader retries on any move in its stripe, so few
+// stripes would make every reader retry while anything relocates.
 func versionsFor(n uint64) uint64 {
 	return max(stripesFor(n, pkWordsPerVersion, maxVersions), stripesFor(n, pkMinWordsPerVersion, minVersions))
 }
@@ -259,23 +257,8 @@ func (f *Filter) lookupOther(b1, b2, fp uint64) bool {
 
 type pkGroup = group // the packed codec's batch group, e holding V(b1)
 
-// pkReadGroup is placeAndRead for the packed layout, in pkFind's order.
-func (f *Filter) pkReadGroup(g *group, n int) {
-	f.keyHashes(g.b1[:n])
-	g.place(n, f.m, f.fpRange)
-	words, vers := f.t.words, f.t.versIndex()
-	for j := range n {
-		b1 := g.b1[j]
-		g.e[j] = vers.of(b1 >> 1).Load()
-		g.w1[j] = words[b1>>1].Load()
-		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-		g.w2[j] = words[g.b2[j]>>1].Load()
-		searchStalled(f, b1, 2)
-	}
-}
-
 // pkLookupGroup answers the first len(found) keys of a group read by
-// pkReadGroup as pkLookup and pkLookupLocked decide.
+// placeAndRead as pkLookup and pkLookupLocked decide.
 func (f *Filter) pkLookupGroup(g *group, found []bool) {
 	found = found[:min(len(found), batchGroup)] // no bounds checks on j below
 	for j := range found {

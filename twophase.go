@@ -7,27 +7,25 @@ import "sync/atomic"
 // Moves are atomic. A relocation (migrate.go, move) is one K-CAS of both
 // bucket words that takes a copy of fp out of one, puts it into the other
 // and adds one to both migration counters (and to a wrapping counter's
-// stripe epoch, "Counter wraps"). Adds and deletes are one CAS of one word
+// stripe epoch, "Counter wraps"); adds and deletes are one CAS of one word
 // and leave the counters alone. The logical table is what kcasTable.load
 // reads: a word referring to an undecided or failed K-CAS reads as its old
 // value, to a succeeded one as its new value. Every operation reads logical
 // values and writes by CAS or K-CAS against values it read (a reference
-// fails a CAS; the writer helps and rereads).
+// fails a CAS; the writer helps and rereads). So an add's or a Delete's
+// CAS (delete.go.tmpl) fails if a move changed the word (its counter) since
+// the read; InsertUnique and Count decide by decidePair (unique.go);
+// snapshots and Reset hold the snapshot gate, which excludes moves;
+// searches: the claims below.
 //
 // Invariant (copies): for every pair {b, alt(b, fp)}, the copies of fp in
 // its two logical words number the inserts that put one there minus the
-// deletes that took one (and Reset's clears), and Len sums them. Proof: an
-// add's or delete's CAS changes one slot at one instant; a move's K-CAS
-// takes one copy out of one bucket of the pair and puts one into the other
-// at its decision point; a failed K-CAS changes nothing. So no reader sees
-// a half-done move, and at quiescence, when no word holds a reference
-// (kcas.go), the physical table holds exactly Len fingerprints.
-//
-// Against moves: an add's CAS fails if a move changed the word (its
-// counter) since the read; InsertUnique and Count decide by decidePair
-// (unique.go); Delete's CAS (delete.go.tmpl) likewise; searches: the claim
-// below; snapshots and Reset hold the snapshot gate, which excludes moves.
-//
+// deletes that took one (and Reset's clears), and Len sums them. Proof: a
+// CAS changes one slot at one instant, a move's K-CAS moves one copy within
+// the pair at its decision point, a failed K-CAS changes nothing. So no
+// reader sees a half-done move, and at quiescence, when no word holds a
+// reference (kcas.go), the physical table holds exactly Len fingerprints.
+
 // The search reads the epoch of b1's stripe (t0), b1 (t1), b2 (t2), b1
 // again (t3), and the epoch again; b1 is the pair's lower bucket
 // (searchPair). It answers "present" when a read shows fp, "absent" only
@@ -173,8 +171,7 @@ func stripesFor(n, per, most uint64) uint64 {
 // own filter.
 var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
 
-// readPair is a search's first reads: b1, then b2, plain loads, with the
-// tests' stall points.
+// readPair is a search's first reads, b1 then b2, with the stall points.
 func (f *Filter) readPair(b1, b2 uint64) (w1, w2 uint64) { return f.readSearch(b1, b2, b1) }
 
 // readSearch is readPair of words i1 and i2 for a search of b1.
@@ -189,8 +186,7 @@ func (f *Filter) readSearch(i1, i2, b1 uint64) (w1, w2 uint64) {
 	return w1, w2
 }
 
-// searchStalled calls searchStalls, if set, in race builds; other builds
-// compile it out.
+// searchStalled calls searchStalls, if set, in race builds only.
 func searchStalled(f *Filter, b1 uint64, stage int) {
 	if !raceEnabled {
 		return
