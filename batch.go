@@ -81,9 +81,8 @@ func (f *Filter) placeAndRead(g *group, n int, shift uint64) {
 	}
 }
 
-// place places the first n keyed hashes in g.b1, buckets in search order.
-// Inlined, the loop spilled f and m for every key (altBucket's multiply
-// takes two registers).
+// place places the first n keyed hashes in g.b1, in search order. Not
+// inlined: inlined, the loop spilled f and m for every key.
 //
 //go:noinline
 func (g *group) place(n int, m, fpRange uint64) {

@@ -28,9 +28,7 @@ type layout struct {
 	lo, hi   uint64 // 1 in the lowest, the highest bit of every slot
 	ctrShift uint   // bf
 	ctrMask  uint64 // the counter, shifted down: (1<<(62-bf))-1
-	// packed marks the packed layout (packed.go): two buckets of four
-	// 8-bit slots per word, the fields above describing its eight slots.
-	packed bool
+	packed   bool   // the packed layout (packed.go), the fields above its eight slots
 }
 
 // newLayout returns the layout of b slots of f bits, one of validLayout's.

@@ -149,9 +149,8 @@ func writeEncoding(w io.Writer, data []byte, err error) (int64, error) {
 // UnmarshalBinary replaces the filter's contents with the filter encoded in
 // data, which must hold exactly one encoding (MarshalBinary's or WriteTo's).
 // A zero Filter becomes a LockFree filter; another keeps its mode. On error
-// the filter is unchanged; the error matches ErrTruncated, ErrFormat or
-// ErrCorrupt. It never allocates more than the size of data. It must not
-// run concurrently with other methods of f.
+// (see ErrTruncated) the filter is unchanged. It never allocates more than
+// the size of data, and must not run concurrently with other methods of f.
 func (f *Filter) UnmarshalBinary(data []byte) error {
 	_, err := f.decode(&decoder{data: data, sum: xxhash.New()})
 	return err

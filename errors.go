@@ -13,9 +13,8 @@ var (
 	// package reads: wrong magic, an unknown version or hash algorithm, a
 	// header no version allows, or bytes after UnmarshalBinary's filter.
 	ErrFormat = errors.New("cuckoo: not a filter in a format this package reads")
-	// ErrCorrupt matches decoding errors for a filter of a known format
-	// whose bytes were damaged: a checksum mismatch, a bucket with bits
-	// outside its slots, or an item count that disagrees with the table.
+	// ErrCorrupt matches decoding errors for a known format whose bytes were
+	// damaged: a wrong checksum or item count, or bits outside a bucket's slots.
 	ErrCorrupt = errors.New("cuckoo: corrupted data")
 
 	// ErrZeroFilter is returned by the methods that need a table (the

@@ -45,9 +45,8 @@ const (
 	targetLoadNum, targetLoadDen   = 19, 20
 	targetLoad5Num, targetLoad5Den = 97, 100
 	maxBuckets                     = 1 << 31 // indices fit the path search's 32 bits
-	// MaxCapacity is the largest capacity New accepts: 2^31 four-slot
-	// buckets at 95% load, a 16 GiB table. It exceeds the int range of
-	// 32-bit platforms.
+	// MaxCapacity is the largest capacity New accepts (2^31 four-slot
+	// buckets, a 16 GiB table), above the int range of 32-bit platforms.
 	MaxCapacity = maxBuckets * slotsPerBucket * targetLoadNum / targetLoadDen
 )
 
@@ -262,7 +261,7 @@ func mix64(h uint64) uint64 {
 // multiply-shift hash whose top bits (the bucket's) collide for distinct h
 // with probability about 2^-32 over mul (Dietzfelbinger et al.), so keys
 // crafted to collide under one seed do not under another. Algorithm 1
-// (older encodings) is mix64(h ^ seed).
+// (older encodings): mix64(h ^ seed).
 func (f *Filter) keyed(h uint64) uint64 {
 	if f.fmix {
 		return mix64(h ^ f.seed)
@@ -300,9 +299,8 @@ func searchPair(b1, b2 uint64) (x, y uint64) {
 func (f *Filter) alt(b, fp uint64) uint64 { return altBucket(b, fp, f.m) }
 
 // altBucket returns (H(fp) - b) mod m, fp's other bucket: an involution for
-// every m (fp has one bucket when 2b = H(fp) mod m). It adds m back from
-// the borrow because hi >= b is a coin toss per key (BENCHMARKS.md, "Tuning
-// constants").
+// every m (fp has one bucket when 2b = H(fp) mod m). Branch-free: hi >= b
+// is a coin toss per key (BENCHMARKS.md, "Tuning constants").
 func altBucket(b, fp, m uint64) uint64 {
 	hi, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, m)
 	d, borrow := bits.Sub64(hi, b, 0)
@@ -346,8 +344,7 @@ func (f *Filter) Lookup(key []byte) bool {
 		}
 		return f.lookupOther(b1, b2, fp)
 	}
-	// Phase 1 of the two-phase search (twophase.go), inline: the epoch of
-	// b1's stripe, then both words.
+	// Phase 1 (twophase.go), inline: the epoch of b1's stripe, both words.
 	ep := f.t.epochOf(b1)
 	hookReadAt(&f.t, ep)
 	e := ep.Load()

@@ -86,8 +86,7 @@ func pkFree(x, b, fp uint64) uint64 {
 	return pkHi &^ pkOccupiedLanes(x) &^ (pkTopSlot * (b & 1 & ((fp + 256 - pkTopLimit) >> 8)))
 }
 
-// pkMatches returns the high bit of every slot of bucket x holding fp
-// (exactly; fp non-zero).
+// pkMatches returns exactly the high bits of bucket x's slots holding fp != 0.
 func pkMatches(x, fp uint64) uint64 { return pkHi &^ pkOccupiedLanes(x^fp*pkLo) }
 
 // pkHas reports whether bucket x holds fp (fp non-zero).

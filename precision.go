@@ -36,9 +36,8 @@ func layoutFor(p float64) (bits, slots int, err error) {
 		100*p, best.bits, 100*layoutFalsePositiveRate(best.bits, best.slots))
 }
 
-// layoutFalsePositiveRate returns 2·slots·α/(2^bits-1) at the load α New
-// sizes the layout for: the expected number of an absent key's 2·slots
-// slots holding its fingerprint.
+// layoutFalsePositiveRate returns 2·slots·α/(2^bits-1), the expected rate
+// at the load α New sizes the layout for.
 func layoutFalsePositiveRate(bits, slots int) float64 {
 	num, den := targetLoad(slots)
 	if bits == 8 {

@@ -6,22 +6,19 @@ import (
 	"unsafe"
 )
 
-// A counter every insert updates is spread over cache-line shards, lest its
-// line travel between cores on every operation; its value is the shards'
-// sum, whichever shard an update lands in.
-
 // stackShard returns a shard in [0, 1<<bits), bits in [0, 63], chosen by the
 // calling goroutine's stack: stacks are disjoint and at least 2 KiB, so a
 // local's address >> 11, mixed, is the same on every call from one goroutine
-// (until its stack moves) and usually differs between goroutines.
-// >>1 >> ((63-bits)&63) is >> (64-bits) (0 for bits = 0) without the test
-// for shifts of 64.
+// (until its stack moves) and usually differs between goroutines. The two
+// final shifts are >> (64-bits) (0 for bits = 0) without a test for 64.
 func stackShard(bits uint) uint {
 	var local byte
 	return uint(uint64(uintptr(unsafe.Pointer(&local))>>11) * 0x9e3779b97f4a7c15 >> 1 >> ((63 - bits) & 63))
 }
 
-// shardSet is a set of shards of T, each padded to a cache line.
+// shardSet is a set of shards of T, each padded to a cache line: a counter
+// every insert updates is spread over shards, lest its line travel between
+// cores on every operation, its value the shards' sum.
 type shardSet[T any] struct {
 	shards []T
 	bits   uint

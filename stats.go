@@ -23,9 +23,8 @@ type Stats struct {
 	// KCASRetries (LockFree): K-CASes of relocations and InsertUnique tried
 	// again because a bucket changed meanwhile.
 	KCASRetries uint64
-	// LookupRetries: searches (Lookup, Delete, Count and their forms) left
-	// undecided by a relocation through their first bucket; LockFree ones
-	// read again, Locked ones take the locks.
+	// LookupRetries: searches left undecided by a relocation through their
+	// first bucket; LockFree ones read again, Locked ones take the locks.
 	LookupRetries uint64
 	Lock          LockStats // Locked mode's LockStats; zero in LockFree mode
 }

@@ -32,14 +32,13 @@ import "sync/atomic"
 // when neither the epoch nor b1's counter moved (d1 = c1(t3) - c1(t1) = 0
 // modulo its width), else starts over.
 //
-// One order for every search. Every search of a pair (Lookup, the batch
-// and Hash forms, Count, Delete's) reads the lower bucket first, and every
-// Delete takes from it when its read of it shows a copy. Colliding keys'
-// copies are interchangeable, and one's first bucket may be another's
-// second: with different orders, key C (first bucket b2) could be inserted
-// into b1 after the search read b1, and C's Delete, reading b2 first, take
-// the searched key's copy from b2 before the search read it
-// (TestSearchAgainstCollidingKeys, "opposite").
+// One order for every search. Every search of a pair reads the lower
+// bucket first, and every Delete takes from it when its read of it shows a
+// copy. Colliding keys' copies are interchangeable, and one's first bucket
+// may be another's second: with different orders, key C (first bucket b2)
+// could be inserted into b1 after the search read b1, and C's Delete,
+// reading b2 first, take the searched key's copy from b2 before the search
+// read it (TestSearchAgainstCollidingKeys, "opposite").
 //
 // Claim: if some key K with fp and this pair was inserted before t1 and no
 // Delete of K takes effect before t3, the search does not answer "absent".
@@ -122,10 +121,9 @@ func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
 	}
 }
 
-// phase2 completes a search whose first phase read the epoch e (logical),
-// w1 and then w2 without finding fp: it rereads b1 and answers "absent"
-// when neither b1's counter nor the epoch moved; otherwise a reread of b2
-// can only find fp, and done false means start over.
+// phase2 completes the search above after a first phase that read the
+// epoch e (logical), w1 and w2 without finding fp; done false means start
+// over (after b1's counter moved, a reread of b2 can only find fp).
 func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	if b1 == b2 {
 		return 0, false, true // a key with one bucket never moves: one read decides
@@ -164,11 +162,10 @@ func stripesFor(n, per, most uint64) uint64 {
 	return v
 }
 
-// searchStalls, in race builds, is called by every search with b1 after
-// its read of b1 (stage 1) and of b2 (stage 2), by a one-word search deciding
-// "absent" between its rereads of b1 and the epoch (stage 3), and by LockFree
-// InsertUnique after its read of b1 (stage 1). A hook must act only on its
-// own filter.
+// searchStalls (race builds) is called with b1 by every search after its
+// reads of b1 (stage 1) and b2 (stage 2), by LockFree InsertUnique after b1
+// (stage 1), and between a one-word search's rereads of b1 and the epoch
+// before "absent" (stage 3). A hook must act only on its own filter.
 var searchStalls atomic.Pointer[func(f *Filter, b1 uint64, stage int)]
 
 // readPair is a search's first reads, b1 then b2, with the stall points.
