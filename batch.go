@@ -63,20 +63,18 @@ func (f *Filter) keyHashes(h []uint64) {
 }
 
 // placeAndRead keys and places the first n raw hashes in g.b1 and reads
-// each key's epoch (packed: version), then its buckets' words (b>>shift),
-// as Lookup (pkFind) does, loads back to back.
-func (f *Filter) placeAndRead(g *group, n int, shift uint64) {
+// each key's epoch, then its buckets, as Lookup does, loads back to back.
+func (f *Filter) placeAndRead(g *group, n int) {
 	h := g.b1[:n] // the raw hashes, until place replaces them
 	f.keyHashes(h)
 	g.place(n, f.m, f.fpRange)
 	words, eps := f.t.words, f.t.versIndex()
-	shift &= 63
 	for j := range n {
 		b1 := g.b1[j]
-		g.e[j] = eps.of(b1 >> shift).Load()
-		g.w1[j] = words[b1>>shift].Load()
+		g.e[j] = eps.of(b1).Load()
+		g.w1[j] = words[b1].Load()
 		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-		g.w2[j] = words[g.b2[j]>>shift].Load()
+		g.w2[j] = words[g.b2[j]].Load()
 		searchStalled(f, b1, 2)
 	}
 }
@@ -133,10 +131,10 @@ func (f *Filter) lookupBatch(b *batchKeys, found []bool) int {
 		k := min(batchGroup, n-base)
 		b.hashGroup(&g.b1, base, base+k)
 		if f.lay.packed {
-			f.placeAndRead(&g, k, 1)
+			f.pkReadGroup(&g, k)
 			f.pkLookupGroup(&g, found[base:base+k])
 		} else {
-			f.placeAndRead(&g, k, 0)
+			f.placeAndRead(&g, k)
 			f.lookupGroup(&g, found[base:base+k])
 		}
 	}
