@@ -10,8 +10,7 @@ import "math/bits"
 //	 K-CAS tags | migration counter | slot b-1      | ... | slot 0
 //
 // Fingerprints are never 0: 0 marks an empty slot. A word with a tag bit set
-// refers to a K-CAS descriptor (kcas.go) and is never decoded here. The
-// functions here are pure.
+// refers to a K-CAS descriptor (kcas.go); the pure functions here never get one.
 
 const (
 	slotsPerBucket = 4 // the four-slot layouts' and every Growing filter's
@@ -28,7 +27,7 @@ type layout struct {
 	lo, hi   uint64 // 1 in the lowest, the highest bit of every slot
 	ctrShift uint   // bf
 	ctrMask  uint64 // the counter, shifted down: (1<<(62-bf))-1
-	packed   bool   // the packed layout (packed.go), the fields above its eight slots
+	packed   bool   // the packed layout (packed.go); the fields above describe its eight slots
 }
 
 // newLayout returns the layout of b slots of f bits, one of validLayout's.

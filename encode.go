@@ -323,8 +323,7 @@ type header struct {
 	hash        uint8  // hash algorithm id
 }
 
-// parse reads the header at the start of data into h, as far as it goes,
-// and checks it.
+// parse reads and checks the header at the start of data, as far as it goes.
 func (h *header) parse(data []byte) error {
 	v, err := fixedKind.checkStart(data)
 	if err != nil || len(data) < formatHeaderSize {

@@ -3,8 +3,7 @@ package cuckoo
 import "errors"
 
 // Every error begins with "cuckoo: ". A decoding error says what is wrong
-// and where, and matches exactly one of ErrTruncated, ErrFormat and
-// ErrCorrupt with errors.Is.
+// and where, and matches exactly one of ErrTruncated, ErrFormat, ErrCorrupt.
 var (
 	// ErrTruncated matches decoding errors for data that ends before the
 	// filter it announces (they also match io.ErrUnexpectedEOF).

@@ -128,9 +128,8 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 	return f, nil
 }
 
-// New adds spareSlots, in whole buckets, to a table (small tables need them:
-// BENCHMARKS.md, "Tuning constants"); a packed table more, as its top slot
-// takes only a quarter of the fingerprints.
+// New adds spareSlots in whole buckets (BENCHMARKS.md, "Tuning constants"),
+// a packed table more: its top slot takes a quarter of the fingerprints.
 const (
 	spareSlots   = 32
 	pkSpareWords = 48 / (2 * packedSlots)
@@ -150,8 +149,7 @@ func bucketsFor(capacity int) uint64 {
 	return unitsFor(capacity, targetLoadNum, targetLoadDen, slotsPerBucket)
 }
 
-// unitsFor returns the units of per slots that hold capacity keys at load
-// num/den.
+// unitsFor returns how many units of per slots hold capacity keys at num/den.
 func unitsFor(capacity int, num, den, per uint64) uint64 {
 	slots := (uint64(capacity)*den + num - 1) / num
 	return (slots + per - 1) / per
@@ -166,8 +164,7 @@ func targetLoad(b int) (num, den uint64) {
 
 func validFingerprintBits(bits int) bool { return bits == 8 || bits == 12 || bits == 15 }
 
-// newConfig applies opts and checks them and capacity (New, NewGrowing); it
-// draws the random seed unless WithSeed was given.
+// newConfig applies and checks opts and capacity, drawing a seed unless set.
 func newConfig(capacity int, opts []Option) (config, error) {
 	c := config{bits: DefaultFingerprintBits, mode: LockFree}
 	for _, o := range opts {
@@ -256,12 +253,11 @@ func mix64(h uint64) uint64 {
 	return h ^ h>>33
 }
 
-// keyed keys h = XXH64(key) with a non-zero seed. Hash algorithm 2 of
-// FORMAT.md maps h to (h ^ seed) * mul, mul = mix64(seed) | 1: a
-// multiply-shift hash whose top bits (the bucket's) collide for distinct h
-// with probability about 2^-32 over mul (Dietzfelbinger et al.), so keys
-// crafted to collide under one seed do not under another. Algorithm 1
-// (older encodings): mix64(h ^ seed).
+// keyed keys h = XXH64(key) with a non-zero seed. Hash algorithm 2 of FORMAT.md
+// maps h to (h ^ seed) * mul, mul = mix64(seed) | 1: a multiply-shift hash
+// whose top bits (the bucket's) collide for distinct h with probability about
+// 2^-32 over mul (Dietzfelbinger et al.), so keys crafted to collide under one
+// seed do not under another. Algorithm 1 (older encodings): mix64(h ^ seed).
 func (f *Filter) keyed(h uint64) uint64 {
 	if f.fmix {
 		return mix64(h ^ f.seed)
@@ -353,9 +349,8 @@ func (f *Filter) Lookup(key []byte) bool {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true
 		}
-		// Phase 2's common "absent": b1 reread unchanged, the epoch too.
-		// Short, so that the processor overlaps more lookups' misses
-		// (BENCHMARKS.md, "Tuning constants").
+		// Phase 2's common "absent" (b1 and the epoch unchanged), short so that
+		// more lookups' misses overlap (BENCHMARKS.md, "Tuning constants").
 		if b1 == b2 {
 			return false
 		}

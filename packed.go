@@ -52,9 +52,8 @@ const (
 	packedLoadNum, packedLoadDen = 92, 100
 )
 
-// packedLayout is a packed table's layout: as one word, eight 8-bit lanes
-// (occupied, encode and reset work on whole words); lay.packed selects the
-// packed code paths.
+// packedLayout is a packed table's layout: eight 8-bit lanes per word, for
+// the code that works on whole words (occupied, encode, reset).
 func packedLayout() layout {
 	l := newLayout(8, 8)
 	l.fpMask, l.ctrMask, l.packed = pkWordMask, 0, true
@@ -236,8 +235,7 @@ func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
 // pkReadSearch is readPair for packed words (two reads even of a shared one).
 func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) { return f.readSearch(b1>>1, b2>>1, b1) }
 
-// pkTake returns w with one copy of fp taken from bucket b, and whether b
-// held one (w itself if not).
+// pkTake takes one copy of fp from bucket b of w, reporting whether b held one.
 func pkTake(w, b, fp uint64) (uint64, bool) {
 	z := pkMatches(pkHalf(w, b), fp)
 	return w &^ (0xff * ((z & -z) >> 7) << pkShift(b)), z != 0

@@ -9,14 +9,13 @@ import (
 // widest counter), are WithFalsePositiveRate's choices.
 var precisionLayouts = [...]struct{ bits, slots int }{{8, 4}, {12, 5}, {12, 4}, {15, 4}}
 
-// WithFalsePositiveRate makes New choose the layout with the least memory
-// whose expected false-positive rate, at the load New sizes it for, is at
-// most p (the thresholds: README.md, "Choosing a layout"). A measured rate
-// scatters around the expected one (N probes of a rate r count r·N ±
-// sqrt(r·N)): give p with the margin a check needs. New returns an error
-// for a smaller p, for p outside (0, 1), and with WithFingerprintBits or
-// WithSlotsPerBucket; NewGrowing rejects the option. FingerprintBits and
-// SlotsPerBucket report the choice.
+// WithFalsePositiveRate makes New choose the layout with the least memory whose
+// expected false-positive rate, at the load New sizes it for, is at most p (the
+// thresholds: README.md, "Choosing a layout"). A measured rate scatters around
+// the expected one (N probes of a rate r count r·N ± sqrt(r·N)): give p with
+// the margin a check needs. New returns an error for a smaller p, for p outside
+// (0, 1), and with WithFingerprintBits or WithSlotsPerBucket; NewGrowing
+// rejects the option. FingerprintBits and SlotsPerBucket report the choice.
 func WithFalsePositiveRate(p float64) Option {
 	return func(c *config) { c.fpr, c.fprSet = p, true }
 }

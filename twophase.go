@@ -4,19 +4,18 @@ import "sync/atomic"
 
 // The two-phase search (LockFree), and what each operation sees of a move.
 //
-// Moves are atomic. A relocation (migrate.go, move) is one K-CAS of both
-// bucket words that takes a copy of fp out of one, puts it into the other
-// and adds one to both migration counters (and to a wrapping counter's
-// stripe epoch, "Counter wraps"); adds and deletes are one CAS of one word
-// and leave the counters alone. The logical table is what kcasTable.load
-// reads: a word referring to an undecided or failed K-CAS reads as its old
-// value, to a succeeded one as its new value. Every operation reads logical
-// values and writes by CAS or K-CAS against values it read (a reference
-// fails a CAS; the writer helps and rereads). So an add's or a Delete's
-// CAS (delete.go.tmpl) fails if a move changed the word (its counter) since
-// the read; InsertUnique and Count decide by decidePair (unique.go);
-// snapshots and Reset hold the snapshot gate, which excludes moves;
-// searches: the claims below.
+// Moves are atomic. A relocation (migrate.go, move) is one K-CAS of both bucket
+// words that takes a copy of fp out of one, puts it into the other and adds one
+// to both migration counters (and to a wrapping counter's stripe epoch,
+// "Counter wraps"); adds and deletes are one CAS of one word and leave the
+// counters alone. The logical table is what kcasTable.load reads: a word
+// referring to an undecided or failed K-CAS reads as its old value, to a
+// succeeded one as its new value. Every operation reads logical values and
+// writes by CAS or K-CAS against values it read (a reference fails a CAS; the
+// writer helps and rereads). So an add's or a Delete's CAS (delete.go.tmpl)
+// fails if a move changed the word (its counter) since the read; InsertUnique
+// and Count decide by decidePair (unique.go); snapshots and Reset hold the
+// snapshot gate, which excludes moves; searches: the claims below.
 //
 // Invariant (copies): for every pair {b, alt(b, fp)}, the copies of fp in
 // its two logical words number the inserts that put one there minus the
@@ -25,7 +24,7 @@ import "sync/atomic"
 // the pair at its decision point, a failed K-CAS changes nothing. So no
 // reader sees a half-done move, and at quiescence, when no word holds a
 // reference (kcas.go), the physical table holds exactly Len fingerprints.
-
+//
 // The search reads the epoch of b1's stripe (t0), b1 (t1), b2 (t2), b1
 // again (t3), and the epoch again; b1 is the pair's lower bucket
 // (searchPair). It answers "present" when a read shows fp, "absent" only
@@ -42,21 +41,20 @@ import "sync/atomic"
 //
 // Claim: if some key K with fp and this pair was inserted before t1 and no
 // Delete of K takes effect before t3, the search does not answer "absent".
-// Proof: suppose it does: no move went through b1 in (t1, t3) (d1 = 0, the
-// wrap claim below), b1 held no copy at t1, nor b2 at t2. Let A(t) be the
-// copies in b1: A(t1) = 0, and A(t2) >= 1 since K's copy exists (the
-// invariant) and b2 is empty. In (t1, t2) copies enter b1 only by inserts;
-// let tau be the last instant there at which A went from 0 to 1. Write N
-// for the copies at t1 (all in b2) and, in (t1, t2), iX, iY for the
-// inserts into b1, b2, dX, dY for the deletes from them, mXY for the moves
-// b1 -> b2. b2 empties by t2 and loses copies only to deletes: dY = N + iY
-// + mXY. The deletes are of keys present at t1 other than K (at most N-1)
-// or inserted in (t1, t2), kX of them into b1 and iY into b2: dX + dY <=
-// N - 1 + kX + iY, so dX + mXY + 1 <= kX. A Delete takes from b2 only
-// after a read of b1 showing none, after its key's insert returned. A key
-// inserted into b1 from tau on is deleted from b1 (b1 holds a copy from
-// tau to t2); one inserted before tau is among the inserts into b1 in (t1,
-// tau), which equal the copies that left b1 then (A is 0 at t1 and just
+// Proof: suppose it does: no move went through b1 in (t1, t3) (d1 = 0, the wrap
+// claim below), b1 held no copy at t1, nor b2 at t2. Let A(t) be the copies in
+// b1: A(t1) = 0, and A(t2) >= 1 since K's copy exists (the invariant) and b2 is
+// empty. In (t1, t2) copies enter b1 only by inserts; let tau be the last
+// instant there at which A went from 0 to 1. Write N for the copies at t1 (all
+// in b2) and, in (t1, t2), iX, iY for the inserts into b1, b2, dX, dY for the
+// deletes from them, mXY for the moves b1 -> b2. b2 empties by t2 and loses
+// copies only to deletes: dY = N + iY + mXY. The deletes are of keys present at
+// t1 other than K (at most N-1) or inserted in (t1, t2), kX of them into b1 and
+// iY into b2: dX + dY <= N - 1 + kX + iY, so dX + mXY + 1 <= kX. A Delete takes
+// from b2 only after a read of b1 showing none, after its key's insert
+// returned. A key inserted into b1 from tau on is deleted from b1 (b1 holds a
+// copy from tau to t2); one inserted before tau is among the inserts into b1 in
+// (t1, tau), which equal the copies that left b1 then (A is 0 at t1 and just
 // before tau). So kX <= dX + mXY, a contradiction. □
 //
 // Allowing d1 = 1 (the paper's rule, sound for a single copy that only
