@@ -57,8 +57,7 @@ func ReadAny(r io.Reader) (AnyFilter, int64, error) {
 	return a, n, err
 }
 
-// UnmarshalAny is ReadAny for data holding exactly one encoding, decoded as
-// UnmarshalBinary does.
+// UnmarshalAny is ReadAny for data holding exactly one encoding.
 func UnmarshalAny(data []byte) (AnyFilter, error) {
 	return loadAny(data[:min(len(data), len(formatMagic))], func(a AnyFilter) error { return a.UnmarshalBinary(data) })
 }

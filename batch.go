@@ -79,9 +79,8 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	}
 }
 
-// place places the first n keyed hashes in g.b1, buckets in search order.
-// Inlined, the loop spilled f and m for every key (altBucket's multiply
-// takes two registers).
+// place places the first n keyed hashes in g.b1, in search order. Not
+// inlined: inlined, the loop spilled f and m for every key.
 //
 //go:noinline
 func (g *group) place(n int, m, fpRange uint64) {
@@ -149,9 +148,8 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 	for j := range found {
 		w1, w2 := g.w1[j], g.w2[j]
 		if (w1|w2)&tagMask == 0 {
-			// As in Lookup (no tags in Locked mode): "absent" when b1 is
-			// bit for bit w1 and the epoch still the plain e, or the key
-			// has one bucket, tested in one word.
+			// As in Lookup (no tags in Locked mode): "absent" when b1 and
+			// the plain epoch are unchanged, or the key has one bucket.
 			if f.lay.containsEither(w1, w2, g.fp[j]) {
 				found[j] = true
 				continue
@@ -175,8 +173,7 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 
 // InsertBatch inserts keys in order, as Insert does, and returns how many
 // it inserted: if fewer, keys[n] did not fit and err is ErrFull. On a zero
-// Filter it returns ErrZeroFilter (nil for no keys). Like LookupBatch it
-// reads a group's buckets before it writes any.
+// Filter it returns ErrZeroFilter (nil for no keys).
 func (f *Filter) InsertBatch(keys [][]byte) (n int, err error) {
 	return f.insertBatch(&batchKeys{keys: keys}, len(keys))
 }

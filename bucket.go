@@ -10,9 +10,7 @@ import "math/bits"
 //	 K-CAS tags | migration counter | slot b-1      | ... | slot 0
 //
 // Fingerprints are never 0: 0 marks an empty slot. A word with a tag bit set
-// refers to a K-CAS descriptor (kcas.go) and is never decoded here. Words
-// are accessed only through sync/atomic or under the locks; the functions
-// here are pure.
+// refers to a K-CAS descriptor (kcas.go); the pure functions here never get one.
 
 const (
 	slotsPerBucket = 4 // the four-slot layouts' and every Growing filter's
@@ -29,9 +27,7 @@ type layout struct {
 	lo, hi   uint64 // 1 in the lowest, the highest bit of every slot
 	ctrShift uint   // bf
 	ctrMask  uint64 // the counter, shifted down: (1<<(62-bf))-1
-	// packed marks the packed layout (packed.go): two buckets of four
-	// 8-bit slots per word, the fields above describing its eight slots.
-	packed bool
+	packed   bool   // the packed layout (packed.go); the fields above describe its eight slots
 }
 
 // newLayout returns the layout of b slots of f bits, one of validLayout's.

@@ -31,11 +31,10 @@
 // # Concurrency
 //
 // Every method is safe for concurrent use, except that ReadFrom and
-// UnmarshalBinary, which replace a filter's contents, must not run
-// concurrently with other methods of that filter. Reset removes every
-// fingerprint stored before it began; operations that overlap it may or may
-// not survive it. Len is exact when no operation is in flight, and always
-// within [0, Cap()].
+// UnmarshalBinary, which replace a filter's contents, must not run concurrently
+// with other methods of that filter. Reset removes every fingerprint stored
+// before it began; operations that overlap it may or may not survive it. Len is
+// exact when no operation is in flight, and always within [0, Cap()].
 //
 // In LockFree mode (the default) lookups, deletes and inserts into a free
 // slot never wait. Inserts that relocate fingerprints wait for Reset and
@@ -49,10 +48,8 @@
 //
 // # Map of the code
 //
-// ARCHITECTURE.md maps the code: the three axes one algorithm varies along
-// (word codec, synchronization, table shape), where each algorithm is
-// written, and each claim's tests. Sources: the lock-free cuckoo filter
-// of Journal of Software (软件学报) 2025 36(7), Harris, Fraser and Pratt's
-// multi-word CAS with Arbel-Raviv and Brown's descriptor reuse, Fan et
+// ARCHITECTURE.md maps the code and each claim's tests. Sources: the lock-free
+// cuckoo filter of Journal of Software (软件学报) 2025 36(7), Harris, Fraser and
+// Pratt's multi-word CAS with Arbel-Raviv and Brown's descriptor reuse, Fan et
 // al.'s cuckoo filter (CoNEXT 2014), Mellor-Crummey and Scott's queue lock.
 package cuckoo

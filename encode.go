@@ -37,9 +37,8 @@ func encodedSize(n uint64) uint64 { return formatHeaderSize + 8*n + formatTraile
 // WriteTo writes the filter's encoding to w and returns the bytes written.
 // Its snapshot holds every key inserted before the call and not deleted
 // until it returns (keys inserted or deleted meanwhile may or may not be in
-// it), with the item count of its table, which Len may not equal at any
-// instant. WriteTo encodes into memory before it writes to w, which may use
-// the filter. w's errors are returned wrapped, with the prefix "cuckoo: ".
+// it) and its table's item count. It is taken before w is written to, so w
+// may use the filter. w's errors come wrapped, with the prefix "cuckoo: ".
 func (f *Filter) WriteTo(w io.Writer) (int64, error) {
 	data, err := f.MarshalBinary()
 	return writeEncoding(w, data, err)
@@ -60,9 +59,9 @@ func (f *Filter) MarshalBinary() ([]byte, error) {
 	return appendSum(binary.LittleEndian.AppendUint64(p, count)), nil
 }
 
-// Clone returns a copy of f, sharing nothing with it: a new filter with f's
-// mode, layout, seed and capacity, holding f's fingerprints, a snapshot as
-// WriteTo takes it. Cloning a zero Filter gives a zero Filter.
+// Clone returns a filter sharing nothing with f, with its mode, layout,
+// seed and capacity and a snapshot, as WriteTo takes it, of its
+// fingerprints. Cloning a zero Filter gives a zero Filter.
 func (f *Filter) Clone() *Filter {
 	c := new(Filter)
 	if f.m == 0 {
@@ -74,16 +73,15 @@ func (f *Filter) Clone() *Filter {
 	return c
 }
 
-// snapshot runs copyWords on f's table. Claim: the words hold a copy of every
-// key inserted before the snapshot began and not deleted before it ended,
-// whatever keys colliding with it (same fingerprint and pair, in either
-// order) do meanwhile. Proof: the snapshot gate (snapshot.go) keeps
-// relocations out, so copies enter a bucket only by inserts and leave only by
-// deletes. Of a pair the lower bucket is read first (t1), the upper one later
-// (t2; a packed pair's word once): the order every search reads a pair in and
-// every Delete takes from it (searchPair). That is "One order for every
-// search" (twophase.go) with no move, whose counting shows that the lower
-// bucket held a copy at t1 or the upper one at t2. □ Deletes in their key's
+// snapshot runs copyWords on f's table. Claim: the words hold a copy of
+// every key inserted before the snapshot began and not deleted before it
+// ended, whatever colliding keys (same fingerprint and pair, in either
+// order) do meanwhile. Proof: the snapshot gate (snapshot.go) keeps moves
+// out, so copies come and go only by inserts and deletes. A pair's lower
+// bucket is read first (t1), the upper one later (t2; a packed pair's word
+// once), the order of every search and Delete (searchPair): "One order for
+// every search" (twophase.go) with no move, whose counting shows a copy in
+// the lower bucket at t1 or the upper one at t2. □ Deletes in their key's
 // bucket order would break it (TestSnapshotAgainstCollidingKeys).
 func (f *Filter) snapshot(p []byte, words []atomic.Uint64) uint64 {
 	f.gate.beginSnapshot()
@@ -151,9 +149,8 @@ func writeEncoding(w io.Writer, data []byte, err error) (int64, error) {
 // UnmarshalBinary replaces the filter's contents with the filter encoded in
 // data, which must hold exactly one encoding (MarshalBinary's or WriteTo's).
 // A zero Filter becomes a LockFree filter; another keeps its mode. On error
-// the filter is unchanged; the error matches ErrTruncated, ErrFormat or
-// ErrCorrupt. It never allocates more than the size of data. It must not
-// run concurrently with other methods of f.
+// (see ErrTruncated) the filter is unchanged. It never allocates more than
+// the size of data, and must not run concurrently with other methods of f.
 func (f *Filter) UnmarshalBinary(data []byte) error {
 	_, err := f.decode(&decoder{data: data, sum: xxhash.New()})
 	return err
@@ -161,11 +158,11 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 
 // ReadFrom is UnmarshalBinary for the encoding at the start of r: it reads
 // exactly the encoding (filters can follow each other in a stream) and
-// returns the bytes read. It allocates the table as its bytes arrive, so a
-// short or hostile stream costs memory in proportion to its length, not to
-// the size it claims (from *bytes.Reader, *strings.Reader and *bytes.Buffer
-// at once). A truncated stream's error also matches io.ErrUnexpectedEOF;
-// r's errors come wrapped. It must not run concurrently with other methods.
+// returns the bytes read. It allocates the table as its bytes arrive (from
+// *bytes.Reader, *strings.Reader and *bytes.Buffer at once), so a hostile
+// stream costs memory in proportion to its length, not to its claims. A
+// truncated stream's error also matches io.ErrUnexpectedEOF; r's errors
+// come wrapped. It must not run concurrently with other methods.
 func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 	return f.decode(&decoder{r: r, buf: make([]byte, encodeChunk), sum: xxhash.New()})
 }
@@ -326,8 +323,7 @@ type header struct {
 	hash        uint8  // hash algorithm id
 }
 
-// parse reads the header at the start of data into h, as far as it goes,
-// and checks it.
+// parse reads and checks the header at the start of data, as far as it goes.
 func (h *header) parse(data []byte) error {
 	v, err := fixedKind.checkStart(data)
 	if err != nil || len(data) < formatHeaderSize {

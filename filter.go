@@ -24,10 +24,8 @@ const (
 	LockFree Mode = iota
 	// Locked guards every change with striped queue locks, elided with
 	// Intel RTM where the processor has it (RTMActive). A released stripe
-	// goes to a running goroutine, not to a queued one that may be
-	// descheduled; the first waiter is overtaken at most 127 times. Its
-	// writes cost more than LockFree's (README.md, "Modes"): choose it
-	// where RTM is present or a lock-based protocol is preferred.
+	// goes to a running goroutine first; the first waiter is overtaken at
+	// most 127 times. When to choose it: README.md, "Modes".
 	Locked
 )
 
@@ -42,15 +40,13 @@ func (m Mode) String() string {
 const (
 	// DefaultFingerprintBits is the fingerprint size New uses by default.
 	DefaultFingerprintBits = 12
-	// New sizes four-slot tables for 95% load, five-slot ones for 97%:
-	// below the lowest first-ErrFull load measured (BENCHMARKS.md, "Tuning
-	// constants").
+	// New's loads: below the lowest first-ErrFull load measured
+	// (BENCHMARKS.md, "Tuning constants").
 	targetLoadNum, targetLoadDen   = 19, 20
 	targetLoad5Num, targetLoad5Den = 97, 100
 	maxBuckets                     = 1 << 31 // indices fit the path search's 32 bits
-	// MaxCapacity is the largest capacity New accepts: 2^31 four-slot
-	// buckets at 95% load, a 16 GiB table. It exceeds the int range of
-	// 32-bit platforms.
+	// MaxCapacity is the largest capacity New accepts (2^31 four-slot
+	// buckets, a 16 GiB table), above the int range of 32-bit platforms.
 	MaxCapacity = maxBuckets * slotsPerBucket * targetLoadNum / targetLoadDen
 )
 
@@ -69,11 +65,9 @@ type config struct {
 // Option configures New.
 type Option func(*config)
 
-// WithFingerprintBits sets the fingerprint size: 8, 12 (the default) or 15
-// bits. 12-bit fingerprints come five to a 64-bit bucket word unless
-// WithSlotsPerBucket(4), 15-bit ones four; 8-bit ones use the packed layout,
-// two four-slot buckets per word. New rejects other sizes. Bits per key and
-// rates: README.md, "Choosing a layout".
+// WithFingerprintBits sets the fingerprint size: 8 (the packed layout), 12
+// (the default) or 15 bits; New rejects other sizes. The layouts, their
+// bits per key and rates: README.md, "Choosing a layout".
 func WithFingerprintBits(bits int) Option { return func(c *config) { c.bits, c.bitsSet = bits, true } }
 
 // WithSlotsPerBucket sets the fingerprints a bucket holds: 5 (the default,
@@ -113,13 +107,10 @@ type Filter struct {
 	gate     snapshotGate // keeps relocations out of snapshots
 }
 
-// New returns a filter that holds capacity keys: by default five 12-bit
-// fingerprints per 64-bit bucket at 97% load, four-slot layouts at 95%, the
-// packed one at 92%, each with at least 32 spare slots (small tables' first
-// ErrFull varies most). Beside the table come counter shards (two per P, at
-// most 64) and, in Locked mode, lock stripes (64 per P, at most 4,096),
-// fewer for small tables (README.md, "Choosing a layout"). New returns an
-// error for a capacity outside [1, MaxCapacity] or an option out of range.
+// New returns a filter that holds capacity keys, sized for its layout's
+// load (by default five 12-bit fingerprints per 64-bit bucket; README.md,
+// "Choosing a layout") plus a few spare slots. New returns an error for a
+// capacity outside [1, MaxCapacity] or an option out of range.
 func New(capacity int, opts ...Option) (*Filter, error) {
 	c, err := newConfig(capacity, opts)
 	if err != nil {
@@ -137,9 +128,8 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 	return f, nil
 }
 
-// New adds spareSlots, in whole buckets, to a table (small tables need them:
-// BENCHMARKS.md, "Tuning constants"); a packed table more, as its top slot
-// takes only a quarter of the fingerprints.
+// New adds spareSlots in whole buckets (BENCHMARKS.md, "Tuning constants"),
+// a packed table more: its top slot takes a quarter of the fingerprints.
 const (
 	spareSlots   = 32
 	pkSpareWords = 48 / (2 * packedSlots)
@@ -159,8 +149,7 @@ func bucketsFor(capacity int) uint64 {
 	return unitsFor(capacity, targetLoadNum, targetLoadDen, slotsPerBucket)
 }
 
-// unitsFor returns the units of per slots that hold capacity keys at load
-// num/den.
+// unitsFor returns how many units of per slots hold capacity keys at num/den.
 func unitsFor(capacity int, num, den, per uint64) uint64 {
 	slots := (uint64(capacity)*den + num - 1) / num
 	return (slots + per - 1) / per
@@ -175,8 +164,7 @@ func targetLoad(b int) (num, den uint64) {
 
 func validFingerprintBits(bits int) bool { return bits == 8 || bits == 12 || bits == 15 }
 
-// newConfig applies opts and checks them and capacity (New, NewGrowing); it
-// draws the random seed unless WithSeed was given.
+// newConfig applies and checks opts and capacity, drawing a seed unless set.
 func newConfig(capacity int, opts []Option) (config, error) {
 	c := config{bits: DefaultFingerprintBits, mode: LockFree}
 	for _, o := range opts {
@@ -265,13 +253,11 @@ func mix64(h uint64) uint64 {
 	return h ^ h>>33
 }
 
-// keyed keys h = XXH64(key) with a non-zero seed. Hash algorithm 2 of
-// FORMAT.md maps h to (h ^ seed) * mul, mul = mix64(seed) | 1 odd: a
-// multiply-shift hash whose top bits (the bucket's) collide for distinct h
-// with probability about 2^-32 over mul (Dietzfelbinger et al.), so keys
-// crafted to collide under one seed do not under another, for one multiply
-// on the lookup's dependency chain. Algorithm 1 (older encodings) is
-// mix64(h ^ seed).
+// keyed keys h = XXH64(key) with a non-zero seed. Hash algorithm 2 of FORMAT.md
+// maps h to (h ^ seed) * mul, mul = mix64(seed) | 1: a multiply-shift hash
+// whose top bits (the bucket's) collide for distinct h with probability about
+// 2^-32 over mul (Dietzfelbinger et al.), so keys crafted to collide under one
+// seed do not under another. Algorithm 1 (older encodings): mix64(h ^ seed).
 func (f *Filter) keyed(h uint64) uint64 {
 	if f.fmix {
 		return mix64(h ^ f.seed)
@@ -297,10 +283,9 @@ func place(h, m, fpRange uint64) (b1, fp, b2 uint64) {
 	return b1, fp, altBucket(b1, fp, m)
 }
 
-// searchPair orders a pair as every search reads it and every Delete
-// prefers it, lower index first: a search is only sound when a Delete of a
-// colliding key looks where it looks first (twophase.go, "One order for
-// every search"). Branch-free: the order is a coin toss per key.
+// searchPair orders a pair lower index first, as every search reads it and
+// every Delete prefers it (twophase.go, "One order for every search").
+// Branch-free: the order is a coin toss per key.
 func searchPair(b1, b2 uint64) (x, y uint64) {
 	diff, swap := bits.Sub64(b2, b1, 0) // swap is 1 when b2 < b1
 	d := diff & -swap                   // b2 - b1 when b2 < b1, else 0
@@ -310,9 +295,8 @@ func searchPair(b1, b2 uint64) (x, y uint64) {
 func (f *Filter) alt(b, fp uint64) uint64 { return altBucket(b, fp, f.m) }
 
 // altBucket returns (H(fp) - b) mod m, fp's other bucket: an involution for
-// every m (fp has one bucket when 2b = H(fp) mod m). It adds m back from
-// the borrow because hi >= b is a coin toss per key (BENCHMARKS.md, "Tuning
-// constants").
+// every m (fp has one bucket when 2b = H(fp) mod m). Branch-free: hi >= b
+// is a coin toss per key (BENCHMARKS.md, "Tuning constants").
 func altBucket(b, fp, m uint64) uint64 {
 	hi, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, m)
 	d, borrow := bits.Sub64(hi, b, 0)
@@ -338,8 +322,7 @@ func (f *Filter) Insert(key []byte) error {
 }
 
 // Lookup reports whether key may be in the filter: never false for a key
-// inserted and not deleted (as the package doc says), true for one never
-// inserted with the false-positive rate.
+// inserted and not deleted, true for another at the false-positive rate.
 func (f *Filter) Lookup(key []byte) bool {
 	if f.m == 0 {
 		return false
@@ -357,8 +340,7 @@ func (f *Filter) Lookup(key []byte) bool {
 		}
 		return f.lookupOther(b1, b2, fp)
 	}
-	// Phase 1 of the two-phase search (twophase.go), inline: the epoch of
-	// b1's stripe, then both words.
+	// Phase 1 (twophase.go), inline: the epoch of b1's stripe, both words.
 	ep := f.t.epochOf(b1)
 	hookReadAt(&f.t, ep)
 	e := ep.Load()
@@ -367,9 +349,8 @@ func (f *Filter) Lookup(key []byte) bool {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true
 		}
-		// Phase 2's common "absent": b1 read again bit for bit as phase 1
-		// read it, the epoch unchanged. Short, so that the processor
-		// overlaps more lookups' misses (BENCHMARKS.md, "Tuning constants").
+		// Phase 2's common "absent" (b1 and the epoch unchanged), short so that
+		// more lookups' misses overlap (BENCHMARKS.md, "Tuning constants").
 		if b1 == b2 {
 			return false
 		}
@@ -385,8 +366,7 @@ func (f *Filter) Lookup(key []byte) bool {
 }
 
 // Delete removes one copy of key's fingerprint and reports whether it found
-// one. Delete only keys that were inserted: deleting another can remove a
-// colliding key's fingerprint, a false negative.
+// one. Delete only keys that were inserted (the package doc says why).
 func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(xxhash.Sum64(key)) }
 
 // deleteFp removes one copy of fp from b1 or b2 and counts it.
@@ -409,8 +389,7 @@ func (f *Filter) deleteFp(b1, b2, fp uint64) (ok bool) {
 }
 
 // Len returns the number of fingerprints stored, exact when no operation is
-// in flight; meanwhile a sum of per-goroutine counters, clamped to
-// [0, Cap()].
+// in flight, and always within [0, Cap()].
 func (f *Filter) Len() int { return int(min(max(f.count.sum(), 0), int64(f.Cap()))) }
 
 // Cap returns the number of fingerprint slots.

@@ -2,9 +2,8 @@ package cuckoo
 
 import "fmt"
 
-// Invariant checks of race builds (where the stress tests run): every call
-// is guarded by the constant raceEnabled, so other builds drop it. A failed
-// check is a bug in this package and panics.
+// Invariant checks of race builds (where the stress tests run; callers test
+// the constant raceEnabled). A failed check, a bug in this package, panics.
 
 // checkRelocation checks a step that turned src word os into ns and dst od
 // into nd, moving fp: no word is a K-CAS reference, both counters went up by
@@ -16,14 +15,12 @@ func (l *layout) checkRelocation(os, ns, od, nd, fp uint64) {
 	}
 	for _, p := range [2][2]uint64{{os, ns}, {od, nd}} {
 		if want := (l.counter(p[0]) + 1) & l.ctrMask; l.counter(p[1]) != want {
-			panic(fmt.Sprintf("cuckoo: invariant broken: relocation took a migration counter from %d to %d; want %d",
-				l.counter(p[0]), l.counter(p[1]), want))
+			panic(fmt.Sprintf("cuckoo: invariant broken: relocation took a migration counter from %d to %d; want %d", l.counter(p[0]), l.counter(p[1]), want))
 		}
 	}
 	if l.matches(ns, fp) != l.matches(os, fp)-1 || l.matches(nd, fp) != l.matches(od, fp)+1 ||
 		l.occupied(ns) != l.occupied(os)-1 || l.occupied(nd) != l.occupied(od)+1 {
-		panic(fmt.Sprintf("cuckoo: invariant broken: relocation of fp %#x turned src %#x into %#x and dst %#x into %#x",
-			fp, os, ns, od, nd))
+		panic(fmt.Sprintf("cuckoo: invariant broken: relocation of fp %#x turned src %#x into %#x and dst %#x into %#x", fp, os, ns, od, nd))
 	}
 }
 

@@ -56,9 +56,6 @@ func (f *Filter) LookupHash(h uint64) bool {
 	}
 	b1, fp, b2 := f.placeHash(h)
 	b1, b2 = searchPair(b1, b2)
-	if f.pkDirect {
-		return f.pkLookup(b1, b2, fp)
-	}
 	if f.inline {
 		return f.lookup(b1, b2, fp)
 	}

@@ -17,13 +17,13 @@ import (
 // random query with probability 1/255), some placement freedom (packedLoad).
 //
 // Migration counters are striped versions outside the table (kcasTable.vers,
-// bucket b in (b>>1) mod len(vers)). A relocation adds one to its
-// destination's version in the step that moves the fingerprint (LockFree:
-// in its K-CAS; Locked: packed_locked.go); versions never wrap, so no
-// epoch. Adds and deletes are one CAS and leave versions alone.
+// bucket b in (b>>1) mod len(vers)), which never wrap, so no epoch. A
+// relocation adds one to its destination's version in the step that moves
+// the fingerprint (LockFree: its K-CAS; Locked: packed_locked.go); adds and
+// deletes are one CAS and leave versions alone.
 //
 // The LockFree search (pkFind) reads V(b1) (t0), b1's word (t1), b2's (t2)
-// and V(b1) (t3), b1 the lower bucket, and answers "present" when a read
+// and V(b1) (t3), b1 the lower bucket. It answers "present" when a read
 // shows fp, else "absent" when the versions are equal or the buckets share
 // a word (decided from the first read alone: a move between two reads of
 // one word could hide the copy from both), else starts over.
@@ -52,9 +52,8 @@ const (
 	packedLoadNum, packedLoadDen = 92, 100
 )
 
-// packedLayout is a packed table's layout: as one word, eight 8-bit lanes
-// (occupied, encode and reset work on whole words); lay.packed selects the
-// packed code paths.
+// packedLayout is a packed table's layout: eight 8-bit lanes per word, for
+// the code that works on whole words (occupied, encode, reset).
 func packedLayout() layout {
 	l := newLayout(8, 8)
 	l.fpMask, l.ctrMask, l.packed = pkWordMask, 0, true
@@ -86,8 +85,7 @@ func pkFree(x, b, fp uint64) uint64 {
 	return pkHi &^ pkOccupiedLanes(x) &^ (pkTopSlot * (b & 1 & ((fp + 256 - pkTopLimit) >> 8)))
 }
 
-// pkMatches returns the high bit of every slot of bucket x holding fp
-// (exactly; fp non-zero).
+// pkMatches returns exactly the high bits of bucket x's slots holding fp != 0.
 func pkMatches(x, fp uint64) uint64 { return pkHi &^ pkOccupiedLanes(x^fp*pkLo) }
 
 // pkHas reports whether bucket x holds fp (fp non-zero).
@@ -119,11 +117,10 @@ func pkPut(w, b, fp, fr uint64) uint64 {
 // pkChoose is the placement rule for fp and buckets b1, b2 of words w1, w2
 // (w1 == w2 when shared): the bucket with more free slots that may take
 // fp, b1 on a tie, but a free restricted top slot first (pkPut). It returns
-// the bucket, its word, and the bits that put fp into it, or put == 0 when
-// neither has room. The choice is looked up in pkChoice, indexed by both
-// buckets' empty slots (bits 0-7, one SWAR test gathered by pkGather),
-// their parities (bits 8, 9) and fp >= pkTopLimit (bit 10): cheaper than
-// counting and comparing free slots.
+// the bucket, its word, and the bits that put fp into it (0 when neither
+// has room), looked up in pkChoice, cheaper than counting free slots, by
+// both buckets' empty slots (bits 0-7, one SWAR test gathered by pkGather),
+// their parities (bits 8, 9) and fp >= pkTopLimit (bit 10).
 func pkChoose(b1, b2, fp, w1, w2 uint64) (b, w, put uint64) {
 	s1, s2 := (b1&1)<<5, (b2&1)<<5 // pkShift(b1), pkShift(b2)
 	y := uint64(uint32(w1>>s1)) | w2>>s2<<32
@@ -172,11 +169,10 @@ var pkChoice = func() (t [1 << 11]uint8) {
 	return t
 }()
 
-// versionsFor returns the version words of a packed table of n words: a
-// stripe of pkWordsPerVersion words each, but up to minVersions stripes of
-// pkMinWordsPerVersion. A reader retries on any move in its stripe between
-// its version reads, so few stripes would make every reader retry while
-// anything relocates; 64 versions cost 512 bytes, at most 1/8 of the table.
+// versionsFor returns the version words of a packed table of n words, one
+// per pkWordsPerVersion words but up to minVersions, one per
+// pkMinWordsPerVersion: a reader retries on any move in its stripe, so few
+// stripes would make every reader retry while anything relocates.
 func versionsFor(n uint64) uint64 {
 	return max(stripesFor(n, pkWordsPerVersion, maxVersions), stripesFor(n, pkMinWordsPerVersion, minVersions))
 }
@@ -239,8 +235,7 @@ func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
 // pkReadSearch is readPair for packed words (two reads even of a shared one).
 func (f *Filter) pkReadSearch(b1, b2 uint64) (w1, w2 uint64) { return f.readSearch(b1>>1, b2>>1, b1) }
 
-// pkTake returns w with one copy of fp taken from bucket b, and whether b
-// held one (w itself if not).
+// pkTake takes one copy of fp from bucket b of w, reporting whether b held one.
 func pkTake(w, b, fp uint64) (uint64, bool) {
 	z := pkMatches(pkHalf(w, b), fp)
 	return w &^ (0xff * ((z & -z) >> 7) << pkShift(b)), z != 0

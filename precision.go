@@ -9,16 +9,13 @@ import (
 // widest counter), are WithFalsePositiveRate's choices.
 var precisionLayouts = [...]struct{ bits, slots int }{{8, 4}, {12, 5}, {12, 4}, {15, 4}}
 
-// WithFalsePositiveRate makes New choose the layout with the least memory
-// whose expected false-positive rate, at the load New sizes it for, is at
-// most p: for p of at least 2.89% the packed layout (8-bit fingerprints),
-// down to 0.237% five 12-bit fingerprints per bucket (the default), down
-// to 0.186% four 12-bit ones, down to 0.0232% four 15-bit ones (README.md,
-// "Choosing a layout"). A measured rate scatters around the expected one
-// (N probes of a rate r count r·N ± sqrt(r·N)): give p with the margin a
-// check needs. New returns an error for a smaller p, for p outside (0, 1),
-// and with WithFingerprintBits or WithSlotsPerBucket; NewGrowing rejects
-// the option. FingerprintBits and SlotsPerBucket report the choice.
+// WithFalsePositiveRate makes New choose the layout with the least memory whose
+// expected false-positive rate, at the load New sizes it for, is at most p (the
+// thresholds: README.md, "Choosing a layout"). A measured rate scatters around
+// the expected one (N probes of a rate r count r·N ± sqrt(r·N)): give p with
+// the margin a check needs. New returns an error for a smaller p, for p outside
+// (0, 1), and with WithFingerprintBits or WithSlotsPerBucket; NewGrowing
+// rejects the option. FingerprintBits and SlotsPerBucket report the choice.
 func WithFalsePositiveRate(p float64) Option {
 	return func(c *config) { c.fpr, c.fprSet = p, true }
 }
@@ -38,9 +35,8 @@ func layoutFor(p float64) (bits, slots int, err error) {
 		100*p, best.bits, 100*layoutFalsePositiveRate(best.bits, best.slots))
 }
 
-// layoutFalsePositiveRate returns 2·slots·α/(2^bits-1) at the load α New
-// sizes the layout for: the expected number of an absent key's 2·slots
-// slots holding its fingerprint.
+// layoutFalsePositiveRate returns 2·slots·α/(2^bits-1), the expected rate
+// at the load α New sizes the layout for.
 func layoutFalsePositiveRate(bits, slots int) float64 {
 	num, den := targetLoad(slots)
 	if bits == 8 {

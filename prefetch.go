@@ -2,13 +2,12 @@ package cuckoo
 
 import "sync/atomic"
 
-// An insert reads its two words and then CASes one. If another core holds
-// the line, the read brings it in shared and the CAS must take it over: a
-// second trip that a batch's overlapped reads do not hide. So InsertBatch
-// (and the growing filter's insertGroup) first issues PREFETCHW for a
-// group's words, all in flight at once, to bring them in owned. A single
-// Insert does not: the call costs what it saves (BENCHMARKS.md, "Tuning
-// constants"). Without PREFETCHW (prefetchW false) these do nothing.
+// An insert reads its two words, then CASes one: if another core holds the
+// line, the read brings it in shared and the CAS must take it over, a second
+// trip that a batch's overlapped reads do not hide. So InsertBatch (and the
+// growing filter's insertGroup) first issues PREFETCHW for all of a group's
+// words at once; a single Insert does not, as the call costs what it saves
+// (BENCHMARKS.md, "Tuning constants"). Without PREFETCHW these do nothing.
 
 // prefetchForWrite prefetches words b1[j]>>shift and b2[j]>>shift, j < n
 // (shift 1 in the packed layout, else 0; all below len(words)).

@@ -4,9 +4,8 @@ package cuckoo
 
 import "sync/atomic"
 
-// prefetchW reports whether the processor lists PREFETCHW (CPUID
-// 0x80000001 ECX bit 8, "3dnowprefetch"); some early amd64 processors
-// raise #UD on it.
+// prefetchW reports whether the processor lists PREFETCHW (CPUID 0x80000001 ECX
+// bit 8, "3dnowprefetch"); some early amd64 processors raise #UD on it.
 var prefetchW = func() bool {
 	maxExt, _, _, _ := cpuid(0x80000000, 0)
 	_, _, ecx, _ := cpuid(0x80000001, 0) // a leaf past maxExt reads as another, never faults

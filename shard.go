@@ -6,22 +6,19 @@ import (
 	"unsafe"
 )
 
-// A counter every insert updates is spread over cache-line shards, lest its
-// line travel between cores on every operation, and a goroutine keeps to a
-// shard by its stack: stacks are disjoint and at least 2 KiB, so a local's
-// address >> 11, mixed, is the same on every call from one goroutine (until
-// its stack moves) and usually differs between goroutines. The value is the
-// shards' sum, whichever shard an update lands in.
-
-// stackShard returns a shard in [0, 1<<bits) chosen by the calling
-// goroutine's stack, bits in [0, 63]. >>1 >> ((63-bits)&63) equals
-// >> (64-bits) there (0 for bits = 0) without the test for shifts of 64.
+// stackShard returns a shard in [0, 1<<bits), bits in [0, 63], chosen by the
+// calling goroutine's stack: stacks are disjoint and at least 2 KiB, so a
+// local's address >> 11, mixed, is the same on every call from one goroutine
+// (until its stack moves) and usually differs between goroutines. The two
+// final shifts are >> (64-bits) (0 for bits = 0) without a test for 64.
 func stackShard(bits uint) uint {
 	var local byte
 	return uint(uint64(uintptr(unsafe.Pointer(&local))>>11) * 0x9e3779b97f4a7c15 >> 1 >> ((63 - bits) & 63))
 }
 
-// shardSet is a set of shards of T, each padded to a cache line.
+// shardSet is a set of shards of T, each padded to a cache line: a counter
+// every insert updates is spread over shards, lest its line travel between
+// cores on every operation, its value the shards' sum.
 type shardSet[T any] struct {
 	shards []T
 	bits   uint
@@ -31,15 +28,13 @@ func (s *shardSet[T]) init(bits uint) { s.shards, s.bits = make([]T, 1<<bits), b
 
 func (s *shardSet[T]) mine() *T { return &s.shards[stackShard(s.bits)] }
 
-// A filter of m words gets enough shards for two per P (GOMAXPROCS at
-// creation), so that running goroutines rarely share one, but at most
-// 1<<maxShardBits, at most one per 16 words, and above 1<<minCappedShardBits
-// at most one (64 bytes) per wordsPerShard words (8 bytes each), 1/2048 of
-// the table, so that bits per key hold on any machine and a process can
-// hold many small filters. The count of fingerprints, written by every
-// insert and delete, may have one per wordsPerCountShard words: with too
-// few, cores take turns with each shard's line (BENCHMARKS.md, "Tuning
-// constants").
+// A filter of m words gets two shards per P (GOMAXPROCS at creation), so
+// that running goroutines rarely share one, but at most 1<<maxShardBits,
+// one per 16 words, and past 1<<minCappedShardBits one (64 bytes) per
+// wordsPerShard words (1/2048 of the table): bits per key hold on any
+// machine, and small filters stay small. The count, written by every insert
+// and delete, may have one per wordsPerCountShard words: with fewer, cores
+// take turns with each shard's line (BENCHMARKS.md, "Tuning constants").
 const (
 	maxShardBits       = 6
 	minCappedShardBits = 2

@@ -11,24 +11,20 @@ type Stats struct {
 	Len, Cap        int
 	LoadFactor      float64 // Len/Cap; 0 for a zero Filter
 	BitsPerKey      float64 // the table's bits per stored key; 0 when empty
-	// FalsePositiveRate is the expected false-positive rate at the current
-	// load: 2·b·LoadFactor/(2^f-1), the expected number of the 2·b slots of
-	// an absent key's buckets that hold its fingerprint.
+	// FalsePositiveRate is the expected rate at the current load,
+	// 2·b·LoadFactor/(2^f-1) (the package doc).
 	FalsePositiveRate float64
 
 	Relocations uint64 // fingerprints moved to make room for an insert
 	Full        uint64 // inserts (of every form) that returned ErrFull
-	// KCASHelps counts, in LockFree mode, the times an insert, delete or
-	// reset found another goroutine's K-CAS (a relocation or an
-	// InsertUnique) in a bucket and completed it.
+	// KCASHelps (LockFree): K-CASes of other goroutines (relocations,
+	// InsertUnique) that an insert, delete or reset found and completed.
 	KCASHelps uint64
-	// KCASRetries counts, in LockFree mode, K-CASes of relocations and of
-	// InsertUnique tried again because a bucket changed meanwhile.
+	// KCASRetries (LockFree): K-CASes of relocations and InsertUnique tried
+	// again because a bucket changed meanwhile.
 	KCASRetries uint64
-	// LookupRetries counts searches (Lookup, Delete, Count and their
-	// forms) whose reads could not decide because a relocation went
-	// through their first bucket meanwhile: in LockFree mode they read
-	// again, in Locked mode they took the locks.
+	// LookupRetries: searches left undecided by a relocation through their
+	// first bucket; LockFree ones read again, Locked ones take the locks.
 	LookupRetries uint64
 	Lock          LockStats // Locked mode's LockStats; zero in LockFree mode
 }
