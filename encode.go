@@ -183,14 +183,20 @@ func (f *Filter) decode(d *decoder) (int64, error) {
 	}
 	var bad error // the first word with bits outside its slots
 	slots, l := uint64(0), &h.lay
-	words, count := d.table(h.words, func(i, w uint64) (uint64, error) {
-		if w&^l.fpMask != 0 && bad == nil && l.packed {
-			bad = errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", i, w)
-		} else if w&^l.fpMask != 0 && bad == nil {
-			bad = errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", i, w, l.b, l.f)
+	words, count := d.table(h.words, func(first uint64, ws []atomic.Uint64, p []byte) error {
+		n := 0
+		for j := range ws {
+			w := binary.LittleEndian.Uint64(p[8*j:])
+			if w&^l.fpMask != 0 && bad == nil && l.packed {
+				bad = errCorrupt("cuckoo: word %d holds %#016x: bits 62-63 must be zero in the packed layout (the top slot takes fingerprints 1 to 63)", first+uint64(j), w)
+			} else if w&^l.fpMask != 0 && bad == nil {
+				bad = errCorrupt("cuckoo: bucket %d holds %#016x: a value out of range for %d %d-bit slots", first+uint64(j), w, l.b, l.f)
+			}
+			n += l.occupied(w)
+			ws[j].Store(w & l.fpMask)
 		}
-		slots += uint64(l.occupied(w))
-		return w & l.fpMask, nil
+		slots += uint64(n)
+		return nil
 	}), d.uint64()
 	if d.checksum(); d.err != nil || bad != nil {
 		return d.n, cmp.Or(d.err, bad)
@@ -255,11 +261,12 @@ func (d *decoder) header(check func([]byte) error, ends ...int) {
 	}
 }
 
-// table reads n words (d.err is nil), each stored as word returns it; its
-// error stops the reading. It allocates the table as the bytes arrive
-// (decodeInitialWords, doubled), at once when they are known to be there: a
-// header claiming a huge table costs nothing until they are.
-func (d *decoder) table(n uint64, word func(i, w uint64) (uint64, error)) []atomic.Uint64 {
+// table reads n words (d.err is nil): fill stores each piece p of their
+// bytes, the words from first on, into ws (one word per 8 bytes) and
+// returns an error that stops the reading. It allocates the table as the
+// bytes arrive (decodeInitialWords, doubled), at once when they are known
+// to be there: a header claiming a huge table costs nothing until they are.
+func (d *decoder) table(n uint64, fill func(first uint64, ws []atomic.Uint64, p []byte) error) []atomic.Uint64 {
 	known := uint64(len(d.data)) // the bytes known to be left: another reader's Len is a claim
 	switch r := d.r.(type) {
 	case *bytes.Reader, *strings.Reader, *bytes.Buffer:
@@ -277,11 +284,11 @@ func (d *decoder) table(n uint64, word func(i, w uint64) (uint64, error)) []atom
 			words = grown
 		}
 		p := d.next(int(8 * min(uint64(len(words))-i, encodeChunk/8)))
-		for ; len(p) > 0 && d.err == nil; p, i = p[8:], i+1 {
-			var w uint64
-			w, d.err = word(i, binary.LittleEndian.Uint64(p))
-			words[i].Store(w)
+		k := uint64(len(p) / 8)
+		if err := fill(i, words[i:i+k], p); err != nil {
+			d.err = err
 		}
+		i += k
 	}
 	return words
 }

@@ -124,22 +124,28 @@ func (g *Growing) decode(d *decoder) (int64, error) {
 	var tables [growShards][]atomic.Uint64
 	var entries [growShards]int64
 	for i := 0; i < growShards && d.err == nil; i++ {
-		tables[i] = d.table(h.base[i]<<h.d[i]+h.p[i], func(j, w uint64) (uint64, error) {
-			// Reject a word no filter writes: bits above its lanes, or an
-			// entry (a tag above an lb-6-bit tail) without its marker.
-			if w>>(4*lb) != 0 {
-				return 0, errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", i, j, w, lb)
-			}
-			for s := range slotsPerBucket {
-				if v := w >> (s * lb) & (1<<lb - 1); v != 0 && v&(1<<(lb-growTagBits)-1) == 0 {
-					return 0, errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", i, j, s, v)
+		tables[i] = d.table(h.base[i]<<h.d[i]+h.p[i], func(first uint64, ws []atomic.Uint64, p []byte) error {
+			n := 0
+			for j := range ws {
+				// Reject a word no filter writes: bits above its lanes, or
+				// an entry (a tag above an lb-6-bit tail) without its marker.
+				w := binary.LittleEndian.Uint64(p[8*j:])
+				if w>>(4*lb) != 0 {
+					return errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", i, first+uint64(j), w, lb)
 				}
+				for s := range slotsPerBucket {
+					if v := w >> (s * lb) & (1<<lb - 1); v != 0 && v&(1<<(lb-growTagBits)-1) == 0 {
+						return errCorrupt("cuckoo: shard %d, bucket %d: lane %d holds %#04x, an entry without its marker", i, first+uint64(j), s, v)
+					}
+				}
+				if lb == lane14Bits {
+					w = lanesFrom14(w)
+				}
+				n += laneCount(w)
+				ws[j].Store(w)
 			}
-			if lb == lane14Bits {
-				w = lanesFrom14(w)
-			}
-			entries[i] += int64(laneCount(w))
-			return w, nil
+			entries[i] += int64(n)
+			return nil
 		})
 	}
 	if d.checksum(); d.err == nil && len(d.data) > 0 {
