@@ -10,15 +10,12 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// A Growing filter: sixteen shards, each one table (grow_table.go). When
-// an insert finds both its buckets full in a shard at least growTargetLoad
-// full, or no room at all in one at least growFullLoad full, the shard
-// makes its next table, with a sixteenth of its level's buckets more split
-// (nextStep), and copies the old one into it bucket by bucket (copyChunk).
-// Small steps keep memory per key near a fixed filter's, for copying the
-// whole table at every step and shards that stay near full (BENCHMARKS.md,
-// "Growing filter"). The first tables' sizes are spread over one factor of
-// two on a log scale, so that the shards do not all step at once.
+// A Growing filter: sixteen shards, each one table (grow_table.go). An
+// insert that finds no room grows its shard (growTargetLoad, growFullLoad):
+// the shard makes its next table, a sixteenth of its level's buckets more
+// split (nextStep), and copies the old one into it bucket by bucket
+// (copyChunk). Small steps keep memory per key near a fixed filter's
+// (BENCHMARKS.md, "Growing filter").
 //
 // The expansion protocol, per shard. Its tables form a chain through next;
 // cur is the last one (or, for a moment, the one before it).
@@ -104,7 +101,8 @@ const (
 )
 
 // growShardScale[i] is 2^(i/16) in 16.16 fixed point: shard i's first
-// table has ceil(B·2^(i/16)) buckets for the B of shard 0.
+// table has ceil(B·2^(i/16)) buckets for the B of shard 0, so that the
+// shards do not all step at once.
 var growShardScale = [growShards]uint64{
 	65536, 68438, 71468, 74632, 77936, 81386, 84990, 88752,
 	92682, 96785, 101070, 105545, 110218, 115098, 120194, 125515,
@@ -141,8 +139,7 @@ type Growing struct {
 	gate snapshotGate
 }
 
-// growState is a Growing filter's masks and shards; ReadFrom replaces it
-// whole.
+// growState is a Growing filter's masks and shards; ReadFrom replaces it.
 type growState struct {
 	mask   [growTags]uint32
 	shards [growShards]growShard
@@ -158,29 +155,26 @@ type growShard struct {
 
 // WithMaxCapacity bounds a Growing filter: each shard grows up to a
 // number of doublings chosen so that all of them together hold at most
-// maxCapacity keys at 95% load at their bounds, so Cap never exceeds
-// (maxCapacity+16)/0.95 slots. Past that, an insert that finds no room
-// returns ErrFull with nothing lost, as a Filter's does. Since each shard
-// receives a sixteenth of the keys and the shards differ in size, the
-// first ErrFull comes when the smallest shard at its bound is full: from
-// about two thirds of maxCapacity keys on. 0 (the default) means no bound
-// but the 19 doublings the hash allows, and so does any bound above what
-// they reach. New rejects it.
+// maxCapacity keys at 95% load, so Cap never exceeds (maxCapacity+16)/0.95
+// slots. Past that, an insert that finds no room returns ErrFull with
+// nothing lost. Each shard receives a sixteenth of the keys, so the first
+// ErrFull comes when the smallest shard at its bound is full: from about
+// two thirds of maxCapacity keys on. 0 (the default), or a bound above
+// what the 19 doublings the hash allows reach, means no bound but those.
+// New rejects it.
 func WithMaxCapacity(maxCapacity int) Option {
 	return func(c *config) { c.maxCap, c.maxCapSet = maxCapacity, true }
 }
 
 // NewGrowing returns a filter whose first tables are sized for capacity
-// keys at 95% load or more (BaseCapacity: at least 5,512, as the smallest
-// shard has 64 buckets, and about 1.4 times capacity above that, as the
-// shards have different sizes) and that grows as keys arrive, each shard
-// by steps of a sixteenth of a doubling, up to 19 doublings (about four
-// billion keys). For many small sets of known size a fixed Filter is much
-// smaller. It takes the options of New (seed, mode; the fingerprint size
-// must be the default 12, and WithSlotsPerBucket is refused) and
-// WithMaxCapacity. It returns an error if capacity is not positive or
-// above MaxCapacity, if the maximum is below the first tables' capacity,
-// or if an option has a value outside its range.
+// keys at 95% load or more (BaseCapacity) and that grows as keys arrive,
+// each shard by steps of a sixteenth of a doubling, up to 19 doublings
+// (about four billion keys). For many small sets of known size a fixed
+// Filter is much smaller. It takes the options of New (seed, mode; the
+// fingerprint size must be the default 12, and WithSlotsPerBucket is
+// refused) and WithMaxCapacity. It returns an error if capacity is not
+// positive or above MaxCapacity, if the maximum is below the first
+// tables' capacity, or if an option has a value outside its range.
 func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	var given config // New's own options are refused whatever their values
 	for _, o := range opts {
@@ -297,9 +291,7 @@ func (g *Growing) setup(seed uint64, mode Mode, st *growState) {
 }
 
 // growKeys is the number of keys a table of m buckets is sized for (95%).
-func growKeys(m uint64) uint64 {
-	return m * slotsPerBucket * targetLoadNum / targetLoadDen
-}
+func growKeys(m uint64) uint64 { return m * slotsPerBucket * targetLoadNum / targetLoadDen }
 
 // newTable returns an empty table of shard sh at level d, split pointer p.
 func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable {
@@ -426,10 +418,8 @@ func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 }
 
 // copyChunk freezes buckets [lo, hi) of o and writes their entries into n
-// (nowhere if n was made by Reset): o's split buckets keep their index,
-// the buckets of level d that n splits go to their halves 2j and 2j+1, and
-// the others move up by the buckets n splits ("Linear steps",
-// grow_table.go). A void entry goes to both halves and counts once more.
+// as grow_table.go's "Linear steps" says (nowhere if n was made by Reset);
+// a void entry goes to both halves and counts once more.
 func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 	end := n.p // o's buckets of level d below end are split in n
 	if n.d > o.d {
@@ -489,6 +479,22 @@ func (g *Growing) InsertHash(h uint64) error {
 	_, err := g.insertHash(h, false)
 	return err
 }
+
+// InsertUnique adds key unless an entry matching it is in one of its
+// buckets, and reports whether it added it; it returns ErrFull, with
+// nothing changed, only where Insert would. As Filter.InsertUnique, it is
+// linearizable in both modes, also against growth steps, so goroutines
+// calling it with one key leave exactly one entry for it; a refusal may
+// mean that another key's entry matches it (FalsePositiveRate).
+func (g *Growing) InsertUnique(key []byte) (inserted bool, err error) {
+	return g.InsertUniqueHash(xxhash.Sum64(key))
+}
+
+// InsertUniqueString is InsertUnique for a string key, without copying it.
+func (g *Growing) InsertUniqueString(key string) (bool, error) { return g.InsertUnique(bytesOf(key)) }
+
+// InsertUniqueHash is InsertUnique for a key given by its 64-bit hash.
+func (g *Growing) InsertUniqueHash(h uint64) (bool, error) { return g.insertHash(h, true) }
 
 // insertHash adds the key whose hash is h, or, if unique, adds it unless
 // an entry matches it (uniqueIn), and reports whether it added it.
@@ -585,66 +591,96 @@ func (g *Growing) DeleteHash(h uint64) bool {
 // doublings match more keys.
 func (g *Growing) Count(key []byte) int { return g.CountHash(xxhash.Sum64(key)) }
 
+// CountString is Count for a string key, without copying it.
+func (g *Growing) CountString(key string) int { return g.Count(bytesOf(key)) }
+
+// CountHash is Count for a key given by its 64-bit hash.
+func (g *Growing) CountHash(h uint64) int {
+	if g.st == nil {
+		return 0
+	}
+	kh := g.keyed(h)
+	x := g.shardOf(kh).searched()
+	return g.countIn(x, x.place(kh))
+}
+
 // InsertBatch inserts keys in order, each as Insert does, and returns how
 // many it inserted; if fewer than len(keys), keys[n] met Insert's error,
-// err, and keys[n:] were not inserted. It prefetches the buckets of a
-// group of keys first, so that their cache misses overlap.
+// err. It prefetches a group's buckets first, so that their misses overlap.
 func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
-	var hs [batchGroup]uint64
-	for base := 0; base < len(keys); base += batchGroup {
-		ks := keys[base:min(base+batchGroup, len(keys))]
-		hashKeys(hs[:len(ks)], ks)
-		if j, err := g.insertGroup(hs[:len(ks)]); err != nil {
-			return base + j, err
-		}
-	}
-	return len(keys), nil
+	return g.insertBatch(&batchKeys{keys: keys}, len(keys))
 }
 
-// insertGroup inserts the keys whose hashes are hs (at most batchGroup)
-// after prefetching their buckets, and returns how many it inserted and
-// the next one's error.
-func (g *Growing) insertGroup(hs []uint64) (int, error) {
-	if g.st == nil {
+// InsertBatchString is InsertBatch for string keys, without copying them.
+func (g *Growing) InsertBatchString(keys []string) (n int, err error) {
+	return g.insertBatch(&batchKeys{strs: keys}, len(keys))
+}
+
+// InsertBatchHash is InsertBatch for keys given by their 64-bit hashes.
+func (g *Growing) InsertBatchHash(hs []uint64) (n int, err error) {
+	return g.insertBatch(&batchKeys{hs: hs}, len(hs))
+}
+
+// insertBatch is InsertBatch for the n keys of b: per group, it prefetches
+// every key's buckets, then inserts the keys.
+func (g *Growing) insertBatch(b *batchKeys, n int) (int, error) {
+	if g.st == nil && n > 0 {
 		return 0, ErrZeroFilter
 	}
-	for _, h := range hs {
-		kh := g.keyed(h)
-		x := g.shardOf(kh).cur.Load()
-		k := x.place(kh)
-		prefetchTwo(x.t.words, k.b1, k.b2)
-	}
-	for j, h := range hs {
-		if err := g.InsertHash(h); err != nil {
-			return j, err
-		}
-	}
-	return len(hs), nil
-}
-
-// LookupBatch stores in found[i] whether keys[i] may be in the filter, as
-// Lookup would, for i below n = min(len(keys), len(found)), and returns n.
-// It loads the buckets of a group of keys before testing any of them, so
-// that their cache misses overlap.
-func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
-	n = min(len(keys), len(found))
 	var hs [batchGroup]uint64
 	for base := 0; base < n; base += batchGroup {
-		ks := keys[base:min(base+batchGroup, n)]
-		hashKeys(hs[:len(ks)], ks)
-		g.lookupGroup(hs[:len(ks)], found[base:base+len(ks)])
+		group := hs[:min(batchGroup, n-base)]
+		b.hashGroup(&hs, base, base+len(group))
+		for _, h := range group {
+			kh := g.keyed(h)
+			x := g.shardOf(kh).cur.Load()
+			k := x.place(kh)
+			prefetchTwo(x.t.words, k.b1, k.b2)
+		}
+		for j, h := range group {
+			if err := g.InsertHash(h); err != nil {
+				return base + j, err
+			}
+		}
 	}
-	return n
+	return n, nil
+}
+
+// LookupBatch stores Lookup(keys[i]) in found[i] for every i below n =
+// min(len(keys), len(found)) and returns n, as Filter.LookupBatch does.
+func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
+	return g.lookupBatch(&batchKeys{keys: keys}, found[:min(len(keys), len(found))])
+}
+
+// LookupBatchString is LookupBatch for string keys, without copying them.
+func (g *Growing) LookupBatchString(keys []string, found []bool) (n int) {
+	return g.lookupBatch(&batchKeys{strs: keys}, found[:min(len(keys), len(found))])
+}
+
+// LookupBatchHash is LookupBatch for keys given by their 64-bit hashes.
+func (g *Growing) LookupBatchHash(hs []uint64, found []bool) (n int) {
+	return g.lookupBatch(&batchKeys{hs: hs}, found[:min(len(hs), len(found))])
+}
+
+// lookupBatch is LookupBatch for the first len(found) keys of b.
+func (g *Growing) lookupBatch(b *batchKeys, found []bool) int {
+	if g.st == nil {
+		clear(found)
+		return len(found)
+	}
+	var hs [batchGroup]uint64
+	for base := 0; base < len(found); base += batchGroup {
+		end := min(base+batchGroup, len(found))
+		b.hashGroup(&hs, base, end)
+		g.lookupGroup(hs[:end-base], found[base:end])
+	}
+	return len(found)
 }
 
 // lookupGroup answers the keys whose hashes are hs (at most batchGroup) as
 // LookupHash does, with every key's first reads made before any key is
 // tested, so that many loads are in flight at once.
 func (g *Growing) lookupGroup(hs []uint64, found []bool) {
-	if g.st == nil {
-		clear(found)
-		return
-	}
 	var xs [batchGroup]*growTable
 	var ks [batchGroup]growKey
 	var w1, w2, e [batchGroup]uint64
@@ -715,9 +751,10 @@ func (g *Growing) Doublings() int {
 }
 
 // BaseCapacity returns the number of keys the shards' first tables are
-// sized for (95% load): at least the capacity the filter started with
-// (about 1.4 times it, and at least 5,512), since each shard receives a
-// sixteenth of the keys and the smallest must hold its share.
+// sized for (95% load): at least 5,512, as the smallest shard has 64
+// buckets, and about 1.4 times the capacity the filter started with above
+// that, since each shard receives a sixteenth of the keys and the smallest
+// must hold its share.
 func (g *Growing) BaseCapacity() int {
 	return int(g.sumShards(func(sh *growShard) uint64 { return growKeys(sh.base) }))
 }
@@ -760,23 +797,20 @@ func (g *Growing) Reset() {
 		return
 	}
 	for i := range g.st.shards {
-		g.resetShard(&g.st.shards[i])
-	}
-}
-
-// resetShard replaces sh's table, as an expansion would, by a first table
-// whose copy drops the entries.
-func (g *Growing) resetShard(sh *growShard) {
-	for {
-		x := g.writable(sh)
-		n := g.st.newTable(sh, 0, 0, g.mode)
-		n.reset = true
-		n.old.Store(x)
-		if x.next.CompareAndSwap(nil, n) {
-			sh.cur.CompareAndSwap(x, n)
-			g.copyInto(sh, n, x)
-			return
-		} // an expansion started: help it, then reset
+		// Replace the shard's table, as an expansion would, by a first
+		// table whose copy drops the entries.
+		sh := &g.st.shards[i]
+		for {
+			x := g.writable(sh)
+			n := g.st.newTable(sh, 0, 0, g.mode)
+			n.reset = true
+			n.old.Store(x)
+			if x.next.CompareAndSwap(nil, n) {
+				sh.cur.CompareAndSwap(x, n)
+				g.copyInto(sh, n, x)
+				break
+			} // an expansion started: help it, then reset
+		}
 	}
 }
 

@@ -61,10 +61,6 @@ import (
 // (gainLane's bit is b's index bit, K's too), less a dropped last bit. □
 // TestGrowStepsKeepMatches checks moves both ways at every level and split
 // pointer.
-//
-// Moves, one-bit counters and epochs are the fixed filter's (move.go.tmpl,
-// twophase.go, locked.go). Inserts leave counters alone, Deletes bump both
-// of their pair's ("Deletes move both counters"), freezing moves nothing.
 
 const (
 	growTagBits   = 6
@@ -161,9 +157,6 @@ func growAltBase(r, o, c uint64) uint64 {
 
 // alt returns the other bucket of entry v of bucket b, and v as written
 // there ("Relocation across levels"); ok is false where altBucket refuses.
-// The bits above the marker flip by the mask at b's level; then the entry
-// gains b's index bit (down a level) or gives its first bit to the index
-// (up).
 func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
 	nb, ok = x.altBucket(b, v)
 	if !ok {
@@ -231,16 +224,15 @@ const (
 )
 
 // Deletes move both counters. Colliding keys (same tag, position bits and
-// buckets, in either order) have interchangeable entries. A search that
-// trusted its first bucket's counter alone could miss a key inserted
-// before it and never deleted, with no entry moved: stalled after reading
-// its first bucket P (empty), it sees a colliding key C (first bucket Q)
-// inserted into P and C's Delete take the searched key's entry from Q
-// (youngest match, a tie going to C's first bucket); after it reads Q, a
-// key D in its order is inserted into Q and deleted from P, and P reads the
-// same again (TestGrowingSearchAgainstCollidingDeletes). So a Delete that
-// removes an entry bumps both counters of its pair (deleteIn), and a search
-// answers "absent" only when its first bucket's counter did not move.
+// buckets, in either order) have interchangeable entries, so a search that
+// trusted its first bucket's counter alone could miss a key inserted and
+// never deleted, with no entry moved: stalled after reading its first
+// bucket P (empty), it sees a colliding key C (first bucket Q) inserted
+// into P and C's Delete take the searched key's entry from Q (youngest
+// match, a tie going to C's first bucket); after it reads Q, a key D in
+// its order is inserted into Q and deleted from P, and P reads the same
+// again (TestGrowingSearchAgainstCollidingDeletes). So a Delete that
+// removes an entry bumps both counters of its pair (deleteIn).
 //
 // Claim: a search of x's pair P, Q (P read at t1 and again at t3, Q at t2)
 // that answers "absent" with P's counter and the epoch of P's stripe
@@ -350,6 +342,27 @@ func (g *Growing) putIn(x *growTable, k growKey) int {
 	return x.growAdd(k.b1, k.b2, k.q1, k.q2, w1, w2)
 }
 
+// uniqueIn puts k's entry into the emptier of its buckets in x unless an
+// entry matching k is in either (unique.go.tmpl): present=true with
+// growDone, growDone alone when it added, or growFull (both full, no
+// match) or growFrozen with nothing changed.
+//
+// Claim: present, added and growFull each hold at one instant in the call.
+// Proof. Every entry matching k in x lies in b1 or b2 (entries move only
+// within their pairs), and x is the table writes go to (writable): once a
+// step's copy is done the shard's entries are in x only, and a copy in
+// progress freezes a word before copying it, which the frozen check sees
+// (growFrozen says nothing of the key: the caller starts over). The rest
+// is unique.go.tmpl's argument, the words unfrozen at the instant (a
+// freeze fails the decidePair; Locked, freezing takes the lock); when
+// b1 = b2 the word is read once and tested for both entry forms. □
+func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
+	if g.mode == Locked {
+		return x.growAddUniqueLocked(k.b1, k.b2, k.q1, k.q2)
+	}
+	return x.growAddUnique(k.b1, k.b2, k.q1, k.q2)
+}
+
 // moveIn moves entry v from lane s of src to dst, where it is nv (alt), in
 // one step (move.go.tmpl): growDone, growStale, or growFrozen when x is
 // being copied (a step never writes a frozen word). A step within one word
@@ -396,17 +409,13 @@ func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint
 // its bucket on its bits, hence P_Y's: Y matches E_X. □ Removing an older
 // (shorter) match could leave a younger entry that compares bits Y does
 // not share.
-//
-// Deletes wait for snapshots. A snapshot (capture, grow_encode.go) reads a
-// word at a time, ascending, and no read order is safe against the
-// schedule of "Deletes move both counters": after it reads P, C is
-// inserted into P and C's Delete takes the searched key's entry from Q,
-// read later (a tie may go to either bucket). So deleteIn holds the
-// snapshot gate (snapshot.go) throughout, as a relocation step does.
 
 // deleteIn removes the youngest entry matching k from x, chosen from one
 // atomic view of both buckets, and reports whether there was one; st is
-// growFrozen if x is being copied.
+// growFrozen if x is being copied. It holds the snapshot gate throughout,
+// as a relocation step does: a snapshot (capture) reads a word at a time,
+// and no read order is safe against the schedule of "Deletes move both
+// counters" (C's Delete takes the key's entry from a word read later).
 func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 	defer g.gate.exitMove(g.gate.enterMove())
 	t := &x.t
@@ -434,10 +443,7 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 		case ok:
 			n2 = nw
 		}
-		// Both counters bumped, each wrap counted in its stripe's epoch:
-		// in the K-CAS of both words (LockFree; unchanged words at one
-		// instant prove an absence), or before and after the stores under
-		// both locks (locked.go).
+		// Bump both counters ("Deletes move both counters").
 		wrap1, wrap2 := growWraps(w1), growWraps(w2)
 		if g.mode == Locked {
 			if ok && k.b1 == k.b2 {
@@ -500,9 +506,8 @@ func (g *Growing) countIn(x *growTable, k growKey) int {
 	return x.growCountLockFree(k.b1, k.b2, k.q1, k.q2)
 }
 
-// freezeIn sets the frozen bit of bucket j of x and returns the word it
-// froze, without the bit. No write changes the word after: LockFree writers
-// compare the whole word, Locked ones check the bit under the lock.
+// freezeIn sets the frozen bit of bucket j of x (grow.go, protocol step 2)
+// and returns the word it froze, without the bit.
 func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 	t := &x.t
 	if g.mode == Locked {
