@@ -41,34 +41,30 @@ import (
 // x returned, with no Delete of x and no Reset begun since, reports true.
 // Proof. Every operation on x works on the chain of x's shard. The insert
 // wrote x's entry into an unfrozen word of some table T while T was cur
-// (its CAS compared the unfrozen word; Locked mode checked the bit under
-// the lock). (a) From then on T holds a match of x in x's pair: moves keep
-// entries in their pairs, Deletes remove only matches of the deleted key
-// by the rule of grow_table.go, freezing changes no entry. (b) If T's
-// successor n finished its copy, n holds a match of x in x's pair of n:
-// the copy took every frozen word of T, each entry to the half its first
-// tail bit names, which for a match of x is x's bucket of the same role in
-// n (a void entry to both); writes on n began after the copy, and (a)
-// applies to n from then on. By induction every later table whose copy
-// finished holds a match. The lookup loads cur = C (T or later), then
-// C.old. If nil, C's copy finished (or C = T): C holds a match. If O, no
-// write has reached C, so T is O or earlier, and O's copy finished before
-// C was made (expansions start only from a table writable returned): O
-// holds a match. The search of that table finds x, since x's pair holds a
+// (step 3). (a) From then on T holds a match of x in x's pair: moves keep
+// entries in their pairs, Deletes remove only matches of the deleted key by
+// the rule of grow_table.go, freezing changes no entry. (b) If T's
+// successor n finished its copy, n holds a match of x in x's pair of n: the
+// copy took every frozen word of T, a match of x to x's bucket of the same
+// role in n (grow_table.go, "Linear steps"); writes on n began after the
+// copy, and (a) applies to n from then on. By induction every later table
+// whose copy finished holds a match. The lookup loads cur = C (T or later),
+// then C.old. If nil, C's copy finished (or C = T): C holds a match. If O,
+// no write has reached C, so T is O or earlier, and O's copy finished
+// before C was made (expansions start only from a table writable returned):
+// O holds a match. The search of that table finds x, since x's pair holds a
 // match at every instant of it (grow_table.go, "Deletes move both
 // counters"). □
 //
 // Nothing is lost: a write that changed its table before the bucket froze
-// is in the copy; one that did not changed nothing and is redone on the
-// next table. ErrFull leaves every entry in its pair. Writes are not
-// lock-free during an expansion: a copier descheduled with a chunk holds
-// back its shard's writers (lookups, and the other shards, go on).
+// is in the copy, and ErrFull leaves every entry in its pair. Writes are
+// not lock-free during an expansion: a copier descheduled with a chunk
+// holds back its shard's writers (lookups, and the other shards, go on).
 
 const (
 	// growShardBits sets growShards = 16: more shards make smaller steps,
-	// but each large table is rounded up to whole pages, and at 32 that
-	// cost more than the smaller steps saved (BENCHMARKS.md, "Tuning
-	// constants").
+	// but round more large tables up to whole pages, which at 32 cost more
+	// than they saved (BENCHMARKS.md, "Tuning constants").
 	growShardBits = 4
 	growShards    = 1 << growShardBits
 	// growShardMul picks a key's shard from the top bits of kh·growShardMul,
@@ -84,10 +80,9 @@ const (
 	// this full grows it at once rather than search for a path, whose cost
 	// grows steeply with the load (BENCHMARKS.md, "Tuning constants").
 	growTargetLoad = 0.90
-	// growFullLoad: below it an insert that finds no room returns ErrFull,
-	// as a fixed filter's does. Only many copies of some keys fill buckets
-	// this early (a key's copies share their buckets), and growing would
-	// add memory without room for them (TestGrowingCopiesOfManyKeys).
+	// growFullLoad: below it an insert that finds no room returns ErrFull:
+	// only many copies of a key, which share its buckets, fill them this
+	// early, and growing adds memory, not room (TestGrowingCopiesOfManyKeys).
 	growFullLoad = 0.5
 	// growStepParts: a step splits ceil(N/growStepParts) of the N buckets
 	// of the level. Smaller steps keep the load nearer the target for more
@@ -121,10 +116,8 @@ var growShardScale = [growShards]uint64{
 // every size. An entry compares fewer bits of its key each time its bucket
 // is split, so the false-positive rate rises with growth
 // (FalsePositiveRate). Writes to a shard that arrive while it copies its
-// table share the copying and wait for it. Deletes, and inserts that
-// relocate, also wait while a snapshot (WriteTo, MarshalBinary, Clone)
-// copies the tables. Memory, precision and speed: README.md, "Growing
-// filter".
+// table share the copying and wait for it; on snapshots, see the package
+// doc. Memory, precision and speed: README.md, "Growing filter".
 //
 // Its method set is Filter's, String and Hash forms included, without
 // Stats and LockStats. Use Clone (not an assignment) to copy it; a Growing
@@ -216,8 +209,7 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	}
 	st := newGrowState(&bases, &maxD, c.seed)
 	for i := range st.shards {
-		sh := &st.shards[i]
-		sh.cur.Store(st.newTable(sh, 0, 0, c.mode))
+		st.shards[i].cur.Store(st.newTable(&st.shards[i], 0, 0, c.mode))
 	}
 	g := &Growing{}
 	g.setup(c.seed, c.mode, st)
@@ -237,8 +229,7 @@ func growStateKeys(bases, ds *[growShards]uint64) uint64 {
 // growBounds returns doubling bounds, each at most limit's, under which
 // shards with first tables of bases buckets (at most maxCap keys) hold at
 // most maxCap keys: it doubles the smallest shard while the total allows,
-// so that the smallest shard at its bound, which returns the first
-// ErrFull, is as large as it can be.
+// so that the shard that returns the first ErrFull is as large as it can be.
 func growBounds(bases, limit *[growShards]uint64, maxCap uint64) [growShards]uint64 {
 	var ds [growShards]uint64
 	for {
@@ -312,10 +303,9 @@ func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
 	return x
 }
 
-// nextStep returns the level and split pointer of the table after x:
-// ceil(c·2^d/growStepParts) more buckets of level d split, rounded up to
-// whole pages above growLargeWords, or level d+1 with none split when
-// that reaches the end of the level.
+// nextStep returns the level and split pointer of the table after x: a
+// growStepParts-th of level d more split, rounded up to whole pages above
+// growLargeWords, or level d+1 with none split at the level's end.
 func (x *growTable) nextStep() (d, p uint64) {
 	n := x.c << x.d
 	p = x.p + (n+growStepParts-1)/growStepParts
@@ -328,8 +318,7 @@ func (x *growTable) nextStep() (d, p uint64) {
 	return x.d, p
 }
 
-// keyed returns h keyed with the seed, as Filter.keyed does with hash
-// algorithm 2 (seed 0 leaves h as it is).
+// keyed is Filter.keyed for hash algorithm 2 (seed 0 leaves h as it is).
 func (g *Growing) keyed(h uint64) uint64 {
 	if g.seed == 0 {
 		return h
@@ -462,19 +451,17 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 	}
 }
 
-// Insert adds key to the filter, growing its shard's table if the key
-// finds no room. It returns ErrFull, with nothing changed, only at the
-// maximum (WithMaxCapacity or 19 doublings) or, in a shard less than half
-// full, when no path of at most five moves frees a slot for the key:
-// likely when many keys are stored several times (InsertUnique stores each
-// once). On a zero Growing it returns ErrZeroFilter.
+// Insert adds key, growing its shard's table if the key finds no room. It
+// returns ErrFull, with nothing changed, only at the maximum
+// (WithMaxCapacity or 19 doublings) or when no path of at most five moves
+// frees a slot in a shard less than half full: likely when many keys are
+// stored several times (InsertUnique stores each once).
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(xxhash.Sum64(key)) }
 
 // InsertString is Insert for a string key, without copying it.
 func (g *Growing) InsertString(key string) error { return g.Insert(bytesOf(key)) }
 
-// InsertHash is Insert for a key given by its 64-bit hash, as
-// Filter.InsertHash (the same assumptions on h).
+// InsertHash is Insert for a key given by its hash, as Filter.InsertHash.
 func (g *Growing) InsertHash(h uint64) error {
 	_, err := g.insertHash(h, false)
 	return err
@@ -678,8 +665,7 @@ func (g *Growing) lookupBatch(b *batchKeys, found []bool) int {
 }
 
 // lookupGroup answers the keys whose hashes are hs (at most batchGroup) as
-// LookupHash does, with every key's first reads made before any key is
-// tested, so that many loads are in flight at once.
+// LookupHash does, making every key's first reads before it tests any.
 func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 	var xs [batchGroup]*growTable
 	var ks [batchGroup]growKey
@@ -759,11 +745,10 @@ func (g *Growing) BaseCapacity() int {
 	return int(g.sumShards(func(sh *growShard) uint64 { return growKeys(sh.base) }))
 }
 
-// FalsePositiveRate returns the expected rate at which Lookup reports a
-// never-inserted key present, from the entries stored now (it reads every
-// table): a key falls in each shard with probability 1/16, its buckets
-// there are a random pair, and an entry that compares k bits matches it
-// with probability 2^-k.
+// FalsePositiveRate returns the rate at which Lookup is expected to report
+// a never-inserted key, from the entries stored now (it reads every table):
+// a key falls in each shard with probability 1/16, its buckets there are a
+// random pair, and an entry that compares k bits matches it with 2^-k.
 func (g *Growing) FalsePositiveRate() float64 {
 	if g.st == nil {
 		return 0

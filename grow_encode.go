@@ -95,9 +95,8 @@ func (g *Growing) capture() []byte {
 
 // UnmarshalBinary replaces the filter's contents with the growing filter
 // encoded in data, at its size when written, with Filter.UnmarshalBinary's
-// checks and errors (a damaged table: a lane without its marker, a word
-// with bits outside its lanes). It keeps the mode (LockFree for a zero
-// Growing) and must not run concurrently with any other method of g.
+// checks and errors. It keeps the mode (LockFree for a zero Growing) and
+// must not run concurrently with any other method of g.
 func (g *Growing) UnmarshalBinary(data []byte) error {
 	_, err := g.decode(&decoder{data: data, sum: xxhash.New()})
 	return err
@@ -123,8 +122,7 @@ func (g *Growing) decode(d *decoder) (int64, error) {
 	var entries [growShards]int64
 	for i := 0; i < growShards && d.err == nil; i++ {
 		tables[i] = d.table(h.base[i]<<h.d[i]+h.p[i], func(j, w uint64) (uint64, error) {
-			// Reject a word no filter writes: bits above its lanes, or an
-			// entry (a tag above an lb-6-bit tail) without its marker.
+			// Reject a word no filter writes; an entry's marker is in its tail.
 			if w>>(4*lb) != 0 {
 				return 0, errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", i, j, w, lb)
 			}
@@ -178,8 +176,7 @@ type growHeader struct {
 	base, d, p, maxD [growShards]uint64
 }
 
-// parse reads the header at the start of data into h, as far as it goes,
-// and checks it.
+// parse reads and checks the header at the start of data, as far as it goes.
 func (h *growHeader) parse(data []byte) error {
 	v, err := growKind.checkStart(data)
 	if err != nil || len(data) < growFormatHeaderSize {
