@@ -5,7 +5,7 @@ import "sync/atomic"
 // An insert reads its two words and then CASes one. If another core holds
 // the line, the read brings it in shared and the CAS must take it over: a
 // second trip that a batch's overlapped reads do not hide. So InsertBatch
-// (and the growing filter's insertGroup) first issues PREFETCHW for a
+// (and the growing filter's insertBatch) first issues PREFETCHW for a
 // group's words, all in flight at once, to bring them in owned. A single
 // Insert does not: the call costs what it saves (BENCHMARKS.md, "Tuning
 // constants"). Without PREFETCHW (prefetchW false) these do nothing.
