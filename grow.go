@@ -10,15 +10,12 @@ import (
 	"github.com/cespare/xxhash/v2"
 )
 
-// A Growing filter: sixteen shards, each one table (grow_table.go). When
-// an insert finds both its buckets full in a shard at least growTargetLoad
-// full, or no room at all in one at least growFullLoad full, the shard
-// makes its next table, with a sixteenth of its level's buckets more split
-// (nextStep), and copies the old one into it bucket by bucket (copyChunk).
-// Small steps keep memory per key near a fixed filter's, for copying the
-// whole table at every step and shards that stay near full (BENCHMARKS.md,
-// "Growing filter"). The first tables' sizes are spread over one factor of
-// two on a log scale, so that the shards do not all step at once.
+// A Growing filter: sixteen shards, each one table (grow_table.go). An
+// insert that finds no room grows its shard (growTargetLoad, growFullLoad):
+// the shard makes its next table, a sixteenth of its level's buckets more
+// split (nextStep), and copies the old one into it bucket by bucket
+// (copyChunk). Small steps keep memory per key near a fixed filter's
+// (BENCHMARKS.md, "Growing filter").
 //
 // The expansion protocol, per shard. Its tables form a chain through next;
 // cur is the last one (or, for a moment, the one before it).
@@ -44,34 +41,30 @@ import (
 // x returned, with no Delete of x and no Reset begun since, reports true.
 // Proof. Every operation on x works on the chain of x's shard. The insert
 // wrote x's entry into an unfrozen word of some table T while T was cur
-// (its CAS compared the unfrozen word; Locked mode checked the bit under
-// the lock). (a) From then on T holds a match of x in x's pair: moves keep
-// entries in their pairs, Deletes remove only matches of the deleted key
-// by the rule of grow_table.go, freezing changes no entry. (b) If T's
-// successor n finished its copy, n holds a match of x in x's pair of n:
-// the copy took every frozen word of T, each entry to the half its first
-// tail bit names, which for a match of x is x's bucket of the same role in
-// n (a void entry to both); writes on n began after the copy, and (a)
-// applies to n from then on. By induction every later table whose copy
-// finished holds a match. The lookup loads cur = C (T or later), then
-// C.old. If nil, C's copy finished (or C = T): C holds a match. If O, no
-// write has reached C, so T is O or earlier, and O's copy finished before
-// C was made (expansions start only from a table writable returned): O
-// holds a match. The search of that table finds x, since x's pair holds a
+// (step 3). (a) From then on T holds a match of x in x's pair: moves keep
+// entries in their pairs, Deletes remove only matches of the deleted key by
+// the rule of grow_table.go, freezing changes no entry. (b) If T's
+// successor n finished its copy, n holds a match of x in x's pair of n: the
+// copy took every frozen word of T, a match of x to x's bucket of the same
+// role in n (grow_table.go, "Linear steps"); writes on n began after the
+// copy, and (a) applies to n from then on. By induction every later table
+// whose copy finished holds a match. The lookup loads cur = C (T or later),
+// then C.old. If nil, C's copy finished (or C = T): C holds a match. If O,
+// no write has reached C, so T is O or earlier, and O's copy finished
+// before C was made (expansions start only from a table writable returned):
+// O holds a match. The search of that table finds x, since x's pair holds a
 // match at every instant of it (grow_table.go, "Deletes move both
 // counters"). □
 //
 // Nothing is lost: a write that changed its table before the bucket froze
-// is in the copy; one that did not changed nothing and is redone on the
-// next table. ErrFull leaves every entry in its pair. Writes are not
-// lock-free during an expansion: a copier descheduled with a chunk holds
-// back its shard's writers (lookups, and the other shards, go on).
+// is in the copy, and ErrFull leaves every entry in its pair. Writes are
+// not lock-free during an expansion: a copier descheduled with a chunk
+// holds back its shard's writers (lookups, and the other shards, go on).
 
 const (
 	// growShardBits sets growShards = 16: more shards make smaller steps,
-	// but each large table is rounded up to whole pages, and at 32 that
-	// cost more than the smaller steps saved (BENCHMARKS.md, "Tuning
-	// constants").
+	// but round more large tables up to whole pages, which at 32 cost more
+	// than they saved (BENCHMARKS.md, "Tuning constants").
 	growShardBits = 4
 	growShards    = 1 << growShardBits
 	// growShardMul picks a key's shard from the top bits of kh·growShardMul,
@@ -87,10 +80,9 @@ const (
 	// this full grows it at once rather than search for a path, whose cost
 	// grows steeply with the load (BENCHMARKS.md, "Tuning constants").
 	growTargetLoad = 0.90
-	// growFullLoad: below it an insert that finds no room returns ErrFull,
-	// as a fixed filter's does. Only many copies of some keys fill buckets
-	// this early (a key's copies share their buckets), and growing would
-	// add memory without room for them (TestGrowingCopiesOfManyKeys).
+	// growFullLoad: below it an insert that finds no room returns ErrFull:
+	// only many copies of a key, which share its buckets, fill them this
+	// early, and growing adds memory, not room (TestGrowingCopiesOfManyKeys).
 	growFullLoad = 0.5
 	// growStepParts: a step splits ceil(N/growStepParts) of the N buckets
 	// of the level. Smaller steps keep the load nearer the target for more
@@ -104,7 +96,8 @@ const (
 )
 
 // growShardScale[i] is 2^(i/16) in 16.16 fixed point: shard i's first
-// table has ceil(B·2^(i/16)) buckets for the B of shard 0.
+// table has ceil(B·2^(i/16)) buckets for the B of shard 0, so that the
+// shards do not all step at once.
 var growShardScale = [growShards]uint64{
 	65536, 68438, 71468, 74632, 77936, 81386, 84990, 88752,
 	92682, 96785, 101070, 105545, 110218, 115098, 120194, 125515,
@@ -123,10 +116,8 @@ var growShardScale = [growShards]uint64{
 // every size. An entry compares fewer bits of its key each time its bucket
 // is split, so the false-positive rate rises with growth
 // (FalsePositiveRate). Writes to a shard that arrive while it copies its
-// table share the copying and wait for it. Deletes, and inserts that
-// relocate, also wait while a snapshot (WriteTo, MarshalBinary, Clone)
-// copies the tables. Memory, precision and speed: README.md, "Growing
-// filter".
+// table share the copying and wait for it; on snapshots, see the package
+// doc. Memory, precision and speed: README.md, "Growing filter".
 //
 // Its method set is Filter's, String and Hash forms included, without
 // Stats and LockStats. Use Clone (not an assignment) to copy it; a Growing
@@ -141,8 +132,7 @@ type Growing struct {
 	gate snapshotGate
 }
 
-// growState is a Growing filter's masks and shards; ReadFrom replaces it
-// whole.
+// growState is a Growing filter's masks and shards; ReadFrom replaces it.
 type growState struct {
 	mask   [growTags]uint32
 	shards [growShards]growShard
@@ -158,29 +148,26 @@ type growShard struct {
 
 // WithMaxCapacity bounds a Growing filter: each shard grows up to a
 // number of doublings chosen so that all of them together hold at most
-// maxCapacity keys at 95% load at their bounds, so Cap never exceeds
-// (maxCapacity+16)/0.95 slots. Past that, an insert that finds no room
-// returns ErrFull with nothing lost, as a Filter's does. Since each shard
-// receives a sixteenth of the keys and the shards differ in size, the
-// first ErrFull comes when the smallest shard at its bound is full: from
-// about two thirds of maxCapacity keys on. 0 (the default) means no bound
-// but the 19 doublings the hash allows, and so does any bound above what
-// they reach. New rejects it.
+// maxCapacity keys at 95% load, so Cap never exceeds (maxCapacity+16)/0.95
+// slots. Past that, an insert that finds no room returns ErrFull with
+// nothing lost. Each shard receives a sixteenth of the keys, so the first
+// ErrFull comes when the smallest shard at its bound is full: from about
+// two thirds of maxCapacity keys on. 0 (the default), or a bound above
+// what the 19 doublings the hash allows reach, means no bound but those.
+// New rejects it.
 func WithMaxCapacity(maxCapacity int) Option {
 	return func(c *config) { c.maxCap, c.maxCapSet = maxCapacity, true }
 }
 
 // NewGrowing returns a filter whose first tables are sized for capacity
-// keys at 95% load or more (BaseCapacity: at least 5,512, as the smallest
-// shard has 64 buckets, and about 1.4 times capacity above that, as the
-// shards have different sizes) and that grows as keys arrive, each shard
-// by steps of a sixteenth of a doubling, up to 19 doublings (about four
-// billion keys). For many small sets of known size a fixed Filter is much
-// smaller. It takes the options of New (seed, mode; the fingerprint size
-// must be the default 12, and WithSlotsPerBucket is refused) and
-// WithMaxCapacity. It returns an error if capacity is not positive or
-// above MaxCapacity, if the maximum is below the first tables' capacity,
-// or if an option has a value outside its range.
+// keys at 95% load or more (BaseCapacity) and that grows as keys arrive,
+// each shard by steps of a sixteenth of a doubling, up to 19 doublings
+// (about four billion keys). For many small sets of known size a fixed
+// Filter is much smaller. It takes the options of New (seed, mode; the
+// fingerprint size must be the default 12, and WithSlotsPerBucket is
+// refused) and WithMaxCapacity. It returns an error if capacity is not
+// positive or above MaxCapacity, if the maximum is below the first
+// tables' capacity, or if an option has a value outside its range.
 func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	var given config // New's own options are refused whatever their values
 	for _, o := range opts {
@@ -222,8 +209,7 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	}
 	st := newGrowState(&bases, &maxD, c.seed)
 	for i := range st.shards {
-		sh := &st.shards[i]
-		sh.cur.Store(st.newTable(sh, 0, 0, c.mode))
+		st.shards[i].cur.Store(st.newTable(&st.shards[i], 0, 0, c.mode))
 	}
 	g := &Growing{}
 	g.setup(c.seed, c.mode, st)
@@ -243,8 +229,7 @@ func growStateKeys(bases, ds *[growShards]uint64) uint64 {
 // growBounds returns doubling bounds, each at most limit's, under which
 // shards with first tables of bases buckets (at most maxCap keys) hold at
 // most maxCap keys: it doubles the smallest shard while the total allows,
-// so that the smallest shard at its bound, which returns the first
-// ErrFull, is as large as it can be.
+// so that the shard that returns the first ErrFull is as large as it can be.
 func growBounds(bases, limit *[growShards]uint64, maxCap uint64) [growShards]uint64 {
 	var ds [growShards]uint64
 	for {
@@ -297,9 +282,7 @@ func (g *Growing) setup(seed uint64, mode Mode, st *growState) {
 }
 
 // growKeys is the number of keys a table of m buckets is sized for (95%).
-func growKeys(m uint64) uint64 {
-	return m * slotsPerBucket * targetLoadNum / targetLoadDen
-}
+func growKeys(m uint64) uint64 { return m * slotsPerBucket * targetLoadNum / targetLoadDen }
 
 // newTable returns an empty table of shard sh at level d, split pointer p.
 func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable {
@@ -320,10 +303,9 @@ func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
 	return x
 }
 
-// nextStep returns the level and split pointer of the table after x:
-// ceil(c·2^d/growStepParts) more buckets of level d split, rounded up to
-// whole pages above growLargeWords, or level d+1 with none split when
-// that reaches the end of the level.
+// nextStep returns the level and split pointer of the table after x: a
+// growStepParts-th of level d more split, rounded up to whole pages above
+// growLargeWords, or level d+1 with none split at the level's end.
 func (x *growTable) nextStep() (d, p uint64) {
 	n := x.c << x.d
 	p = x.p + (n+growStepParts-1)/growStepParts
@@ -336,8 +318,7 @@ func (x *growTable) nextStep() (d, p uint64) {
 	return x.d, p
 }
 
-// keyed returns h keyed with the seed, as Filter.keyed does with hash
-// algorithm 2 (seed 0 leaves h as it is).
+// keyed is Filter.keyed for hash algorithm 2 (seed 0 leaves h as it is).
 func (g *Growing) keyed(h uint64) uint64 {
 	if g.seed == 0 {
 		return h
@@ -426,10 +407,8 @@ func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 }
 
 // copyChunk freezes buckets [lo, hi) of o and writes their entries into n
-// (nowhere if n was made by Reset): o's split buckets keep their index,
-// the buckets of level d that n splits go to their halves 2j and 2j+1, and
-// the others move up by the buckets n splits ("Linear steps",
-// grow_table.go). A void entry goes to both halves and counts once more.
+// as grow_table.go's "Linear steps" says (nowhere if n was made by Reset);
+// a void entry goes to both halves and counts once more.
 func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 	end := n.p // o's buckets of level d below end are split in n
 	if n.d > o.d {
@@ -472,23 +451,37 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 	}
 }
 
-// Insert adds key to the filter, growing its shard's table if the key
-// finds no room. It returns ErrFull, with nothing changed, only at the
-// maximum (WithMaxCapacity or 19 doublings) or, in a shard less than half
-// full, when no path of at most five moves frees a slot for the key:
-// likely when many keys are stored several times (InsertUnique stores each
-// once). On a zero Growing it returns ErrZeroFilter.
+// Insert adds key, growing its shard's table if the key finds no room. It
+// returns ErrFull, with nothing changed, only at the maximum
+// (WithMaxCapacity or 19 doublings) or when no path of at most five moves
+// frees a slot in a shard less than half full: likely when many keys are
+// stored several times (InsertUnique stores each once).
 func (g *Growing) Insert(key []byte) error { return g.InsertHash(xxhash.Sum64(key)) }
 
 // InsertString is Insert for a string key, without copying it.
 func (g *Growing) InsertString(key string) error { return g.Insert(bytesOf(key)) }
 
-// InsertHash is Insert for a key given by its 64-bit hash, as
-// Filter.InsertHash (the same assumptions on h).
+// InsertHash is Insert for a key given by its hash, as Filter.InsertHash.
 func (g *Growing) InsertHash(h uint64) error {
 	_, err := g.insertHash(h, false)
 	return err
 }
+
+// InsertUnique adds key unless an entry matching it is in one of its
+// buckets, and reports whether it added it; it returns ErrFull, with
+// nothing changed, only where Insert would. As Filter.InsertUnique, it is
+// linearizable in both modes, also against growth steps, so goroutines
+// calling it with one key leave exactly one entry for it; a refusal may
+// mean that another key's entry matches it (FalsePositiveRate).
+func (g *Growing) InsertUnique(key []byte) (inserted bool, err error) {
+	return g.InsertUniqueHash(xxhash.Sum64(key))
+}
+
+// InsertUniqueString is InsertUnique for a string key, without copying it.
+func (g *Growing) InsertUniqueString(key string) (bool, error) { return g.InsertUnique(bytesOf(key)) }
+
+// InsertUniqueHash is InsertUnique for a key given by its 64-bit hash.
+func (g *Growing) InsertUniqueHash(h uint64) (bool, error) { return g.insertHash(h, true) }
 
 // insertHash adds the key whose hash is h, or, if unique, adds it unless
 // an entry matches it (uniqueIn), and reports whether it added it.
@@ -585,66 +578,95 @@ func (g *Growing) DeleteHash(h uint64) bool {
 // doublings match more keys.
 func (g *Growing) Count(key []byte) int { return g.CountHash(xxhash.Sum64(key)) }
 
+// CountString is Count for a string key, without copying it.
+func (g *Growing) CountString(key string) int { return g.Count(bytesOf(key)) }
+
+// CountHash is Count for a key given by its 64-bit hash.
+func (g *Growing) CountHash(h uint64) int {
+	if g.st == nil {
+		return 0
+	}
+	kh := g.keyed(h)
+	x := g.shardOf(kh).searched()
+	return g.countIn(x, x.place(kh))
+}
+
 // InsertBatch inserts keys in order, each as Insert does, and returns how
 // many it inserted; if fewer than len(keys), keys[n] met Insert's error,
-// err, and keys[n:] were not inserted. It prefetches the buckets of a
-// group of keys first, so that their cache misses overlap.
+// err. It prefetches a group's buckets first, so that their misses overlap.
 func (g *Growing) InsertBatch(keys [][]byte) (n int, err error) {
-	var hs [batchGroup]uint64
-	for base := 0; base < len(keys); base += batchGroup {
-		ks := keys[base:min(base+batchGroup, len(keys))]
-		hashKeys(hs[:len(ks)], ks)
-		if j, err := g.insertGroup(hs[:len(ks)]); err != nil {
-			return base + j, err
-		}
-	}
-	return len(keys), nil
+	return g.insertBatch(&batchKeys{keys: keys}, len(keys))
 }
 
-// insertGroup inserts the keys whose hashes are hs (at most batchGroup)
-// after prefetching their buckets, and returns how many it inserted and
-// the next one's error.
-func (g *Growing) insertGroup(hs []uint64) (int, error) {
-	if g.st == nil {
+// InsertBatchString is InsertBatch for string keys, without copying them.
+func (g *Growing) InsertBatchString(keys []string) (n int, err error) {
+	return g.insertBatch(&batchKeys{strs: keys}, len(keys))
+}
+
+// InsertBatchHash is InsertBatch for keys given by their 64-bit hashes.
+func (g *Growing) InsertBatchHash(hs []uint64) (n int, err error) {
+	return g.insertBatch(&batchKeys{hs: hs}, len(hs))
+}
+
+// insertBatch is InsertBatch for the n keys of b: per group, it prefetches
+// every key's buckets, then inserts the keys.
+func (g *Growing) insertBatch(b *batchKeys, n int) (int, error) {
+	if g.st == nil && n > 0 {
 		return 0, ErrZeroFilter
 	}
-	for _, h := range hs {
-		kh := g.keyed(h)
-		x := g.shardOf(kh).cur.Load()
-		k := x.place(kh)
-		prefetchTwo(x.t.words, k.b1, k.b2)
-	}
-	for j, h := range hs {
-		if err := g.InsertHash(h); err != nil {
-			return j, err
-		}
-	}
-	return len(hs), nil
-}
-
-// LookupBatch stores in found[i] whether keys[i] may be in the filter, as
-// Lookup would, for i below n = min(len(keys), len(found)), and returns n.
-// It loads the buckets of a group of keys before testing any of them, so
-// that their cache misses overlap.
-func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
-	n = min(len(keys), len(found))
 	var hs [batchGroup]uint64
 	for base := 0; base < n; base += batchGroup {
-		ks := keys[base:min(base+batchGroup, n)]
-		hashKeys(hs[:len(ks)], ks)
-		g.lookupGroup(hs[:len(ks)], found[base:base+len(ks)])
+		group := hs[:min(batchGroup, n-base)]
+		b.hashGroup(&hs, base, base+len(group))
+		for _, h := range group {
+			kh := g.keyed(h)
+			x := g.shardOf(kh).cur.Load()
+			k := x.place(kh)
+			prefetchTwo(x.t.words, k.b1, k.b2)
+		}
+		for j, h := range group {
+			if err := g.InsertHash(h); err != nil {
+				return base + j, err
+			}
+		}
 	}
-	return n
+	return n, nil
+}
+
+// LookupBatch stores Lookup(keys[i]) in found[i] for every i below n =
+// min(len(keys), len(found)) and returns n, as Filter.LookupBatch does.
+func (g *Growing) LookupBatch(keys [][]byte, found []bool) (n int) {
+	return g.lookupBatch(&batchKeys{keys: keys}, found[:min(len(keys), len(found))])
+}
+
+// LookupBatchString is LookupBatch for string keys, without copying them.
+func (g *Growing) LookupBatchString(keys []string, found []bool) (n int) {
+	return g.lookupBatch(&batchKeys{strs: keys}, found[:min(len(keys), len(found))])
+}
+
+// LookupBatchHash is LookupBatch for keys given by their 64-bit hashes.
+func (g *Growing) LookupBatchHash(hs []uint64, found []bool) (n int) {
+	return g.lookupBatch(&batchKeys{hs: hs}, found[:min(len(hs), len(found))])
+}
+
+// lookupBatch is LookupBatch for the first len(found) keys of b.
+func (g *Growing) lookupBatch(b *batchKeys, found []bool) int {
+	if g.st == nil {
+		clear(found)
+		return len(found)
+	}
+	var hs [batchGroup]uint64
+	for base := 0; base < len(found); base += batchGroup {
+		end := min(base+batchGroup, len(found))
+		b.hashGroup(&hs, base, end)
+		g.lookupGroup(hs[:end-base], found[base:end])
+	}
+	return len(found)
 }
 
 // lookupGroup answers the keys whose hashes are hs (at most batchGroup) as
-// LookupHash does, with every key's first reads made before any key is
-// tested, so that many loads are in flight at once.
+// LookupHash does, making every key's first reads before it tests any.
 func (g *Growing) lookupGroup(hs []uint64, found []bool) {
-	if g.st == nil {
-		clear(found)
-		return
-	}
 	var xs [batchGroup]*growTable
 	var ks [batchGroup]growKey
 	var w1, w2, e [batchGroup]uint64
@@ -715,18 +737,18 @@ func (g *Growing) Doublings() int {
 }
 
 // BaseCapacity returns the number of keys the shards' first tables are
-// sized for (95% load): at least the capacity the filter started with
-// (about 1.4 times it, and at least 5,512), since each shard receives a
-// sixteenth of the keys and the smallest must hold its share.
+// sized for (95% load): at least 5,512, as the smallest shard has 64
+// buckets, and about 1.4 times the capacity the filter started with above
+// that, since each shard receives a sixteenth of the keys and the smallest
+// must hold its share.
 func (g *Growing) BaseCapacity() int {
 	return int(g.sumShards(func(sh *growShard) uint64 { return growKeys(sh.base) }))
 }
 
-// FalsePositiveRate returns the expected rate at which Lookup reports a
-// never-inserted key present, from the entries stored now (it reads every
-// table): a key falls in each shard with probability 1/16, its buckets
-// there are a random pair, and an entry that compares k bits matches it
-// with probability 2^-k.
+// FalsePositiveRate returns the rate at which Lookup is expected to report
+// a never-inserted key, from the entries stored now (it reads every table):
+// a key falls in each shard with probability 1/16, its buckets there are a
+// random pair, and an entry that compares k bits matches it with 2^-k.
 func (g *Growing) FalsePositiveRate() float64 {
 	if g.st == nil {
 		return 0
@@ -760,23 +782,20 @@ func (g *Growing) Reset() {
 		return
 	}
 	for i := range g.st.shards {
-		g.resetShard(&g.st.shards[i])
-	}
-}
-
-// resetShard replaces sh's table, as an expansion would, by a first table
-// whose copy drops the entries.
-func (g *Growing) resetShard(sh *growShard) {
-	for {
-		x := g.writable(sh)
-		n := g.st.newTable(sh, 0, 0, g.mode)
-		n.reset = true
-		n.old.Store(x)
-		if x.next.CompareAndSwap(nil, n) {
-			sh.cur.CompareAndSwap(x, n)
-			g.copyInto(sh, n, x)
-			return
-		} // an expansion started: help it, then reset
+		// Replace the shard's table, as an expansion would, by a first
+		// table whose copy drops the entries.
+		sh := &g.st.shards[i]
+		for {
+			x := g.writable(sh)
+			n := g.st.newTable(sh, 0, 0, g.mode)
+			n.reset = true
+			n.old.Store(x)
+			if x.next.CompareAndSwap(nil, n) {
+				sh.cur.CompareAndSwap(x, n)
+				g.copyInto(sh, n, x)
+				break
+			} // an expansion started: help it, then reset
+		}
 	}
 }
 

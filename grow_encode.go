@@ -10,8 +10,7 @@ import (
 )
 
 // The Growing filter's encoding (FORMAT.md, "Growing filter format") in
-// encode.go's framing. Version 4 lacks split pointers and is read as it is;
-// version 3 also has 14-bit lanes, read through lanesFrom14.
+// encode.go's framing; versions 3 and 4 are read too.
 const (
 	growFormatMagic        = "CUCKOOGR"
 	growFormatVersion      = 5
@@ -28,9 +27,8 @@ var growKind = encKind{growFormatMagic, "growing filter", formatMagic,
 	"growing format", growFormatVersion14, growFormatVersion}
 
 // WriteTo writes the filter in the growing format of FORMAT.md, a snapshot
-// as Filter.WriteTo takes, with its errors. While it copies the tables,
-// relocations, deletes and expansion copies wait (inserts into free slots
-// and lookups go on); w does not hold them back.
+// as Filter.WriteTo takes, with its errors. Relocations, deletes and
+// expansion copies wait while it copies the tables, not while it writes w.
 func (g *Growing) WriteTo(w io.Writer) (int64, error) {
 	data, err := g.MarshalBinary()
 	return writeEncoding(w, data, err)
@@ -58,16 +56,16 @@ func (g *Growing) Clone() *Growing {
 	return c
 }
 
-// capture returns the encoding up to its checksum, with the words of the tables
-// lookups search. Claim: they hold an entry matching every key x inserted
-// before capture began and not deleted before it ended. Proof: the snapshot
-// gate keeps Deletes, moves and expansion copies apart from it (snapshot.go;
-// grow_table.go, "Deletes wait for snapshots"), so while it reads, entries are
-// only added to the tables it reads, which hold every key whose insert finished
-// (grow.go). x had a matching entry when capture began (youngest-match rule);
-// it stays in its word until capture ends, and capture reads that word once,
-// whole. □ Without the gate in deleteIn,
-// TestGrowingSnapshotAgainstCollidingDeletes loses the key in both modes.
+// capture returns the encoding up to its checksum, with the words of the
+// tables lookups search. Claim: they hold an entry matching every key x
+// inserted before capture began and not deleted before it ended. Proof: the
+// snapshot gate keeps Deletes, moves and expansion copies apart from it
+// (snapshot.go; deleteIn), so while it reads, entries are only added to the
+// tables it reads, which hold every key whose insert finished (grow.go). x
+// had a matching entry when capture began (youngest-match rule); it stays
+// in its word until capture ends, and capture reads that word once, whole.
+// □ Without the gate in deleteIn, TestGrowingSnapshotAgainstCollidingDeletes
+// loses the key in both modes.
 func (g *Growing) capture() []byte {
 	g.gate.beginSnapshot()
 	defer g.gate.endSnapshot()
@@ -97,9 +95,8 @@ func (g *Growing) capture() []byte {
 
 // UnmarshalBinary replaces the filter's contents with the growing filter
 // encoded in data, at its size when written, with Filter.UnmarshalBinary's
-// checks and errors (a damaged table: a lane without its marker, a word
-// with bits outside its lanes). It keeps the mode (LockFree for a zero
-// Growing) and must not run concurrently with any other method of g.
+// checks and errors. It keeps the mode (LockFree for a zero Growing) and
+// must not run concurrently with any other method of g.
 func (g *Growing) UnmarshalBinary(data []byte) error {
 	_, err := g.decode(&decoder{data: data, sum: xxhash.New()})
 	return err
@@ -127,8 +124,7 @@ func (g *Growing) decode(d *decoder) (int64, error) {
 		tables[i] = d.table(h.base[i]<<h.d[i]+h.p[i], func(first uint64, ws []atomic.Uint64, p []byte) error {
 			n := 0
 			for j := range ws {
-				// Reject a word no filter writes: bits above its lanes, or
-				// an entry (a tag above an lb-6-bit tail) without its marker.
+				// Reject a word no filter writes; an entry's marker is in its tail.
 				w := binary.LittleEndian.Uint64(p[8*j:])
 				if w>>(4*lb) != 0 {
 					return errCorrupt("cuckoo: shard %d, bucket %d: word %#016x has bits above its %d-bit lanes", i, first+uint64(j), w, lb)
@@ -186,8 +182,7 @@ type growHeader struct {
 	base, d, p, maxD [growShards]uint64
 }
 
-// parse reads the header at the start of data into h, as far as it goes,
-// and checks it.
+// parse reads and checks the header at the start of data, as far as it goes.
 func (h *growHeader) parse(data []byte) error {
 	v, err := growKind.checkStart(data)
 	if err != nil || len(data) < growFormatHeaderSize {

@@ -7,25 +7,24 @@ import "math/bits"
 //	bit 63 62   61        60        59 ... 45  44 ... 30  29 ... 15  14 ... 0
 //	   [tags] [frozen] [counter]   [lane 3 ]  [lane 2 ]  [lane 1 ]  [lane 0]
 //
-// A lane is 0 (empty) or an entry: a 6-bit tag above a 9-bit tail. The tag
-// never changes; the tail holds the next position bits of the entry's
-// bucket (grow_table.go) above a 1 marker: tail = p<<1 | 1 with 8 bits p
-// when fresh, the first in bit 8. A split takes bit 8 (which half) and
-// shifts the tail left, so the marker rises: an entry of age a (splits
+// A lane is 0 (empty) or an entry: a 6-bit tag above a 9-bit tail, non-zero
+// by its marker. The tag is fixed; the tail holds the next position bits of
+// the entry's bucket (grow_table.go) above a 1 marker: tail = p<<1 | 1 with
+// 8 bits p when fresh, the first in bit 8. A split takes bit 8 (which half)
+// and shifts the tail left, so the marker rises: an entry of age a (splits
 // since written, less levels moved down) has its marker at bit a and 8-a
-// position bits. At age 8 (tail 0x100) it is void
-// and a split copies it into both halves. A query matches an entry whose
-// tag and bits above the marker equal its own: older entries match more
-// keys. An entry's lane is never 0 (the marker is set).
+// position bits. At age 8 (tail 0x100) it is void and a split copies it
+// into both halves. A query matches an entry whose tag and bits above the
+// marker equal its own: older entries match more keys.
 //
 // Frozen: an expansion has copied or is copying the word (grow.go); no
-// operation changes it again. Counter: one bit, bumped by each move
-// through the bucket and each Delete from its pair (grow_table.go); every
-// second bump wraps it, and each wrap is counted in the epoch of the
-// bucket's stripe (twophase.go, "Counter wraps"). Four 15-bit lanes leave
-// four bits, three of them taken by the frozen bit and the tags; a 15-bit
-// lane compares one bit more than a 14-bit one, halving the false-positive
-// rate.
+// operation changes it again. Counter: one bit, bumped by each move through
+// the bucket (move.go.tmpl) and each Delete from its pair (grow_table.go,
+// "Deletes move both counters"), not by inserts or freezing; every second
+// bump wraps it, and each wrap is counted in the epoch of the bucket's
+// stripe (twophase.go, "Counter wraps"). Four 15-bit lanes leave four bits,
+// three of them taken by the frozen bit and the tags; a 15-bit lane
+// compares one bit more than a 14-bit one, halving the false-positive rate.
 
 const (
 	laneBits     = 15
@@ -114,11 +113,8 @@ func growCounter(w uint64) uint64 { return w >> growCtrShift & growCtrMask }
 // growWraps reports whether bumping w's counter wraps it to 0.
 func growWraps(w uint64) bool { return growCounter(w) == growCtrMask }
 
-// growBump returns w with its counter bumped (mod 2).
-func growBump(w uint64) uint64 {
-	c := (growCounter(w) + 1) & growCtrMask
-	return w&^(growCtrMask<<growCtrShift) | c<<growCtrShift
-}
+// growBump returns w with its one-bit counter bumped (mod 2).
+func growBump(w uint64) uint64 { return w ^ growCtrMask<<growCtrShift }
 
 // splitLane returns where entry v goes when its bucket j splits: bucket
 // 2j+half as nv, or both halves for a void entry (nv = v).

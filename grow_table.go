@@ -61,10 +61,6 @@ import (
 // (gainLane's bit is b's index bit, K's too), less a dropped last bit. □
 // TestGrowStepsKeepMatches checks moves both ways at every level and split
 // pointer.
-//
-// Moves, one-bit counters and epochs are the fixed filter's (move.go.tmpl,
-// twophase.go, locked.go). Inserts leave counters alone, Deletes bump both
-// of their pair's ("Deletes move both counters"), freezing moves nothing.
 
 const (
 	growTagBits   = 6
@@ -87,11 +83,10 @@ type growTable struct {
 	// that placement follows no pointer.
 	c         uint64
 	off, mask [growTags]uint32
-	// Placement's shifts: uShift = growPosBits-d-1 takes g_0..g_d from P,
-	// uMask masks them; tShift = growPosBits-8-d (and tShift-1) take a
-	// fresh tail at level d (d+1); d1 = d+1, p2 = 2p. Every shift is
-	// written sh&63, which spares the compiler's check (tShift-1 wraps only
-	// at d = 19, where p = 0 and it is not used).
+	// Placement's constants (tableShape): uShift and uMask take g_0..g_d
+	// from P, tShift (tShift-1) a fresh tail at level d (d+1). Every shift
+	// is written sh&63, which spares the compiler's check (tShift-1 wraps
+	// only at d = 19, where p = 0 and it is not used).
 	uShift, uMask, tShift, d1, p2 uint64
 	locks                         *stripedLocks
 
@@ -107,9 +102,7 @@ type growTable struct {
 
 // growKey is a key placed in one table: its buckets and its fresh entry in
 // each (q1 in b1, q2 in b2).
-type growKey struct {
-	b1, b2, q1, q2 uint64
-}
+type growKey struct{ b1, b2, q1, q2 uint64 }
 
 // place places the key whose keyed hash is kh in x ("Placement").
 func (x *growTable) place(kh uint64) growKey {
@@ -161,9 +154,6 @@ func growAltBase(r, o, c uint64) uint64 {
 
 // alt returns the other bucket of entry v of bucket b, and v as written
 // there ("Relocation across levels"); ok is false where altBucket refuses.
-// The bits above the marker flip by the mask at b's level; then the entry
-// gains b's index bit (down a level) or gives its first bit to the index
-// (up).
 func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
 	nb, ok = x.altBucket(b, v)
 	if !ok {
@@ -231,16 +221,15 @@ const (
 )
 
 // Deletes move both counters. Colliding keys (same tag, position bits and
-// buckets, in either order) have interchangeable entries. A search that
-// trusted its first bucket's counter alone could miss a key inserted
-// before it and never deleted, with no entry moved: stalled after reading
-// its first bucket P (empty), it sees a colliding key C (first bucket Q)
-// inserted into P and C's Delete take the searched key's entry from Q
-// (youngest match, a tie going to C's first bucket); after it reads Q, a
-// key D in its order is inserted into Q and deleted from P, and P reads the
-// same again (TestGrowingSearchAgainstCollidingDeletes). So a Delete that
-// removes an entry bumps both counters of its pair (deleteIn), and a search
-// answers "absent" only when its first bucket's counter did not move.
+// buckets, in either order) have interchangeable entries, so a search that
+// trusted its first bucket's counter alone could miss a key inserted and
+// never deleted, with no entry moved: stalled after reading its first
+// bucket P (empty), it sees a colliding key C (first bucket Q) inserted
+// into P and C's Delete take the searched key's entry from Q (youngest
+// match, a tie going to C's first bucket); after it reads Q, a key D in
+// its order is inserted into Q and deleted from P, and P reads the same
+// again (TestGrowingSearchAgainstCollidingDeletes). So a Delete that
+// removes an entry bumps both counters of its pair (deleteIn).
 //
 // Claim: a search of x's pair P, Q (P read at t1 and again at t3, Q at t2)
 // that answers "absent" with P's counter and the epoch of P's stripe
@@ -264,8 +253,7 @@ const (
 // match unless x was deleted; Q read at t2, before or after that store,
 // shows a match. □
 
-// readPair makes a search's first reads of buckets b1, b2 of x, with the
-// tests' stall points.
+// readPair makes a search's first reads of b1 and b2, with the stall points.
 func (x *growTable) readPair(b1, b2 uint64) (w1, w2 uint64) {
 	w1 = loadAt(&x.t, &x.t.words[b1])
 	growSearchStalled(x, b1, 1)
@@ -330,11 +318,10 @@ func (x *growTable) searchIn(b1, b2, q1, q2 uint64) bool {
 // full: growDone, growFull (no path) or growFrozen.
 func (g *Growing) addIn(x *growTable, k growKey) int {
 	for {
-		st := g.putIn(x, k)
-		if st != growFull {
+		if st := g.putIn(x, k); st != growFull {
 			return st
 		}
-		if st = g.growRelocate(x, k.b1, k.b2); st != growDone {
+		if st := g.growRelocate(x, k.b1, k.b2); st != growDone {
 			return st
 		}
 	}
@@ -348,6 +335,27 @@ func (g *Growing) putIn(x *growTable, k growKey) int {
 	}
 	w1, w2 := loadAt(&x.t, &x.t.words[k.b1]), loadAt(&x.t, &x.t.words[k.b2])
 	return x.growAdd(k.b1, k.b2, k.q1, k.q2, w1, w2)
+}
+
+// uniqueIn puts k's entry into the emptier of its buckets in x unless an
+// entry matching k is in either (unique.go.tmpl): present=true with
+// growDone, growDone alone when it added, or growFull (both full, no
+// match) or growFrozen with nothing changed.
+//
+// Claim: present, added and growFull each hold at one instant in the call.
+// Proof. Every entry matching k in x lies in b1 or b2 (entries move only
+// within their pairs), and x is the table writes go to (writable): once a
+// step's copy is done the shard's entries are in x only, and a copy in
+// progress freezes a word before copying it, which the frozen check sees
+// (growFrozen says nothing of the key: the caller starts over). The rest
+// is unique.go.tmpl's argument, the words unfrozen at the instant (a
+// freeze fails the decidePair; Locked, freezing takes the lock); when
+// b1 = b2 the word is read once and tested for both entry forms. □
+func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
+	if g.mode == Locked {
+		return x.growAddUniqueLocked(k.b1, k.b2, k.q1, k.q2)
+	}
+	return x.growAddUnique(k.b1, k.b2, k.q1, k.q2)
 }
 
 // moveIn moves entry v from lane s of src to dst, where it is nv (alt), in
@@ -376,37 +384,31 @@ func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint
 // different numbers of bits, so a key X may match another key Y's entry as
 // well as its own. Delete(X) removes, from one atomic view of both buckets,
 // a matching entry that knows the most position bits (its bucket's level
-// plus its tail bits: a split bucket's entry knows one more than an
-// unsplit one's of the same age; youngestOf). Claim: every key that
-// matched some entry before still matches one after. Proof: by induction,
-// each key inserted and not deleted owns a matching entry distinct from
-// every other key's (its insert wrote one; moves and splits keep it
-// matching; a void split leaves a copy in the key's half). Only the
-// removed E is lost. If E served Y, X's own entry E_X (E_X = E would mean
-// E served X, the key deleted) knows no more bits than E, and its bits are
-// a prefix of the positions E's stand for. X and Y share the tag and E's
-// bucket. If their other buckets differ, E is void and of level d
-// ("Relocation across levels"), so E_X, knowing no more, is void and of
-// level d too (the other bucket is split), in E's bucket: E's value, which
-// Y matches. Otherwise they share the pair and the mask. Let P_K(b) be the
-// position bits of key K in bucket b of its pair (its index bits in its
-// b1, those XOR the mask in its b2; when b1 = b2, either). Both match E in
-// its bucket b, so P_X(b) and P_Y(b) agree on E's bits, and flipping both
-// by the mask keeps them agreeing in the other bucket. E_X holds P_X of
-// its bucket on its bits, hence P_Y's: Y matches E_X. □ Removing an older
-// (shorter) match could leave a younger entry that compares bits Y does
-// not share.
-//
-// Deletes wait for snapshots. A snapshot (capture, grow_encode.go) reads a
-// word at a time, ascending, and no read order is safe against the
-// schedule of "Deletes move both counters": after it reads P, C is
-// inserted into P and C's Delete takes the searched key's entry from Q,
-// read later (a tie may go to either bucket). So deleteIn holds the
-// snapshot gate (snapshot.go) throughout, as a relocation step does.
+// plus its tail bits; youngestOf). Claim: every key that matched some entry
+// before still matches one after. Proof: by induction, each key inserted
+// and not deleted owns a matching entry distinct from every other key's
+// (its insert wrote one; moves and splits keep it matching; a void split
+// leaves a copy in the key's half). Only the removed E is lost. If E served
+// Y, X's own entry E_X (E_X = E would mean E served X, the key deleted)
+// knows no more bits than E, and its bits are a prefix of the positions E's
+// stand for. X and Y share the tag and E's bucket. If their other buckets
+// differ, E is void and of level d ("Relocation across levels"), so E_X,
+// knowing no more, is void and of level d too (the other bucket is split),
+// in E's bucket: E's value, which Y matches. Otherwise they share the pair
+// and the mask. Let P_K(b) be the position bits of key K in bucket b of its
+// pair (its index bits in its b1, those XOR the mask in its b2; when b1 =
+// b2, either). Both match E in its bucket b, so P_X(b) and P_Y(b) agree on
+// E's bits, and flipping both by the mask keeps them agreeing in the other
+// bucket. E_X holds P_X of its bucket on its bits, hence P_Y's: Y matches
+// E_X. □ Removing an older (shorter) match could leave a younger entry that
+// compares bits Y does not share.
 
 // deleteIn removes the youngest entry matching k from x, chosen from one
 // atomic view of both buckets, and reports whether there was one; st is
-// growFrozen if x is being copied.
+// growFrozen if x is being copied. It holds the snapshot gate throughout,
+// as a relocation step does: a snapshot (capture) reads a word at a time,
+// and no read order is safe against the schedule of "Deletes move both
+// counters" (C's Delete takes the key's entry from a word read later).
 func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 	defer g.gate.exitMove(g.gate.enterMove())
 	t := &x.t
@@ -434,10 +436,7 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 		case ok:
 			n2 = nw
 		}
-		// Both counters bumped, each wrap counted in its stripe's epoch:
-		// in the K-CAS of both words (LockFree; unchanged words at one
-		// instant prove an absence), or before and after the stores under
-		// both locks (locked.go).
+		// Bump both counters ("Deletes move both counters").
 		wrap1, wrap2 := growWraps(w1), growWraps(w2)
 		if g.mode == Locked {
 			if ok && k.b1 == k.b2 {
@@ -468,8 +467,7 @@ func (g *Growing) deleteIn(x *growTable, k growKey) (found bool, st int) {
 	}
 }
 
-// epochWraps counts a wrap of bucket i's (j's) counter in its stripe's
-// epoch.
+// epochWraps counts a wrap of bucket i's (j's) counter in its stripe's epoch.
 func (x *growTable) epochWraps(i uint64, wrapI bool, j uint64, wrapJ bool) {
 	if wrapI {
 		x.t.epochOf(i).Add(1)
@@ -479,8 +477,9 @@ func (x *growTable) epochWraps(i uint64, wrapI bool, j uint64, wrapJ bool) {
 	}
 }
 
-// youngestOf picks the youngest entry matching k in w1 (b1) or w2 (b2):
-// the one that knows the most position bits; b1 on a tie. When b1 = b2 an
+// youngestOf picks the youngest entry matching k in w1 (b1) or w2 (b2): the
+// one that knows the most position bits (a split bucket's entry knows one
+// more than an unsplit one's of the same age); b1 on a tie. When b1 = b2 an
 // entry of the key may have either form, and w2 is w1.
 func (x *growTable) youngestOf(k growKey, w1, w2 uint64) (b, w uint64, s int, ok bool) {
 	s1, a1, ok1 := longestMatch(w1, k.q1)
@@ -500,9 +499,8 @@ func (g *Growing) countIn(x *growTable, k growKey) int {
 	return x.growCountLockFree(k.b1, k.b2, k.q1, k.q2)
 }
 
-// freezeIn sets the frozen bit of bucket j of x and returns the word it
-// froze, without the bit. No write changes the word after: LockFree writers
-// compare the whole word, Locked ones check the bit under the lock.
+// freezeIn sets the frozen bit of bucket j of x (grow.go, protocol step 2)
+// and returns the word it froze, without the bit.
 func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 	t := &x.t
 	if g.mode == Locked {
@@ -524,18 +522,16 @@ func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 	}
 }
 
-// growSearchStalls is twophase.go's searchStalls for the growing tables
-// (race builds only): called with the table and b1 after a search's read
-// of b1 (stage 1) and of b2 (stage 2), and between its re-read of b1 and
-// of the epoch (stage 3).
+// growSearchStalls is twophase.go's searchStalls for growing tables (race
+// builds): called with the table and b1 after a search's read of b1 (stage
+// 1), of b2 (2), and between its re-read of b1 and of the epoch (3).
 var growSearchStalls atomic.Pointer[func(x *growTable, b1 uint64, stage int)]
 
 // growSearchStalled calls growSearchStalls, if set, in race builds.
 func growSearchStalled(x *growTable, b1 uint64, stage int) {
-	if !raceEnabled {
-		return
-	}
-	if h := growSearchStalls.Load(); h != nil {
-		(*h)(x, b1, stage)
+	if raceEnabled {
+		if h := growSearchStalls.Load(); h != nil {
+			(*h)(x, b1, stage)
+		}
 	}
 }

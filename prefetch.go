@@ -5,7 +5,7 @@ import "sync/atomic"
 // An insert reads its two words, then CASes one: if another core holds the
 // line, the read brings it in shared and the CAS must take it over, a second
 // trip that a batch's overlapped reads do not hide. So InsertBatch (and the
-// growing filter's insertGroup) first issues PREFETCHW for all of a group's
+// growing filter's insertBatch) first issues PREFETCHW for all of a group's
 // words at once; a single Insert does not, as the call costs what it saves
 // (BENCHMARKS.md, "Tuning constants"). Without PREFETCHW these do nothing.
 
