@@ -113,7 +113,7 @@ func growCollisionStriped(t *testing.T, mode Mode, stripes int, keep func(growKe
 		if mode == LockFree {
 			my = leaseDesc()
 		}
-		if st := g.moveIn(x, p, s, v, q, altValueOf(x, p, v), my); st != growDone {
+		if st := g.moveIn(x, p, s, v, q, altValueOf(x, p, v), &my); st != growDone {
 			t.Fatalf("move of K's entry: status %d", st)
 		}
 		if my != nil {
@@ -165,7 +165,7 @@ func TestGrowingSearchesReadTheirFirstBucketsEpoch(t *testing.T) {
 						my = leaseDesc()
 						defer my.release()
 					}
-					if st := g.moveIn(x, src, 0, v, dst, altValueOf(x, src, v), my); st != growDone {
+					if st := g.moveIn(x, src, 0, v, dst, altValueOf(x, src, v), &my); st != growDone {
 						t.Fatalf("move %d -> %d: status %d", src, dst, st)
 					}
 				}

@@ -437,7 +437,7 @@ func modelRun(t *testing.T, mode Mode, c, seed uint64) {
 			if f.x.split(b) != f.x.split(nb) {
 				modelStats.cross++
 			}
-			st := f.g.moveIn(f.x, b, s, v, nb, nv, my)
+			st := f.g.moveIn(f.x, b, s, v, nb, nv, &my)
 			if st == growDone {
 				log = append(log, fmt.Sprintf("move %d:%#x -> %d:%#x", b, v, nb, nv))
 			}

@@ -362,14 +362,14 @@ func (g *Growing) uniqueIn(x *growTable, k growKey) (present bool, st int) {
 // one step (move.go.tmpl): growDone, growStale, or growFrozen when x is
 // being copied (a step never writes a frozen word). A step within one word
 // would lose the entry: src = dst is stale, as in migrate.go's move.
-func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint64, my *descLease) int {
+func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint64, my **descLease) int {
 	var ok bool
 	switch {
 	case src == dst:
 	case g.mode == Locked:
 		ok = x.growMoveLocked(src, s, v, dst, nv)
 	default:
-		ok = x.growMoveLockFree(src, s, v, dst, nv, &my)
+		ok = x.growMoveLockFree(src, s, v, dst, nv, my)
 	}
 	switch {
 	case ok:

@@ -1249,7 +1249,7 @@ func TestGrowMoveStaleStep(t *testing.T) {
 			t.Helper()
 			x.t.words[src].Store(ws)
 			wd := x.t.load(dst)
-			if st := g.moveIn(x, src, s, v, to, nv, my); st != want {
+			if st := g.moveIn(x, src, s, v, to, nv, &my); st != want {
 				t.Fatalf("%v: step on %#x: status %d, want %d", mode, ws, st, want)
 			}
 			if x.t.load(src) != ws || x.t.load(dst) != wd {
@@ -1262,7 +1262,7 @@ func TestGrowMoveStaleStep(t *testing.T) {
 		x.next.Store(nil)
 		try(w, src, growStale) // from a bucket into itself, which has room
 		x.t.words[src].Store(w)
-		if st := g.moveIn(x, src, s, v, dst, nv, my); st != growDone {
+		if st := g.moveIn(x, src, s, v, dst, nv, &my); st != growDone {
 			t.Fatalf("%v: the step as replayed: status %d", mode, st)
 		}
 	}

@@ -554,7 +554,7 @@ func TestGrowingInsertUniqueAgainstMove(t *testing.T) {
 		stalled = true
 		x.t.words[p].Store(setLane(x.t.load(p), 0, 0)) // a Delete frees lane 0 of P
 		my := leaseDesc()
-		if st := g.moveIn(x, q, 0, k.q2, p, altValueOf(x, q, k.q2), my); st != growDone {
+		if st := g.moveIn(x, q, 0, k.q2, p, altValueOf(x, q, k.q2), &my); st != growDone {
 			t.Fatalf("move of K's entry Q -> P: status %d", st)
 		}
 		my.release()

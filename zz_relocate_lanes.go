@@ -59,13 +59,10 @@ func (g *Growing) growMigratePath(x *growTable, buckets []uint64, slots []int, f
 		return growDone
 	}
 	defer g.gate.exitMove(g.gate.enterMove())
-	var my *descLease // leased by the first move (LockFree), released after the last
-	if g.mode == LockFree {
-		my = leaseDesc()
-	}
+	var my *descLease // leased by the first LockFree move, released after the last
 	res := growDone
 	for k := depth - 1; k >= 0; k-- {
-		if res = g.moveIn(x, buckets[k], slots[k], fps[k], buckets[k+1], nvs[k], my); res != growDone {
+		if res = g.moveIn(x, buckets[k], slots[k], fps[k], buckets[k+1], nvs[k], &my); res != growDone {
 			break
 		}
 	}

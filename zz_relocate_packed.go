@@ -54,7 +54,7 @@ func (f *Filter) pkMigratePath(buckets []uint64, slots []int, fps []uint64, dept
 		return true
 	}
 	defer f.gate.exitMove(f.gate.enterMove())
-	var my *descLease // leased by the first move, released after the last
+	var my *descLease // leased by the first LockFree move, released after the last
 	res := true
 	for k := depth - 1; k >= 0; k-- {
 		if !f.move(buckets[k], slots[k], fps[k], buckets[k+1], &my) {

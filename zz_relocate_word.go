@@ -55,7 +55,7 @@ func (f *Filter) migratePath(buckets []uint64, slots []int, fps []uint64, depth 
 		return true
 	}
 	defer f.gate.exitMove(f.gate.enterMove())
-	var my *descLease // leased by the first move, released after the last
+	var my *descLease // leased by the first LockFree move, released after the last
 	res := true
 	for k := depth - 1; k >= 0; k-- {
 		if !f.move(buckets[k], slots[k], fps[k], buckets[k+1], &my) {
