@@ -14,11 +14,9 @@ import (
 // A word with both top bits clear holds a plain value, else a reference
 // tag | seq<<refSeqShift | slot to use seq of the K-CAS or RDCSS part (tag)
 // of descriptor slot, in a table never freed, so no pointer hides in an
-// integer. A goroutine leases a slot for a whole operation (descLease). Each
-// use bumps the part's sequence (state, or rseq) with an atomic store,
-// writes the fields (setField), then publishes them with the CAS that
-// installs a reference. Readers use a seqlock: sequence, fields, sequence
-// again, all for the reference's seq.
+// integer. Each use of a part bumps its sequence (state, or rseq), writes
+// the fields and publishes them with the CAS that installs a reference;
+// readers check the sequence before and after the fields (setField).
 //
 // Protocol. A descriptor holds up to maxK word indices, ascending, with old
 // and new values, and a state seq<<2 | status.
@@ -77,10 +75,9 @@ type kcasDesc struct {
 	_    [64 - (6+3*maxK)*8%64]byte // whole cache lines
 }
 
-// descriptors is the descriptor table, which serves every kcasTable (a
-// reference names one use of one slot, and a word only ever holds
-// references of operations on its own table): slot s is item s+1 of a
-// slotPool, with free lists sharded by the goroutine's stack (shard.go).
+// descriptors serves every kcasTable (a reference names one use of one
+// slot): slot s is item s+1 of a slotPool, with free lists sharded by the
+// goroutine's stack (shard.go).
 var descriptors = newDescPool()
 
 type descPool struct{ pool slotPool[kcasDesc] }
@@ -95,11 +92,11 @@ func (p *descPool) desc(slot uint32) *kcasDesc { return p.pool.item(slot + 1) }
 func (p *descPool) lease() uint32              { return p.pool.lease(stackShard(descShardBits)) - 1 }
 func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descShardBits), slot+1) }
 
-// descLease is the lease of a descriptor slot, cached per P in leaseCache so
-// that leasing writes no line shared with other cores. A lease sync.Pool
-// drops is garbage, and its cleanup returns the slot (a lease in use is held
-// in a variable). Race builds bypass the cache (the race detector's
-// sync.Pool drops a quarter of what it is given).
+// descLease is a goroutine's lease of a descriptor slot for one operation,
+// cached per P in leaseCache so that leasing writes no line shared with
+// other cores. A lease sync.Pool drops is garbage, and its cleanup returns
+// the slot (a lease in use is held in a variable). Race builds bypass the
+// cache (their sync.Pool drops a quarter of what it is given).
 type descLease struct{ slot uint32 }
 
 var leaseCache sync.Pool // of *descLease
@@ -126,13 +123,11 @@ func (l *descLease) release() {
 }
 
 // setField writes a descriptor field: a plain store on amd64 built by gc,
-// else atomically (a plain store racing an atomic load is a data race in
-// the Go memory model, so race builds must not).
-//
-// Claim: a seqlock read that sees s in both sequence loads returns the
-// fields of use s. Proof (amd64, gc): gc keeps memory operations in program
-// order around atomics (one SSA memory chain; dead-store elimination stops
-// at any other memory operation), so the processor gets, per use, the
+// else atomically (race builds must not race a plain store with atomic
+// loads). Claim: a seqlock read that sees s in both sequence loads returns
+// the fields of use s. Proof (amd64, gc): gc keeps memory operations in
+// program order around atomics (one SSA memory chain; dead-store elimination
+// stops at any other memory operation), so the processor gets, per use, the
 // sequence store, the field stores, then the publishing CAS. A reader holds
 // a reference with seq s only because a CAS put it in a word after use s's
 // field stores (the owner's install, or a helper completing an RDCSS whose
@@ -250,7 +245,7 @@ func (op *kcasOp) add(i, old, new uint64) {
 }
 
 // kcasSnap is a consistent copy of a descriptor's K-CAS part; d is
-// descriptors.desc(slot), which never moves.
+// descriptors.desc(slot).
 type kcasSnap struct {
 	kcasOp
 	ref  uint64
@@ -459,14 +454,10 @@ func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
 				return
 			}
 		case v&tagRDCSS != 0:
-			kref, _, _, valid := t.snapRDCSS(v)
-			if !valid {
-				continue
+			if kref, _, _, valid := t.snapRDCSS(v); valid && kref != s.ref {
+				return // another operation's install
 			}
-			if kref != s.ref {
-				return
-			}
-			t.completeRDCSSRef(v)
+			t.completeRDCSSRef(v) // ours, or reused (then it does nothing)
 		default:
 			return
 		}

@@ -17,18 +17,18 @@ import (
 // the queue's head competes when it runs, and a bypass budget bounds its
 // wait (as in sync.Mutex).
 //
-// The lock word (lockStripe.tail) is 0 exactly when the stripe is free with
-// nobody queued; elision treats any other value as held.
+// The lock word (lockStripe.tail), 0 exactly when the stripe is free with
+// nobody queued (elision treats any other value as held):
 //
 //	bit 0       held
 //	bits 1..7   bypass: acquisitions that overtook the current head
 //	bits 8..31  tail: the last queued waiter's node (index+1), 0 = none
 //
-// A waiter swaps a pool node (pool.go) into tail, links it into its
-// predecessor's next and waits to be made head; the head takes held
-// (resetting bypass) whenever held is clear, then leaves the queue. A
-// release clears held and wakes a parked head. Each step is one atomic
-// operation on one word; Go's atomics are sequentially consistent.
+// A waiter swaps a pool node into tail, links it into its predecessor's
+// next and waits to be made head; the head takes held (resetting bypass)
+// whenever held is clear, then leaves the queue. A release clears held and
+// wakes a parked head. Each step is one atomic operation on one word; Go's
+// atomics are sequentially consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the
@@ -75,8 +75,7 @@ const (
 	// (BENCHMARKS.md, "Tuning constants").
 	mcsSpinIters = 1 << 13
 
-	mcsMaxBypass = 127 // fills the bypass field; a spent budget waits for a head, maybe parked
-
+	mcsMaxBypass   = 127 // fills the bypass field; a spent budget waits for a head, maybe parked
 	mcsHeld        = 1 << 0
 	mcsBypassShift = 1
 	mcsBypassOne   = 1 << mcsBypassShift
@@ -84,23 +83,31 @@ const (
 	mcsTailShift   = 8
 	mcsMaxNodes    = 1<<(32-mcsTailShift) - 1 // index+1 fits the tail field
 
-	// States of a waiter's node.
+	// States of a waiter's node; a parked one is blocked on its wake.
 	mcsQueued       = 1 // waits to become head
-	mcsQueuedParked = 2 // waits to become head, blocked on wake
-	mcsHead         = 3 // head, competing for the stripe
-	mcsHeadParked   = 4 // head, blocked on wake until a release
+	mcsQueuedParked = 2
+	mcsHead         = 3 // competes for the stripe
+	mcsHeadParked   = 4 // until a release
 
 	mcsMinStripes     = 64 // lockStripeCount
 	mcsWordsPerStripe = 4096
 )
 
+// The abort causes counted apart (txCause), and RTM's abort status bits
+// (Intel SDM names).
 const (
+	txCauseLockHeld = iota
+	txCauseConflict
+	txCauseCapacity
+	txCauseOther
+	txCauses
+
 	txStarted       = 0xFFFFFFFF // xbegin's result when the transaction started
-	txAbortExplicit = 1 << 0     // XABORT executed; code in bits 31:24
-	txAbortRetry    = 1 << 1     // may succeed on retry
-	txAbortConflict = 1 << 2     // another processor touched the read or write set
-	txAbortCapacity = 1 << 3     // the read or write set overflowed
-	txLockHeld      = 0xff       // XABORT code of xabortLockHeld
+	txAbortExplicit = 1 << 0     // XABORT's code in bits 31:24
+	txAbortRetry    = 1 << 1
+	txAbortConflict = 1 << 2
+	txAbortCapacity = 1 << 3
+	txLockHeld      = 0xff // XABORT code of xabortLockHeld
 	txMaxAttempts   = 4
 )
 
@@ -134,14 +141,6 @@ type mcsShard struct {
 	waits     atomic.Uint64 // acquisitions that queued
 	_         [mcsLine - 24 - 8*txCauses]byte
 }
-
-const (
-	txCauseLockHeld = iota
-	txCauseConflict
-	txCauseCapacity
-	txCauseOther
-	txCauses
-)
 
 // txCause classifies an abort status.
 func txCause(status uint32) int {
@@ -301,14 +300,12 @@ func (s *stripedLocks) stats() LockStats {
 }
 
 // elideBegin returns true inside a transaction in which stripes lo and hi
-// are free, or false, outside any transaction, when the caller must take
-// the MCS locks. It reads both lock words inside the transaction (so a
-// later MCS acquire, which always writes the word, aborts it) and aborts
-// with txLockHeld if either is nonzero; the section runs speculatively and
-// unlockBuckets commits it. An abort discards its writes and returns again
-// from xbegin. A retryable abort (RETRY, CONFLICT or txLockHeld) waits for
-// the words to be free and retries, up to txMaxAttempts in all; then the
-// MCS locks, whose queue bounds every goroutine's wait.
+// are free (unlockBuckets commits it), or false, outside any transaction,
+// when the caller must take the MCS locks. It reads both lock words inside
+// the transaction, so a later MCS acquire, which always writes the word,
+// aborts it. A retryable abort waits for the words to be free and retries,
+// up to txMaxAttempts in all; then the MCS locks, whose queue bounds every
+// goroutine's wait.
 func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 	sh := &s.shards[lo&s.shardMask]
 	lw, hw := &s.stripes[lo].tail, &s.stripes[hi].tail
@@ -462,8 +459,7 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 		if st.tail.CompareAndSwap(me<<mcsTailShift|mcsHeld, mcsHeld) {
 			return
 		}
-		// A successor swapped itself into tail: await its link, spinning
-		// then yielding.
+		// A successor swapped itself into tail: await its link.
 		for k := 0; succ == 0; k++ {
 			if k > mcsSpinIters {
 				runtime.Gosched()
@@ -535,11 +531,10 @@ const (
 
 // step calls mcsSteps, if set; it compiles to nothing outside race builds.
 func (s *stripedLocks) step(site mcsSite, v uint32) int {
-	if !raceEnabled {
-		return -1
-	}
-	if h := mcsSteps.Load(); h != nil {
-		return (*h)(s, site, v)
+	if raceEnabled {
+		if h := mcsSteps.Load(); h != nil {
+			return (*h)(s, site, v)
+		}
 	}
 	return -1
 }
