@@ -20,9 +20,8 @@ func xtest() bool
 // cpuid executes CPUID with EAX=eax, ECX=ecx and returns EAX, EBX, ECX, EDX.
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 
-// rtmSupported reports whether the processor runs RTM transactions: max
-// basic leaf >= 7, CPUID.(EAX=7,ECX=0):EBX bit 11 (RTM) set and EDX bit 11
-// (RTM_ALWAYS_ABORT, microcode that disables TSX) clear.
+// rtmSupported reports whether the processor runs RTM transactions: RTM set
+// and RTM_ALWAYS_ABORT (microcode that disables TSX) clear in CPUID leaf 7.
 func rtmSupported() bool {
 	if maxLeaf, _, _, _ := cpuid(0, 0); maxLeaf < 7 {
 		return false

@@ -11,11 +11,8 @@ import (
 
 // Locked mode's locks: an MCS queue lock (Mellor-Crummey and Scott, TOCS
 // 1991) per stripe of buckets, elided with Intel RTM where the processor has
-// it (seeds/004, Listings 1.1 and 1.2). No FIFO hand-off, since goroutines
-// outnumber processors and a waiter handed the stripe may not be running: a
-// release only frees the stripe, a running goroutine may take it (barge),
-// the queue's head competes when it runs, and a bypass budget bounds its
-// wait (as in sync.Mutex).
+// it (seeds/004, Listings 1.1 and 1.2). No FIFO hand-off: goroutines
+// outnumber processors, and a waiter handed the stripe may not be running.
 //
 // The lock word (lockStripe.tail), 0 exactly when the stripe is free with
 // nobody queued (elision treats any other value as held):
@@ -27,8 +24,10 @@ import (
 // A waiter swaps a pool node into tail, links it into its predecessor's
 // next and waits to be made head; the head takes held (resetting bypass)
 // whenever held is clear, then leaves the queue. A release clears held and
-// wakes a parked head. Each step is one atomic operation on one word; Go's
-// atomics are sequentially consistent.
+// wakes a parked head; a running goroutine may take the stripe before the
+// head (barge) while the bypass budget allows, as in sync.Mutex. Each step
+// is one atomic operation on one word; Go's atomics are sequentially
+// consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the
@@ -511,9 +510,8 @@ func (s *stripedLocks) patient(k int, me uint32) bool {
 
 // mcsSteps, in race builds, is called before every step of the lock that
 // touches shared memory and at every waiter's choice to check again or park
-// (TestMCSStateMachine drives the lock's code through it). It returns -1 for
-// stripe sets not its own; for its own it may block, and at mcsSiteWait
-// returns 1 (check again) or 0 (park).
+// (TestMCSStateMachine). It returns -1 for stripe sets not its own; for its
+// own it may block, and at mcsSiteWait returns 1 (check again) or 0 (park).
 var mcsSteps atomic.Pointer[func(s *stripedLocks, site mcsSite, v uint32) int]
 
 // mcsSite names a scheduling point; v is the node involved, or 0.

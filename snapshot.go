@@ -154,9 +154,8 @@ func (g *snapshotGate) endSnapshot() {
 	}
 }
 
-// snapshotStalls, in race builds, is called by every snapshot's copy after
-// it reads word i, with the table's owner (*Filter, or a growing shard's
-// *growTable), so tests can write between its reads.
+// snapshotStalls, in race builds, is called by a snapshot's copy after it
+// reads word i of owner (*Filter or *growTable): tests write in between.
 var snapshotStalls atomic.Pointer[func(owner any, i uint64)]
 
 func snapshotStalled(owner any, i uint64) {
