@@ -21,11 +21,10 @@ type wordStep struct {
 }
 
 func hookStep(t *kcasTable, write bool, n int, idx [maxK]uint64) {
-	if !testHooks {
-		return
-	}
-	if h := stepHook.Load(); h != nil {
-		(*h)(wordStep{t, write, n, idx})
+	if testHooks {
+		if h := stepHook.Load(); h != nil {
+			(*h)(wordStep{t, write, n, idx})
+		}
 	}
 }
 

@@ -95,21 +95,20 @@ func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descS
 // descLease is a goroutine's lease of a descriptor slot for one operation,
 // cached per P in leaseCache so that leasing writes no line shared with
 // other cores. A lease sync.Pool drops is garbage, and its cleanup returns
-// the slot (a lease in use is held in a variable). Race builds bypass the
-// cache (their sync.Pool drops a quarter of what it is given).
+// the slot (a lease in use is held in a variable). Race builds put nothing
+// in the cache (their sync.Pool drops a quarter of what it is given).
 type descLease struct{ slot uint32 }
 
 var leaseCache sync.Pool // of *descLease
 
 func leaseDesc() *descLease {
-	if raceEnabled {
-		return &descLease{slot: descriptors.lease()}
-	}
 	if l, ok := leaseCache.Get().(*descLease); ok {
 		return l
 	}
 	l := &descLease{slot: descriptors.lease()}
-	runtime.AddCleanup(l, descriptors.release, l.slot)
+	if !raceEnabled {
+		runtime.AddCleanup(l, descriptors.release, l.slot)
+	}
 	return l
 }
 
@@ -117,9 +116,9 @@ func leaseDesc() *descLease {
 func (l *descLease) release() {
 	if raceEnabled {
 		descriptors.release(l.slot)
-		return
+	} else {
+		leaseCache.Put(l)
 	}
-	leaseCache.Put(l)
 }
 
 // setField writes a descriptor field: a plain store on amd64 built by gc,
@@ -159,9 +158,8 @@ func fieldsWritten(slot uint32) {
 // K-CAS; the filter's bucket table is one.
 type kcasTable struct {
 	words []atomic.Uint64
-	// vers, K-CAS indices versionBase and up: a packed table's versions
-	// (packed.go), or a one-word table's wrap epochs, one per stripe of
-	// buckets (twophase.go, "Counter wraps").
+	// vers: a packed table's versions (packed.go), or a one-word table's
+	// wrap epochs, one per stripe of buckets (twophase.go, "Counter wraps").
 	vers    []atomic.Uint64
 	verMask uint64 // len(vers)-1 (setVers)
 }
@@ -178,8 +176,7 @@ func (t *kcasTable) setVers(v []atomic.Uint64) {
 	t.vers, t.verMask = v, uint64(len(v)-1)
 }
 
-// epochIdx returns the K-CAS index of bucket b's wrap epoch (or, via verIdx,
-// a packed version).
+// epochIdx returns the K-CAS index of vers word b&verMask.
 func (t *kcasTable) epochIdx(b uint64) uint64 { return versionBase + b&t.verMask }
 
 // addWraps adds to op one to the wrap epoch of bucket i if wrapI and of

@@ -215,14 +215,12 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 	}
 }
 
-// lockBuckets locks the stripes of buckets a and b in ascending order and
-// returns the guard for unlockBuckets. The section must not lock again (it
-// could deadlock on its own stripes) and should only read and write memory:
-// it runs with preemption off (runtime.procPin, as sync.Pool does: a
-// descheduled holder would keep its stripes for a time slice), or in a
-// transaction that allocation, system calls and blocking abort, possibly
-// more than once. It allocates nothing once the node pool has grown to the
-// peak of waiters.
+// lockBuckets locks the stripes of buckets a and b and returns the guard for
+// unlockBuckets. The section must not lock again (it would deadlock on its
+// own stripes) and should only read and write memory: it runs with
+// preemption off (runtime.procPin, as sync.Pool does: a descheduled holder
+// would keep its stripes for a time slice), or in a transaction that
+// allocation, system calls and blocking abort, possibly more than once.
 func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
 	if lo > hi {
@@ -288,13 +286,12 @@ func (s *stripedLocks) stats() LockStats {
 		sh := &s.shards[i]
 		st.TxCommits += sh.commits.Load()
 		for c, p := range byCause {
-			n := sh.aborts[c].Load()
-			*p += n
-			st.TxAborts += n
+			*p += sh.aborts[c].Load()
 		}
 		st.Fallbacks += sh.fallbacks.Load()
 		st.Waits += sh.waits.Load()
 	}
+	st.TxAborts = st.TxAbortsLockHeld + st.TxAbortsConflict + st.TxAbortsCapacity + st.TxAbortsOther
 	return st
 }
 
@@ -355,8 +352,6 @@ func (s *stripedLocks) acquire(i uint32) {
 	}
 }
 
-// acquireSlow barges if the bypass budget allows, else queues a node, waits
-// to win the stripe as head and leaves the queue.
 func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 	home := uint(i & s.shardMask)
 	var me uint32 // our node once leased
@@ -475,7 +470,6 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 	}
 }
 
-// release clears held and, if a waiter is queued, wakes the head if parked.
 func (s *stripedLocks) release(i uint32) {
 	st := &s.stripes[i]
 	s.step(mcsSiteWord, 0)
