@@ -8,10 +8,10 @@ package cuckoo
 
 // xbegin starts a transaction and returns txStarted; on an abort, execution
 // resumes inside xbegin with the transaction's writes discarded, and it
-// returns the abort status (EAX; XABORT's code in bits 31:24), like C's
-// _xbegin. xend commits the innermost transaction (outside one it faults,
-// #GP); xabortLockHeld aborts with code txLockHeld (outside one it does
-// nothing); xtest reports whether the processor is in a transaction.
+// returns the abort status (EAX), like C's _xbegin. xend commits the
+// innermost transaction (outside one it faults, #GP); xabortLockHeld aborts
+// with code txLockHeld (outside one it does nothing); xtest reports whether
+// the processor is in a transaction.
 func xbegin() uint32
 func xend()
 func xabortLockHeld()

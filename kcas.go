@@ -14,9 +14,8 @@ import (
 // A word with both top bits clear holds a plain value, else a reference
 // tag | seq<<refSeqShift | slot to use seq of the K-CAS or RDCSS part (tag)
 // of descriptor slot, in a table never freed, so no pointer hides in an
-// integer. Each use of a part bumps its sequence (state, or rseq), writes
-// the fields and publishes them with the CAS that installs a reference;
-// readers check the sequence before and after the fields (setField).
+// integer. Each use of a part bumps its sequence (state, or rseq) before it
+// writes the fields, and readers check it before and after (setField).
 //
 // Protocol. A descriptor holds up to maxK word indices, ascending, with old
 // and new values, and a state seq<<2 | status.
@@ -289,10 +288,9 @@ func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 	return kref, idx, old, d.rseq.Load()&refSeqMask == seq
 }
 
-// load returns the logical value of word i. It never writes or waits: a
-// K-CAS reference resolves by its state, an RDCSS reference to its old
-// value (it has not taken effect), and a reference that has left the word
-// (its descriptor reused) makes it read again.
+// load returns the logical value of word i: a K-CAS reference resolves by
+// its state, an RDCSS reference to its old value (it has not taken effect),
+// and a reference that has left the word (reused) makes it read again.
 func (t *kcasTable) load(i uint64) uint64 {
 	hookRead(t, i)
 	for {

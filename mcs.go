@@ -11,11 +11,9 @@ import (
 
 // Locked mode's locks: an MCS queue lock (Mellor-Crummey and Scott, TOCS
 // 1991) per stripe of buckets, elided with Intel RTM where the processor has
-// it (seeds/004, Listings 1.1 and 1.2). No FIFO hand-off: goroutines
-// outnumber processors, and a waiter handed the stripe may not be running.
-//
-// The lock word (lockStripe.tail), 0 exactly when the stripe is free with
-// nobody queued (elision treats any other value as held):
+// it (seeds/004, Listings 1.1 and 1.2). The lock word, lockStripe.tail, is 0
+// exactly when the stripe is free with nobody queued (elision treats any
+// other value as held):
 //
 //	bit 0       held
 //	bits 1..7   bypass: acquisitions that overtook the current head
@@ -23,11 +21,12 @@ import (
 //
 // A waiter swaps a pool node into tail, links it into its predecessor's
 // next and waits to be made head; the head takes held (resetting bypass)
-// whenever held is clear, then leaves the queue. A release clears held and
-// wakes a parked head; a running goroutine may take the stripe before the
-// head (barge) while the bypass budget allows, as in sync.Mutex. Each step
-// is one atomic operation on one word; Go's atomics are sequentially
-// consistent.
+// whenever held is clear, then leaves the queue. No FIFO hand-off, since a
+// waiter handed the stripe may not be running (goroutines outnumber
+// processors): a release clears held and wakes a parked head, and a running
+// goroutine may take the stripe first (barge) while the bypass budget
+// allows, as in sync.Mutex. Each step is one atomic operation on one word;
+// Go's atomics are sequentially consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the
