@@ -84,9 +84,8 @@ func (g *snapshotGate) enterMove() moveTicket {
 	return moveTicket{m: m, starved: true}
 }
 
-// exitMove ends the move. A mover that starved counts itself admitted,
-// wakes the snapshots waiting for that and yields, so that one runs next on
-// this processor rather than after this goroutine's time slice.
+// exitMove ends the move. One that starved wakes the snapshots waiting for
+// it and yields, so that one runs next here, not after this time slice.
 func (g *snapshotGate) exitMove(t moveTicket) {
 	t.m.Add(-1)
 	if t.starved {
