@@ -94,20 +94,22 @@ func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descS
 // descLease is a goroutine's lease of a descriptor slot for one operation,
 // cached per P in leaseCache so that leasing writes no line shared with
 // other cores. A lease sync.Pool drops is garbage, and its cleanup returns
-// the slot (a lease in use is held in a variable). Race builds put nothing
-// in the cache (their sync.Pool drops a quarter of what it is given).
+// the slot (a lease in use is held in a variable). Race builds bypass the
+// cache (their sync.Pool drops a quarter of what it is given), and their
+// leases stay on the stack.
 type descLease struct{ slot uint32 }
 
 var leaseCache sync.Pool // of *descLease
 
 func leaseDesc() *descLease {
+	if raceEnabled {
+		return &descLease{slot: descriptors.lease()}
+	}
 	if l, ok := leaseCache.Get().(*descLease); ok {
 		return l
 	}
 	l := &descLease{slot: descriptors.lease()}
-	if !raceEnabled {
-		runtime.AddCleanup(l, descriptors.release, l.slot)
-	}
+	runtime.AddCleanup(l, descriptors.release, l.slot)
 	return l
 }
 
@@ -115,9 +117,9 @@ func leaseDesc() *descLease {
 func (l *descLease) release() {
 	if raceEnabled {
 		descriptors.release(l.slot)
-	} else {
-		leaseCache.Put(l)
+		return
 	}
+	leaseCache.Put(l)
 }
 
 // setField writes a descriptor field: a plain store on amd64 built by gc,
