@@ -319,8 +319,7 @@ func (t *kcasTable) load(i uint64) uint64 {
 	}
 }
 
-// loadWord is load for a table word (i < versionBase): one atomic load when
-// the word is plain.
+// loadWord is load for a table word: one atomic load when the word is plain.
 func (t *kcasTable) loadWord(i uint64) uint64 {
 	hookRead(t, i)
 	if w := t.words[i].Load(); w&tagMask == 0 {
@@ -347,9 +346,8 @@ func (t *kcasTable) helpWord(v uint64) {
 	my.release()
 }
 
-// kcas replaces op.old[k] by op.new[k] at op.idx[k] for every k, atomically,
-// if every word holds its old value, and reports whether it did. Values must
-// be plain.
+// kcas atomically replaces op.old[k] by op.new[k] at op.idx[k] for every k
+// if every word holds its old value (all plain), and reports whether it did.
 func (t *kcasTable) kcas(op *kcasOp) bool {
 	my := leaseDesc()
 	ok := t.kcasWith(op, my.slot)
@@ -357,8 +355,7 @@ func (t *kcasTable) kcas(op *kcasOp) bool {
 	return ok
 }
 
-// kcasWith is kcas in the leased descriptor slot, whose last use must be
-// over.
+// kcasWith is kcas in the leased slot, whose last use must be over.
 func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 	hookKCAS(t, op)
 	// One install order for all operations makes helping terminate.
