@@ -17,8 +17,7 @@ import (
 // integer. Each use of a part bumps its sequence (state, or rseq) before it
 // writes the fields, and readers check it before and after (setField).
 //
-// Protocol. A descriptor holds up to maxK word indices, ascending, with old
-// and new values, and a state seq<<2 | status.
+// Protocol, over a descriptor's words (ascending) and state (kcasDesc):
 //
 //  1. Install: for each word in order, place the K-CAS reference if the word
 //     holds its old value, by an RDCSS that succeeds only while the state is
