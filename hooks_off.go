@@ -2,6 +2,5 @@
 
 package cuckoo
 
-// testHooks compiles the scheduling hooks (hooks.go) into race builds only:
-// a constant false elsewhere, so other builds hold neither calls nor hooks.
+// testHooks compiles the scheduling hooks (hooks.go) into race builds only.
 const testHooks = raceEnabled

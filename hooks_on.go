@@ -2,6 +2,5 @@
 
 package cuckoo
 
-// testHooks compiles the scheduling hooks (hooks.go) into every build
-// tagged cuckoohooks (go test -tags cuckoohooks).
+// testHooks compiles the scheduling hooks (hooks.go) into every build.
 const testHooks = true

@@ -8,10 +8,10 @@ package cuckoo
 
 // xbegin starts a transaction and returns txStarted; on an abort, execution
 // resumes inside xbegin with the transaction's writes discarded, and it
-// returns the abort status (EAX; XABORT's code in bits 31:24), like C's
-// _xbegin. xend commits the innermost transaction (outside one it faults,
-// #GP); xabortLockHeld aborts with code txLockHeld (outside one it does
-// nothing); xtest reports whether the processor is in a transaction.
+// returns the abort status (EAX), like C's _xbegin. xend commits the
+// innermost transaction (outside one it faults, #GP); xabortLockHeld aborts
+// with code txLockHeld (outside one it does nothing); xtest reports whether
+// the processor is in a transaction.
 func xbegin() uint32
 func xend()
 func xabortLockHeld()
@@ -20,9 +20,8 @@ func xtest() bool
 // cpuid executes CPUID with EAX=eax, ECX=ecx and returns EAX, EBX, ECX, EDX.
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 
-// rtmSupported reports whether the processor runs RTM transactions: max
-// basic leaf >= 7, CPUID.(EAX=7,ECX=0):EBX bit 11 (RTM) set and EDX bit 11
-// (RTM_ALWAYS_ABORT, microcode that disables TSX) clear.
+// rtmSupported reports whether the processor runs RTM transactions: RTM set
+// and RTM_ALWAYS_ABORT (microcode that disables TSX) clear in CPUID leaf 7.
 func rtmSupported() bool {
 	if maxLeaf, _, _, _ := cpuid(0, 0); maxLeaf < 7 {
 		return false

@@ -14,14 +14,10 @@ import (
 // A word with both top bits clear holds a plain value, else a reference
 // tag | seq<<refSeqShift | slot to use seq of the K-CAS or RDCSS part (tag)
 // of descriptor slot, in a table never freed, so no pointer hides in an
-// integer. A goroutine leases a slot for a whole operation (descLease). Each
-// use bumps the part's sequence (state, or rseq) with an atomic store,
-// writes the fields (setField), then publishes them with the CAS that
-// installs a reference. Readers use a seqlock: sequence, fields, sequence
-// again, all for the reference's seq.
+// integer. Each use of a part bumps its sequence (state, or rseq) before it
+// writes the fields, and readers check it before and after (setField).
 //
-// Protocol. A descriptor holds up to maxK word indices, ascending, with old
-// and new values, and a state seq<<2 | status.
+// Protocol, over a descriptor's words (ascending) and state (kcasDesc):
 //
 //  1. Install: for each word in order, place the K-CAS reference if the word
 //     holds its old value, by an RDCSS that succeeds only while the state is
@@ -77,10 +73,9 @@ type kcasDesc struct {
 	_    [64 - (6+3*maxK)*8%64]byte // whole cache lines
 }
 
-// descriptors is the descriptor table, which serves every kcasTable (a
-// reference names one use of one slot, and a word only ever holds
-// references of operations on its own table): slot s is item s+1 of a
-// slotPool, with free lists sharded by the goroutine's stack (shard.go).
+// descriptors serves every kcasTable (a reference names one use of one
+// slot): slot s is item s+1 of a slotPool, with free lists sharded by the
+// goroutine's stack (shard.go).
 var descriptors = newDescPool()
 
 type descPool struct{ pool slotPool[kcasDesc] }
@@ -95,11 +90,12 @@ func (p *descPool) desc(slot uint32) *kcasDesc { return p.pool.item(slot + 1) }
 func (p *descPool) lease() uint32              { return p.pool.lease(stackShard(descShardBits)) - 1 }
 func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descShardBits), slot+1) }
 
-// descLease is the lease of a descriptor slot, cached per P in leaseCache so
-// that leasing writes no line shared with other cores. A lease sync.Pool
-// drops is garbage, and its cleanup returns the slot (a lease in use is held
-// in a variable). Race builds bypass the cache (the race detector's
-// sync.Pool drops a quarter of what it is given).
+// descLease is a goroutine's lease of a descriptor slot for one operation,
+// cached per P in leaseCache so that leasing writes no line shared with
+// other cores. A lease sync.Pool drops is garbage, and its cleanup returns
+// the slot (a lease in use is held in a variable). Race builds bypass the
+// cache (their sync.Pool drops a quarter of what it is given), and their
+// leases stay on the stack.
 type descLease struct{ slot uint32 }
 
 var leaseCache sync.Pool // of *descLease
@@ -126,13 +122,11 @@ func (l *descLease) release() {
 }
 
 // setField writes a descriptor field: a plain store on amd64 built by gc,
-// else atomically (a plain store racing an atomic load is a data race in
-// the Go memory model, so race builds must not).
-//
-// Claim: a seqlock read that sees s in both sequence loads returns the
-// fields of use s. Proof (amd64, gc): gc keeps memory operations in program
-// order around atomics (one SSA memory chain; dead-store elimination stops
-// at any other memory operation), so the processor gets, per use, the
+// else atomically (race builds must not race a plain store with atomic
+// loads). Claim: a seqlock read that sees s in both sequence loads returns
+// the fields of use s. Proof (amd64, gc): gc keeps memory operations in
+// program order around atomics (one SSA memory chain; dead-store elimination
+// stops at any other memory operation), so the processor gets, per use, the
 // sequence store, the field stores, then the publishing CAS. A reader holds
 // a reference with seq s only because a CAS put it in a word after use s's
 // field stores (the owner's install, or a helper completing an RDCSS whose
@@ -164,9 +158,8 @@ func fieldsWritten(slot uint32) {
 // K-CAS; the filter's bucket table is one.
 type kcasTable struct {
 	words []atomic.Uint64
-	// vers, K-CAS indices versionBase and up: a packed table's versions
-	// (packed.go), or a one-word table's wrap epochs, one per stripe of
-	// buckets (twophase.go, "Counter wraps").
+	// vers: a packed table's versions (packed.go), or a one-word table's
+	// wrap epochs, one per stripe of buckets (twophase.go, "Counter wraps").
 	vers    []atomic.Uint64
 	verMask uint64 // len(vers)-1 (setVers)
 }
@@ -183,8 +176,7 @@ func (t *kcasTable) setVers(v []atomic.Uint64) {
 	t.vers, t.verMask = v, uint64(len(v)-1)
 }
 
-// epochIdx returns the K-CAS index of bucket b's wrap epoch (or, via verIdx,
-// a packed version).
+// epochIdx returns the K-CAS index of vers word b&verMask.
 func (t *kcasTable) epochIdx(b uint64) uint64 { return versionBase + b&t.verMask }
 
 // addWraps adds to op one to the wrap epoch of bucket i if wrapI and of
@@ -250,7 +242,7 @@ func (op *kcasOp) add(i, old, new uint64) {
 }
 
 // kcasSnap is a consistent copy of a descriptor's K-CAS part; d is
-// descriptors.desc(slot), which never moves.
+// descriptors.desc(slot).
 type kcasSnap struct {
 	kcasOp
 	ref  uint64
@@ -297,10 +289,9 @@ func (t *kcasTable) snapRDCSS(ref uint64) (kref, idx, old uint64, ok bool) {
 	return kref, idx, old, d.rseq.Load()&refSeqMask == seq
 }
 
-// load returns the logical value of word i. It never writes or waits: a
-// K-CAS reference resolves by its state, an RDCSS reference to its old
-// value (it has not taken effect), and a reference that has left the word
-// (its descriptor reused) makes it read again.
+// load returns the logical value of word i: a K-CAS reference resolves by
+// its state, an RDCSS reference to its old value (it has not taken effect),
+// and a reference that has left the word (reused) makes it read again.
 func (t *kcasTable) load(i uint64) uint64 {
 	hookRead(t, i)
 	for {
@@ -327,8 +318,7 @@ func (t *kcasTable) load(i uint64) uint64 {
 	}
 }
 
-// loadWord is load for a table word (i < versionBase): one atomic load when
-// the word is plain.
+// loadWord is load for a table word: one atomic load when the word is plain.
 func (t *kcasTable) loadWord(i uint64) uint64 {
 	hookRead(t, i)
 	if w := t.words[i].Load(); w&tagMask == 0 {
@@ -355,9 +345,8 @@ func (t *kcasTable) helpWord(v uint64) {
 	my.release()
 }
 
-// kcas replaces op.old[k] by op.new[k] at op.idx[k] for every k, atomically,
-// if every word holds its old value, and reports whether it did. Values must
-// be plain.
+// kcas atomically replaces op.old[k] by op.new[k] at op.idx[k] for every k
+// if every word holds its old value (all plain), and reports whether it did.
 func (t *kcasTable) kcas(op *kcasOp) bool {
 	my := leaseDesc()
 	ok := t.kcasWith(op, my.slot)
@@ -365,8 +354,7 @@ func (t *kcasTable) kcas(op *kcasOp) bool {
 	return ok
 }
 
-// kcasWith is kcas in the leased descriptor slot, whose last use must be
-// over.
+// kcasWith is kcas in the leased slot, whose last use must be over.
 func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 	hookKCAS(t, op)
 	// One install order for all operations makes helping terminate.
@@ -459,14 +447,10 @@ func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
 				return
 			}
 		case v&tagRDCSS != 0:
-			kref, _, _, valid := t.snapRDCSS(v)
-			if !valid {
-				continue
+			if kref, _, _, valid := t.snapRDCSS(v); valid && kref != s.ref {
+				return // another operation's install
 			}
-			if kref != s.ref {
-				return
-			}
-			t.completeRDCSSRef(v)
+			t.completeRDCSSRef(v) // ours, or reused (then it does nothing)
 		default:
 			return
 		}

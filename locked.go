@@ -2,15 +2,13 @@ package cuckoo
 
 // Locked mode: LockFree's table and relocation paths, with every write to a
 // bucket word made under its stripe's MCS lock (mcs.go); a step holds both
-// of its stripes, taken in ascending order. Words still go through
-// sync/atomic, so path discovery and a lookup's first reads take no lock,
-// and no word holds a K-CAS reference.
+// of its stripes. Words still go through sync/atomic, so path discovery and
+// a lookup's first reads take no lock, and no word holds a K-CAS reference.
 //
 // Lookup reads b1 (t1), then b2 (t2); a read that shows fp answers
-// "present" (a word is stored whole). Else it reads b1 again (t3) and
-// answers "absent" if that is bit for bit the first read and the wrap
-// epoch of b1's stripe, read before t1, is unchanged after t3
-// (f.unchanged); else it reads both under both locks.
+// "present". Else it reads b1 again (t3) and answers "absent" if that is
+// bit for bit the first read and the wrap epoch of b1's stripe, read before
+// t1, is unchanged after t3 (f.unchanged); else both under both locks.
 //
 // Claim: an unchanged b1 proves absence. Proof: a step stores its
 // destination (fp added, counter bumped) before its source, so a copy is
@@ -45,7 +43,7 @@ package cuckoo
 // writes one word under its stripe; an unlocked lookup's claim is about
 // steps, and an add only puts in a copy. The add writes no other word, so
 // the other stripe would exclude nothing more. (A growing table's add also
-// checks under the lock that the word is unfrozen; freezing takes that lock.)
+// checks the word is unfrozen under the lock, which freezing takes.)
 
 // resetLocked empties every bucket with all stripes held.
 func (f *Filter) resetLocked() {
@@ -77,22 +75,20 @@ func (f *Filter) LockStats() LockStats {
 func RTMActive() bool { return useRTM }
 
 // LockStats reports how the critical sections of a Locked-mode filter ran.
-// The counters only grow; they are read one by one while other goroutines
-// may be updating them, so a snapshot taken during operations is
-// approximate.
+// The counters only grow, and are read one by one while others update them:
+// a snapshot taken during operations is approximate.
 type LockStats struct {
 	// Elided reports whether critical sections try RTM transactions before
 	// taking locks; if not, the Tx counters and Fallbacks stay zero.
 	Elided bool
 	// TxCommits counts critical sections that committed as transactions.
 	TxCommits uint64
-	// TxAborts counts aborted transactions, including retried ones; the four
-	// counters after it split it by the cause in XBEGIN's abort status: one
-	// of the transaction's stripes held by an MCS holder (it aborted itself),
-	// another processor wrote (or read, for a written line) a line it
-	// touched, its reads or writes overflowed what the processor tracks, and
-	// the rest (interrupts, page faults, system calls, aborts the processor
-	// only marked as worth retrying).
+	// TxAborts counts aborted transactions, retried ones included; the four
+	// counters after it split it by XBEGIN's abort status: one of its stripes
+	// held by an MCS holder (it aborted itself), another processor wrote (or
+	// read, for a written line) a line it touched, its reads or writes
+	// overflowed what the processor tracks, and the rest (interrupts, page
+	// faults, system calls, aborts only marked as worth retrying).
 	TxAborts, TxAbortsLockHeld, TxAbortsConflict, TxAbortsCapacity, TxAbortsOther uint64
 	// Fallbacks counts critical sections that gave up on elision and took
 	// the MCS locks.

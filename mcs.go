@@ -11,24 +11,22 @@ import (
 
 // Locked mode's locks: an MCS queue lock (Mellor-Crummey and Scott, TOCS
 // 1991) per stripe of buckets, elided with Intel RTM where the processor has
-// it (seeds/004, Listings 1.1 and 1.2). No FIFO hand-off, since goroutines
-// outnumber processors and a waiter handed the stripe may not be running: a
-// release only frees the stripe, a running goroutine may take it (barge),
-// the queue's head competes when it runs, and a bypass budget bounds its
-// wait (as in sync.Mutex).
-//
-// The lock word (lockStripe.tail) is 0 exactly when the stripe is free with
-// nobody queued; elision treats any other value as held.
+// it (seeds/004, Listings 1.1 and 1.2). The lock word, lockStripe.tail, is 0
+// exactly when the stripe is free with nobody queued (elision treats any
+// other value as held):
 //
 //	bit 0       held
 //	bits 1..7   bypass: acquisitions that overtook the current head
 //	bits 8..31  tail: the last queued waiter's node (index+1), 0 = none
 //
-// A waiter swaps a pool node (pool.go) into tail, links it into its
-// predecessor's next and waits to be made head; the head takes held
-// (resetting bypass) whenever held is clear, then leaves the queue. A
-// release clears held and wakes a parked head. Each step is one atomic
-// operation on one word; Go's atomics are sequentially consistent.
+// A waiter swaps a pool node into tail, links it into its predecessor's
+// next and waits to be made head; the head takes held (resetting bypass)
+// whenever held is clear, then leaves the queue. No FIFO hand-off, since a
+// waiter handed the stripe may not be running (goroutines outnumber
+// processors): a release clears held and wakes a parked head, and a running
+// goroutine may take the stripe first (barge) while the bypass budget
+// allows, as in sync.Mutex. Each step is one atomic operation on one word;
+// Go's atomics are sequentially consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the
@@ -75,8 +73,7 @@ const (
 	// (BENCHMARKS.md, "Tuning constants").
 	mcsSpinIters = 1 << 13
 
-	mcsMaxBypass = 127 // fills the bypass field; a spent budget waits for a head, maybe parked
-
+	mcsMaxBypass   = 127 // fills the bypass field; a spent budget waits for a head, maybe parked
 	mcsHeld        = 1 << 0
 	mcsBypassShift = 1
 	mcsBypassOne   = 1 << mcsBypassShift
@@ -84,23 +81,31 @@ const (
 	mcsTailShift   = 8
 	mcsMaxNodes    = 1<<(32-mcsTailShift) - 1 // index+1 fits the tail field
 
-	// States of a waiter's node.
+	// States of a waiter's node; a parked one is blocked on its wake.
 	mcsQueued       = 1 // waits to become head
-	mcsQueuedParked = 2 // waits to become head, blocked on wake
-	mcsHead         = 3 // head, competing for the stripe
-	mcsHeadParked   = 4 // head, blocked on wake until a release
+	mcsQueuedParked = 2
+	mcsHead         = 3 // competes for the stripe
+	mcsHeadParked   = 4 // until a release
 
 	mcsMinStripes     = 64 // lockStripeCount
 	mcsWordsPerStripe = 4096
 )
 
+// The abort causes counted apart (txCause), and RTM's abort status bits
+// (Intel SDM names).
 const (
+	txCauseLockHeld = iota
+	txCauseConflict
+	txCauseCapacity
+	txCauseOther
+	txCauses
+
 	txStarted       = 0xFFFFFFFF // xbegin's result when the transaction started
-	txAbortExplicit = 1 << 0     // XABORT executed; code in bits 31:24
-	txAbortRetry    = 1 << 1     // may succeed on retry
-	txAbortConflict = 1 << 2     // another processor touched the read or write set
-	txAbortCapacity = 1 << 3     // the read or write set overflowed
-	txLockHeld      = 0xff       // XABORT code of xabortLockHeld
+	txAbortExplicit = 1 << 0     // XABORT's code in bits 31:24
+	txAbortRetry    = 1 << 1
+	txAbortConflict = 1 << 2
+	txAbortCapacity = 1 << 3
+	txLockHeld      = 0xff // XABORT code of xabortLockHeld
 	txMaxAttempts   = 4
 )
 
@@ -134,14 +139,6 @@ type mcsShard struct {
 	waits     atomic.Uint64 // acquisitions that queued
 	_         [mcsLine - 24 - 8*txCauses]byte
 }
-
-const (
-	txCauseLockHeld = iota
-	txCauseConflict
-	txCauseCapacity
-	txCauseOther
-	txCauses
-)
 
 // txCause classifies an abort status.
 func txCause(status uint32) int {
@@ -217,14 +214,12 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 	}
 }
 
-// lockBuckets locks the stripes of buckets a and b in ascending order and
-// returns the guard for unlockBuckets. The section must not lock again (it
-// could deadlock on its own stripes) and should only read and write memory:
-// it runs with preemption off (runtime.procPin, as sync.Pool does: a
-// descheduled holder would keep its stripes for a time slice), or in a
-// transaction that allocation, system calls and blocking abort, possibly
-// more than once. It allocates nothing once the node pool has grown to the
-// peak of waiters.
+// lockBuckets locks the stripes of buckets a and b and returns the guard for
+// unlockBuckets. The section must not lock again (it would deadlock on its
+// own stripes) and should only read and write memory: it runs with
+// preemption off (runtime.procPin, as sync.Pool does: a descheduled holder
+// would keep its stripes for a time slice), or in a transaction that
+// allocation, system calls and blocking abort, possibly more than once.
 func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
 	if lo > hi {
@@ -290,25 +285,22 @@ func (s *stripedLocks) stats() LockStats {
 		sh := &s.shards[i]
 		st.TxCommits += sh.commits.Load()
 		for c, p := range byCause {
-			n := sh.aborts[c].Load()
-			*p += n
-			st.TxAborts += n
+			*p += sh.aborts[c].Load()
 		}
 		st.Fallbacks += sh.fallbacks.Load()
 		st.Waits += sh.waits.Load()
 	}
+	st.TxAborts = st.TxAbortsLockHeld + st.TxAbortsConflict + st.TxAbortsCapacity + st.TxAbortsOther
 	return st
 }
 
 // elideBegin returns true inside a transaction in which stripes lo and hi
-// are free, or false, outside any transaction, when the caller must take
-// the MCS locks. It reads both lock words inside the transaction (so a
-// later MCS acquire, which always writes the word, aborts it) and aborts
-// with txLockHeld if either is nonzero; the section runs speculatively and
-// unlockBuckets commits it. An abort discards its writes and returns again
-// from xbegin. A retryable abort (RETRY, CONFLICT or txLockHeld) waits for
-// the words to be free and retries, up to txMaxAttempts in all; then the
-// MCS locks, whose queue bounds every goroutine's wait.
+// are free (unlockBuckets commits it), or false, outside any transaction,
+// when the caller must take the MCS locks. It reads both lock words inside
+// the transaction, so a later MCS acquire, which always writes the word,
+// aborts it. A retryable abort waits for the words to be free and retries,
+// up to txMaxAttempts in all; then the MCS locks, whose queue bounds every
+// goroutine's wait.
 func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 	sh := &s.shards[lo&s.shardMask]
 	lw, hw := &s.stripes[lo].tail, &s.stripes[hi].tail
@@ -359,8 +351,6 @@ func (s *stripedLocks) acquire(i uint32) {
 	}
 }
 
-// acquireSlow barges if the bypass budget allows, else queues a node, waits
-// to win the stripe as head and leaves the queue.
 func (s *stripedLocks) acquireSlow(st *lockStripe, i uint32) {
 	home := uint(i & s.shardMask)
 	var me uint32 // our node once leased
@@ -462,8 +452,7 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 		if st.tail.CompareAndSwap(me<<mcsTailShift|mcsHeld, mcsHeld) {
 			return
 		}
-		// A successor swapped itself into tail: await its link, spinning
-		// then yielding.
+		// A successor swapped itself into tail: await its link.
 		for k := 0; succ == 0; k++ {
 			if k > mcsSpinIters {
 				runtime.Gosched()
@@ -480,7 +469,6 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 	}
 }
 
-// release clears held and, if a waiter is queued, wakes the head if parked.
 func (s *stripedLocks) release(i uint32) {
 	st := &s.stripes[i]
 	s.step(mcsSiteWord, 0)
@@ -515,9 +503,8 @@ func (s *stripedLocks) patient(k int, me uint32) bool {
 
 // mcsSteps, in race builds, is called before every step of the lock that
 // touches shared memory and at every waiter's choice to check again or park
-// (TestMCSStateMachine drives the lock's code through it). It returns -1 for
-// stripe sets not its own; for its own it may block, and at mcsSiteWait
-// returns 1 (check again) or 0 (park).
+// (TestMCSStateMachine). It returns -1 for stripe sets not its own; for its
+// own it may block, and at mcsSiteWait returns 1 (check again) or 0 (park).
 var mcsSteps atomic.Pointer[func(s *stripedLocks, site mcsSite, v uint32) int]
 
 // mcsSite names a scheduling point; v is the node involved, or 0.
@@ -535,11 +522,10 @@ const (
 
 // step calls mcsSteps, if set; it compiles to nothing outside race builds.
 func (s *stripedLocks) step(site mcsSite, v uint32) int {
-	if !raceEnabled {
-		return -1
-	}
-	if h := mcsSteps.Load(); h != nil {
-		return (*h)(s, site, v)
+	if raceEnabled {
+		if h := mcsSteps.Load(); h != nil {
+			return (*h)(s, site, v)
+		}
 	}
 	return -1
 }

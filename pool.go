@@ -14,8 +14,7 @@ import (
 // Chunk k holds poolChunk0<<k items from index poolChunk0*(2^k-1), so
 // poolMaxChunks pointers cover every index below 2^31 and an item is found
 // with a bit length and a subtraction. Chunks are added one at a time and
-// never removed; a lease takes from its home shard, then the others, and
-// only then adds a chunk, so steady state allocates nothing.
+// never removed.
 //
 // Free lists are Treiber stacks, one per shard, with heads aba<<32 | v.
 // Claim: a pop's CAS from the head it read to (aba+1, link) succeeds only if
@@ -31,8 +30,8 @@ type slotPool[T any] struct {
 }
 
 const (
-	// Four items: a Locked filter's first waiter allocates its node pool's
-	// first chunk (128 bytes and a channel per node).
+	// A Locked filter's first waiter allocates its node pool's first chunk
+	// (128 bytes and a channel per node): four items.
 	poolChunk0Log = 2
 	poolChunk0    = 1 << poolChunk0Log
 	poolMaxChunks = 29  // indices below 4*(2^29-1)
@@ -67,8 +66,9 @@ func (p *slotPool[T]) link(v uint32) *atomic.Uint32 {
 	return &p.chunks[k].Load().links[off]
 }
 
-// lease takes a free item, from shard home first, and returns its v. At the
-// limit it waits, yielding, for an item to come back.
+// lease takes a free item, from shard home first, then the others, and only
+// then from a new chunk (so steady state allocates nothing); it returns its
+// v. At the limit it waits, yielding, for an item to come back.
 func (p *slotPool[T]) lease(home uint) uint32 {
 	m := uint(len(p.heads)) - 1
 	for {
@@ -83,7 +83,6 @@ func (p *slotPool[T]) lease(home uint) uint32 {
 	}
 }
 
-// release returns item v to shard home.
 func (p *slotPool[T]) release(home uint, v uint32) {
 	p.pushChain(&p.heads[home&uint(len(p.heads)-1)], v, v)
 }

@@ -15,24 +15,23 @@ import (
 // lookups and the fixed filter's deletes go on.
 //
 // Exclusion (Dekker). Claim: no move overlaps a snapshot. Proof: a mover
-// adds itself to its movers shard (shard.go), then checks snapshots; a
+// adds itself to its movers shard, then checks snapshots (tryMove); a
 // snapshot adds itself to snapshots, then waits for every shard to drain.
 // With sequentially consistent atomics one sees the other, and a mover that
 // sees a snapshot withdraws.
 //
 // Starving. A mover that still finds snapshots after moverPatience counts
-// itself in waiting and sleeps until the last snapshot ends. A snapshot that
-// finds waiting != 0 does not join until a starving mover got in and
-// finished (admitted moved) or none starves. Claim: if a mover starves from
-// time t, then once the snapshots running at t have ended, at most one more
-// snapshot per goroutine inside beginSnapshot at t begins before some
-// starving mover gets in. Proof: a snapshot joins only after it read
-// waiting; one that read it after t joins only after admitted moved, which a
-// starving mover does after it got in. When the last of those that read it
-// before t ends, snapshots drops to 0 with movers starving, they wake and
-// retry, and no snapshot joins until one got in. □ This bounds movers as a
-// whole, not each one (BENCHMARKS.md, "Tuning constants"); without the
-// admission wait TestMoverGetsInBetweenOverlappingSnapshots hangs.
+// itself in waiting and sleeps until the last snapshot ends; a snapshot that
+// finds waiting != 0 joins only once admitted moved (a starving mover got in
+// and finished) or none starves. Claim: if a mover starves from time t, then
+// once the snapshots running at t have ended, at most one more snapshot per
+// goroutine inside beginSnapshot at t begins before some starving mover gets
+// in. Proof: a snapshot that read waiting after t joins only after admitted
+// moved. When the last of those that read it before t ends, snapshots drops
+// to 0 with movers starving; they wake and retry, and no snapshot joins
+// until one got in. □ This bounds movers as a whole, not each one
+// (BENCHMARKS.md, "Tuning constants"); without the admission wait
+// TestMoverGetsInBetweenOverlappingSnapshots hangs.
 //
 // No lost wake-up. Claim: no sleeper misses its wake. Proof: a sleeper takes
 // its channel (signal) before checking its condition, a waker closes the
@@ -61,7 +60,6 @@ type moverShard struct {
 // moverPatience is how long a mover retries, yielding, before it starves.
 const moverPatience = time.Millisecond
 
-// moveTicket is what exitMove needs: the mover's shard, and whether it starved.
 type moveTicket struct {
 	m       *atomic.Int32
 	starved bool
@@ -86,9 +84,8 @@ func (g *snapshotGate) enterMove() moveTicket {
 	return moveTicket{m: m, starved: true}
 }
 
-// exitMove ends the move. A mover that starved counts itself admitted,
-// wakes the snapshots waiting for that and yields, so that one runs next on
-// this processor rather than after this goroutine's time slice.
+// exitMove ends the move. One that starved wakes the snapshots waiting for
+// it and yields, so that one runs next here, not after this time slice.
 func (g *snapshotGate) exitMove(t moveTicket) {
 	t.m.Add(-1)
 	if t.starved {
@@ -118,8 +115,7 @@ func (g *snapshotGate) broadcast(c *chan struct{}) {
 	g.mu.Unlock()
 }
 
-// tryMove registers a move in m and reports true if no snapshot runs; else
-// it registers nothing.
+// tryMove reports whether it registered a move in m: only if no snapshot runs.
 func (g *snapshotGate) tryMove(m *atomic.Int32) bool {
 	if g.snapshots.Load() != 0 {
 		return false
@@ -157,9 +153,8 @@ func (g *snapshotGate) endSnapshot() {
 	}
 }
 
-// snapshotStalls, in race builds, is called by every snapshot's copy after
-// it reads word i, with the table's owner (*Filter, or a growing shard's
-// *growTable), so tests can write between its reads.
+// snapshotStalls, in race builds, is called by a snapshot's copy after it
+// reads word i of owner (*Filter or *growTable): tests write in between.
 var snapshotStalls atomic.Pointer[func(owner any, i uint64)]
 
 func snapshotStalled(owner any, i uint64) {
