@@ -75,8 +75,7 @@ func (l *layout) put(w, fp uint64) (uint64, bool) {
 	return w | fp*l.slotUnit(z), z != 0
 }
 
-// take returns w with its first slot holding fp emptied, and whether it
-// had one.
+// take returns w with its first copy of fp emptied, and whether it had one.
 func (l *layout) take(w, fp uint64) (uint64, bool) {
 	z := l.zeroSlots(w ^ fp*l.lo)
 	return w &^ (l.slotMask * l.slotUnit(z)), z != 0

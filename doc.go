@@ -33,8 +33,7 @@
 // Every method is safe for concurrent use, except that ReadFrom and
 // UnmarshalBinary, which replace a filter's contents, must not run concurrently
 // with other methods of that filter. Reset removes every fingerprint stored
-// before it began; operations that overlap it may or may not survive it. Len is
-// exact when no operation is in flight, and always within [0, Cap()].
+// before it began; operations that overlap it may or may not survive it.
 //
 // In LockFree mode (the default) lookups, deletes and inserts into a free
 // slot never wait. Inserts that relocate fingerprints wait for Reset and

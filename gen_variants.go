@@ -3,8 +3,7 @@
 // gen_variants, run by "go generate" (migrate.go), writes
 // zz_<algorithm>_<codec>.go for every template <algorithm>.go.tmpl and
 // every row of codecs, pasting the codec's snippets into the template, so
-// each variant is straight Go with no indirect call. CI (.ci/run) fails
-// when "go generate ./..." changes a file.
+// each variant is straight Go with no indirect call.
 package main
 
 import (
@@ -61,11 +60,10 @@ type codec struct {
 	// Word is the index of bucket b's word; Part is b's bits of word w.
 	Word func(b string) string
 	Part func(w, b string) string
-	// Room is a mask of the slots of bucket bits x of bucket b that may
-	// take fp, 0 for none. FPDependent: Room depends on fp (a bucket
-	// without room may have an empty slot; a search node carries the
-	// fingerprint moving in). Barred: freeing slot s of b gives in no room
-	// (nil: never).
+	// Room is a mask of the slots of bucket bits x of bucket b that may take
+	// fp, 0 for none. FPDependent: Room depends on fp (a bucket without room
+	// may have an empty slot; a search node carries the fingerprint moving
+	// in). Barred: freeing slot s of b gives in no room (nil: never).
 	Room        func(x, b, fp string) string
 	FPDependent bool
 	Barred      func(s, b, in string) string

@@ -37,24 +37,23 @@ import (
 //  4. Lookups search cur.old while it is not nil, else cur; they never
 //     wait and never copy.
 //
-// Claim (no false negatives): a Lookup of x that starts after an Insert of
-// x returned, with no Delete of x and no Reset begun since, reports true.
+// Claim (no false negatives): a Lookup of x that starts after an Insert of x
+// returned, with no Delete of x and no Reset begun since, reports true.
 // Proof. Every operation on x works on the chain of x's shard. The insert
 // wrote x's entry into an unfrozen word of some table T while T was cur
 // (step 3). (a) From then on T holds a match of x in x's pair: moves keep
 // entries in their pairs, Deletes remove only matches of the deleted key by
-// the rule of grow_table.go, freezing changes no entry. (b) If T's
-// successor n finished its copy, n holds a match of x in x's pair of n: the
-// copy took every frozen word of T, a match of x to x's bucket of the same
-// role in n (grow_table.go, "Linear steps"); writes on n began after the
-// copy, and (a) applies to n from then on. By induction every later table
-// whose copy finished holds a match. The lookup loads cur = C (T or later),
-// then C.old. If nil, C's copy finished (or C = T): C holds a match. If O,
-// no write has reached C, so T is O or earlier, and O's copy finished
-// before C was made (expansions start only from a table writable returned):
-// O holds a match. The search of that table finds x, since x's pair holds a
-// match at every instant of it (grow_table.go, "Deletes move both
-// counters"). □
+// the rule of grow_table.go, freezing changes no entry. (b) If T's successor
+// n finished its copy, n holds a match of x in x's pair of n: the copy took
+// every frozen word of T, a match of x to x's bucket of the same role in n
+// (grow_table.go, "Linear steps"); writes on n began after the copy, and (a)
+// applies to n from then on. By induction every later table whose copy
+// finished holds a match. The lookup loads cur = C (T or later), then C.old.
+// If nil, C's copy finished (or C = T): C holds a match. If O, no write has
+// reached C, so T is O or earlier, and O's copy finished before C was made
+// (expansions start only from a table writable returned): O holds a match.
+// The search of that table finds x, since x's pair holds a match at every
+// instant of it (grow_table.go, "Deletes move both counters"). □
 //
 // Nothing is lost: a write that changed its table before the bucket froze
 // is in the copy, and ErrFull leaves every entry in its pair. Writes are
@@ -84,9 +83,8 @@ const (
 	// only many copies of a key, which share its buckets, fill them this
 	// early, and growing adds memory, not room (TestGrowingCopiesOfManyKeys).
 	growFullLoad = 0.5
-	// growStepParts: a step splits ceil(N/growStepParts) of the N buckets
-	// of the level. Smaller steps keep the load nearer the target for more
-	// copying (each step copies the whole table).
+	// growStepParts: a step splits ceil(N/growStepParts) of the level's N
+	// buckets; smaller steps keep the load nearer the target, copying more.
 	growStepParts = 16
 	// A step rounds a table above growLargeWords (32 KiB, the runtime's
 	// largest size class) up to whole 8 KiB pages, the unit of a large
@@ -146,15 +144,13 @@ type growShard struct {
 	count shardedCount
 }
 
-// WithMaxCapacity bounds a Growing filter: each shard grows up to a
-// number of doublings chosen so that all of them together hold at most
-// maxCapacity keys at 95% load, so Cap never exceeds (maxCapacity+16)/0.95
-// slots. Past that, an insert that finds no room returns ErrFull with
-// nothing lost. Each shard receives a sixteenth of the keys, so the first
-// ErrFull comes when the smallest shard at its bound is full: from about
-// two thirds of maxCapacity keys on. 0 (the default), or a bound above
-// what the 19 doublings the hash allows reach, means no bound but those.
-// New rejects it.
+// WithMaxCapacity bounds a Growing filter: each shard grows up to the
+// doublings at which all together hold at most maxCapacity keys at 95% load
+// (Cap at most (maxCapacity+16)/0.95 slots); past that, an insert that finds
+// no room returns ErrFull with nothing lost. Each shard receives a sixteenth
+// of the keys, so the first ErrFull comes from about two thirds of
+// maxCapacity keys on. 0 (the default), or a bound above what the hash's 19
+// doublings reach, means no bound but those. New rejects it.
 func WithMaxCapacity(maxCapacity int) Option {
 	return func(c *config) { c.maxCap, c.maxCapSet = maxCapacity, true }
 }
@@ -163,11 +159,10 @@ func WithMaxCapacity(maxCapacity int) Option {
 // keys at 95% load or more (BaseCapacity) and that grows as keys arrive,
 // each shard by steps of a sixteenth of a doubling, up to 19 doublings
 // (about four billion keys). For many small sets of known size a fixed
-// Filter is much smaller. It takes the options of New (seed, mode; the
-// fingerprint size must be the default 12, and WithSlotsPerBucket is
-// refused) and WithMaxCapacity. It returns an error if capacity is not
-// positive or above MaxCapacity, if the maximum is below the first
-// tables' capacity, or if an option has a value outside its range.
+// Filter is much smaller. It takes New's options (fingerprint size 12 only,
+// no WithSlotsPerBucket) and WithMaxCapacity. It returns an error for a
+// capacity outside [1, MaxCapacity], a maximum below the first tables'
+// capacity, or an option out of range.
 func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	var given config // New's own options are refused whatever their values
 	for _, o := range opts {
@@ -271,8 +266,7 @@ func newGrowState(bases, maxD *[growShards]uint64, seed uint64) *growState {
 
 // setup sets the filter's parameters and makes st its state.
 func (g *Growing) setup(seed uint64, mode Mode, st *growState) {
-	g.seed, g.mode = seed, mode
-	g.mul = mix64(seed) | 1
+	g.seed, g.mode, g.mul = seed, mode, mix64(seed)|1
 	var first uint64 // buckets of the shards' first tables
 	for i := range st.shards {
 		first += st.shards[i].base
@@ -468,11 +462,9 @@ func (g *Growing) InsertHash(h uint64) error {
 }
 
 // InsertUnique adds key unless an entry matching it is in one of its
-// buckets, and reports whether it added it; it returns ErrFull, with
-// nothing changed, only where Insert would. As Filter.InsertUnique, it is
-// linearizable in both modes, also against growth steps, so goroutines
-// calling it with one key leave exactly one entry for it; a refusal may
-// mean that another key's entry matches it (FalsePositiveRate).
+// buckets, and reports whether it added it, linearizably as
+// Filter.InsertUnique, also against growth steps. It returns ErrFull only
+// where Insert would; a refusal may mean another key's entry matches.
 func (g *Growing) InsertUnique(key []byte) (inserted bool, err error) {
 	return g.InsertUniqueHash(xxhash.Sum64(key))
 }
@@ -546,9 +538,8 @@ func (g *Growing) LookupHash(h uint64) bool {
 	return g.lookupIn(x, k)
 }
 
-// Delete removes one copy of key and reports whether it found one. As
-// with Filter, only delete keys that were inserted: deleting another key
-// may remove an entry that a colliding inserted key needs.
+// Delete removes one copy of key and reports whether it found one. Delete
+// only keys that were inserted (the package doc says why).
 func (g *Growing) Delete(key []byte) bool { return g.DeleteHash(xxhash.Sum64(key)) }
 
 // DeleteString is Delete for a string key, without copying it.
@@ -721,13 +712,7 @@ func (g *Growing) Cap() int {
 }
 
 // LoadFactor returns Len()/Cap(), or 0 for a zero Growing.
-func (g *Growing) LoadFactor() float64 {
-	c := g.Cap()
-	if c == 0 {
-		return 0
-	}
-	return float64(g.Len()) / float64(c)
-}
+func (g *Growing) LoadFactor() float64 { return float64(g.Len()) / float64(max(g.Cap(), 1)) }
 
 // Doublings returns the doublings the shards' tables have completed since
 // the filter was made or Reset, summed over the shards (each adds about a
@@ -737,10 +722,8 @@ func (g *Growing) Doublings() int {
 }
 
 // BaseCapacity returns the number of keys the shards' first tables are
-// sized for (95% load): at least 5,512, as the smallest shard has 64
-// buckets, and about 1.4 times the capacity the filter started with above
-// that, since each shard receives a sixteenth of the keys and the smallest
-// must hold its share.
+// sized for (95% load): at least 5,512 (64-bucket shards), else about 1.4
+// times the starting capacity, as the smallest shard must hold a sixteenth.
 func (g *Growing) BaseCapacity() int {
 	return int(g.sumShards(func(sh *growShard) uint64 { return growKeys(sh.base) }))
 }
@@ -782,8 +765,7 @@ func (g *Growing) Reset() {
 		return
 	}
 	for i := range g.st.shards {
-		// Replace the shard's table, as an expansion would, by a first
-		// table whose copy drops the entries.
+		// As an expansion, to a first table whose copy drops the entries.
 		sh := &g.st.shards[i]
 		for {
 			x := g.writable(sh)

@@ -234,24 +234,23 @@ const (
 // Claim: a search of x's pair P, Q (P read at t1 and again at t3, Q at t2)
 // that answers "absent" with P's counter and the epoch of P's stripe
 // unchanged is right: x had no matching entry throughout, or a Delete of x
-// took effect during the search. Proof: unchanged, they show no move
-// through P and no Delete from the pair in (t1, t3) (each bumps P's
-// counter; a wrap bumps the epoch in the same K-CAS, LockFree, or before
-// and after the stores, Locked; a one-bit counter reads the same again
-// only after an even number of bumps, one of them a wrap). A match of x in
-// Q moves only into P (a void entry that needs a key's bit does not move),
-// so in (t1, t2) Q lost none by a move or by a Delete of pair P, Q. A
-// Delete of y whose pair is Q and P' ≠ P (Q unsplit, P' split) that takes
-// a match E of x from Q leaves x one: E matches y too, so it is void and
-// of level d; y's own entry is no younger than E, the youngest match, so
-// it is void in Q too, E's value, and x matches it. If x was inserted
-// before and not deleted, the pair held a match of x at t1 (youngest-match
-// rule); P held none, so Q held one at t1 and still at t2, where the read
-// shows it. Locked: a Delete stores its two words under both locks; with P
-// unchanged its store to P fell outside (t1, t3), so Q after its store to
-// Q, with P as read at t1, is the pair as the Delete left it, which holds a
-// match unless x was deleted; Q read at t2, before or after that store,
-// shows a match. □
+// took effect during the search. Proof: unchanged, they show no move through
+// P and no Delete from the pair in (t1, t3) (each bumps P's counter; a wrap
+// bumps the epoch in the same K-CAS, LockFree, or before and after the
+// stores, Locked; a one-bit counter reads the same again only after an even
+// number of bumps, one of them a wrap). A match of x in Q moves only into P
+// (a void entry that needs a key's bit does not move), so in (t1, t2) Q lost
+// none by a move or by a Delete of pair P, Q. A Delete of y whose pair is Q
+// and P' ≠ P (Q unsplit, P' split) that takes a match E of x from Q leaves x
+// one: E matches y too, so it is void and of level d; y's own entry is no
+// younger than E, the youngest match, so it is void in Q too, E's value, and
+// x matches it. If x was inserted before and not deleted, the pair held a
+// match of x at t1 (youngest-match rule); P held none, so Q held one at t1
+// and still at t2, where the read shows it. Locked: a Delete stores its two
+// words under both locks; with P unchanged its store to P fell outside (t1,
+// t3), so Q after its store to Q, with P as read at t1, is the pair as the
+// Delete left it, which holds a match unless x was deleted; Q read at t2,
+// before or after that store, shows a match. □
 
 // readPair makes a search's first reads of b1 and b2, with the stall points.
 func (x *growTable) readPair(b1, b2 uint64) (w1, w2 uint64) {

@@ -10,12 +10,10 @@ package cuckoo
 // resumes inside xbegin with the transaction's writes discarded, and it
 // returns the abort status (EAX), like C's _xbegin. xend commits the
 // innermost transaction (outside one it faults, #GP); xabortLockHeld aborts
-// with code txLockHeld (outside one it does nothing); xtest reports whether
-// the processor is in a transaction.
+// with code txLockHeld (outside one it does nothing).
 func xbegin() uint32
 func xend()
 func xabortLockHeld()
-func xtest() bool
 
 // cpuid executes CPUID with EAX=eax, ECX=ecx and returns EAX, EBX, ECX, EDX.
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)

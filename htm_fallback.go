@@ -10,4 +10,3 @@ func cpuid(eax, ecx uint32) (a, b, c, d uint32) { return 0, 0, 0, 0 }
 func xbegin() uint32                            { return 0 }
 func xend()                                     { panic("unreachable") }
 func xabortLockHeld()                           { panic("unreachable") }
-func xtest() bool                               { return false }

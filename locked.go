@@ -56,10 +56,9 @@ func (f *Filter) resetLocked() {
 	f.locks.unlockAll()
 }
 
-// LockStats reports how the critical sections of a Locked-mode filter ran,
-// or the zero LockStats in LockFree mode. UnmarshalBinary and ReadFrom give
-// the filter new stripes sized for the loaded table, and so start the
-// counts over (Stats' event counters carry over; Reset keeps both).
+// LockStats returns the filter's LockStats (zero in LockFree mode), counted
+// since its stripes were made: UnmarshalBinary and ReadFrom make new ones
+// (Stats' event counters carry over; Reset keeps both).
 func (f *Filter) LockStats() LockStats {
 	if f.locks == nil {
 		return LockStats{}
@@ -90,8 +89,7 @@ type LockStats struct {
 	// overflowed what the processor tracks, and the rest (interrupts, page
 	// faults, system calls, aborts only marked as worth retrying).
 	TxAborts, TxAbortsLockHeld, TxAbortsConflict, TxAbortsCapacity, TxAbortsOther uint64
-	// Fallbacks counts critical sections that gave up on elision and took
-	// the MCS locks.
+	// Fallbacks counts critical sections that gave up elision for the locks.
 	Fallbacks uint64
 	// Waits counts lock acquisitions that found the stripe held and queued
 	// for it, whether or not elision is on.

@@ -91,8 +91,7 @@ const (
 	mcsWordsPerStripe = 4096
 )
 
-// The abort causes counted apart (txCause), and RTM's abort status bits
-// (Intel SDM names).
+// Abort causes counted apart (txCause); RTM's abort status bits (SDM names).
 const (
 	txCauseLockHeld = iota
 	txCauseConflict

@@ -64,14 +64,6 @@ func (f *Filter) makeRoom(b1, b2, fp uint64) bool {
 	return f.relocate(b1, b2)
 }
 
-// slotAt returns the fingerprint in slot s of bucket b (logical; 0 if empty).
-func (f *Filter) slotAt(b uint64, s int) uint64 {
-	if f.lay.packed {
-		return f.t.loadWord(b>>1) >> (pkShift(b) + uint64(s)*8) & 0xff
-	}
-	return f.lay.slot(f.t.loadWord(b), s)
-}
-
 // move relocates fp from slot s of src to dst in one step (move.go.tmpl),
 // false if the step no longer applies. The caller holds the snapshot gate;
 // *my is its descriptor lease, leased by the first step that needs one.
@@ -94,9 +86,8 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 // maxRoomRounds bounds an insert's rounds of makeRoom then buckets full
 // again, and makeRoom's stale paths: each means concurrent writers changed
 // the table first, and near full a few can undo each other's room without
-// end (four writers churning a Locked filter at 1.03 times capacity on one
-// P relocated for minutes). The insert then returns ErrFull, having only
-// moved fingerprints within their pairs.
+// end. The insert then returns ErrFull, having only moved fingerprints
+// within their pairs.
 const maxRoomRounds = 1024
 
 // Test hooks, called in race builds only (other builds compile the calls

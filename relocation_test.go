@@ -553,3 +553,11 @@ func nearFullWithKey(t *testing.T, mode Mode, bits int) (*Filter, string, uint64
 	fillBucket(f, b2, 2, fp)
 	return f, key, fp
 }
+
+// slotAt returns the fingerprint in slot s of bucket b (logical; 0 if empty).
+func (f *Filter) slotAt(b uint64, s int) uint64 {
+	if f.lay.packed {
+		return f.t.loadWord(b>>1) >> (pkShift(b) + uint64(s)*8) & 0xff
+	}
+	return f.lay.slot(f.t.loadWord(b), s)
+}

@@ -25,8 +25,7 @@ type shardSet[T any] struct {
 }
 
 func (s *shardSet[T]) init(bits uint) { s.shards, s.bits = make([]T, 1<<bits), bits }
-
-func (s *shardSet[T]) mine() *T { return &s.shards[stackShard(s.bits)] }
+func (s *shardSet[T]) mine() *T       { return &s.shards[stackShard(s.bits)] }
 
 // A filter of m words gets two shards per P (GOMAXPROCS at creation), so
 // that running goroutines rarely share one, but at most 1<<maxShardBits,

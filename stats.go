@@ -5,15 +5,13 @@ package cuckoo
 // other goroutines work, a Stats is approximate, as Len is.
 type Stats struct {
 	// The filter's Mode(), FingerprintBits(), SlotsPerBucket(), Len(), Cap().
-	Mode            Mode
-	FingerprintBits int
-	SlotsPerBucket  int
-	Len, Cap        int
-	LoadFactor      float64 // Len/Cap; 0 for a zero Filter
-	BitsPerKey      float64 // the table's bits per stored key; 0 when empty
-	// FalsePositiveRate is the expected rate at the current load,
-	// 2·b·LoadFactor/(2^f-1) (the package doc).
-	FalsePositiveRate float64
+	Mode              Mode
+	FingerprintBits   int
+	SlotsPerBucket    int
+	Len, Cap          int
+	LoadFactor        float64 // Len/Cap; 0 for a zero Filter
+	BitsPerKey        float64 // the table's bits per stored key; 0 when empty
+	FalsePositiveRate float64 // 2·b·LoadFactor/(2^f-1), the package doc's rate at this load
 
 	Relocations uint64 // fingerprints moved to make room for an insert
 	Full        uint64 // inserts (of every form) that returned ErrFull

@@ -7,9 +7,8 @@ package cuckoo
 
 // InsertUnique adds key to the filter unless its fingerprint is already in
 // one of the key's two buckets, and reports whether it added it. It returns
-// ErrFull (and inserted=false) when the fingerprint was absent but no slot
-// could be freed for it; the filter then holds what it held before, as
-// after a failed Insert.
+// ErrFull, with the filter unchanged, when the fingerprint was absent but
+// no slot could be freed for it.
 //
 // InsertUnique is linearizable in both modes, also against Insert, Delete
 // and relocations: it takes effect at one instant at which it finds the

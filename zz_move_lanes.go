@@ -40,9 +40,8 @@ func (x *growTable) growMoveLockFree(src uint64, s int, fp uint64, dst uint64, n
 		if t.kcasWith(&op, (*my).slot) {
 			return true
 		}
-		// A word changed under us (or held another operation's
-		// reference, which kcasWith helped): validate again against
-		// fresh reads.
+		// A word changed under us (or held another operation's reference,
+		// which kcasWith helped): validate again against fresh reads.
 	}
 }
 

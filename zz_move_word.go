@@ -44,9 +44,8 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 		if t.kcasWith(&op, (*my).slot) {
 			return true
 		}
-		// A word changed under us (or held another operation's
-		// reference, which kcasWith helped): validate again against
-		// fresh reads.
+		// A word changed under us (or held another operation's reference,
+		// which kcasWith helped): validate again against fresh reads.
 		f.stats.add(statKCASRetries, 1)
 	}
 }
