@@ -222,15 +222,25 @@ func TestRTMAwaitFree(t *testing.T) {
 	if awaitFree(&lw, &hw) {
 		t.Error("got true for a word that stays held; want false")
 	}
-	// Freed by another goroutine while we wait: with GOMAXPROCS=1 the
-	// first Gosched lets it run.
+	// Freed by another goroutine while we wait: with GOMAXPROCS=1 only the
+	// yield lets it run. The scheduler may run us again first (every 61st
+	// schedule takes the global queue first, where Gosched put us), so up
+	// to ten tries; an awaitFree that never yields, or never waits, fails
+	// them all.
 	withProcs(t, 1)
-	done := make(chan struct{})
-	go func() { lw.Store(0); close(done) }()
-	if !awaitFree(&lw, &hw) {
-		t.Error("got false for a word freed during the wait; want true")
+	for try := 1; ; try++ {
+		lw.Store(mcsHeld)
+		done := make(chan struct{})
+		go func() { lw.Store(0); close(done) }()
+		freed := awaitFree(&lw, &hw)
+		<-done
+		if freed {
+			break
+		}
+		if try == 10 {
+			t.Fatal("got false for a word freed during the wait, ten times; want true")
+		}
 	}
-	<-done
 }
 
 // TestHTMCPUID runs the CPUID assembly and checks that its answers are
