@@ -14,7 +14,7 @@ import (
 // 8.7 (eight 8-bit slots per word at 92%).
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(&out, 1<<16, 1<<18); err != nil {
+	if err := run(&out, 1<<18, 1<<18); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
