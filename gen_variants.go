@@ -110,11 +110,12 @@ type codec struct {
 	// fp, in neither first read, was not in flight (w1 the first read of
 	// b1, g Guard's pointer, e its value before w1; LockedClaim and
 	// twophase.go argue it). LookupSlow is statements returning the full
-	// search's answer, from b1, b2, fp, e, w1, w2.
-	Guard       func(b string) string
-	Settled     func(b1, w1, g, e string) string
-	LookupSlow  string
-	LockedClaim string
+	// search's answer, from b1, b2, fp, e, w1, w2. Counter is b1's migration
+	// counter in w (nil: none in the word, the guard is b1's version).
+	Guard, Counter func(b string) string
+	Settled        func(b1, w1, g, e string) string
+	LookupSlow     string
+	LockedClaim    string
 	// Bump is word w after a step through it (counter bumped, if any).
 	// SharedWords: a step's buckets may share a word. MoveVersionDoc says
 	// what a step bumps. Wraps tests a word for a wrapped counter ("":
@@ -152,6 +153,7 @@ var codecs = []codec{
 		Has:            func(w, b, fp string) string { return fmt.Sprintf("l.contains(%s, %s)", w, fp) },
 		ReadSearch:     func(b1, b2 string) string { return fmt.Sprintf("f.readPair(%s, %s)", b1, b2) },
 		Guard:          func(b string) string { return fmt.Sprintf("f.t.epochOf(%s)", b) },
+		Counter:        func(w string) string { return fmt.Sprintf("l.counter(%s)", w) },
 		Settled:        func(b1, w1, g, e string) string { return fmt.Sprintf("f.unchanged(%s, %s, %s)", b1, w1, e) },
 		HasEither:      func(w1, w2, b1, b2, fp string) string { return fmt.Sprintf("l.containsEither(%s, %s, %s)", w1, w2, fp) },
 		LookupSlow:     "return f.findAfter(b1, b2, fp, w1, w2, e)",
@@ -264,8 +266,9 @@ var codecs = []codec{
 		},
 		ReadSearch:  func(b1, b2 string) string { return fmt.Sprintf("x.readPair(%s, %s)", b1, b2) },
 		Guard:       func(b string) string { return fmt.Sprintf("x.t.epochOf(%s)", b) },
+		Counter:     func(w string) string { return fmt.Sprintf("growCounter(%s)", w) },
 		Settled:     func(b1, w1, g, e string) string { return fmt.Sprintf("x.unchanged(%s, %s, %s, %s)", b1, w1, g, e) },
-		LookupSlow:  "return x.searchIn(b1, b2, q1, q2)",
+		LookupSlow:  "_, ok := x.growFind(b1, b2, q1, q2)\n\treturn ok",
 		LockedClaim: "grow_table.go",
 		Choose: func(b1, b2, fp, w1, w2 string) string {
 			return fmt.Sprintf(`b, w, q := %[1]s, %[3]s, q1

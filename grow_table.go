@@ -279,40 +279,6 @@ func (g *Growing) lookupIn(x *growTable, k growKey) bool {
 	return x.growLookup(k.b1, k.b2, k.q1, k.q2)
 }
 
-// searchIn is growLookup's full search: rounds of the epoch, b1, b2 and a
-// re-read of b1, until a match, or b1's counter and the epoch unchanged.
-func (x *growTable) searchIn(b1, b2, q1, q2 uint64) bool {
-	t := &x.t
-	ei := t.epochIdx(b1)
-	for {
-		e := t.load(ei)
-		w1 := t.load(b1)
-		growSearchStalled(x, b1, 1)
-		w2 := t.load(b2)
-		growSearchStalled(x, b1, 2)
-		if matchLanes(w1, q1)|matchLanes(w2, q2) != 0 {
-			return true
-		}
-		if b1 == b2 {
-			return false
-		}
-		v1 := t.load(b1)
-		if matchLanes(v1, q1) != 0 {
-			return true
-		}
-		if growCounter(v1) == growCounter(w1) {
-			growSearchStalled(x, b1, 3)
-			if t.load(ei) == e {
-				return false
-			}
-			continue
-		}
-		if matchLanes(t.load(b2), q2) != 0 {
-			return true
-		}
-	}
-}
-
 // addIn puts k's entry into x, relocating entries when both buckets are
 // full: growDone, growFull (no path) or growFrozen.
 func (g *Growing) addIn(x *growTable, k growKey) int {

@@ -196,31 +196,6 @@ func (f *Filter) plainWord(i uint64) uint64 {
 	}
 }
 
-// pkFind is the search above; it returns the bucket where a read saw fp.
-func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
-	t, vi := &f.t, f.t.verIdx(b1)
-	for {
-		v := t.load(vi)
-		w1 := t.load(b1 >> 1)
-		searchStalled(f, b1, 1)
-		if pkHas(pkHalf(w1, b1), fp) {
-			return b1, true
-		}
-		if b1>>1 == b2>>1 {
-			return b2, pkHas(pkHalf(w1, b2), fp) // one read decides
-		}
-		w2 := t.load(b2 >> 1)
-		searchStalled(f, b1, 2)
-		if pkHas(pkHalf(w2, b2), fp) {
-			return b2, true
-		}
-		if t.load(vi) == v {
-			return 0, false
-		}
-		f.stats.add(statLookupRetries, 1)
-	}
-}
-
 // pkReadPair reads the words of b1 and b2 (one read when they share one).
 func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
 	hookRead(&f.t, b1>>1)

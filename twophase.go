@@ -95,52 +95,6 @@ func (f *Filter) unchanged(b1, w1, e uint64) bool {
 	return f.t.epochOf(b1).Load() == e
 }
 
-// find is the two-phase search; it returns the bucket where a read saw fp.
-func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
-	l, t := &f.lay, &f.t
-	for {
-		e := t.load(t.epochIdx(b1))
-		// Phase 1: both loads issued before either is tested.
-		w1, w2 := f.readPair(b1, b2)
-		if (w1|w2)&tagMask != 0 {
-			// A relocation is in flight: resolve, reading in order.
-			w1, w2 = t.load(b1), t.load(b2)
-		}
-		if l.contains(w1, fp) {
-			return b1, true
-		}
-		if l.contains(w2, fp) {
-			return b2, true
-		}
-		if b, ok, done := f.phase2(b1, b2, fp, w1, e); done {
-			return b, ok
-		}
-		f.stats.add(statLookupRetries, 1)
-	}
-}
-
-// phase2 completes the search above after a first phase that read the
-// epoch e (logical), w1 and w2 without finding fp; done false means start
-// over (after b1's counter moved, a reread of b2 can only find fp).
-func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
-	if b1 == b2 {
-		return 0, false, true // a key with one bucket never moves: one read decides
-	}
-	l, t := &f.lay, &f.t
-	v1 := t.loadWord(b1)
-	searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-	if l.contains(v1, fp) {
-		return b1, true, true
-	}
-	if l.counter(v1) == l.counter(w1) {
-		return 0, false, t.load(t.epochIdx(b1)) == e
-	}
-	if l.contains(t.load(b2), fp) {
-		return b2, true, true
-	}
-	return 0, false, false
-}
-
 // Wrap epochs: at least epochStripeWords table words each (8 bytes per 32
 // KiB; tests give small tables more with setEpochs), at most maxEpochs.
 const epochStripeWords, maxEpochs = 4096, 1 << 14

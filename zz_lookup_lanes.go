@@ -23,7 +23,57 @@ func (x *growTable) growLookup(b1, b2, q1, q2 uint64) bool {
 			return false
 		}
 	}
-	return x.searchIn(b1, b2, q1, q2)
+	_, ok := x.growFind(b1, b2, q1, q2)
+	return ok
+}
+
+// growFind is the full two-phase search, LockFree, argued in
+// grow_table.go: rounds of logical reads of the guard, b1
+// and b2 until a read shows fp (its bucket is returned) or the second
+// phase answers "absent".
+func (x *growTable) growFind(b1, b2, q1, q2 uint64) (uint64, bool) {
+	t := &x.t
+	gi := t.epochIdx(b1)
+	for {
+		e := t.load(gi)
+		w1 := t.load(b1)
+		growSearchStalled(x, b1, 1)
+		if matchLanes(w1, q1) != 0 {
+			return b1, true
+		}
+		w2 := t.load(b2)
+		growSearchStalled(x, b1, 2)
+		if matchLanes(w2, q2) != 0 {
+			return b2, true
+		}
+		if b, ok, done := x.growPhase2(b1, b2, q1, q2, w1, e); done {
+			return b, ok
+		}
+	}
+}
+
+// growPhase2 completes the search above after a first phase that read
+// the guard as e (logical), w1 and w2 without finding fp: "absent" when b1
+// read again keeps its counter and the guard reads e; done false means
+// start over (after b1's counter moved, a reread of b2 can only find fp).
+func (x *growTable) growPhase2(b1, b2, q1, q2, w1, e uint64) (b uint64, ok, done bool) {
+	if b1 == b2 {
+		return 0, false, true // a key with one bucket never moves: one read decides
+	}
+	t := &x.t
+	v1 := t.loadWord(b1)
+	// Stall point 3: between b1's re-read and the guard's.
+	growSearchStalled(x, b1, 3)
+	if matchLanes(v1, q1) != 0 {
+		return b1, true, true
+	}
+	if growCounter(v1) == growCounter(w1) {
+		return 0, false, t.load(t.epochIdx(b1)) == e
+	}
+	if matchLanes(t.load(b2), q2) != 0 {
+		return b2, true, true
+	}
+	return 0, false, false
 }
 
 // growLookupLocked is Lookup's Locked search: the same first round

@@ -31,6 +31,39 @@ func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 	return ok
 }
 
+// pkFind is the full two-phase search, LockFree, argued in
+// packed.go: rounds of logical reads of the guard, b1
+// and b2 until a read shows fp (its bucket is returned) or the second
+// phase answers "absent".
+func (f *Filter) pkFind(b1, b2, fp uint64) (uint64, bool) {
+	t := &f.t
+	gi := t.epochIdx(b1 >> 1)
+	for {
+		e := t.load(gi)
+		w1 := t.load(b1 >> 1)
+		if raceEnabled {
+			searchStalled(f, b1, 1)
+		}
+		if pkHas(pkHalf(w1, b1), fp) {
+			return b1, true
+		}
+		if b1>>1 == b2>>1 {
+			return b2, pkHas(pkHalf(w1, b2), fp) // one read decides a one-word pair
+		}
+		w2 := t.load(b2 >> 1)
+		if raceEnabled {
+			searchStalled(f, b1, 2)
+		}
+		if pkHas(pkHalf(w2, b2), fp) {
+			return b2, true
+		}
+		if t.load(gi) == e {
+			return 0, false
+		}
+		f.stats.add(statLookupRetries, 1)
+	}
+}
+
 // pkLookupLocked is Lookup's Locked search: the same first round
 // ("absent" argued in packed_locked.go); only a lookup overlapping a relocation
 // through b1 takes the locks, so lookups wait for no other writer.

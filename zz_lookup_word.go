@@ -27,6 +27,64 @@ func (f *Filter) lookup(b1, b2, fp uint64) bool {
 	return f.findAfter(b1, b2, fp, w1, w2, e)
 }
 
+// find is the full two-phase search, LockFree, argued in
+// twophase.go: rounds of logical reads of the guard, b1
+// and b2 until a read shows fp (its bucket is returned) or the second
+// phase answers "absent".
+func (f *Filter) find(b1, b2, fp uint64) (uint64, bool) {
+	l := &f.lay
+	t := &f.t
+	gi := t.epochIdx(b1)
+	for {
+		e := t.load(gi)
+		w1 := t.load(b1)
+		if raceEnabled {
+			searchStalled(f, b1, 1)
+		}
+		if l.contains(w1, fp) {
+			return b1, true
+		}
+		w2 := t.load(b2)
+		if raceEnabled {
+			searchStalled(f, b1, 2)
+		}
+		if l.contains(w2, fp) {
+			return b2, true
+		}
+		if b, ok, done := f.phase2(b1, b2, fp, w1, e); done {
+			return b, ok
+		}
+		f.stats.add(statLookupRetries, 1)
+	}
+}
+
+// phase2 completes the search above after a first phase that read
+// the guard as e (logical), w1 and w2 without finding fp: "absent" when b1
+// read again keeps its counter and the guard reads e; done false means
+// start over (after b1's counter moved, a reread of b2 can only find fp).
+func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
+	if b1 == b2 {
+		return 0, false, true // a key with one bucket never moves: one read decides
+	}
+	l := &f.lay
+	t := &f.t
+	v1 := t.loadWord(b1)
+	// Stall point 3: between b1's re-read and the guard's.
+	if raceEnabled {
+		searchStalled(f, b1, 3)
+	}
+	if l.contains(v1, fp) {
+		return b1, true, true
+	}
+	if l.counter(v1) == l.counter(w1) {
+		return 0, false, t.load(t.epochIdx(b1)) == e
+	}
+	if l.contains(t.load(b2), fp) {
+		return b2, true, true
+	}
+	return 0, false, false
+}
+
 // lookupLocked is Lookup's Locked search: the same first round
 // ("absent" argued in locked.go); only a lookup overlapping a relocation
 // through b1 takes the locks, so lookups wait for no other writer.
