@@ -72,20 +72,20 @@ func (f *Filter) pkMoveLocked(src uint64, s int, fp uint64, dst uint64) bool {
 		if src>>1 == dst>>1 {
 			w := ws &^ (0xff << (pkShift(src) + uint64(s)*8))
 			r := pkFree(pkHalf(w, dst), dst, fp)
-			ok = r != 0
-			if ok {
+			if r != 0 {
 				t.words[src>>1].Store(pkPut(w, dst, fp, r))
 				t.verOf(dst).Add(1)
 			}
-		} else {
-			wd := t.words[dst>>1].Load()
-			r := pkFree(pkHalf(wd, dst), dst, fp)
-			ok = r != 0
-			if ok {
-				t.words[dst>>1].Store(pkPut(wd, dst, fp, r))
-				t.verOf(dst).Add(1)
-				t.words[src>>1].Store(ws &^ (0xff << (pkShift(src) + uint64(s)*8)))
-			}
+			f.locks.unlockBuckets(lg)
+			return r != 0
+		}
+		wd := t.words[dst>>1].Load()
+		r := pkFree(pkHalf(wd, dst), dst, fp)
+		ok = r != 0
+		if ok {
+			t.words[dst>>1].Store(pkPut(wd, dst, fp, r))
+			t.verOf(dst).Add(1)
+			t.words[src>>1].Store(ws &^ (0xff << (pkShift(src) + uint64(s)*8)))
 		}
 	}
 	f.locks.unlockBuckets(lg)
