@@ -110,12 +110,13 @@ type codec struct {
 	// fp, in neither first read, was not in flight (w1 the first read of
 	// b1, g Guard's pointer, e its value before w1; LockedClaim and
 	// twophase.go argue it). LookupSlow is statements returning the full
-	// search's answer, from b1, b2, fp, e, w1, w2. Counter is b1's migration
-	// counter in w (nil: none in the word, the guard is b1's version).
-	Guard, Counter func(b string) string
-	Settled        func(b1, w1, g, e string) string
-	LookupSlow     string
-	LockedClaim    string
+	// search's answer, from b1, b2, fp, e, w1, w2. Counter is the migration
+	// counter of word w (nil: none in the word, the guard is b1's version).
+	Guard       func(b string) string
+	Counter     func(w string) string
+	Settled     func(b1, w1, g, e string) string
+	LookupSlow  string
+	LockedClaim string
 	// Bump is word w after a step through it (counter bumped, if any).
 	// SharedWords: a step's buckets may share a word. MoveVersionDoc says
 	// what a step bumps. Wraps tests a word for a wrapped counter ("":

@@ -218,3 +218,49 @@ func keyWithTwoBuckets(g *Growing) (h uint64, x *growTable, k growKey) {
 		}
 	}
 }
+
+// TestGrowFindSeesACounterWrappedBack drives the full search (growFind)
+// with K's entry moved Q -> P after its read of P and back after its read
+// of Q: P reads the same again (a one-bit counter bumped twice), only the
+// epoch shows the moves, and K, present throughout, must be found.
+// Ignoring the epoch in the second phase makes it fail.
+func TestGrowFindSeesACounterWrappedBack(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
+	}
+	g := newTestGrowing(t, 1000, WithSeed(0))
+	_, x, k := keyWithTwoBuckets(g)
+	p, q := k.b1, k.b2
+	w, _ := putLane(0, k.q2)
+	x.t.words[q].Store(w)
+	move := func(src, dst, v uint64) {
+		my := leaseDesc()
+		defer my.release()
+		if st := g.moveIn(x, src, 0, v, dst, altValueOf(x, src, v), &my); st != growDone {
+			t.Fatalf("move %d -> %d: status %d", src, dst, st)
+		}
+	}
+	var done [3]bool
+	stall := func(sx *growTable, b1 uint64, stage int) {
+		if sx != x || b1 != p || stage > 2 || done[stage] || stage == 2 && !done[1] {
+			return
+		}
+		done[stage] = true
+		if stage == 1 {
+			move(q, p, k.q2)
+			return
+		}
+		move(p, q, k.q1)
+		if growCounter(x.t.load(p)) != 0 {
+			t.Fatal("P's counter did not come back to 0")
+		}
+	}
+	growSearchStalls.Store(&stall)
+	defer growSearchStalls.Store(nil)
+	if _, ok := x.growFind(p, q, k.q1, k.q2); !ok {
+		t.Errorf("growFind: K, present throughout, reported absent")
+	}
+	if !done[2] {
+		t.Fatal("the search did not reach stall point 2")
+	}
+}

@@ -489,7 +489,7 @@ func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 
 // growSearchStalls is twophase.go's searchStalls for growing tables (race
 // builds): called with the table and b1 after a search's read of b1 (stage
-// 1), of b2 (2), and between its re-read of b1 and of the epoch (3).
+// 1), of b2 (2), and after the full search's re-read of b1 (3).
 var growSearchStalls atomic.Pointer[func(x *growTable, b1 uint64, stage int)]
 
 // growSearchStalled calls growSearchStalls, if set, in race builds.

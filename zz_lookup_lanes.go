@@ -62,7 +62,7 @@ func (x *growTable) growPhase2(b1, b2, q1, q2, w1, e uint64) (b uint64, ok, done
 	}
 	t := &x.t
 	v1 := t.loadWord(b1)
-	// Stall point 3: between b1's re-read and the guard's.
+	// Stall point 3: after b1's re-read.
 	growSearchStalled(x, b1, 3)
 	if matchLanes(v1, q1) != 0 {
 		return b1, true, true

@@ -69,7 +69,7 @@ func (f *Filter) phase2(b1, b2, fp, w1, e uint64) (b uint64, ok, done bool) {
 	l := &f.lay
 	t := &f.t
 	v1 := t.loadWord(b1)
-	// Stall point 3: between b1's re-read and the guard's.
+	// Stall point 3: after b1's re-read.
 	if raceEnabled {
 		searchStalled(f, b1, 3)
 	}
