@@ -161,6 +161,7 @@ type stripedLocks struct {
 	elide     bool   // useRTM when created; read-only
 	maxBypass uint32 // mcsMaxBypass (tests lower it); read-only
 	pin       bool   // usePin when created; read-only
+	plain     bool   // pin and no elision: lockBuckets' inline path
 	stripes   []lockStripe
 	shards    []mcsShard
 	pool      slotPool[mcsNode] // waiters' nodes, one free list per shard
@@ -203,6 +204,7 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 		elide:     useRTM,
 		maxBypass: mcsMaxBypass,
 		pin:       usePin,
+		plain:     usePin && !useRTM,
 		stripes:   make([]lockStripe, n),
 		shards:    make([]mcsShard, sh),
 		pool: slotPool[mcsNode]{heads: make([]poolHead, sh), limit: mcsMaxNodes, newChunk: func(c []mcsNode) {
@@ -219,11 +221,18 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 // preemption off (runtime.procPin, as sync.Pool does: a descheduled holder
 // would keep its stripes for a time slice), or in a transaction that
 // allocation, system calls and blocking abort, possibly more than once.
+// One free stripe is taken inline: acquire's first step, then the pin.
 func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
-	if lo > hi {
-		lo, hi = hi, lo
+	if lo == hi && s.plain && s.stripes[lo&s.mask].tail.CompareAndSwap(0, mcsHeld) {
+		runtime_procPin()
+		return lockGuard{lo: lo, hi: hi}
 	}
+	return s.lockStripes(min(lo, hi), max(lo, hi))
+}
+
+// lockStripes is lockBuckets of stripes lo <= hi.
+func (s *stripedLocks) lockStripes(lo, hi uint32) lockGuard {
 	if raceEnabled {
 		checkStripeOrder(lo, hi)
 	}
@@ -240,8 +249,21 @@ func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	return lockGuard{lo: lo, hi: hi}
 }
 
-// unlockBuckets ends the section that g began.
+// unlockBuckets ends the section that g began; one stripe with nobody
+// queued is released inline (release's first step).
 func (s *stripedLocks) unlockBuckets(g lockGuard) {
+	if g.lo == g.hi && s.plain {
+		runtime_procUnpin() // before a release may wake a waiter (a channel send)
+		if s.stripes[g.lo&s.mask].tail.Add(^uint32(0)) >= 1<<mcsTailShift {
+			s.wake(&s.stripes[g.lo&s.mask])
+		}
+		return
+	}
+	s.unlockStripes(g)
+}
+
+// unlockStripes is unlockBuckets' general case.
+func (s *stripedLocks) unlockStripes(g lockGuard) {
 	if g.tx {
 		xend()
 		s.shards[g.lo&s.shardMask].commits.Add(1)
@@ -471,9 +493,14 @@ func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 func (s *stripedLocks) release(i uint32) {
 	st := &s.stripes[i]
 	s.step(mcsSiteWord, 0)
-	if st.tail.Add(^uint32(0)) < 1<<mcsTailShift { // clears held
-		return
+	if st.tail.Add(^uint32(0)) >= 1<<mcsTailShift { // clears held
+		s.wake(st)
 	}
+}
+
+// wake wakes st's head if it is parked, after a release that found the
+// queue not empty.
+func (s *stripedLocks) wake(st *lockStripe) {
 	s.step(mcsSiteHead, 0)
 	h := st.head.Load()
 	if h == 0 {
