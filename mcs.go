@@ -221,14 +221,19 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 // preemption off (runtime.procPin, as sync.Pool does: a descheduled holder
 // would keep its stripes for a time slice), or in a transaction that
 // allocation, system calls and blocking abort, possibly more than once.
-// One free stripe is taken inline: acquire's first step, then the pin.
+// Free stripes are taken inline: acquire's first step, lo then hi (acquire
+// in full for hi if that fails), then the pin.
 func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
-	if lo == hi && s.plain && s.stripes[lo&s.mask].tail.CompareAndSwap(0, mcsHeld) {
+	lo, hi = min(lo, hi), max(lo, hi)
+	if s.plain && s.stripes[lo&s.mask].tail.CompareAndSwap(0, mcsHeld) {
+		if hi != lo && !s.stripes[hi&s.mask].tail.CompareAndSwap(0, mcsHeld) {
+			s.acquire(hi)
+		}
 		runtime_procPin()
 		return lockGuard{lo: lo, hi: hi}
 	}
-	return s.lockStripes(min(lo, hi), max(lo, hi))
+	return s.lockStripes(lo, hi)
 }
 
 // lockStripes is lockBuckets of stripes lo <= hi.
@@ -249,11 +254,14 @@ func (s *stripedLocks) lockStripes(lo, hi uint32) lockGuard {
 	return lockGuard{lo: lo, hi: hi}
 }
 
-// unlockBuckets ends the section that g began; one stripe with nobody
-// queued is released inline (release's first step).
+// unlockBuckets ends the section that g began, releasing inline (release's
+// steps, hi first).
 func (s *stripedLocks) unlockBuckets(g lockGuard) {
-	if g.lo == g.hi && s.plain {
+	if s.plain {
 		runtime_procUnpin() // before a release may wake a waiter (a channel send)
+		if g.hi != g.lo && s.stripes[g.hi&s.mask].tail.Add(^uint32(0)) >= 1<<mcsTailShift {
+			s.wake(&s.stripes[g.hi&s.mask])
+		}
 		if s.stripes[g.lo&s.mask].tail.Add(^uint32(0)) >= 1<<mcsTailShift {
 			s.wake(&s.stripes[g.lo&s.mask])
 		}
