@@ -149,17 +149,14 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 		w1, w2 := g.w1[j], g.w2[j]
 		if (w1|w2)&tagMask == 0 {
 			// As in Lookup (no tags in Locked mode): "absent" when b1 and
-			// the plain epoch are unchanged, or the key has one bucket.
-			if f.lay.containsEither(w1, w2, g.fp[j]) {
-				found[j] = true
+			// the plain epoch are unchanged.
+			if found[j] = f.lay.containsEither(w1, w2, g.fp[j]); found[j] {
 				continue
 			}
 			b1, e := g.b1[j], g.e[j]
 			r1 := wordAt(t.words, b1).Load()
 			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-			moved := (r1 ^ w1) | (t.epochOf(b1).Load() ^ e) | e&tagMask
-			if moved == 0 || b1 == g.b2[j] && e&tagMask == 0 {
-				found[j] = false
+			if (r1^w1)|(t.epochOf(b1).Load()^e)|e&tagMask == 0 {
 				continue
 			}
 		}

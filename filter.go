@@ -360,11 +360,8 @@ func (f *Filter) Lookup(key []byte) bool {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true
 		}
-		// Phase 2's common "absent" (b1 and the epoch unchanged), short so that
-		// more lookups' misses overlap (BENCHMARKS.md, "Tuning constants").
-		if b1 == b2 {
-			return false
-		}
+		// Phase 2's common "absent": b1 and the epoch unchanged (a key with one
+		// bucket too); short so more misses overlap (BENCHMARKS.md, "Tuning constants").
 		hookRead(&f.t, b1)
 		r1 := p1.Load()
 		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
