@@ -101,7 +101,7 @@ type Filter struct {
 	mode     Mode
 	inline   bool          // LockFree one-word layouts: Lookup searches inline
 	pkDirect bool          // LockFree packed layout: Lookup calls pkLookup
-	fastPath bool          // a table, hash algorithm 2: Lookup places keys itself
+	fastPath bool          // adopted under hash algorithm 2: Lookup keys and places inline
 	locks    *stripedLocks // Locked mode only
 	count    shardedCount  // fingerprints stored
 	stats    statCounters
