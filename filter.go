@@ -339,13 +339,16 @@ func (f *Filter) Lookup(key []byte) bool {
 	// LookupHash and lookup, written out to save calls (BENCHMARKS.md,
 	// "Tuning constants"). Algorithm 2 keys a zero seed to h (mul = 1).
 	b1, fp, b2 := place((h^f.seed)*f.mul, f.m, f.fpRange)
-	b1, b2 = searchPair(b1, b2)
 	if !f.inline {
-		if f.pkDirect {
+		if b1, b2 = searchPair(b1, b2); f.pkDirect {
 			return f.pkLookup(b1, b2, fp)
 		}
 		return f.lookupOther(b1, b2, fp)
 	}
+	// A load of b1's word whose value goes unused (twophase.go's reads follow):
+	// its miss starts before b2 is known (BENCHMARKS.md, "Tuning constants").
+	wordAt(f.t.words, b1).Load()
+	b1, b2 = searchPair(b1, b2)
 	// Phase 1 (twophase.go): the epoch of b1's stripe, then b1, then b2.
 	ep, p1, p2 := f.t.epochOf(b1), wordAt(f.t.words, b1), wordAt(f.t.words, b2)
 	hookReadAt(&f.t, ep)
