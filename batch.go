@@ -20,14 +20,22 @@ type batchKeys struct {
 }
 
 // hashGroup stores in h the raw hashes of keys [base, end) of b: a call of
-// its own, returning nothing, so that few values live across xxhash calls
+// its own, returning nothing, so that few values live across hash calls
 // (BENCHMARKS.md, "Tuning constants").
 //
 //go:noinline
 func (b *batchKeys) hashGroup(h *[batchGroup]uint64, base, end int) {
 	switch {
 	case b.keys != nil:
-		hashKeys(h[:], b.keys[base:end])
+		keys := b.keys[base:end]
+		hh := h[:len(keys)]
+		for j, k := range keys {
+			if len(k) < 32 {
+				hh[j] = sum64Short(k)
+			} else {
+				hh[j] = xxhash.Sum64(k)
+			}
+		}
 	case b.strs != nil:
 		strs := b.strs[base:end]
 		hh := h[:len(strs)]
@@ -36,14 +44,6 @@ func (b *batchKeys) hashGroup(h *[batchGroup]uint64, base, end int) {
 		}
 	default:
 		copy(h[:], b.hs[base:end])
-	}
-}
-
-// hashKeys stores the raw hash of keys[j] in h[j] (len(h) >= len(keys)).
-func hashKeys(h []uint64, keys [][]byte) {
-	h = h[:len(keys)]
-	for j, k := range keys {
-		h[j] = xxhash.Sum64(k)
 	}
 }
 
@@ -72,9 +72,9 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	for j := range n {
 		b1 := g.b1[j]
 		g.e[j] = eps.of(b1).Load()
-		g.w1[j] = words[b1].Load()
+		g.w1[j] = wordAt(words, b1).Load()
 		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-		g.w2[j] = words[g.b2[j]].Load()
+		g.w2[j] = wordAt(words, g.b2[j]).Load()
 		searchStalled(f, b1, 2)
 	}
 }
@@ -149,17 +149,14 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 		w1, w2 := g.w1[j], g.w2[j]
 		if (w1|w2)&tagMask == 0 {
 			// As in Lookup (no tags in Locked mode): "absent" when b1 and
-			// the plain epoch are unchanged, or the key has one bucket.
-			if f.lay.containsEither(w1, w2, g.fp[j]) {
-				found[j] = true
+			// the plain epoch are unchanged.
+			if found[j] = f.lay.containsEither(w1, w2, g.fp[j]); found[j] {
 				continue
 			}
 			b1, e := g.b1[j], g.e[j]
-			r1 := t.words[b1].Load()
+			r1 := wordAt(t.words, b1).Load()
 			searchStalled(f, b1, 3) // between b1's re-read and the epoch's
-			moved := (r1 ^ w1) | (t.epochOf(b1).Load() ^ e) | e&tagMask
-			if moved == 0 || b1 == g.b2[j] && e&tagMask == 0 {
-				found[j] = false
+			if (r1^w1)|(t.epochOf(b1).Load()^e)|e&tagMask == 0 {
 				continue
 			}
 		}

@@ -48,11 +48,9 @@ func validLayout(f, b uint) bool { return b == 4 && validFingerprintBits(int(f))
 // 1 from a lane borrows into its high bit only when the lane is zero, and
 // &^x drops lanes whose high bit was set. A zero lane's borrow can make the
 // lane above it look zero too, so only the lowest set bit is exact: every
-// caller tests the result against 0 or takes its lowest set bit.
-func (l *layout) zeroSlots(x uint64) uint64 {
-	x &= l.fpMask
-	return (x - l.lo) &^ x & l.hi
-}
+// caller tests the result against 0 or takes its lowest set bit. Borrows run
+// upward only, so the bits above the slots (counter, tags) change nothing.
+func (l *layout) zeroSlots(x uint64) uint64 { return (x - l.lo) &^ x & l.hi }
 
 func (l *layout) contains(w, fp uint64) bool { return l.zeroSlots(w^fp*l.lo) != 0 }
 

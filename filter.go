@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -100,6 +101,7 @@ type Filter struct {
 	mode     Mode
 	inline   bool          // LockFree one-word layouts: Lookup searches inline
 	pkDirect bool          // LockFree packed layout: Lookup calls pkLookup
+	fastPath bool          // adopted under hash algorithm 2: Lookup keys and places inline
 	locks    *stripedLocks // Locked mode only
 	count    shardedCount  // fingerprints stored
 	stats    statCounters
@@ -220,6 +222,7 @@ func (f *Filter) adopt(words []atomic.Uint64, lay layout, seed uint64, alg uint8
 	}
 	f.seed, f.fmix, f.mul = seed, alg == formatHashXXFmix, mix64(seed)|1
 	f.inline, f.pkDirect = mode == LockFree && !lay.packed, mode == LockFree && lay.packed
+	f.fastPath = !f.fmix
 	f.locks = nil
 	if mode == Locked {
 		f.locks = newStripedLocks(len(words))
@@ -324,38 +327,46 @@ func (f *Filter) Insert(key []byte) error {
 // Lookup reports whether key may be in the filter: never false for a key
 // inserted and not deleted, true for another at the false-positive rate.
 func (f *Filter) Lookup(key []byte) bool {
-	if f.m == 0 {
-		return false
+	var h uint64
+	if len(key) < 32 {
+		h = sum64Short(key)
+	} else {
+		h = xxhash.Sum64(key)
 	}
-	// placeHash, written out to save a call (BENCHMARKS.md, "Tuning constants").
-	h := xxhash.Sum64(key)
-	if f.seed != 0 {
-		h = f.keyed(h)
+	if !f.fastPath {
+		return f.LookupHash(h)
 	}
-	b1, fp, b2 := place(h, f.m, f.fpRange)
-	b1, b2 = searchPair(b1, b2)
+	// LookupHash and lookup, written out to save calls (BENCHMARKS.md,
+	// "Tuning constants"). Algorithm 2 keys a zero seed to h (mul = 1).
+	b1, fp, b2 := place((h^f.seed)*f.mul, f.m, f.fpRange)
 	if !f.inline {
-		if f.pkDirect {
+		if b1, b2 = searchPair(b1, b2); f.pkDirect {
 			return f.pkLookup(b1, b2, fp)
 		}
 		return f.lookupOther(b1, b2, fp)
 	}
-	// Phase 1 (twophase.go), inline: the epoch of b1's stripe, both words.
-	ep := f.t.epochOf(b1)
+	// A load of b1's word whose value goes unused (twophase.go's reads follow):
+	// its miss starts before b2 is known (BENCHMARKS.md, "Tuning constants").
+	wordAt(f.t.words, b1).Load()
+	b1, b2 = searchPair(b1, b2)
+	// Phase 1 (twophase.go): the epoch of b1's stripe, then b1, then b2.
+	ep, p1, p2 := f.t.epochOf(b1), wordAt(f.t.words, b1), wordAt(f.t.words, b2)
 	hookReadAt(&f.t, ep)
 	e := ep.Load()
-	w1, w2 := f.readPair(b1, b2)
+	hookRead(&f.t, b1)
+	w1 := p1.Load()
+	searchStalled(f, b1, 1)
+	hookRead(&f.t, b2)
+	w2 := p2.Load()
+	searchStalled(f, b1, 2)
 	if (w1|w2|e)&tagMask == 0 {
 		if f.lay.containsEither(w1, w2, fp) {
 			return true
 		}
-		// Phase 2's common "absent" (b1 and the epoch unchanged), short so that
-		// more lookups' misses overlap (BENCHMARKS.md, "Tuning constants").
-		if b1 == b2 {
-			return false
-		}
+		// Phase 2's common "absent": b1 and the epoch unchanged (a key with one
+		// bucket too); short so more misses overlap (BENCHMARKS.md, "Tuning constants").
 		hookRead(&f.t, b1)
-		r1 := f.t.words[b1].Load()
+		r1 := p1.Load()
 		searchStalled(f, b1, 3) // between b1's re-read and the epoch's
 		hookReadAt(&f.t, ep)    // the load below, if r1 == w1
 		if r1 == w1 && ep.Load() == e {
@@ -363,6 +374,12 @@ func (f *Filter) Lookup(key []byte) bool {
 		}
 	}
 	return f.findAfter(b1, b2, fp, w1, w2, e)
+}
+
+// wordAt returns &words[b] without a bounds check: b < len(words), as place
+// makes every bucket of a one-word table.
+func wordAt(words []atomic.Uint64, b uint64) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(words)), b*8))
 }
 
 // Delete removes one copy of key's fingerprint and reports whether it found

@@ -1,9 +1,50 @@
 package cuckoo
 
-import "math/rand/v2"
+import (
+	"encoding/binary"
+	"math/bits"
+	"math/rand/v2"
+	"unsafe"
+)
 
 // randomSeed returns the seed of a filter made without WithSeed, so that keys
 // found offline to fill a pair of buckets scatter (keyed). math/rand/v2's
 // ChaCha8, seeded by the operating system, does not let one filter's seed
 // predict another's, never fails and allocates nothing.
 func randomSeed() uint64 { return rand.Uint64() }
+
+const prime1, prime2, prime3, prime4, prime5 = 11400714785074694791, 14029467366897019727, 1609587929392839161, 9650029242287828579, 2870177450012600261
+
+// sum64Short is xxhash.Sum64 (XXH64, primes prime1..5) of b, len(b) < 32, in
+// Go: a leaf call with register arguments, without the assembly's stack
+// arguments (BENCHMARKS.md, "Tuning constants"). Reads stay below len(b).
+func sum64Short(b []byte) uint64 {
+	n, p := len(b), unsafe.Pointer(unsafe.SliceData(b))
+	h := prime5 + uint64(n)
+	if n >= 8 {
+		h = round8(h, p)
+		if n >= 16 {
+			h = round8(h, unsafe.Add(p, 8))
+			if n >= 24 {
+				h = round8(h, unsafe.Add(p, 16))
+			}
+		}
+	}
+	i := n &^ 7
+	if n&4 != 0 {
+		h ^= uint64(binary.LittleEndian.Uint32((*[4]byte)(unsafe.Add(p, i))[:])) * prime1
+		h, i = bits.RotateLeft64(h, 23)*prime2+prime3, i+4
+	}
+	for ; i < n; i++ {
+		h = bits.RotateLeft64(h^uint64(*(*byte)(unsafe.Add(p, i)))*prime5, 11) * prime1
+	}
+	h = (h ^ h>>33) * prime2
+	h = (h ^ h>>29) * prime3
+	return h ^ h>>32
+}
+
+// round8 mixes the 8 bytes at p into h.
+func round8(h uint64, p unsafe.Pointer) uint64 {
+	h ^= bits.RotateLeft64(binary.LittleEndian.Uint64((*[8]byte)(p)[:])*prime2, 31) * prime1
+	return bits.RotateLeft64(h, 27)*prime1 + prime4
+}

@@ -3,7 +3,10 @@ package cuckoo
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // craftCollisions searches keys "k<i>" for n that share their first bucket
@@ -82,5 +85,23 @@ func TestCraftedCollisionsDoNotTransfer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSum64Short checks sum64Short against xxhash.Sum64 at every length it
+// takes, over varied bytes; the bytes past b[:n] differ too, so a read past
+// the end would show.
+func TestSum64Short(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	b := make([]byte, 32)
+	for i := range 200 {
+		for j := range b {
+			b[j] = byte(r.Uint64()) | byte(i&1)*0x80 // half the rounds: every high bit set
+		}
+		for n := range 32 {
+			if got, want := sum64Short(b[:n]), xxhash.Sum64(b[:n]); got != want {
+				t.Fatalf("sum64Short of %d bytes %x = %#x; want %#x", n, b[:n], got, want)
+			}
+		}
 	}
 }
