@@ -269,7 +269,7 @@ func (f *Filter) keyed(h uint64) uint64 {
 }
 
 // hash returns the key's first bucket, fingerprint and second bucket.
-func (f *Filter) hash(key []byte) (b1, fp, b2 uint64) { return f.placeHash(xxhash.Sum64(key)) }
+func (f *Filter) hash(key []byte) (b1, fp, b2 uint64) { return f.placeHash(hashKey(key)) }
 
 func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {
 	if f.seed != 0 {
@@ -384,7 +384,7 @@ func wordAt(words []atomic.Uint64, b uint64) *atomic.Uint64 {
 
 // Delete removes one copy of key's fingerprint and reports whether it found
 // one. Delete only keys that were inserted (the package doc says why).
-func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(xxhash.Sum64(key)) }
+func (f *Filter) Delete(key []byte) bool { return f.DeleteHash(hashKey(key)) }
 
 // deleteFp removes one copy of fp from b1 or b2 and counts it.
 func (f *Filter) deleteFp(b1, b2, fp uint64) (ok bool) {

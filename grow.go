@@ -6,8 +6,6 @@ import (
 	"math/bits"
 	"runtime"
 	"sync/atomic"
-
-	"github.com/cespare/xxhash/v2"
 )
 
 // A Growing filter: sixteen shards, each one table (grow_table.go). An
@@ -450,7 +448,7 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 // (WithMaxCapacity or 19 doublings) or when no path of at most five moves
 // frees a slot in a shard less than half full: likely when many keys are
 // stored several times (InsertUnique stores each once).
-func (g *Growing) Insert(key []byte) error { return g.InsertHash(xxhash.Sum64(key)) }
+func (g *Growing) Insert(key []byte) error { return g.InsertHash(hashKey(key)) }
 
 // InsertString is Insert for a string key, without copying it.
 func (g *Growing) InsertString(key string) error { return g.Insert(bytesOf(key)) }
@@ -466,7 +464,7 @@ func (g *Growing) InsertHash(h uint64) error {
 // Filter.InsertUnique, also against growth steps. It returns ErrFull only
 // where Insert would; a refusal may mean another key's entry matches.
 func (g *Growing) InsertUnique(key []byte) (inserted bool, err error) {
-	return g.InsertUniqueHash(xxhash.Sum64(key))
+	return g.InsertUniqueHash(hashKey(key))
 }
 
 // InsertUniqueString is InsertUnique for a string key, without copying it.
@@ -509,7 +507,7 @@ func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 // Lookup reports whether key may be in the filter: true for every key
 // inserted and not deleted (also while the filter grows), and true with
 // the probability FalsePositiveRate reports for a key never inserted.
-func (g *Growing) Lookup(key []byte) bool { return g.LookupHash(xxhash.Sum64(key)) }
+func (g *Growing) Lookup(key []byte) bool { return g.LookupHash(hashKey(key)) }
 
 // LookupString is Lookup for a string key, without copying it.
 func (g *Growing) LookupString(key string) bool { return g.Lookup(bytesOf(key)) }
@@ -540,7 +538,7 @@ func (g *Growing) LookupHash(h uint64) bool {
 
 // Delete removes one copy of key and reports whether it found one. Delete
 // only keys that were inserted (the package doc says why).
-func (g *Growing) Delete(key []byte) bool { return g.DeleteHash(xxhash.Sum64(key)) }
+func (g *Growing) Delete(key []byte) bool { return g.DeleteHash(hashKey(key)) }
 
 // DeleteString is Delete for a string key, without copying it.
 func (g *Growing) DeleteString(key string) bool { return g.Delete(bytesOf(key)) }
@@ -567,7 +565,7 @@ func (g *Growing) DeleteHash(h uint64) bool {
 // stored (each Insert of it adds one, each Delete removes one), plus those
 // of other keys that collide with it. Entries that have lived through many
 // doublings match more keys.
-func (g *Growing) Count(key []byte) int { return g.CountHash(xxhash.Sum64(key)) }
+func (g *Growing) Count(key []byte) int { return g.CountHash(hashKey(key)) }
 
 // CountString is Count for a string key, without copying it.
 func (g *Growing) CountString(key string) int { return g.Count(bytesOf(key)) }

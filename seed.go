@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // randomSeed returns the seed of a filter made without WithSeed, so that keys
@@ -47,4 +49,12 @@ func sum64Short(b []byte) uint64 {
 func round8(h uint64, p unsafe.Pointer) uint64 {
 	h ^= bits.RotateLeft64(binary.LittleEndian.Uint64((*[8]byte)(p)[:])*prime2, 31) * prime1
 	return bits.RotateLeft64(h, 27)*prime1 + prime4
+}
+
+// hashKey is xxhash.Sum64(key), in Go below 32 bytes.
+func hashKey(key []byte) uint64 {
+	if len(key) < 32 {
+		return sum64Short(key)
+	}
+	return xxhash.Sum64(key)
 }
