@@ -349,13 +349,15 @@ func (t *kcasTable) helpWord(v uint64) {
 // if every word holds its old value (all plain), and reports whether it did.
 func (t *kcasTable) kcas(op *kcasOp) bool {
 	my := leaseDesc()
-	ok := t.kcasWith(op, my.slot)
+	ok := t.kcasWith(&kcasSnap{kcasOp: *op}, my.slot)
 	my.release()
 	return ok
 }
 
-// kcasWith is kcas in the leased slot, whose last use must be over.
-func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
+// kcasWith is kcas of s's operation in the leased slot, whose last use must
+// be over; it fills in the rest of s.
+func (t *kcasTable) kcasWith(s *kcasSnap, slot uint32) bool {
+	op := &s.kcasOp
 	hookKCAS(t, op)
 	// One install order for all operations makes helping terminate.
 	for a := 1; a < op.n; a++ {
@@ -375,7 +377,7 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 		setField(&d.new[k], op.new[k])
 	}
 	fieldsWritten(slot)
-	s := kcasSnap{kcasOp: *op, ref: makeRef(tagKCAS, slot, seq), slot: slot, seq: seq & refSeqMask, d: d}
+	s.ref, s.slot, s.seq, s.d = makeRef(tagKCAS, slot, seq), slot, seq&refSeqMask, d
 	// The first word needs no RDCSS: until its reference is placed nobody
 	// knows of the operation, so nobody can have decided it. If it does not
 	// hold its old value, the operation fails unseen.
@@ -387,7 +389,7 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 			return false
 		}
 	}
-	return t.help(&s, slot, 1)
+	return t.help(s, slot, 1)
 }
 
 // help runs the protocol for s, installing with the RDCSS part of slot my
@@ -415,7 +417,13 @@ func (t *kcasTable) help(s *kcasSnap, my uint32, from int) bool {
 	}
 	ok := st&3 == statusSucceeded
 	for k := 0; k < s.n; k++ {
-		t.unhook(s, k, ok)
+		final := s.old[k]
+		if ok {
+			final = s.new[k]
+		}
+		if !t.word(s.idx[k]).CompareAndSwap(s.ref, final) { // unhook's common case
+			t.unhook(s, k, final)
+		}
 	}
 	return ok
 }
@@ -432,12 +440,8 @@ func (t *kcasTable) helpWordWith(v uint64, my uint32) {
 	}
 }
 
-// unhook is step 3 for word k of s.
-func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
-	final := s.old[k]
-	if ok {
-		final = s.new[k]
-	}
+// unhook is step 3 for word k of s, final its value when no reference is left.
+func (t *kcasTable) unhook(s *kcasSnap, k int, final uint64) {
 	w := t.word(s.idx[k])
 	for {
 		v := w.Load()

@@ -266,7 +266,7 @@ func TestDescriptorReuseRejectsStaleRead(t *testing.T) {
 	defer my.release()
 	d := descriptors.desc(my.slot)
 
-	var op1 kcasOp
+	var op1 kcasSnap
 	op1.add(1, 10, 11)
 	op1.add(2, 10, 12) // installed by rdcss
 	if !tb.kcasWith(&op1, my.slot) {
@@ -293,7 +293,7 @@ func TestDescriptorReuseRejectsStaleRead(t *testing.T) {
 	}
 	defer func() { descFieldsWritten = nil }()
 
-	var op2 kcasOp
+	var op2 kcasSnap
 	op2.add(3, 10, 20)
 	op2.add(4, 10, 30)
 	if !tb.kcasWith(&op2, my.slot) {
