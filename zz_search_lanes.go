@@ -62,18 +62,18 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 		if laneTailTop&^occupiedLanes(hb) != 0 {
 			return p, d, true, false // room since it was tested
 		}
+		sh := 1 + bfsSlotBits*uint64(d)
 		cf := [slotsPerBucket]uint64{lane(hb, 0), lane(hb, 1), lane(hb, 2), lane(hb, 3)}
 		cb := [slotsPerBucket]uint64{x.altOr(b, cf[0]), x.altOr(b, cf[1]), x.altOr(b, cf[2]), x.altOr(b, cf[3])}
 		cw := [slotsPerBucket]uint64{words[cb[0]].Load(), words[cb[1]].Load(), words[cb[2]].Load(), words[cb[3]].Load()}
-		sh := 1 + bfsSlotBits*uint64(d)
 		for s := range slotsPerBucket {
-			if cb[s] == b {
+			c, wc := cb[s], cw[s]
+			if c == b {
 				continue // cannot move (or alt refuses)
 			}
 			cp := p | uint64(s)<<sh
-			wc := cw[s]
 			if wc&tagMask != 0 {
-				wc = t.load(cb[s])
+				wc = t.load(c)
 			}
 			if laneTailTop&^occupiedLanes(wc) != 0 {
 				return cp, d + 1, true, false
@@ -85,7 +85,7 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 				truncated = true
 				continue
 			}
-			q[n] = bfsNode(cb[s], d+1, cp)
+			q[n] = bfsNode(c, d+1, cp)
 			n++
 		}
 	}

@@ -63,26 +63,19 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 		if l.zeroSlots(hb) != 0 {
 			return p, d, true, false // room since it was tested
 		}
-		var cb, cw [maxSlots]uint64
-		nb := int(l.b)
+		sh := 1 + bfsSlotBits*uint64(d)
 		fb, mask := l.f&63, l.slotMask
 		ws := hb
-		for s := range cb[:nb] {
-			cb[s] = altBucket(b, ws&mask, m)
+		for s := range int(l.b) {
+			c := altBucket(b, ws&mask, m)
+			wc := words[c].Load()
 			ws >>= fb
-		}
-		for s := range cw[:nb] {
-			cw[s] = words[cb[s]].Load()
-		}
-		sh := 1 + bfsSlotBits*uint64(d)
-		for s := 0; s < nb; s++ {
-			if cb[s] == b {
+			if c == b {
 				continue // cannot move
 			}
 			cp := p | uint64(s)<<sh
-			wc := cw[s]
 			if wc&tagMask != 0 {
-				wc = t.load(cb[s])
+				wc = t.load(c)
 			}
 			if l.zeroSlots(wc) != 0 {
 				return cp, d + 1, true, false
@@ -94,7 +87,7 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 				truncated = true
 				continue
 			}
-			q[n] = bfsNode(cb[s], d+1, cp)
+			q[n] = bfsNode(c, d+1, cp)
 			n++
 		}
 	}
