@@ -90,13 +90,19 @@ func (l *layout) nonEmpty(w uint64) uint64 {
 
 func (l *layout) occupied(w uint64) int { return bits.OnesCount64(l.nonEmpty(w)) }
 
-// emptier reports whether occupied(w2) < occupied(w1) with one population
-// count: the top bits of w1's non-empty slots and one bit above the top bit
-// of each empty slot of w2 never share a position, so together they count
-// occupied(w1) + b - occupied(w2), which exceeds b exactly when w2 has
-// fewer. The highest slot's extra bit is bit bf (at most 60), in the word.
-func (l *layout) emptier(w2, w1 uint64) bool {
-	return bits.OnesCount64(l.nonEmpty(w1)|(l.hi&^l.nonEmpty(w2))<<1) > int(l.b)
+// choose is the placement rule for words w1, w2: second reports whether
+// occupied(w2) < occupied(w1), room is the top bits of the chosen word's
+// empty slots (0: none). One population count: the top bits of w1's
+// non-empty slots and one bit above the top bit of each empty slot of w2
+// never share a position, so together they count occupied(w1) + b -
+// occupied(w2), which exceeds b exactly when w2 has fewer. The highest
+// slot's extra bit is bit bf (at most 60), in the word.
+func (l *layout) choose(w1, w2 uint64) (second bool, room uint64) {
+	e1, e2 := l.hi&^l.nonEmpty(w1), l.hi&^l.nonEmpty(w2)
+	if bits.OnesCount64(l.hi&^e1|e2<<1) > int(l.b) {
+		return true, e2
+	}
+	return false, e1
 }
 
 func (l *layout) slot(w uint64, s int) uint64 { return w >> (uint(s) * l.f) & l.slotMask }

@@ -212,8 +212,12 @@ func TestLayoutOccupied(t *testing.T) {
 				t.Fatalf("bits=%d: occupied(%#x) = %d; want %d", f, w, got, want)
 			}
 			if i > 0 {
-				if got, wantE := l.emptier(w, prev), want < prevOcc; got != wantE {
-					t.Fatalf("bits=%d: emptier(%#x, %#x) = %v; want %v (%d and %d slots)", f, w, prev, got, wantE, want, prevOcc)
+				second, room := l.choose(prev, w)
+				if second != (want < prevOcc) {
+					t.Fatalf("bits=%d: choose(%#x, %#x) second = %v; want %v (%d and %d slots)", f, prev, w, second, want < prevOcc, prevOcc, want)
+				}
+				if cw := map[bool]uint64{false: prev, true: w}[second]; room&-room != l.zeroSlots(cw)&-l.zeroSlots(cw) {
+					t.Fatalf("bits=%d: choose(%#x, %#x) room %#x; want the first empty slot of %#x", f, prev, w, room, cw)
 				}
 			}
 			prev, prevOcc = w, want

@@ -168,10 +168,11 @@ var codecs = []codec{
 		LockedClaim: "locked.go",
 		Choose: func(b1, b2, fp, w1, w2 string) string {
 			return fmt.Sprintf(`b, w := %[1]s, %[4]s
-			if l.emptier(%[5]s, %[4]s) {
+			second, r := l.choose(%[4]s, %[5]s)
+			if second {
 				b, w = %[2]s, %[5]s
 			}
-			nw, ok := l.put(w, %[3]s)`, b1, b2, fp, w1, w2)
+			nw, ok := w|%[3]s*l.slotUnit(r), r != 0`, b1, b2, fp, w1, w2)
 		},
 		ReadPair: func(b1, b2 string) string {
 			return fmt.Sprintf("loadAt(&f.t, &f.t.words[%s]), loadAt(&f.t, &f.t.words[%s])", b1, b2)

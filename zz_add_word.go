@@ -13,10 +13,11 @@ func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	var added bool
 	if f.mode != Locked && (w1|w2)&tagMask == 0 {
 		b, w := b1, w1
-		if l.emptier(w2, w1) {
+		second, r := l.choose(w1, w2)
+		if second {
 			b, w = b2, w2
 		}
-		nw, ok := l.put(w, fp)
+		nw, ok := w|fp*l.slotUnit(r), r != 0
 		if !ok {
 			added = f.makeRoomAndAdd(b1, b2, fp)
 		} else if f.t.cas(b, w, nw) {
@@ -80,10 +81,11 @@ func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 		var added bool
 		if f.mode != Locked && (w1|w2)&tagMask == 0 {
 			b, w := b1, w1
-			if l.emptier(w2, w1) {
+			second, r := l.choose(w1, w2)
+			if second {
 				b, w = b2, w2
 			}
-			nw, ok := l.put(w, fp)
+			nw, ok := w|fp*l.slotUnit(r), r != 0
 			if !ok {
 				added = f.makeRoomAndAdd(b1, b2, fp)
 			} else if f.t.cas(b, w, nw) {
@@ -116,10 +118,11 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 	for {
 		if (w1|w2)&tagMask == 0 {
 			b, w := b1, w1
-			if l.emptier(w2, w1) {
+			second, r := l.choose(w1, w2)
+			if second {
 				b, w = b2, w2
 			}
-			nw, ok := l.put(w, fp)
+			nw, ok := w|fp*l.slotUnit(r), r != 0
 			if !ok {
 				return false
 			}
@@ -147,10 +150,11 @@ func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
 	b, w := b1, w1
-	if l.emptier(w2, w1) {
+	second, r := l.choose(w1, w2)
+	if second {
 		b, w = b2, w2
 	}
-	nw, ok := l.put(w, fp)
+	nw, ok := w|fp*l.slotUnit(r), r != 0
 	if !ok {
 		return false // neither has room (discovery reads them again)
 	}
@@ -177,10 +181,11 @@ func (f *Filter) addHeld(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
 	b, w := b1, w1
-	if l.emptier(w2, w1) {
+	second, r := l.choose(w1, w2)
+	if second {
 		b, w = b2, w2
 	}
-	nw, ok := l.put(w, fp)
+	nw, ok := w|fp*l.slotUnit(r), r != 0
 	if !ok {
 		return false
 	}

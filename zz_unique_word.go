@@ -33,10 +33,11 @@ func (f *Filter) addUnique(b1, b2, fp uint64) (present bool, res bool) {
 			return true, false
 		}
 		b, w := b1, w1
-		if l.emptier(w2, w1) {
+		second, r := l.choose(w1, w2)
+		if second {
 			b, w = b2, w2
 		}
-		nw, ok := l.put(w, fp)
+		nw, ok := w|fp*l.slotUnit(r), r != 0
 		n1, n2 := nw, w2
 		if b != b1 {
 			n1, n2 = w1, nw
