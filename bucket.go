@@ -21,13 +21,14 @@ const (
 
 // layout holds a bucket layout's masks, fixed when the table is set up.
 type layout struct {
-	f, b     uint   // fingerprint bits (8, 12 or 15), slots (4, or 5 with f = 12)
-	slotMask uint64 // (1<<f)-1
-	fpMask   uint64 // the slots: (1<<bf)-1
-	lo, hi   uint64 // 1 in the lowest, the highest bit of every slot
-	ctrShift uint   // bf
-	ctrMask  uint64 // the counter, shifted down: (1<<(62-bf))-1
-	packed   bool   // the packed layout (packed.go); the fields above describe its eight slots
+	f, b         uint   // fingerprint bits (8, 12 or 15), slots (4, or 5 with f = 12)
+	slotMask     uint64 // (1<<f)-1
+	fpMask       uint64 // the slots: (1<<bf)-1
+	lo, hi       uint64 // 1 in the lowest, the highest bit of every slot
+	neLow, neAdd uint64 // nonEmpty's masks: fpMask &^ hi, hi - lo
+	ctrShift     uint   // bf
+	ctrMask      uint64 // the counter, shifted down: (1<<(62-bf))-1
+	packed       bool   // the packed layout (packed.go); the fields above describe its eight slots
 }
 
 // newLayout returns the layout of b slots of f bits, one of validLayout's.
@@ -37,6 +38,7 @@ func newLayout(f, b uint) layout {
 		l.lo |= 1 << (s * f)
 	}
 	l.hi, l.ctrMask = l.lo<<(f-1), 1<<(payloadBits-b*f)-1
+	l.neLow, l.neAdd = l.fpMask&^l.hi, l.hi-l.lo
 	return l
 }
 
@@ -85,7 +87,7 @@ func (l *layout) take(w, fp uint64) (uint64, bool) {
 // adding 2^(f-1)-1 to a slot's low f-1 bits carries into its top bit when
 // they are not all zero, never out of the slot; or-ing in w adds the rest.
 func (l *layout) nonEmpty(w uint64) uint64 {
-	return ((w & l.fpMask &^ l.hi) + (l.hi - l.lo) | w) & l.hi
+	return ((w & l.neLow) + l.neAdd | w) & l.hi
 }
 
 func (l *layout) occupied(w uint64) int { return bits.OnesCount64(l.nonEmpty(w)) }
@@ -98,11 +100,11 @@ func (l *layout) occupied(w uint64) int { return bits.OnesCount64(l.nonEmpty(w))
 // occupied(w2), which exceeds b exactly when w2 has fewer. The highest
 // slot's extra bit is bit bf (at most 60), in the word.
 func (l *layout) choose(w1, w2 uint64) (second bool, room uint64) {
-	e1, e2 := l.hi&^l.nonEmpty(w1), l.hi&^l.nonEmpty(w2)
-	if bits.OnesCount64(l.hi&^e1|e2<<1) > int(l.b) {
+	n1, e2 := l.nonEmpty(w1), l.hi&^l.nonEmpty(w2)
+	if bits.OnesCount64(n1|e2<<1) > int(l.b) {
 		return true, e2
 	}
-	return false, e1
+	return false, l.hi &^ n1
 }
 
 func (l *layout) slot(w uint64, s int) uint64 { return w >> (uint(s) * l.f) & l.slotMask }
