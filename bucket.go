@@ -119,9 +119,8 @@ func (l *layout) counter(w uint64) uint64 { return w >> l.ctrShift & l.ctrMask }
 // wraps reports whether bumpCounter(w) wraps the counter to 0.
 func (l *layout) wraps(w uint64) bool { return l.counter(w) == l.ctrMask }
 
-// bumpCounter returns w with its counter increased by one, modulo its
-// width (twophase.go argues why a wrap is harmless).
-func (l *layout) bumpCounter(w uint64) uint64 {
-	c := (l.counter(w) + 1) & l.ctrMask
-	return w&^(l.ctrMask<<l.ctrShift) | c<<l.ctrShift
-}
+// bumpCounter returns plain word w with its counter increased by one,
+// modulo its width (twophase.go argues why a wrap is harmless): the counter
+// ends below the tags, which take a wrap's carry and are cleared. bf <= 60
+// in a word layout (the packed one has no counter and is never bumped).
+func (l *layout) bumpCounter(w uint64) uint64 { return (w + 1<<(l.ctrShift&63)) &^ tagMask }
