@@ -269,7 +269,7 @@ func TestDescriptorReuseRejectsStaleRead(t *testing.T) {
 	var op1 kcasSnap
 	op1.add(1, 10, 11)
 	op1.add(2, 10, 12) // installed by rdcss
-	if !tb.kcasWith(&op1, my.slot) {
+	if !tb.kcasWith(&op1, my) {
 		t.Fatal("first K-CAS failed")
 	}
 	kref1 := makeRef(tagKCAS, my.slot, stateSeq(d.state.Load()))
@@ -296,7 +296,7 @@ func TestDescriptorReuseRejectsStaleRead(t *testing.T) {
 	var op2 kcasSnap
 	op2.add(3, 10, 20)
 	op2.add(4, 10, 30)
-	if !tb.kcasWith(&op2, my.slot) {
+	if !tb.kcasWith(&op2, my) {
 		t.Fatal("second K-CAS failed")
 	}
 	if calls < 2 {

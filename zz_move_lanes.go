@@ -37,7 +37,7 @@ func (x *growTable) growMoveLockFree(src uint64, s int, fp uint64, dst uint64, n
 		if *my == nil {
 			*my = leaseDesc()
 		}
-		if t.kcasWith(&op, (*my).slot) {
+		if t.kcasWith(&op, *my) {
 			return true
 		}
 		// A word changed under us (or held another operation's reference,

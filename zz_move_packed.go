@@ -51,7 +51,7 @@ func (f *Filter) pkMoveLockFree(src uint64, s int, fp uint64, dst uint64, my **d
 		if *my == nil {
 			*my = leaseDesc()
 		}
-		if t.kcasWith(&op, (*my).slot) {
+		if t.kcasWith(&op, *my) {
 			return true
 		}
 		// A word changed under us (or held another operation's reference,

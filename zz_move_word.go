@@ -41,7 +41,7 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 		if *my == nil {
 			*my = leaseDesc()
 		}
-		if t.kcasWith(&op, (*my).slot) {
+		if t.kcasWith(&op, *my) {
 			return true
 		}
 		// A word changed under us (or held another operation's reference,
