@@ -44,7 +44,7 @@ func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 // times, after an add found no room.
 func (f *Filter) pkMakeRoomAndAdd(b1, b2, fp uint64) bool {
 	for round := 0; ; round++ {
-		if round == maxRoomRounds || !f.makeRoom(b1, b2, fp) {
+		if round == maxRoomRounds || !f.pkRelocate(b1, b2, fp) {
 			f.stats.add(statFull, 1)
 			return false
 		}

@@ -49,7 +49,7 @@ func (f *Filter) insertRead(b1, b2, fp, w1, w2 uint64) bool {
 // times, after an add found no room.
 func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 	for round := 0; ; round++ {
-		if round == maxRoomRounds || !f.makeRoom(b1, b2, fp) {
+		if round == maxRoomRounds || !f.relocate(b1, b2) {
 			f.stats.add(statFull, 1)
 			return false
 		}
