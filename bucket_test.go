@@ -212,17 +212,23 @@ func TestLayoutOccupied(t *testing.T) {
 				t.Fatalf("bits=%d: occupied(%#x) = %d; want %d", f, w, got, want)
 			}
 			if i > 0 {
-				second, room := l.choose(prev, w)
-				if second != (want < prevOcc) {
-					t.Fatalf("bits=%d: choose(%#x, %#x) second = %v; want %v (%d and %d slots)", f, prev, w, second, want < prevOcc, prevOcc, want)
+				b, cw, room := l.choose(1, 2, prev, w)
+				if want < prevOcc != (b == 2) || cw != map[uint64]uint64{1: prev, 2: w}[b] {
+					t.Fatalf("bits=%d: choose(%#x, %#x) = bucket %d, word %#x; want the second iff it has fewer (%d and %d slots)", f, prev, w, b, cw, prevOcc, want)
 				}
-				if cw := map[bool]uint64{false: prev, true: w}[second]; room&-room != l.zeroSlots(cw)&-l.zeroSlots(cw) {
+				if z := l.zeroSlots(cw); room&-room != z&-z || (room == 0) != (z == 0) {
 					t.Fatalf("bits=%d: choose(%#x, %#x) room %#x; want the first empty slot of %#x", f, prev, w, room, cw)
 				}
 			}
 			prev, prevOcc = w, want
 		}
 	}
+}
+
+// put returns w with fp in its first empty slot, and whether it had one.
+func (l *layout) put(w, fp uint64) (uint64, bool) {
+	z := l.zeroSlots(w)
+	return w | fp*l.slotUnit(z), z != 0
 }
 
 // The tests' slot finders (the library needs only masks).

@@ -12,11 +12,7 @@ func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	// save a call per insert.
 	var added bool
 	if f.mode != Locked && (w1|w2)&tagMask == 0 {
-		b, w := b1, w1
-		second, r := l.choose(w1, w2)
-		if second {
-			b, w = b2, w2
-		}
+		b, w, r := l.choose(b1, b2, w1, w2)
 		nw, ok := w|fp*l.slotUnit(r), r != 0
 		if !ok {
 			added = f.makeRoomAndAdd(b1, b2, fp)
@@ -80,11 +76,7 @@ func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 		// save a call per insert.
 		var added bool
 		if f.mode != Locked && (w1|w2)&tagMask == 0 {
-			b, w := b1, w1
-			second, r := l.choose(w1, w2)
-			if second {
-				b, w = b2, w2
-			}
+			b, w, r := l.choose(b1, b2, w1, w2)
 			nw, ok := w|fp*l.slotUnit(r), r != 0
 			if !ok {
 				added = f.makeRoomAndAdd(b1, b2, fp)
@@ -117,11 +109,7 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 	l := &f.lay
 	for {
 		if (w1|w2)&tagMask == 0 {
-			b, w := b1, w1
-			second, r := l.choose(w1, w2)
-			if second {
-				b, w = b2, w2
-			}
+			b, w, r := l.choose(b1, b2, w1, w2)
 			nw, ok := w|fp*l.slotUnit(r), r != 0
 			if !ok {
 				return false
@@ -149,11 +137,7 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
-	b, w := b1, w1
-	second, r := l.choose(w1, w2)
-	if second {
-		b, w = b2, w2
-	}
+	b, w, r := l.choose(b1, b2, w1, w2)
 	nw, ok := w|fp*l.slotUnit(r), r != 0
 	if !ok {
 		return false // neither has room (discovery reads them again)
@@ -180,11 +164,7 @@ func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 func (f *Filter) addHeld(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-	b, w := b1, w1
-	second, r := l.choose(w1, w2)
-	if second {
-		b, w = b2, w2
-	}
+	b, w, r := l.choose(b1, b2, w1, w2)
 	nw, ok := w|fp*l.slotUnit(r), r != 0
 	if !ok {
 		return false
