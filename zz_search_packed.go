@@ -28,11 +28,11 @@ func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok b
 
 // pkSearch is the breadth-first search over queue q. truncated: q
 // filled up first; the nodes it queued are still expanded in order, so a
-// path found is the one a larger queue finds first. A node's children's
-// words are all read before any is tested (their misses overlap); a child
-// is tested for room at once, queued only if it has none, and before any
-// bucket of the next depth (so the path is shortest). Each choice rests on
-// a measured fill (BENCHMARKS.md, "Tuning constants"). A node
+// path found is the one a larger queue finds first. No read of a child's
+// word waits on a test (their misses overlap: read all first, or each in
+// the loop's turn); a child is tested for room at once, queued only if it
+// has none, and before any bucket of the next depth (so the path is
+// shortest). Each choice rests on a measured fill (BENCHMARKS.md, "Tuning constants"). A node
 // carries the fingerprint moving in (in): a bucket without room for it may
 // have an empty slot (never a child), and a slot whose freeing gives in no
 // room is not a child.
@@ -50,7 +50,7 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 		if pkFree(pkHalf(w, b), b, fp) != 0 {
 			return uint64(i), 0, true, false
 		}
-		q[n] = bfsNodeIn(b, fp, 0, uint64(i))
+		q[n] = bfsNode(b, fp, 0, uint64(i))
 		n++
 	}
 	for h := 0; h < n; h++ {
@@ -91,7 +91,7 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 				truncated = true
 				continue
 			}
-			q[n] = bfsNodeIn(c, cin, d+1, cp)
+			q[n] = bfsNode(c, cin, d+1, cp)
 			n++
 		}
 	}
