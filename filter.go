@@ -270,8 +270,7 @@ func (f *Filter) keyed(h uint64) uint64 {
 // for Insert: the assembly's call costs more than the hash.
 func hash8(key []byte) uint64 {
 	const p1, p2, p3, p4, p5 = 11400714785074694791, 14029467366897019727, 1609587929392839161, 9650029242287828579, 2870177450012600261
-	h := (p5 + 8) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(key)*p2, 31)*p1
-	h = bits.RotateLeft64(h, 27)*p1 + p4
+	h := bits.RotateLeft64((p5+8)^bits.RotateLeft64(binary.LittleEndian.Uint64(key)*p2, 31)*p1, 27)*p1 + p4
 	h = (h ^ h>>33) * p2
 	h = (h ^ h>>29) * p3
 	return h ^ h>>32
