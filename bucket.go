@@ -86,11 +86,10 @@ func (l *layout) nonEmpty(w uint64) uint64 {
 func (l *layout) occupied(w uint64) int { return bits.OnesCount64(l.nonEmpty(w)) }
 
 // choose applies the placement rule to buckets b1, b2 of words w1, w2: the
-// one with fewer fingerprints (b1 on a tie), its word, and the top bits of
-// its empty slots (0: none). The top bits of w1's non-empty slots and one
-// bit above the top bit of each empty slot of w2 never share a position, so
-// one population count of both is occupied(w1) + b - occupied(w2), above b
-// exactly when w2 has fewer; the highest slot's extra bit, bf <= 60, is in w.
+// one with fewer fingerprints (b1 on a tie), its word, its empty slots' top
+// bits (0: none). w1's non-empty slots' top bits and the bit above the top
+// bit of each empty slot of w2 (bit bf <= 60 at most) never coincide: one
+// population count is occupied(w1) + b - occupied(w2), > b iff w2 has fewer.
 func (l *layout) choose(b1, b2, w1, w2 uint64) (b, w, room uint64) {
 	n1, e2 := l.nonEmpty(w1), l.hi&^l.nonEmpty(w2)
 	b, w, room = b1, w1, l.hi&^n1

@@ -266,8 +266,7 @@ func (f *Filter) keyed(h uint64) uint64 {
 	return (h ^ f.seed) * f.mul
 }
 
-// hash8 is xxhash.Sum64 of an 8-byte key (XXH64's one-lane case, TestHash8),
-// for Insert: the assembly's call costs more than the hash.
+// hash8 is xxhash.Sum64 of an 8-byte key (XXH64's one lane; TestHash8), with no call.
 func hash8(key []byte) uint64 {
 	const p1, p2, p3, p4, p5 = 11400714785074694791, 14029467366897019727, 1609587929392839161, 9650029242287828579, 2870177450012600261
 	h := bits.RotateLeft64((p5+8)^bits.RotateLeft64(binary.LittleEndian.Uint64(key)*p2, 31)*p1, 27)*p1 + p4

@@ -416,17 +416,16 @@ func (t *kcasTable) help(s *kcasSnap, my uint32, from int) bool {
 	if stateSeq(st) != s.seq {
 		return false
 	}
-	ok := st&3 == statusSucceeded
+	final := &s.old // step 3's values
+	if st&3 == statusSucceeded {
+		final = &s.new
+	}
 	for k := 0; k < s.n; k++ {
-		final := s.old[k]
-		if ok {
-			final = s.new[k]
-		}
-		if !t.word(s.idx[k]).CompareAndSwap(s.ref, final) { // unhook's common case
-			t.unhook(s, k, final)
+		if !t.word(s.idx[k]).CompareAndSwap(s.ref, final[k]) { // unhook's common case
+			t.unhook(s, k, final[k])
 		}
 	}
-	return ok
+	return st&3 == statusSucceeded
 }
 
 // helpWordWith is helpWord for a goroutine holding the lease of slot my.

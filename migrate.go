@@ -11,8 +11,7 @@ package cuckoo
 // the free slot to the candidate bucket. Each move is one atomic step that
 // bumps the counters (packed: dst's version), so every fingerprint stays
 // findable; a step that no longer applies changes nothing, and the path is
-// discovered anew. Search, replay and step are generated per codec from
-// search.go.tmpl, relocate.go.tmpl and move.go.tmpl.
+// discovered anew (per codec: search, relocate and move.go.tmpl).
 //
 // The paper sets the destination counter to max(src, dst)+1, sound only with
 // unbounded counters. Ours wrap, and the lookup compares each bucket only

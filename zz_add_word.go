@@ -8,8 +8,7 @@ package cuckoo
 func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	l := &f.lay
 	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
-	// insertRead with add's first round written out, to
-	// save a call per insert.
+	// insertRead with add's first round written out (a call fewer).
 	var added bool
 	if f.mode != Locked && (w1|w2)&tagMask == 0 {
 		b, w, r := l.choose(b1, b2, w1, w2)
@@ -72,8 +71,7 @@ func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 	for j := range k {
 		b1, b2, w1, w2 := g.b1[j], g.b2[j], g.w1[j], g.w2[j]
 		fp := g.fp[j]
-		// insertRead with add's first round written out, to
-		// save a call per insert.
+		// insertRead with add's first round written out (a call fewer).
 		var added bool
 		if f.mode != Locked && (w1|w2)&tagMask == 0 {
 			b, w, r := l.choose(b1, b2, w1, w2)
