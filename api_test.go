@@ -234,3 +234,21 @@ func TestDuplicateCopiesBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestHash8 checks Insert's own hash of 8-byte keys against xxhash.Sum64,
+// which every other path uses: a difference would place a key where no
+// lookup looks.
+func TestHash8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var k [8]byte
+	for i := range 100000 {
+		x := rng.Uint64()
+		if i < 256 {
+			x = uint64(i) // small keys, as counters make them
+		}
+		binary.LittleEndian.PutUint64(k[:], x)
+		if got, want := hash8(k[:]), xxhash.Sum64(k[:]); got != want {
+			t.Fatalf("hash8(%#x) = %#x; xxhash.Sum64 = %#x", x, got, want)
+		}
+	}
+}

@@ -21,22 +21,24 @@ const (
 
 // layout holds a bucket layout's masks, fixed when the table is set up.
 type layout struct {
-	f, b     uint   // fingerprint bits (8, 12 or 15), slots (4, or 5 with f = 12)
-	slotMask uint64 // (1<<f)-1
-	fpMask   uint64 // the slots: (1<<bf)-1
-	lo, hi   uint64 // 1 in the lowest, the highest bit of every slot
-	ctrShift uint   // bf
-	ctrMask  uint64 // the counter, shifted down: (1<<(62-bf))-1
-	packed   bool   // the packed layout (packed.go); the fields above describe its eight slots
+	f, b, f1     uint   // fingerprint bits (8, 12 or 15), slots (4, or 5 with f = 12), f-1
+	slotMask     uint64 // (1<<f)-1
+	fpMask       uint64 // the slots: (1<<bf)-1
+	lo, hi       uint64 // 1 in the lowest, the highest bit of every slot
+	neLow, neAdd uint64 // nonEmpty's masks: fpMask &^ hi, hi - lo
+	ctrShift     uint   // bf
+	ctrMask      uint64 // the counter, shifted down: (1<<(62-bf))-1
+	packed       bool   // the packed layout (packed.go); the fields above describe its eight slots
 }
 
 // newLayout returns the layout of b slots of f bits, one of validLayout's.
 func newLayout(f, b uint) layout {
-	l := layout{f: f, b: b, slotMask: 1<<f - 1, fpMask: 1<<(b*f) - 1, ctrShift: b * f}
+	l := layout{f: f, b: b, f1: f - 1, slotMask: 1<<f - 1, fpMask: 1<<(b*f) - 1, ctrShift: b * f}
 	for s := range b {
 		l.lo |= 1 << (s * f)
 	}
 	l.hi, l.ctrMask = l.lo<<(f-1), 1<<(payloadBits-b*f)-1
+	l.neLow, l.neAdd = l.fpMask&^l.hi, l.hi-l.lo
 	return l
 }
 
@@ -61,17 +63,10 @@ func (l *layout) containsEither(w1, w2, fp uint64) bool {
 	return l.zeroSlots(w1^x)|l.zeroSlots(w2^x) != 0
 }
 
-// slotUnit returns 1 in the lowest bit of the slot that the lowest set bit
-// of a zeroSlots result z marks (0 for z = 0): times a fingerprint or
-// slotMask it addresses that slot without a division by f. The shift is
-// masked to 63, which f-1 never exceeds, to drop the test for shifts >= 64.
-func (l *layout) slotUnit(z uint64) uint64 { return (z & -z) >> ((l.f - 1) & 63) }
-
-// put returns w with fp in its first empty slot, and whether it had one.
-func (l *layout) put(w, fp uint64) (uint64, bool) {
-	z := l.zeroSlots(w)
-	return w | fp*l.slotUnit(z), z != 0
-}
+// slotUnit returns 1 in the lowest bit of the slot whose top bit is z's
+// lowest set bit (z from zeroSlots or choose; 0 for z = 0), to address that
+// slot times a fingerprint or slotMask; f-1 < 64 makes the masked shift exact.
+func (l *layout) slotUnit(z uint64) uint64 { return (z & -z) >> (l.f1 & 63) }
 
 // take returns w with its first copy of fp emptied, and whether it had one.
 func (l *layout) take(w, fp uint64) (uint64, bool) {
@@ -83,18 +78,23 @@ func (l *layout) take(w, fp uint64) (uint64, bool) {
 // adding 2^(f-1)-1 to a slot's low f-1 bits carries into its top bit when
 // they are not all zero, never out of the slot; or-ing in w adds the rest.
 func (l *layout) nonEmpty(w uint64) uint64 {
-	return ((w & l.fpMask &^ l.hi) + (l.hi - l.lo) | w) & l.hi
+	return ((w & l.neLow) + l.neAdd | w) & l.hi
 }
 
 func (l *layout) occupied(w uint64) int { return bits.OnesCount64(l.nonEmpty(w)) }
 
-// emptier reports whether occupied(w2) < occupied(w1) with one population
-// count: the top bits of w1's non-empty slots and one bit above the top bit
-// of each empty slot of w2 never share a position, so together they count
-// occupied(w1) + b - occupied(w2), which exceeds b exactly when w2 has
-// fewer. The highest slot's extra bit is bit bf (at most 60), in the word.
-func (l *layout) emptier(w2, w1 uint64) bool {
-	return bits.OnesCount64(l.nonEmpty(w1)|(l.hi&^l.nonEmpty(w2))<<1) > int(l.b)
+// choose applies the placement rule to buckets b1, b2 of words w1, w2: the
+// one with fewer fingerprints (b1 on a tie), its word, its empty slots' top
+// bits (0: none). w1's non-empty slots' top bits and the bit above the top
+// bit of each empty slot of w2 (bit bf <= 60 at most) never coincide: one
+// population count is occupied(w1) + b - occupied(w2), > b iff w2 has fewer.
+func (l *layout) choose(b1, b2, w1, w2 uint64) (b, w, room uint64) {
+	n1, e2 := l.nonEmpty(w1), l.hi&^l.nonEmpty(w2)
+	b, w, room = b1, w1, l.hi&^n1
+	if bits.OnesCount64(n1|e2<<1) > int(l.b) { // a coin toss: no branch
+		b, w, room = b2, w2, e2
+	}
+	return b, w, room
 }
 
 func (l *layout) slot(w uint64, s int) uint64 { return w >> (uint(s) * l.f) & l.slotMask }
@@ -109,9 +109,9 @@ func (l *layout) counter(w uint64) uint64 { return w >> l.ctrShift & l.ctrMask }
 // wraps reports whether bumpCounter(w) wraps the counter to 0.
 func (l *layout) wraps(w uint64) bool { return l.counter(w) == l.ctrMask }
 
-// bumpCounter returns w with its counter increased by one, modulo its
-// width (twophase.go argues why a wrap is harmless).
+// bumpCounter returns plain word w with its counter plus one, modulo its
+// width (twophase.go: a wrap is harmless): a wrap's carry, in the bit above
+// the counter, is cleared. Only word layouts (bf <= 60) have a counter.
 func (l *layout) bumpCounter(w uint64) uint64 {
-	c := (l.counter(w) + 1) & l.ctrMask
-	return w&^(l.ctrMask<<l.ctrShift) | c<<l.ctrShift
+	return (w + 1<<(l.ctrShift&63)) &^ ((l.ctrMask + 1) << (l.ctrShift & 63))
 }

@@ -212,13 +212,23 @@ func TestLayoutOccupied(t *testing.T) {
 				t.Fatalf("bits=%d: occupied(%#x) = %d; want %d", f, w, got, want)
 			}
 			if i > 0 {
-				if got, wantE := l.emptier(w, prev), want < prevOcc; got != wantE {
-					t.Fatalf("bits=%d: emptier(%#x, %#x) = %v; want %v (%d and %d slots)", f, w, prev, got, wantE, want, prevOcc)
+				b, cw, room := l.choose(1, 2, prev, w)
+				if want < prevOcc != (b == 2) || cw != map[uint64]uint64{1: prev, 2: w}[b] {
+					t.Fatalf("bits=%d: choose(%#x, %#x) = bucket %d, word %#x; want the second iff it has fewer (%d and %d slots)", f, prev, w, b, cw, prevOcc, want)
+				}
+				if z := l.zeroSlots(cw); room&-room != z&-z || (room == 0) != (z == 0) {
+					t.Fatalf("bits=%d: choose(%#x, %#x) room %#x; want the first empty slot of %#x", f, prev, w, room, cw)
 				}
 			}
 			prev, prevOcc = w, want
 		}
 	}
+}
+
+// put returns w with fp in its first empty slot, and whether it had one.
+func (l *layout) put(w, fp uint64) (uint64, bool) {
+	z := l.zeroSlots(w)
+	return w | fp*l.slotUnit(z), z != 0
 }
 
 // The tests' slot finders (the library needs only masks).

@@ -170,11 +170,8 @@ var codecs = []codec{
 		}`,
 		LockedClaim: "locked.go",
 		Choose: func(b1, b2, fp, w1, w2 string) string {
-			return fmt.Sprintf(`b, w := %[1]s, %[4]s
-			if l.emptier(%[5]s, %[4]s) {
-				b, w = %[2]s, %[5]s
-			}
-			nw, ok := l.put(w, %[3]s)`, b1, b2, fp, w1, w2)
+			return fmt.Sprintf(`b, w, r := l.choose(%s, %s, %s, %s)
+			nw, ok := w|%s*l.slotUnit(r), r != 0`, b1, b2, w1, w2, fp)
 		},
 		ReadPair: func(b1, b2 string) string {
 			return fmt.Sprintf("loadAt(&f.t, &f.t.words[%s]), loadAt(&f.t, &f.t.words[%s])", b1, b2)

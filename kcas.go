@@ -96,7 +96,10 @@ func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descS
 // the slot (a lease in use is held in a variable). Race builds bypass the
 // cache (their sync.Pool drops a quarter of what it is given), and their
 // leases stay on the stack.
-type descLease struct{ slot uint32 }
+type descLease struct {
+	slot uint32
+	d    *kcasDesc // descriptors.desc(slot), from the lease's first kcasWith
+}
 
 var leaseCache sync.Pool // of *descLease
 
@@ -183,15 +186,12 @@ func (t *kcasTable) epochIdx(b uint64) uint64 { return versionBase + b&t.verMask
 // bucket j if wrapJ: once if both share an epoch, since a K-CAS names each
 // word once (twophase.go, "Counter wraps").
 func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ bool) {
-	if wrapI {
-		ei := t.epochIdx(i)
-		e := t.load(ei)
-		op.add(ei, e, e+1)
-	}
-	if wrapJ && !(wrapI && t.epochIdx(j) == t.epochIdx(i)) {
-		ej := t.epochIdx(j)
-		e := t.load(ej)
-		op.add(ej, e, e+1)
+	wrapJ = wrapJ && !(wrapI && t.epochIdx(j) == t.epochIdx(i))
+	for k, b := range [2]uint64{i, j} {
+		if k == 0 && wrapI || k == 1 && wrapJ {
+			e := t.load(t.epochIdx(b))
+			op.add(t.epochIdx(b), e, e+1)
+		}
 	}
 }
 
@@ -349,33 +349,36 @@ func (t *kcasTable) helpWord(v uint64) {
 // if every word holds its old value (all plain), and reports whether it did.
 func (t *kcasTable) kcas(op *kcasOp) bool {
 	my := leaseDesc()
-	ok := t.kcasWith(op, my.slot)
+	ok := t.kcasWith(&kcasSnap{kcasOp: *op}, my)
 	my.release()
 	return ok
 }
 
-// kcasWith is kcas in the leased slot, whose last use must be over.
-func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
-	hookKCAS(t, op)
+// kcasWith is kcas of s's op in lease my's slot (its last use over); it fills in s.
+func (t *kcasTable) kcasWith(s *kcasSnap, my *descLease) bool {
+	hookKCAS(t, &s.kcasOp)
 	// One install order for all operations makes helping terminate.
-	for a := 1; a < op.n; a++ {
-		for b := a; b > 0 && op.idx[b] < op.idx[b-1]; b-- {
-			op.idx[b], op.idx[b-1] = op.idx[b-1], op.idx[b]
-			op.old[b], op.old[b-1] = op.old[b-1], op.old[b]
-			op.new[b], op.new[b-1] = op.new[b-1], op.new[b]
+	for a := 1; a < s.n; a++ {
+		for b := a; b > 0 && s.idx[b] < s.idx[b-1]; b-- {
+			s.idx[b], s.idx[b-1] = s.idx[b-1], s.idx[b]
+			s.old[b], s.old[b-1] = s.old[b-1], s.old[b]
+			s.new[b], s.new[b-1] = s.new[b-1], s.new[b]
 		}
 	}
-	d := descriptors.desc(slot)
+	if my.d == nil {
+		my.d = descriptors.desc(my.slot)
+	}
+	slot, d := my.slot, my.d
 	seq := d.state.Load()>>2 + 1
 	d.state.Store(seq<<2 | statusUndecided) // before any field (seqlock)
-	setField(&d.n, uint64(op.n))
-	for k := 0; k < op.n; k++ {
-		setField(&d.idx[k], op.idx[k])
-		setField(&d.old[k], op.old[k])
-		setField(&d.new[k], op.new[k])
+	setField(&d.n, uint64(s.n))
+	for k := 0; k < s.n; k++ {
+		setField(&d.idx[k], s.idx[k])
+		setField(&d.old[k], s.old[k])
+		setField(&d.new[k], s.new[k])
 	}
 	fieldsWritten(slot)
-	s := kcasSnap{kcasOp: *op, ref: makeRef(tagKCAS, slot, seq), slot: slot, seq: seq & refSeqMask, d: d}
+	s.ref, s.slot, s.seq, s.d = makeRef(tagKCAS, slot, seq), slot, seq&refSeqMask, d
 	// The first word needs no RDCSS: until its reference is placed nobody
 	// knows of the operation, so nobody can have decided it. If it does not
 	// hold its old value, the operation fails unseen.
@@ -387,7 +390,7 @@ func (t *kcasTable) kcasWith(op *kcasOp, slot uint32) bool {
 			return false
 		}
 	}
-	return t.help(&s, slot, 1)
+	return t.help(s, slot, 1)
 }
 
 // help runs the protocol for s, installing with the RDCSS part of slot my
@@ -413,11 +416,16 @@ func (t *kcasTable) help(s *kcasSnap, my uint32, from int) bool {
 	if stateSeq(st) != s.seq {
 		return false
 	}
-	ok := st&3 == statusSucceeded
-	for k := 0; k < s.n; k++ {
-		t.unhook(s, k, ok)
+	final := &s.old // step 3's values
+	if st&3 == statusSucceeded {
+		final = &s.new
 	}
-	return ok
+	for k := 0; k < s.n; k++ {
+		if !t.word(s.idx[k]).CompareAndSwap(s.ref, final[k]) { // unhook's common case
+			t.unhook(s, k, final[k])
+		}
+	}
+	return st&3 == statusSucceeded
 }
 
 // helpWordWith is helpWord for a goroutine holding the lease of slot my.
@@ -432,12 +440,8 @@ func (t *kcasTable) helpWordWith(v uint64, my uint32) {
 	}
 }
 
-// unhook is step 3 for word k of s.
-func (t *kcasTable) unhook(s *kcasSnap, k int, ok bool) {
-	final := s.old[k]
-	if ok {
-		final = s.new[k]
-	}
+// unhook is step 3 for word k of s, final its value when no reference is left.
+func (t *kcasTable) unhook(s *kcasSnap, k int, final uint64) {
 	w := t.word(s.idx[k])
 	for {
 		v := w.Load()

@@ -266,10 +266,10 @@ func TestDescriptorReuseRejectsStaleRead(t *testing.T) {
 	defer my.release()
 	d := descriptors.desc(my.slot)
 
-	var op1 kcasOp
+	var op1 kcasSnap
 	op1.add(1, 10, 11)
 	op1.add(2, 10, 12) // installed by rdcss
-	if !tb.kcasWith(&op1, my.slot) {
+	if !tb.kcasWith(&op1, my) {
 		t.Fatal("first K-CAS failed")
 	}
 	kref1 := makeRef(tagKCAS, my.slot, stateSeq(d.state.Load()))
@@ -293,10 +293,10 @@ func TestDescriptorReuseRejectsStaleRead(t *testing.T) {
 	}
 	defer func() { descFieldsWritten = nil }()
 
-	var op2 kcasOp
+	var op2 kcasSnap
 	op2.add(3, 10, 20)
 	op2.add(4, 10, 30)
-	if !tb.kcasWith(&op2, my.slot) {
+	if !tb.kcasWith(&op2, my) {
 		t.Fatal("second K-CAS failed")
 	}
 	if calls < 2 {

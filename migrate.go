@@ -11,8 +11,7 @@ package cuckoo
 // the free slot to the candidate bucket. Each move is one atomic step that
 // bumps the counters (packed: dst's version), so every fingerprint stays
 // findable; a step that no longer applies changes nothing, and the path is
-// discovered anew. Search, replay and step are generated per codec from
-// search.go.tmpl, relocate.go.tmpl and move.go.tmpl.
+// discovered anew (per codec: search, relocate and move.go.tmpl).
 //
 // The paper sets the destination counter to max(src, dst)+1, sound only with
 // unbounded counters. Ours wrap, and the lookup compares each bucket only
@@ -36,20 +35,15 @@ const (
 	// and most searches end after a few buckets (search.go.tmpl; lengths
 	// and pkShortQueue: BENCHMARKS.md, "Tuning constants"): the growing
 	// filter's, every bucket within two moves and most within three;
-	// discover's, every bucket within two moves (2+10+50).
+	// discover's, every search that ends within two moves (2+10 buckets).
 	bfsShortQueue      = 128
-	discoverShortQueue = 64
+	discoverShortQueue = 32
 )
 
 // A BFS node is bucket<<32 | in<<20 | depth<<16 | path (at most 16 bits);
 // in is the fingerprint that would move into the bucket (at most 12 bits)
 // where room depends on it (packed), else 0.
-func bfsNode(b uint64, depth int, path uint64) uint64 {
-	return b<<32 | uint64(depth)<<16 | path
-}
-
-// bfsNodeIn is bfsNode with the incoming fingerprint in.
-func bfsNodeIn(b, in uint64, depth int, path uint64) uint64 {
+func bfsNode(b, in uint64, depth int, path uint64) uint64 {
 	return b<<32 | in<<20 | uint64(depth)<<16 | path
 }
 
@@ -68,16 +62,14 @@ func (f *Filter) makeRoom(b1, b2, fp uint64) bool {
 // false if the step no longer applies. The caller holds the snapshot gate;
 // *my is its descriptor lease, leased by the first step that needs one.
 func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
-	if src == dst {
+	switch {
+	case src == dst:
 		return false
-	}
-	if f.lay.packed {
-		if f.mode == Locked {
-			return f.pkMoveLocked(src, s, fp, dst)
-		}
+	case f.lay.packed && f.mode == Locked:
+		return f.pkMoveLocked(src, s, fp, dst)
+	case f.lay.packed:
 		return f.pkMoveLockFree(src, s, fp, dst, my)
-	}
-	if f.mode == Locked {
+	case f.mode == Locked:
 		return f.moveLocked(src, s, fp, dst)
 	}
 	return f.moveLockFree(src, s, fp, dst, my)

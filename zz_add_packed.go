@@ -7,8 +7,7 @@ package cuckoo
 // pkInsertKey is Insert once the key is placed.
 func (f *Filter) pkInsertKey(b1, b2, fp uint64) error {
 	w1, w2 := f.pkReadPair(b1, b2)
-	// pkInsertRead with pkAdd's first round written out, to
-	// save a call per insert.
+	// pkInsertRead with pkAdd's first round written out (a call fewer).
 	var added bool
 	if f.mode != Locked && (w1|w2)&tagMask == 0 {
 		b, w, put := pkChoose(b1, b2, fp, w1, w2)
@@ -44,7 +43,7 @@ func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 // times, after an add found no room.
 func (f *Filter) pkMakeRoomAndAdd(b1, b2, fp uint64) bool {
 	for round := 0; ; round++ {
-		if round == maxRoomRounds || !f.makeRoom(b1, b2, fp) {
+		if round == maxRoomRounds || !f.pkRelocate(b1, b2, fp) {
 			f.stats.add(statFull, 1)
 			return false
 		}
@@ -73,8 +72,7 @@ func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 			w2 = w1 // one read of a shared word
 		}
 		fp := g.fp[j]
-		// pkInsertRead with pkAdd's first round written out, to
-		// save a call per insert.
+		// pkInsertRead with pkAdd's first round written out (a call fewer).
 		var added bool
 		if f.mode != Locked && (w1|w2)&tagMask == 0 {
 			b, w, put := pkChoose(b1, b2, fp, w1, w2)

@@ -8,15 +8,11 @@ package cuckoo
 func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	l := &f.lay
 	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
-	// insertRead with add's first round written out, to
-	// save a call per insert.
+	// insertRead with add's first round written out (a call fewer).
 	var added bool
 	if f.mode != Locked && (w1|w2)&tagMask == 0 {
-		b, w := b1, w1
-		if l.emptier(w2, w1) {
-			b, w = b2, w2
-		}
-		nw, ok := l.put(w, fp)
+		b, w, r := l.choose(b1, b2, w1, w2)
+		nw, ok := w|fp*l.slotUnit(r), r != 0
 		if !ok {
 			added = f.makeRoomAndAdd(b1, b2, fp)
 		} else if f.t.cas(b, w, nw) {
@@ -48,7 +44,7 @@ func (f *Filter) insertRead(b1, b2, fp, w1, w2 uint64) bool {
 // times, after an add found no room.
 func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 	for round := 0; ; round++ {
-		if round == maxRoomRounds || !f.makeRoom(b1, b2, fp) {
+		if round == maxRoomRounds || !f.relocate(b1, b2) {
 			f.stats.add(statFull, 1)
 			return false
 		}
@@ -75,15 +71,11 @@ func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 	for j := range k {
 		b1, b2, w1, w2 := g.b1[j], g.b2[j], g.w1[j], g.w2[j]
 		fp := g.fp[j]
-		// insertRead with add's first round written out, to
-		// save a call per insert.
+		// insertRead with add's first round written out (a call fewer).
 		var added bool
 		if f.mode != Locked && (w1|w2)&tagMask == 0 {
-			b, w := b1, w1
-			if l.emptier(w2, w1) {
-				b, w = b2, w2
-			}
-			nw, ok := l.put(w, fp)
+			b, w, r := l.choose(b1, b2, w1, w2)
+			nw, ok := w|fp*l.slotUnit(r), r != 0
 			if !ok {
 				added = f.makeRoomAndAdd(b1, b2, fp)
 			} else if f.t.cas(b, w, nw) {
@@ -115,11 +107,8 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 	l := &f.lay
 	for {
 		if (w1|w2)&tagMask == 0 {
-			b, w := b1, w1
-			if l.emptier(w2, w1) {
-				b, w = b2, w2
-			}
-			nw, ok := l.put(w, fp)
+			b, w, r := l.choose(b1, b2, w1, w2)
+			nw, ok := w|fp*l.slotUnit(r), r != 0
 			if !ok {
 				return false
 			}
@@ -146,11 +135,8 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
-	b, w := b1, w1
-	if l.emptier(w2, w1) {
-		b, w = b2, w2
-	}
-	nw, ok := l.put(w, fp)
+	b, w, r := l.choose(b1, b2, w1, w2)
+	nw, ok := w|fp*l.slotUnit(r), r != 0
 	if !ok {
 		return false // neither has room (discovery reads them again)
 	}
@@ -176,11 +162,8 @@ func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 func (f *Filter) addHeld(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := f.t.words[b1].Load(), f.t.words[b2].Load()
-	b, w := b1, w1
-	if l.emptier(w2, w1) {
-		b, w = b2, w2
-	}
-	nw, ok := l.put(w, fp)
+	b, w, r := l.choose(b1, b2, w1, w2)
+	nw, ok := w|fp*l.slotUnit(r), r != 0
 	if !ok {
 		return false
 	}

@@ -19,7 +19,7 @@ func (x *growTable) growMoveLockFree(src uint64, s int, fp uint64, dst uint64, n
 		if lane(ws, s) != fp || ws&frozenBit != 0 {
 			return false
 		}
-		var op kcasOp
+		var op kcasSnap
 		hookRead(t, dst)
 		wd := t.words[dst].Load()
 		if wd&tagMask != 0 {
@@ -32,12 +32,12 @@ func (x *growTable) growMoveLockFree(src uint64, s int, fp uint64, dst uint64, n
 		op.add(src, ws, growBump(setLane(ws, s, 0)))
 		op.add(dst, wd, growBump(wd|nv*((r&-r)>>(tailBits-1))))
 		if wrapS, wrapD := growWraps(ws), growWraps(wd); wrapS || wrapD {
-			t.addWraps(&op, src, wrapS, dst, wrapD)
+			t.addWraps(&op.kcasOp, src, wrapS, dst, wrapD)
 		}
 		if *my == nil {
 			*my = leaseDesc()
 		}
-		if t.kcasWith(&op, (*my).slot) {
+		if t.kcasWith(&op, *my) {
 			return true
 		}
 		// A word changed under us (or held another operation's reference,

@@ -19,7 +19,7 @@ func (f *Filter) pkMoveLockFree(src uint64, s int, fp uint64, dst uint64, my **d
 		if ws>>(pkShift(src)+uint64(s)*8)&0xff != fp {
 			return false
 		}
-		var op kcasOp
+		var op kcasSnap
 		if src>>1 == dst>>1 {
 			// One word holds both buckets: one entry moves the fingerprint.
 			w := ws &^ (0xff << (pkShift(src) + uint64(s)*8))
@@ -51,7 +51,7 @@ func (f *Filter) pkMoveLockFree(src uint64, s int, fp uint64, dst uint64, my **d
 		if *my == nil {
 			*my = leaseDesc()
 		}
-		if t.kcasWith(&op, (*my).slot) {
+		if t.kcasWith(&op, *my) {
 			return true
 		}
 		// A word changed under us (or held another operation's reference,

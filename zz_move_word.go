@@ -20,7 +20,7 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 		if l.slot(ws, s) != fp {
 			return false
 		}
-		var op kcasOp
+		var op kcasSnap
 		hookRead(t, dst)
 		wd := t.words[dst].Load()
 		if wd&tagMask != 0 {
@@ -33,7 +33,7 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 		op.add(src, ws, l.bumpCounter(l.setSlot(ws, s, 0)))
 		op.add(dst, wd, l.bumpCounter(wd|fp*l.slotUnit(r)))
 		if wrapS, wrapD := l.wraps(ws), l.wraps(wd); wrapS || wrapD {
-			t.addWraps(&op, src, wrapS, dst, wrapD)
+			t.addWraps(&op.kcasOp, src, wrapS, dst, wrapD)
 		}
 		if raceEnabled {
 			l.checkRelocation(op.old[0], op.new[0], op.old[1], op.new[1], fp)
@@ -41,7 +41,7 @@ func (f *Filter) moveLockFree(src uint64, s int, fp uint64, dst uint64, my **des
 		if *my == nil {
 			*my = leaseDesc()
 		}
-		if t.kcasWith(&op, (*my).slot) {
+		if t.kcasWith(&op, *my) {
 			return true
 		}
 		// A word changed under us (or held another operation's reference,

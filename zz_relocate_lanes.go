@@ -33,7 +33,12 @@ retry:
 		for k := 0; k < depth; k++ {
 			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
 			b := buckets[k]
-			fp := lane(x.t.loadWord(b), s)
+			hookRead(&x.t, b) // loadWord without a call
+			w := x.t.words[b].Load()
+			if w&tagMask != 0 {
+				w = x.t.load(b)
+			}
+			fp := lane(w, s)
 			if fp == 0 {
 				depth = k // the slot emptied meanwhile: a shorter path
 				break
@@ -51,9 +56,8 @@ retry:
 	}
 }
 
-// growMigratePath applies a replayed path's moves backwards under one
-// entry of the snapshot gate and one descriptor lease per path (touched
-// once per path, not per move): growDone or the failed step's status.
+// growMigratePath applies a replayed path's moves backwards under one entry
+// of the snapshot gate and one descriptor lease: growDone or the failed step's status.
 func (g *Growing) growMigratePath(x *growTable, buckets []uint64, slots []int, fps, nvs []uint64, depth int) int {
 	if depth == 0 {
 		return growDone

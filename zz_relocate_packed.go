@@ -28,7 +28,12 @@ func (f *Filter) pkRelocate(b1, b2, fp uint64) bool {
 		for k := 0; k < depth; k++ {
 			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
 			b := buckets[k]
-			fp := f.t.loadWord(b>>1) >> (pkShift(b) + uint64(s)*8) & 0xff
+			hookRead(&f.t, b>>1) // loadWord without a call
+			w := f.t.words[b>>1].Load()
+			if w&tagMask != 0 {
+				w = f.t.load(b >> 1)
+			}
+			fp := w >> (pkShift(b) + uint64(s)*8) & 0xff
 			if fp == 0 {
 				depth = k // the slot emptied meanwhile: a shorter path
 				break
@@ -46,9 +51,8 @@ func (f *Filter) pkRelocate(b1, b2, fp uint64) bool {
 	return false // every path found went stale first: see maxRoomRounds
 }
 
-// pkMigratePath applies a replayed path's moves backwards under one
-// entry of the snapshot gate and one descriptor lease per path (touched
-// once per path, not per move); false if a step failed.
+// pkMigratePath applies a replayed path's moves backwards under one entry
+// of the snapshot gate and one descriptor lease; false if a step failed.
 func (f *Filter) pkMigratePath(buckets []uint64, slots []int, fps []uint64, depth int) bool {
 	if depth == 0 {
 		return true

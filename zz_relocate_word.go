@@ -29,7 +29,12 @@ func (f *Filter) relocate(b1, b2 uint64) bool {
 		for k := 0; k < depth; k++ {
 			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
 			b := buckets[k]
-			fp := l.slot(f.t.loadWord(b), s)
+			hookRead(&f.t, b) // loadWord without a call
+			w := f.t.words[b].Load()
+			if w&tagMask != 0 {
+				w = f.t.load(b)
+			}
+			fp := l.slot(w, s)
 			if fp == 0 {
 				depth = k // the slot emptied meanwhile: a shorter path
 				break
@@ -47,9 +52,8 @@ func (f *Filter) relocate(b1, b2 uint64) bool {
 	return false // every path found went stale first: see maxRoomRounds
 }
 
-// migratePath applies a replayed path's moves backwards under one
-// entry of the snapshot gate and one descriptor lease per path (touched
-// once per path, not per move); false if a step failed.
+// migratePath applies a replayed path's moves backwards under one entry
+// of the snapshot gate and one descriptor lease; false if a step failed.
 func (f *Filter) migratePath(buckets []uint64, slots []int, fps []uint64, depth int) bool {
 	if depth == 0 {
 		return true

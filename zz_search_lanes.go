@@ -28,11 +28,11 @@ func (x *growTable) growDiscoverDeep(b1, b2 uint64) (path uint64, depth int, ok 
 
 // growSearch is the breadth-first search over queue q. truncated: q
 // filled up first; the nodes it queued are still expanded in order, so a
-// path found is the one a larger queue finds first. A node's children's
-// words are all read before any is tested (their misses overlap); a child
-// is tested for room at once, queued only if it has none, and before any
-// bucket of the next depth (so the path is shortest). Each choice rests on
-// a measured fill (BENCHMARKS.md, "Tuning constants").
+// path found is the one a larger queue finds first. No read of a child's
+// word waits on a test (their misses overlap); a child is tested for room
+// at once, queued only if it has none, and before any bucket of the next
+// depth (so the path is shortest). Each choice rests on a measured fill
+// (BENCHMARKS.md, "Tuning constants").
 func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
 	t := &x.t
 	n := 0
@@ -47,7 +47,7 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 		if laneTailTop&^occupiedLanes(w) != 0 {
 			return uint64(i), 0, true, false
 		}
-		q[n] = bfsNode(b, 0, uint64(i))
+		q[n] = bfsNode(b, 0, 0, uint64(i))
 		n++
 	}
 	for h := 0; h < n; h++ {
@@ -62,18 +62,18 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 		if laneTailTop&^occupiedLanes(hb) != 0 {
 			return p, d, true, false // room since it was tested
 		}
+		sh := 1 + bfsSlotBits*uint64(d)
 		cf := [slotsPerBucket]uint64{lane(hb, 0), lane(hb, 1), lane(hb, 2), lane(hb, 3)}
 		cb := [slotsPerBucket]uint64{x.altOr(b, cf[0]), x.altOr(b, cf[1]), x.altOr(b, cf[2]), x.altOr(b, cf[3])}
 		cw := [slotsPerBucket]uint64{words[cb[0]].Load(), words[cb[1]].Load(), words[cb[2]].Load(), words[cb[3]].Load()}
-		sh := 1 + bfsSlotBits*uint64(d)
 		for s := range slotsPerBucket {
-			if cb[s] == b {
+			c, wc := cb[s], cw[s]
+			if c == b {
 				continue // cannot move (or alt refuses)
 			}
 			cp := p | uint64(s)<<sh
-			wc := cw[s]
 			if wc&tagMask != 0 {
-				wc = t.load(cb[s])
+				wc = t.load(c)
 			}
 			if laneTailTop&^occupiedLanes(wc) != 0 {
 				return cp, d + 1, true, false
@@ -85,7 +85,7 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 				truncated = true
 				continue
 			}
-			q[n] = bfsNode(cb[s], d+1, cp)
+			q[n] = bfsNode(c, 0, d+1, cp)
 			n++
 		}
 	}

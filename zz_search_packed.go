@@ -28,11 +28,11 @@ func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok b
 
 // pkSearch is the breadth-first search over queue q. truncated: q
 // filled up first; the nodes it queued are still expanded in order, so a
-// path found is the one a larger queue finds first. A node's children's
-// words are all read before any is tested (their misses overlap); a child
-// is tested for room at once, queued only if it has none, and before any
-// bucket of the next depth (so the path is shortest). Each choice rests on
-// a measured fill (BENCHMARKS.md, "Tuning constants"). A node
+// path found is the one a larger queue finds first. No read of a child's
+// word waits on a test (their misses overlap); a child is tested for room
+// at once, queued only if it has none, and before any bucket of the next
+// depth (so the path is shortest). Each choice rests on a measured fill
+// (BENCHMARKS.md, "Tuning constants"). A node
 // carries the fingerprint moving in (in): a bucket without room for it may
 // have an empty slot (never a child), and a slot whose freeing gives in no
 // room is not a child.
@@ -50,7 +50,7 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 		if pkFree(pkHalf(w, b), b, fp) != 0 {
 			return uint64(i), 0, true, false
 		}
-		q[n] = bfsNodeIn(b, fp, 0, uint64(i))
+		q[n] = bfsNode(b, fp, 0, uint64(i))
 		n++
 	}
 	for h := 0; h < n; h++ {
@@ -65,23 +65,23 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 		if pkFree(hb, b, in) != 0 {
 			return p, d, true, false // room since it was tested
 		}
+		sh := 1 + bfsSlotBits*uint64(d)
 		cf := [packedSlots]uint64{hb & 0xff, hb >> 8 & 0xff, hb >> 16 & 0xff, hb >> 24}
 		cb := [packedSlots]uint64{altBucket(b, cf[0], m), altBucket(b, cf[1], m), altBucket(b, cf[2], m), altBucket(b, cf[3], m)}
 		cw := [packedSlots]uint64{words[cb[0]>>1].Load(), words[cb[1]>>1].Load(), words[cb[2]>>1].Load(), words[cb[3]>>1].Load()}
-		sh := 1 + bfsSlotBits*uint64(d)
 		for s := range packedSlots {
-			if cb[s] == b || cf[s] == 0 {
+			c, wc, cin := cb[s], cw[s], cf[s]
+			if c == b || cin == 0 {
 				continue // cannot move, or an empty slot in may not take
 			}
 			if s == packedSlots-1 && b&1 != 0 && in >= pkTopLimit {
 				continue // freeing this slot gives in no room
 			}
 			cp := p | uint64(s)<<sh
-			wc := cw[s]
 			if wc&tagMask != 0 {
-				wc = t.load(cb[s] >> 1)
+				wc = t.load(c >> 1)
 			}
-			if pkFree(pkHalf(wc, cb[s]), cb[s], cf[s]) != 0 {
+			if pkFree(pkHalf(wc, c), c, cin) != 0 {
 				return cp, d + 1, true, false
 			}
 			if d+1 == pkMaxPathLen {
@@ -91,7 +91,7 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 				truncated = true
 				continue
 			}
-			q[n] = bfsNodeIn(cb[s], cf[s], d+1, cp)
+			q[n] = bfsNode(c, cin, d+1, cp)
 			n++
 		}
 	}

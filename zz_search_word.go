@@ -28,11 +28,11 @@ func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
 
 // search is the breadth-first search over queue q. truncated: q
 // filled up first; the nodes it queued are still expanded in order, so a
-// path found is the one a larger queue finds first. A node's children's
-// words are all read before any is tested (their misses overlap); a child
-// is tested for room at once, queued only if it has none, and before any
-// bucket of the next depth (so the path is shortest). Each choice rests on
-// a measured fill (BENCHMARKS.md, "Tuning constants").
+// path found is the one a larger queue finds first. No read of a child's
+// word waits on a test (their misses overlap); a child is tested for room
+// at once, queued only if it has none, and before any bucket of the next
+// depth (so the path is shortest). Each choice rests on a measured fill
+// (BENCHMARKS.md, "Tuning constants").
 func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
 	l := &f.lay
 	t := &f.t
@@ -48,7 +48,7 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 		if l.zeroSlots(w) != 0 {
 			return uint64(i), 0, true, false
 		}
-		q[n] = bfsNode(b, 0, uint64(i))
+		q[n] = bfsNode(b, 0, 0, uint64(i))
 		n++
 	}
 	for h := 0; h < n; h++ {
@@ -63,26 +63,19 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 		if l.zeroSlots(hb) != 0 {
 			return p, d, true, false // room since it was tested
 		}
-		var cb, cw [maxSlots]uint64
-		nb := int(l.b)
+		sh := 1 + bfsSlotBits*uint64(d)
 		fb, mask := l.f&63, l.slotMask
 		ws := hb
-		for s := range cb[:nb] {
-			cb[s] = altBucket(b, ws&mask, m)
+		for s := range int(l.b) {
+			c := altBucket(b, ws&mask, m)
+			wc := words[c].Load()
 			ws >>= fb
-		}
-		for s := range cw[:nb] {
-			cw[s] = words[cb[s]].Load()
-		}
-		sh := 1 + bfsSlotBits*uint64(d)
-		for s := 0; s < nb; s++ {
-			if cb[s] == b {
+			if c == b {
 				continue // cannot move
 			}
 			cp := p | uint64(s)<<sh
-			wc := cw[s]
 			if wc&tagMask != 0 {
-				wc = t.load(cb[s])
+				wc = t.load(c)
 			}
 			if l.zeroSlots(wc) != 0 {
 				return cp, d + 1, true, false
@@ -94,7 +87,7 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 				truncated = true
 				continue
 			}
-			q[n] = bfsNode(cb[s], d+1, cp)
+			q[n] = bfsNode(c, 0, d+1, cp)
 			n++
 		}
 	}

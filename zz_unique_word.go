@@ -32,11 +32,8 @@ func (f *Filter) addUnique(b1, b2, fp uint64) (present bool, res bool) {
 		if l.containsEither(w1, w2, fp) {
 			return true, false
 		}
-		b, w := b1, w1
-		if l.emptier(w2, w1) {
-			b, w = b2, w2
-		}
-		nw, ok := l.put(w, fp)
+		b, w, r := l.choose(b1, b2, w1, w2)
+		nw, ok := w|fp*l.slotUnit(r), r != 0
 		n1, n2 := nw, w2
 		if b != b1 {
 			n1, n2 = w1, nw
