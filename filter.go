@@ -1,7 +1,6 @@
 package cuckoo
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -269,15 +268,6 @@ func (f *Filter) keyed(h uint64) uint64 {
 	return (h ^ f.seed) * f.mul
 }
 
-// hash8 is xxhash.Sum64 of an 8-byte key (XXH64's one lane; TestHash8), with no call.
-func hash8(key []byte) uint64 {
-	const p1, p2, p3, p4, p5 = 11400714785074694791, 14029467366897019727, 1609587929392839161, 9650029242287828579, 2870177450012600261
-	h := bits.RotateLeft64((p5+8)^bits.RotateLeft64(binary.LittleEndian.Uint64(key)*p2, 31)*p1, 27)*p1 + p4
-	h = (h ^ h>>33) * p2
-	h = (h ^ h>>29) * p3
-	return h ^ h>>32
-}
-
 // hash returns the key's first bucket, fingerprint and second bucket.
 func (f *Filter) hash(key []byte) (b1, fp, b2 uint64) { return f.placeHash(hashKey(key)) }
 
@@ -324,9 +314,12 @@ func (f *Filter) Insert(key []byte) error {
 	}
 	// placeHash, written out to save a call (as in Lookup).
 	h := uint64(0)
-	if len(key) == 8 {
+	switch {
+	case len(key) == 8:
 		h = hash8(key)
-	} else {
+	case len(key) < 32:
+		h = sum64Short(key)
+	default:
 		h = xxhash.Sum64(key)
 	}
 	if f.seed != 0 {
@@ -343,9 +336,12 @@ func (f *Filter) Insert(key []byte) error {
 // inserted and not deleted, true for another at the false-positive rate.
 func (f *Filter) Lookup(key []byte) bool {
 	var h uint64
-	if len(key) < 32 {
+	switch {
+	case len(key) == 8:
+		h = hash8(key)
+	case len(key) < 32:
 		h = sum64Short(key)
-	} else {
+	default:
 		h = xxhash.Sum64(key)
 	}
 	if !f.fastPath {

@@ -45,6 +45,14 @@ func sum64Short(b []byte) uint64 {
 	return h ^ h>>32
 }
 
+// hash8 is sum64Short of an 8-byte key, straight-line, for inlining.
+func hash8(key []byte) uint64 {
+	h := bits.RotateLeft64(prime5+8^bits.RotateLeft64(binary.LittleEndian.Uint64(key)*prime2, 31)*prime1, 27)*prime1 + prime4
+	h = (h ^ h>>33) * prime2
+	h = (h ^ h>>29) * prime3
+	return h ^ h>>32
+}
+
 // round8 mixes the 8 bytes at p into h.
 func round8(h uint64, p unsafe.Pointer) uint64 {
 	h ^= bits.RotateLeft64(binary.LittleEndian.Uint64((*[8]byte)(p)[:])*prime2, 31) * prime1
