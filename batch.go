@@ -30,9 +30,12 @@ func (b *batchKeys) hashGroup(h *[batchGroup]uint64, base, end int) {
 		keys := b.keys[base:end]
 		hh := h[:len(keys)]
 		for j, k := range keys {
-			if len(k) < 32 {
+			switch { // as Lookup
+			case len(k) == 8:
+				hh[j] = hash8(k)
+			case len(k) < 32:
 				hh[j] = sum64Short(k)
-			} else {
+			default:
 				hh[j] = xxhash.Sum64(k)
 			}
 		}
