@@ -51,7 +51,7 @@ func validLayout(f, b uint) bool { return b == 4 && validFingerprintBits(int(f))
 // &^x drops lanes whose high bit was set. A zero lane's borrow can make the
 // lane above it look zero too, so only the lowest set bit is exact: every
 // caller tests the result against 0 or takes its lowest set bit. Borrows run
-// upward only, so the bits above the slots (counter, tags) change nothing.
+// upward only, so a one-word layout's counter and tags change nothing.
 func (l *layout) zeroSlots(x uint64) uint64 { return (x - l.lo) &^ x & l.hi }
 
 func (l *layout) contains(w, fp uint64) bool { return l.zeroSlots(w^fp*l.lo) != 0 }

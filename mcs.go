@@ -161,7 +161,6 @@ type stripedLocks struct {
 	elide     bool   // useRTM when created; read-only
 	maxBypass uint32 // mcsMaxBypass (tests lower it); read-only
 	pin       bool   // usePin when created; read-only
-	plain     bool   // pin and no elision: lockBuckets' inline path
 	stripes   []lockStripe
 	shards    []mcsShard
 	pool      slotPool[mcsNode] // waiters' nodes, one free list per shard
@@ -204,7 +203,6 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 		elide:     useRTM,
 		maxBypass: mcsMaxBypass,
 		pin:       usePin,
-		plain:     usePin && !useRTM,
 		stripes:   make([]lockStripe, n),
 		shards:    make([]mcsShard, sh),
 		pool: slotPool[mcsNode]{heads: make([]poolHead, sh), limit: mcsMaxNodes, newChunk: func(c []mcsNode) {
@@ -226,7 +224,7 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
 	lo, hi = min(lo, hi), max(lo, hi)
-	if s.plain && s.stripes[lo&s.mask].tail.CompareAndSwap(0, mcsHeld) {
+	if s.pin && !s.elide && s.stripes[lo&s.mask].tail.CompareAndSwap(0, mcsHeld) {
 		if hi != lo && !s.stripes[hi&s.mask].tail.CompareAndSwap(0, mcsHeld) {
 			s.acquire(hi)
 		}
@@ -257,7 +255,7 @@ func (s *stripedLocks) lockStripes(lo, hi uint32) lockGuard {
 // unlockBuckets ends the section that g began, releasing inline (release's
 // steps, hi first).
 func (s *stripedLocks) unlockBuckets(g lockGuard) {
-	if s.plain {
+	if s.pin && !s.elide {
 		runtime_procUnpin() // before a release may wake a waiter (a channel send)
 		if g.hi != g.lo && s.stripes[g.hi&s.mask].tail.Add(^uint32(0)) >= 1<<mcsTailShift {
 			s.wake(&s.stripes[g.hi&s.mask])
