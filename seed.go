@@ -61,7 +61,10 @@ func round8(h uint64, p unsafe.Pointer) uint64 {
 
 // hashKey is xxhash.Sum64(key), in Go below 32 bytes.
 func hashKey(key []byte) uint64 {
-	if len(key) < 32 {
+	switch {
+	case len(key) == 8:
+		return hash8(key)
+	case len(key) < 32:
 		return sum64Short(key)
 	}
 	return xxhash.Sum64(key)
