@@ -8,12 +8,11 @@ import (
 	"sync/atomic"
 )
 
-// A Growing filter: sixteen shards, each one table (grow_table.go). An
-// insert that finds no room grows its shard (growTargetLoad, growFullLoad):
-// the shard makes its next table, a sixteenth of its level's buckets more
-// split (nextStep), and copies the old one into it bucket by bucket
-// (copyChunk). Small steps keep memory per key near a fixed filter's
-// (BENCHMARKS.md, "Growing filter").
+// A Growing filter: sixteen shards of one table each (grow_table.go). An
+// insert that finds no room grows its shard (growTargetLoad, growFullLoad) to
+// its next table, a sixteenth of its level's buckets more split (nextStep),
+// copied bucket by bucket (copyChunk). Small steps keep memory per key near a
+// fixed filter's (BENCHMARKS.md, "Growing filter").
 //
 // The expansion protocol, per shard. Its tables form a chain through next;
 // cur is the last one (or, for a moment, the one before it).
@@ -64,9 +63,8 @@ const (
 	// than they saved (BENCHMARKS.md, "Tuning constants").
 	growShardBits = 4
 	growShards    = 1 << growShardBits
-	// growShardMul picks a key's shard from the top bits of kh·growShardMul,
-	// which depend on all of kh, so that placement's bits stay uniform
-	// within a shard.
+	// A key's shard is the top bits of kh·growShardMul, which depend on all
+	// of kh: placement's bits stay uniform within a shard.
 	growShardMul = 0x9e3779b97f4a7c15
 	// growMinBase is the smallest first table: with it, the 19 doublings
 	// the hash allows take the shards past 2^30 buckets.
@@ -84,9 +82,8 @@ const (
 	// growStepParts: a step splits ceil(N/growStepParts) of the level's N
 	// buckets; smaller steps keep the load nearer the target, copying more.
 	growStepParts = 16
-	// A step rounds a table above growLargeWords (32 KiB, the runtime's
-	// largest size class) up to whole 8 KiB pages, the unit of a large
-	// allocation.
+	// A step rounds a table above growLargeWords (32 KiB, the largest size
+	// class) up to whole 8 KiB pages, a large allocation's unit.
 	growPageWords  = 1024
 	growLargeWords = 4096
 )
@@ -119,8 +116,7 @@ var growShardScale = [growShards]uint64{
 // Stats and LockStats. Use Clone (not an assignment) to copy it; a Growing
 // filter must not be copied after first use.
 type Growing struct {
-	_ noCopy
-
+	_    noCopy
 	st   *growState // nil for a zero Growing
 	seed uint64
 	mul  uint64
@@ -209,8 +205,7 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	return g, nil
 }
 
-// growStateKeys is the number of keys (at 95%) shards with first tables of
-// bases buckets hold after ds[i] doublings of shard i.
+// growStateKeys sums the keys (growKeys) of shard i after ds[i] doublings.
 func growStateKeys(bases, ds *[growShards]uint64) uint64 {
 	var n uint64
 	for i, b := range bases {
@@ -243,8 +238,7 @@ func growBounds(bases, limit *[growShards]uint64, maxCap uint64) [growShards]uin
 	}
 }
 
-// newGrowState returns the state, without tables, of shards whose first
-// tables have bases buckets and doubling bounds maxD, for seed.
+// newGrowState returns the state, without tables, for bases, maxD, seed.
 func newGrowState(bases, maxD *[growShards]uint64, seed uint64) *growState {
 	st := &growState{}
 	for t := range st.mask {
@@ -318,7 +312,6 @@ func (g *Growing) keyed(h uint64) uint64 {
 	return (h ^ g.seed) * g.mul
 }
 
-// shardOf returns the shard of the key whose keyed hash is kh.
 func (g *Growing) shardOf(kh uint64) *growShard {
 	return &g.st.shards[kh*growShardMul>>(64-growShardBits)]
 }
@@ -359,9 +352,8 @@ func (sh *growShard) eager(x *growTable) bool {
 	return x.d < sh.maxD && sh.loaded(x, growTargetLoad)
 }
 
-// expand starts the expansion of x, sh's table, or joins one that started
-// (protocol step 1), and reports whether there is one: false at the bound
-// or below growFullLoad.
+// expand starts or joins the expansion of x, sh's table (protocol step 1),
+// and reports whether there is one: false at the bound or below growFullLoad.
 func (g *Growing) expand(sh *growShard, x *growTable) bool {
 	if x.next.Load() == nil {
 		if x.d >= sh.maxD || !sh.loaded(x, growFullLoad) {
@@ -376,9 +368,9 @@ func (g *Growing) expand(sh *growShard, x *growTable) bool {
 	return true
 }
 
-// copyInto copies chunks of o into n until none is left to claim, then
-// waits until every claimed chunk is copied (protocol step 2). Each chunk
-// holds the snapshot gate, so that a snapshot sees it before or after.
+// copyInto copies chunks of o into n until none is left to claim, then waits
+// for every claimed one (protocol step 2). Each chunk holds the snapshot
+// gate: a snapshot sees it before or after.
 func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 	chunks := (o.m + growChunk - 1) / growChunk
 	for {
@@ -520,8 +512,7 @@ func (g *Growing) LookupHash(h uint64) bool {
 	kh := g.keyed(h)
 	x := g.shardOf(kh).searched()
 	k := x.place(kh)
-	// growLookup's first round (lookup.go.tmpl) written out, to save a
-	// call, as Filter.Lookup does; in Locked mode it is the same round.
+	// growLookup's first round (lookup.go.tmpl, also Locked's) inline.
 	ep := x.t.epochOf(k.b1)
 	e := ep.Load()
 	w1, w2 := x.readPair(k.b1, k.b2)
@@ -597,8 +588,7 @@ func (g *Growing) InsertBatchHash(hs []uint64) (n int, err error) {
 	return g.insertBatch(&batchKeys{hs: hs}, len(hs))
 }
 
-// insertBatch is InsertBatch for the n keys of b: per group, it prefetches
-// every key's buckets, then inserts the keys.
+// insertBatch is InsertBatch for the n keys of b.
 func (g *Growing) insertBatch(b *batchKeys, n int) (int, error) {
 	if g.st == nil && n > 0 {
 		return 0, ErrZeroFilter
