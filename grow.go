@@ -69,8 +69,7 @@ const (
 	// growMinBase is the smallest first table: with it, the 19 doublings
 	// the hash allows take the shards past 2^30 buckets.
 	growMinBase = 64
-	// growChunk is the number of old buckets a copier claims at once.
-	growChunk = 1024
+	growChunk   = 1024 // old buckets a copier claims at once
 	// growTargetLoad: an insert that finds both its buckets full in a shard
 	// this full grows it at once rather than search for a path, whose cost
 	// grows steeply with the load (BENCHMARKS.md, "Tuning constants").
@@ -180,7 +179,6 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	if c.maxCap < 0 {
 		return nil, fmt.Errorf("cuckoo: maximum capacity must not be negative, got %d", c.maxCap)
 	}
-	// The smallest shard must hold a sixteenth of the keys at 95%.
 	b0 := max(bucketsFor((capacity+growShards-1)/growShards), growMinBase)
 	var bases, maxD [growShards]uint64
 	for i := range bases {
@@ -256,7 +254,6 @@ func newGrowState(bases, maxD *[growShards]uint64, seed uint64) *growState {
 	return st
 }
 
-// setup sets the filter's parameters and makes st its state.
 func (g *Growing) setup(seed uint64, mode Mode, st *growState) {
 	g.seed, g.mode, g.mul = seed, mode, mix64(seed)|1
 	var first uint64 // buckets of the shards' first tables
@@ -346,8 +343,7 @@ func (sh *growShard) loaded(x *growTable, load float64) bool {
 	return float64(sh.count.sum()) >= load*float64(x.m*slotsPerBucket)
 }
 
-// eager reports whether an insert that found both its buckets full in x
-// should grow x at once rather than relocate.
+// eager reports whether an insert that found both buckets full grows x now.
 func (sh *growShard) eager(x *growTable) bool {
 	return x.d < sh.maxD && sh.loaded(x, growTargetLoad)
 }
@@ -674,7 +670,6 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 	}
 }
 
-// sumShards returns the sum of f over the shards, 0 for a zero Growing.
 func (g *Growing) sumShards(f func(sh *growShard) uint64) uint64 {
 	if g.st == nil {
 		return 0

@@ -19,14 +19,13 @@ import (
 //	bits 1..7   bypass: acquisitions that overtook the current head
 //	bits 8..31  tail: the last queued waiter's node (index+1), 0 = none
 //
-// A waiter swaps a pool node into tail, links it into its predecessor's
-// next and waits to be made head; the head takes held (resetting bypass)
-// whenever held is clear, then leaves the queue. No FIFO hand-off, since a
-// waiter handed the stripe may not be running (goroutines outnumber
-// processors): a release clears held and wakes a parked head, and a running
-// goroutine may take the stripe first (barge) while the bypass budget
-// allows, as in sync.Mutex. Each step is one atomic operation on one word;
-// Go's atomics are sequentially consistent.
+// A waiter swaps a pool node into tail, links it into its predecessor's next
+// and waits to be made head; the head takes held (resetting bypass) whenever
+// held is clear, then leaves the queue. No FIFO hand-off, as a waiter handed
+// the stripe may not be running (goroutines outnumber processors): a release
+// clears held and wakes a parked head, and a running goroutine may barge in
+// first while the bypass budget allows, as in sync.Mutex. Each step is one
+// atomic operation on one word; Go's atomics are sequentially consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the
@@ -78,11 +77,10 @@ const (
 	mcsTailShift   = 8
 	mcsMaxNodes    = 1<<(32-mcsTailShift) - 1 // index+1 fits the tail field
 	// States of a waiter's node; a parked one is blocked on its wake.
-	mcsQueued       = 1 // waits to become head
-	mcsQueuedParked = 2
-	mcsHead         = 3 // competes for the stripe
-	mcsHeadParked   = 4 // until a release
-
+	mcsQueued         = 1 // waits to become head
+	mcsQueuedParked   = 2
+	mcsHead           = 3  // competes for the stripe
+	mcsHeadParked     = 4  // until a release
 	mcsMinStripes     = 64 // lockStripeCount
 	mcsWordsPerStripe = 4096
 )
@@ -292,7 +290,6 @@ func (s *stripedLocks) lockAll() {
 		s.acquire(uint32(i))
 	}
 }
-
 func (s *stripedLocks) unlockAll() {
 	for i := len(s.stripes) - 1; i >= 0; i-- {
 		s.release(uint32(i))

@@ -36,16 +36,15 @@ import (
 // (TestSearchAgainstCollidingKeys). A shared word is read atomically. □
 
 const (
-	pkLo        = 0x01010101         // 1 in the lowest bit of every slot of a bucket
-	pkHi        = 0x80808080         // 1 in the highest bit of every slot of a bucket
-	pkLo2       = 0x0101010101010101 // pkLo in both halves
-	pkHi2       = 0x8080808080808080
-	pkTopSlot   = 0x80000000 // the high bit of slot 3 of a bucket
-	pkTopLimit  = 64         // slot 3 of an odd bucket takes fp < 64: tag bits stay clear
-	pkWordMask  = ^tagMask   // the bits a plain packed word may have set
-	packedSlots = 4          // the slots of a packed bucket
-	// Version words: versionsFor.
-	pkWordsPerVersion, maxVersions    = 128, 1 << 14
+	pkLo                              = 0x01010101         // 1 in the lowest bit of every slot of a bucket
+	pkHi                              = 0x80808080         // 1 in the highest bit of every slot of a bucket
+	pkLo2                             = 0x0101010101010101 // pkLo in both halves
+	pkHi2                             = 0x8080808080808080
+	pkTopSlot                         = 0x80000000   // the high bit of slot 3 of a bucket
+	pkTopLimit                        = 64           // slot 3 of an odd bucket takes fp < 64: tag bits stay clear
+	pkWordMask                        = ^tagMask     // the bits a plain packed word may have set
+	packedSlots                       = 4            // the slots of a packed bucket
+	pkWordsPerVersion, maxVersions    = 128, 1 << 14 // version words: versionsFor
 	minVersions, pkMinWordsPerVersion = 64, 8
 	// packedLoad is the load a packed table is sized for, below the lowest
 	// first-ErrFull load measured (BENCHMARKS.md, "Tuning constants").
@@ -91,7 +90,6 @@ func pkMatches(x, fp uint64) uint64 { return pkHi &^ pkOccupiedLanes(x^fp*pkLo) 
 // pkHas reports whether bucket x holds fp (fp non-zero).
 func pkHas(x, fp uint64) bool { return (x^fp*pkLo-pkLo)&^(x^fp*pkLo)&pkHi != 0 }
 
-// pkMatchCount returns the number of copies of fp in bucket b of word w.
 func pkMatchCount(w, b, fp uint64) int { return bits.OnesCount64(pkMatches(pkHalf(w, b), fp)) }
 
 // pkHasEither reports whether bucket b1 of w1 or b2 of w2 holds fp, by one
