@@ -749,7 +749,6 @@ func (g *Growing) Reset() {
 		return
 	}
 	for i := range g.st.shards {
-		// As an expansion, to a first table whose copy drops the entries.
 		sh := &g.st.shards[i]
 		for {
 			x := g.writable(sh)

@@ -36,15 +36,16 @@ import (
 // (TestSearchAgainstCollidingKeys). A shared word is read atomically. □
 
 const (
-	pkLo                              = 0x01010101         // 1 in the lowest bit of every slot of a bucket
-	pkHi                              = 0x80808080         // 1 in the highest bit of every slot of a bucket
-	pkLo2                             = 0x0101010101010101 // pkLo in both halves
-	pkHi2                             = 0x8080808080808080
-	pkTopSlot                         = 0x80000000   // the high bit of slot 3 of a bucket
-	pkTopLimit                        = 64           // slot 3 of an odd bucket takes fp < 64: tag bits stay clear
-	pkWordMask                        = ^tagMask     // the bits a plain packed word may have set
-	packedSlots                       = 4            // the slots of a packed bucket
-	pkWordsPerVersion, maxVersions    = 128, 1 << 14 // version words: versionsFor
+	pkLo        = 0x01010101         // 1 in the lowest bit of every slot of a bucket
+	pkHi        = 0x80808080         // 1 in the highest bit of every slot of a bucket
+	pkLo2       = 0x0101010101010101 // pkLo in both halves
+	pkHi2       = 0x8080808080808080
+	pkTopSlot   = 0x80000000 // the high bit of slot 3 of a bucket
+	pkTopLimit  = 64         // slot 3 of an odd bucket takes fp < 64: tag bits stay clear
+	pkWordMask  = ^tagMask   // the bits a plain packed word may have set
+	packedSlots = 4          // the slots of a packed bucket
+	// Version words: versionsFor.
+	pkWordsPerVersion, maxVersions    = 128, 1 << 14
 	minVersions, pkMinWordsPerVersion = 64, 8
 	// packedLoad is the load a packed table is sized for, below the lowest
 	// first-ErrFull load measured (BENCHMARKS.md, "Tuning constants").
