@@ -25,10 +25,9 @@ const (
 	formatHashXXFmix                              = 1 // XXH64; for a non-zero seed, xored with it and passed through fmix64
 	formatHashXXMul                               = 2 // XXH64; for a non-zero seed, xored with it and multiplied by fmix64(seed)|1
 	formatHeaderSize, formatTrailerSize           = 32, 16
-
-	encodeChunk        = 16 << 10 // a decoder's buffer
-	decodeInitialWords = 8 << 10  // a streamed table's first size (decoder.table)
-	writeChunk         = 1 << 20  // the most WriteTo hands to one w.Write
+	encodeChunk                                   = 16 << 10 // a decoder's buffer
+	decodeInitialWords                            = 8 << 10  // a streamed table's first size (decoder.table)
+	writeChunk                                    = 1 << 20  // the most WriteTo hands to one w.Write
 )
 
 // encodedSize returns the length of the encoding of a table of n words.
@@ -348,7 +347,6 @@ func (h *header) parse(data []byte) error {
 	c.check(data[13]|data[14]|data[15] != 0, "cuckoo: impossible parameters: reserved header bytes % x are not zero", data[13:16])
 	c.check(packed && (m == 0 || m%2 != 0 || m > 2*maxBuckets), "cuckoo: impossible parameters: bucket count %d (want an even number from 2 to %d)", m, uint64(2*maxBuckets))
 	c.check(!packed && (m == 0 || m > maxBuckets), "cuckoo: impossible parameters: bucket count %d (want 1 to %d)", m, uint64(maxBuckets))
-	// Seed 0 is written as algorithm 1: canonical.
 	c.check(hash == formatHashXXMul && seed == 0, "cuckoo: impossible parameters: hash algorithm %d with seed 0 (written as algorithm %d)", formatHashXXMul, formatHashXXFmix)
 	*h = header{newLayout(uint(bits), uint(slots)), m, seed, hash}
 	if packed {

@@ -15,7 +15,6 @@ var (
 	// ErrCorrupt matches decoding errors for a known format whose bytes were
 	// damaged: a wrong checksum or item count, or bits outside a bucket's slots.
 	ErrCorrupt = errors.New("cuckoo: corrupted data")
-
 	// ErrZeroFilter is returned by the methods that need a table (the
 	// inserts, MarshalBinary, WriteTo) of a zero Filter or Growing.
 	ErrZeroFilter = errors.New("cuckoo: zero Filter or Growing: it was not made with New or NewGrowing (or loaded with UnmarshalBinary or ReadFrom) and has no table")

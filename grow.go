@@ -8,12 +8,11 @@ import (
 	"sync/atomic"
 )
 
-// A Growing filter: sixteen shards, each one table (grow_table.go). An
-// insert that finds no room grows its shard (growTargetLoad, growFullLoad):
-// the shard makes its next table, a sixteenth of its level's buckets more
-// split (nextStep), and copies the old one into it bucket by bucket
-// (copyChunk). Small steps keep memory per key near a fixed filter's
-// (BENCHMARKS.md, "Growing filter").
+// A Growing filter: sixteen shards of one table each (grow_table.go). An
+// insert that finds no room grows its shard (growTargetLoad, growFullLoad) to
+// its next table, a sixteenth of its level's buckets more split (nextStep),
+// copied bucket by bucket (copyChunk). Small steps keep memory per key near a
+// fixed filter's (BENCHMARKS.md, "Growing filter").
 //
 // The expansion protocol, per shard. Its tables form a chain through next;
 // cur is the last one (or, for a moment, the one before it).
@@ -64,15 +63,13 @@ const (
 	// than they saved (BENCHMARKS.md, "Tuning constants").
 	growShardBits = 4
 	growShards    = 1 << growShardBits
-	// growShardMul picks a key's shard from the top bits of kh·growShardMul,
-	// which depend on all of kh, so that placement's bits stay uniform
-	// within a shard.
+	// A key's shard is the top bits of kh·growShardMul, which depend on all
+	// of kh: placement's bits stay uniform within a shard.
 	growShardMul = 0x9e3779b97f4a7c15
 	// growMinBase is the smallest first table: with it, the 19 doublings
 	// the hash allows take the shards past 2^30 buckets.
 	growMinBase = 64
-	// growChunk is the number of old buckets a copier claims at once.
-	growChunk = 1024
+	growChunk   = 1024 // old buckets a copier claims at once
 	// growTargetLoad: an insert that finds both its buckets full in a shard
 	// this full grows it at once rather than search for a path, whose cost
 	// grows steeply with the load (BENCHMARKS.md, "Tuning constants").
@@ -84,9 +81,8 @@ const (
 	// growStepParts: a step splits ceil(N/growStepParts) of the level's N
 	// buckets; smaller steps keep the load nearer the target, copying more.
 	growStepParts = 16
-	// A step rounds a table above growLargeWords (32 KiB, the runtime's
-	// largest size class) up to whole 8 KiB pages, the unit of a large
-	// allocation.
+	// A step rounds a table above growLargeWords (32 KiB, the largest size
+	// class) up to whole 8 KiB pages, a large allocation's unit.
 	growPageWords  = 1024
 	growLargeWords = 4096
 )
@@ -119,8 +115,7 @@ var growShardScale = [growShards]uint64{
 // Stats and LockStats. Use Clone (not an assignment) to copy it; a Growing
 // filter must not be copied after first use.
 type Growing struct {
-	_ noCopy
-
+	_    noCopy
 	st   *growState // nil for a zero Growing
 	seed uint64
 	mul  uint64
@@ -184,7 +179,6 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	if c.maxCap < 0 {
 		return nil, fmt.Errorf("cuckoo: maximum capacity must not be negative, got %d", c.maxCap)
 	}
-	// The smallest shard must hold a sixteenth of the keys at 95%.
 	b0 := max(bucketsFor((capacity+growShards-1)/growShards), growMinBase)
 	var bases, maxD [growShards]uint64
 	for i := range bases {
@@ -209,8 +203,7 @@ func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	return g, nil
 }
 
-// growStateKeys is the number of keys (at 95%) shards with first tables of
-// bases buckets hold after ds[i] doublings of shard i.
+// growStateKeys sums the keys (growKeys) of shard i after ds[i] doublings.
 func growStateKeys(bases, ds *[growShards]uint64) uint64 {
 	var n uint64
 	for i, b := range bases {
@@ -243,8 +236,7 @@ func growBounds(bases, limit *[growShards]uint64, maxCap uint64) [growShards]uin
 	}
 }
 
-// newGrowState returns the state, without tables, of shards whose first
-// tables have bases buckets and doubling bounds maxD, for seed.
+// newGrowState returns the state, without tables, for bases, maxD, seed.
 func newGrowState(bases, maxD *[growShards]uint64, seed uint64) *growState {
 	st := &growState{}
 	for t := range st.mask {
@@ -262,7 +254,6 @@ func newGrowState(bases, maxD *[growShards]uint64, seed uint64) *growState {
 	return st
 }
 
-// setup sets the filter's parameters and makes st its state.
 func (g *Growing) setup(seed uint64, mode Mode, st *growState) {
 	g.seed, g.mode, g.mul = seed, mode, mix64(seed)|1
 	var first uint64 // buckets of the shards' first tables
@@ -318,7 +309,6 @@ func (g *Growing) keyed(h uint64) uint64 {
 	return (h ^ g.seed) * g.mul
 }
 
-// shardOf returns the shard of the key whose keyed hash is kh.
 func (g *Growing) shardOf(kh uint64) *growShard {
 	return &g.st.shards[kh*growShardMul>>(64-growShardBits)]
 }
@@ -353,15 +343,13 @@ func (sh *growShard) loaded(x *growTable, load float64) bool {
 	return float64(sh.count.sum()) >= load*float64(x.m*slotsPerBucket)
 }
 
-// eager reports whether an insert that found both its buckets full in x
-// should grow x at once rather than relocate.
+// eager reports whether an insert that found both buckets full grows x now.
 func (sh *growShard) eager(x *growTable) bool {
 	return x.d < sh.maxD && sh.loaded(x, growTargetLoad)
 }
 
-// expand starts the expansion of x, sh's table, or joins one that started
-// (protocol step 1), and reports whether there is one: false at the bound
-// or below growFullLoad.
+// expand starts or joins the expansion of x, sh's table (protocol step 1),
+// and reports whether there is one: false at the bound or below growFullLoad.
 func (g *Growing) expand(sh *growShard, x *growTable) bool {
 	if x.next.Load() == nil {
 		if x.d >= sh.maxD || !sh.loaded(x, growFullLoad) {
@@ -376,9 +364,9 @@ func (g *Growing) expand(sh *growShard, x *growTable) bool {
 	return true
 }
 
-// copyInto copies chunks of o into n until none is left to claim, then
-// waits until every claimed chunk is copied (protocol step 2). Each chunk
-// holds the snapshot gate, so that a snapshot sees it before or after.
+// copyInto copies chunks of o into n until none is left to claim, then waits
+// for every claimed one (protocol step 2). Each chunk holds the snapshot
+// gate: a snapshot sees it before or after.
 func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 	chunks := (o.m + growChunk - 1) / growChunk
 	for {
@@ -520,8 +508,7 @@ func (g *Growing) LookupHash(h uint64) bool {
 	kh := g.keyed(h)
 	x := g.shardOf(kh).searched()
 	k := x.place(kh)
-	// growLookup's first round (lookup.go.tmpl) written out, to save a
-	// call, as Filter.Lookup does; in Locked mode it is the same round.
+	// growLookup's first round (lookup.go.tmpl, also Locked's) inline.
 	ep := x.t.epochOf(k.b1)
 	e := ep.Load()
 	w1, w2 := x.readPair(k.b1, k.b2)
@@ -597,8 +584,7 @@ func (g *Growing) InsertBatchHash(hs []uint64) (n int, err error) {
 	return g.insertBatch(&batchKeys{hs: hs}, len(hs))
 }
 
-// insertBatch is InsertBatch for the n keys of b: per group, it prefetches
-// every key's buckets, then inserts the keys.
+// insertBatch is InsertBatch for the n keys of b.
 func (g *Growing) insertBatch(b *batchKeys, n int) (int, error) {
 	if g.st == nil && n > 0 {
 		return 0, ErrZeroFilter
@@ -684,7 +670,6 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 	}
 }
 
-// sumShards returns the sum of f over the shards, 0 for a zero Growing.
 func (g *Growing) sumShards(f func(sh *growShard) uint64) uint64 {
 	if g.st == nil {
 		return 0
@@ -764,7 +749,6 @@ func (g *Growing) Reset() {
 		return
 	}
 	for i := range g.st.shards {
-		// As an expansion, to a first table whose copy drops the entries.
 		sh := &g.st.shards[i]
 		for {
 			x := g.writable(sh)

@@ -175,7 +175,6 @@ func lanesFrom14(w uint64) uint64 {
 	return nw
 }
 
-// growHeader is what a growing encoding's header holds.
 type growHeader struct {
 	seed, words      uint64 // words: the tables', all shards together
 	lanes            int    // laneBits, or lane14Bits in version 3

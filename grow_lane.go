@@ -69,7 +69,6 @@ func occupiedLanes(w uint64) uint64 {
 // matchCount returns the number of lanes of w whose entry matches q1 or q2.
 func matchCount(w, q1, q2 uint64) int { return bits.OnesCount64(matchLanes(w, q1) | matchLanes(w, q2)) }
 
-// laneCount returns the number of entries in w.
 func laneCount(w uint64) int { return bits.OnesCount64(occupiedLanes(w)) }
 
 // putLane returns w with v in its first empty lane, and whether it had one.
@@ -79,10 +78,8 @@ func putLane(w, v uint64) (uint64, bool) {
 	return w | v*unit, e != 0
 }
 
-// lane returns lane s of w.
 func lane(w uint64, s int) uint64 { return w >> (uint(s) * laneBits) & laneMask }
 
-// setLane returns w with lane s set to v.
 func setLane(w uint64, s int, v uint64) uint64 {
 	sh := uint(s) * laneBits
 	return w&^(laneMask<<sh) | v<<sh
@@ -92,8 +89,8 @@ func setLane(w uint64, s int, v uint64) uint64 {
 func laneAge(v uint64) int { return bits.TrailingZeros64(v | 1<<tailBits) }
 
 // longestMatch returns the lane of w whose entry matches q with the most
-// position bits (the youngest; Delete removes it, grow_table.go), its age,
-// and whether any matches.
+// position bits (the youngest, which Delete removes), its age, and whether
+// any does.
 func longestMatch(w, q uint64) (s, age int, ok bool) {
 	m := matchLanes(w, q)
 	age = tailBits
@@ -107,14 +104,11 @@ func longestMatch(w, q uint64) (s, age int, ok bool) {
 	return s, age, ok
 }
 
-// growCounter returns the migration counter of w.
+// growCounter returns w's one-bit migration counter, growWraps reports
+// whether bumping it wraps it to 0, and growBump returns w with it bumped.
 func growCounter(w uint64) uint64 { return w >> growCtrShift & growCtrMask }
-
-// growWraps reports whether bumping w's counter wraps it to 0.
-func growWraps(w uint64) bool { return growCounter(w) == growCtrMask }
-
-// growBump returns w with its one-bit counter bumped (mod 2).
-func growBump(w uint64) uint64 { return w ^ growCtrMask<<growCtrShift }
+func growWraps(w uint64) bool     { return growCounter(w) == growCtrMask }
+func growBump(w uint64) uint64    { return w ^ growCtrMask<<growCtrShift }
 
 // splitLane returns where entry v goes when its bucket j splits: bucket
 // 2j+half as nv, or both halves for a void entry (nv = v).
@@ -134,6 +128,5 @@ func gainLane(v, g uint64) uint64 {
 	return v&^tailMask | g<<(tailBits-1) | t>>1 | t&1
 }
 
-// matchBits returns the number of hash bits entry v is compared on: its
-// tag and its position bits.
+// matchBits returns the hash bits entry v compares: tag and position bits.
 func matchBits(v uint64) int { return growTagBits + tailBits - 1 - laneAge(v) }

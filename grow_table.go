@@ -59,8 +59,7 @@ import (
 // except for a void E moving up, which alt refuses. There E holds K's bits
 // of b's role XOR the mask on the same positions, as K's entry there would
 // (gainLane's bit is b's index bit, K's too), less a dropped last bit. □
-// TestGrowStepsKeepMatches checks moves both ways at every level and split
-// pointer.
+// TestGrowStepsKeepMatches checks moves both ways at every level and p.
 
 const (
 	growTagBits   = 6
@@ -89,7 +88,6 @@ type growTable struct {
 	// only at d = 19, where p = 0 and it is not used).
 	uShift, uMask, tShift, d1, p2 uint64
 	locks                         *stripedLocks
-
 	// old is the table being copied into this one, nil once copied (or for
 	// a first table); next, set once, the table this one is copied into;
 	// reset marks a table made by Reset, whose copy drops old's entries.
@@ -100,8 +98,7 @@ type growTable struct {
 	copied  atomic.Uint64 // chunks of old copied
 }
 
-// growKey is a key placed in one table: its buckets and its fresh entry in
-// each (q1 in b1, q2 in b2).
+// growKey is a key placed in a table: its buckets and fresh entries there.
 type growKey struct{ b1, b2, q1, q2 uint64 }
 
 // place places the key whose keyed hash is kh in x ("Placement").
@@ -176,9 +173,8 @@ func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
 	return nb, v, true
 }
 
-// altBucket is alt's bucket alone (discovery calls it for every entry it
-// expands): false for a void entry of an unsplit bucket whose other bucket
-// is split.
+// altBucket is alt's bucket alone (discovery calls it per entry it expands):
+// false for a void entry of an unsplit bucket whose other one is split.
 func (x *growTable) altBucket(b, v uint64) (uint64, bool) {
 	tag := v >> tagShift & (growTags - 1)
 	m := uint64(x.mask[tag])
@@ -455,8 +451,7 @@ func (x *growTable) youngestOf(k growKey, w1, w2 uint64) (b, w uint64, s int, ok
 	return k.b1, w1, s1, ok1
 }
 
-// countIn returns the number of entries matching k in x, from one atomic
-// view of both buckets (unique.go.tmpl).
+// countIn counts k's matches in x at one instant (unique.go.tmpl).
 func (g *Growing) countIn(x *growTable, k growKey) int {
 	if g.mode == Locked {
 		return x.growCountLocked(k.b1, k.b2, k.q1, k.q2)
@@ -492,7 +487,6 @@ func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 // 1), of b2 (2), and after the full search's re-read of b1 (3).
 var growSearchStalls atomic.Pointer[func(x *growTable, b1 uint64, stage int)]
 
-// growSearchStalled calls growSearchStalls, if set, in race builds.
 func growSearchStalled(x *growTable, b1 uint64, stage int) {
 	if raceEnabled {
 		if h := growSearchStalls.Load(); h != nil {

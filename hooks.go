@@ -34,13 +34,11 @@ func hookRead(t *kcasTable, i uint64) {
 		hookStep(t, false, 1, [maxK]uint64{i})
 	}
 }
-
 func hookWrite(t *kcasTable, i uint64) {
 	if testHooks {
 		hookStep(t, true, 1, [maxK]uint64{i})
 	}
 }
-
 func hookKCAS(t *kcasTable, op *kcasOp) {
 	if testHooks {
 		hookStep(t, true, op.n, op.idx)

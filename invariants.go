@@ -6,9 +6,8 @@ import "fmt"
 // the constant raceEnabled). A failed check, a bug in this package, panics.
 
 // checkRelocation checks a step that turned src word os into ns and dst od
-// into nd, moving fp: no word is a K-CAS reference, both counters went up by
-// one mod 2^c (twophase.go's wrap bound relies on it), src lost one copy of
-// fp and dst gained one.
+// into nd, moving fp: no word is a K-CAS reference, both counters rose by one
+// mod 2^c (twophase.go's wrap bound), src lost a copy of fp, dst gained one.
 func (l *layout) checkRelocation(os, ns, od, nd, fp uint64) {
 	if (os|ns|od|nd)&tagMask != 0 {
 		panic(fmt.Sprintf("cuckoo: invariant broken: relocation with a K-CAS reference among its words %#x, %#x, %#x, %#x", os, ns, od, nd))

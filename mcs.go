@@ -19,14 +19,13 @@ import (
 //	bits 1..7   bypass: acquisitions that overtook the current head
 //	bits 8..31  tail: the last queued waiter's node (index+1), 0 = none
 //
-// A waiter swaps a pool node into tail, links it into its predecessor's
-// next and waits to be made head; the head takes held (resetting bypass)
-// whenever held is clear, then leaves the queue. No FIFO hand-off, since a
-// waiter handed the stripe may not be running (goroutines outnumber
-// processors): a release clears held and wakes a parked head, and a running
-// goroutine may take the stripe first (barge) while the bypass budget
-// allows, as in sync.Mutex. Each step is one atomic operation on one word;
-// Go's atomics are sequentially consistent.
+// A waiter swaps a pool node into tail, links it into its predecessor's next
+// and waits to be made head; the head takes held (resetting bypass) whenever
+// held is clear, then leaves the queue. No FIFO hand-off, as a waiter handed
+// the stripe may not be running (goroutines outnumber processors): a release
+// clears held and wakes a parked head, and a running goroutine may barge in
+// first while the bypass budget allows, as in sync.Mutex. Each step is one
+// atomic operation on one word; Go's atomics are sequentially consistent.
 //
 // Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
 // is set only by a CAS from a word with held clear and cleared only by the
@@ -61,18 +60,15 @@ const (
 	// mcsLine pads what different processors spin on or write: two 64-byte
 	// lines (Intel's spatial prefetcher pulls pairs; some arm64 lines are 128).
 	mcsLine = 128
-
 	// stripeLine, a stripe's size, is x/sys/cpu's line within [64, mcsLine]:
 	// stripes are many, and an RTM transaction, which tracks 64-byte lines,
 	// aborts only on writes to its own stripes.
 	stripeLine = min(max(unsafe.Sizeof(cpu.CacheLinePad{}), 64), mcsLine)
-
 	// A waiter checks mcsSpinIters times, then parks; it never yields: a
 	// held stripe's holder runs with preemption off for tens of
 	// nanoseconds, and a yield may give the processor away for a time slice
 	// (BENCHMARKS.md, "Tuning constants").
-	mcsSpinIters = 1 << 13
-
+	mcsSpinIters   = 1 << 13
 	mcsMaxBypass   = 127 // fills the bypass field; a spent budget waits for a head, maybe parked
 	mcsHeld        = 1 << 0
 	mcsBypassShift = 1
@@ -80,13 +76,11 @@ const (
 	mcsBypassMask  = 0x7f << mcsBypassShift
 	mcsTailShift   = 8
 	mcsMaxNodes    = 1<<(32-mcsTailShift) - 1 // index+1 fits the tail field
-
 	// States of a waiter's node; a parked one is blocked on its wake.
-	mcsQueued       = 1 // waits to become head
-	mcsQueuedParked = 2
-	mcsHead         = 3 // competes for the stripe
-	mcsHeadParked   = 4 // until a release
-
+	mcsQueued         = 1 // waits to become head
+	mcsQueuedParked   = 2
+	mcsHead           = 3  // competes for the stripe
+	mcsHeadParked     = 4  // until a release
 	mcsMinStripes     = 64 // lockStripeCount
 	mcsWordsPerStripe = 4096
 )
@@ -98,7 +92,6 @@ const (
 	txCauseCapacity
 	txCauseOther
 	txCauses
-
 	txStarted       = 0xFFFFFFFF // xbegin's result when the transaction started
 	txAbortExplicit = 1 << 0     // XABORT's code in bits 31:24
 	txAbortRetry    = 1 << 1
@@ -215,12 +208,11 @@ func newStripedLocks(nBuckets int) *stripedLocks {
 
 // lockBuckets locks the stripes of buckets a and b and returns the guard for
 // unlockBuckets. The section must not lock again (it would deadlock on its
-// own stripes) and should only read and write memory: it runs with
-// preemption off (runtime.procPin, as sync.Pool does: a descheduled holder
-// would keep its stripes for a time slice), or in a transaction that
-// allocation, system calls and blocking abort, possibly more than once.
-// Free stripes are taken inline: acquire's first step, lo then hi (acquire
-// in full for hi if that fails), then the pin.
+// own stripes) and should only read and write memory: it runs with preemption
+// off (runtime.procPin, as sync.Pool does: a descheduled holder would keep
+// its stripes for a time slice), or in a transaction that allocation, system
+// calls and blocking abort, possibly more than once. Free stripes are taken
+// inline (acquire's first step; in full for hi if it fails).
 func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	lo, hi := uint32(a)&s.mask, uint32(b)&s.mask
 	lo, hi = min(lo, hi), max(lo, hi)
@@ -252,8 +244,7 @@ func (s *stripedLocks) lockStripes(lo, hi uint32) lockGuard {
 	return lockGuard{lo: lo, hi: hi}
 }
 
-// unlockBuckets ends the section that g began, releasing inline (release's
-// steps, hi first).
+// unlockBuckets ends g's section, releasing inline (release's steps, hi first).
 func (s *stripedLocks) unlockBuckets(g lockGuard) {
 	if s.pin && !s.elide {
 		runtime_procUnpin() // before a release may wake a waiter (a channel send)
@@ -297,7 +288,6 @@ func (s *stripedLocks) lockAll() {
 		s.acquire(uint32(i))
 	}
 }
-
 func (s *stripedLocks) unlockAll() {
 	for i := len(s.stripes) - 1; i >= 0; i-- {
 		s.release(uint32(i))
@@ -321,13 +311,12 @@ func (s *stripedLocks) stats() LockStats {
 	return st
 }
 
-// elideBegin returns true inside a transaction in which stripes lo and hi
-// are free (unlockBuckets commits it), or false, outside any transaction,
-// when the caller must take the MCS locks. It reads both lock words inside
-// the transaction, so a later MCS acquire, which always writes the word,
-// aborts it. A retryable abort waits for the words to be free and retries,
-// up to txMaxAttempts in all; then the MCS locks, whose queue bounds every
-// goroutine's wait.
+// elideBegin returns true inside a transaction in which stripes lo and hi are
+// free (unlockBuckets commits it), or false, outside any transaction, when
+// the caller must take the MCS locks. The transaction reads both lock words,
+// so a later MCS acquire, which always writes the word, aborts it. A
+// retryable abort waits for free words and retries, up to txMaxAttempts in
+// all; then the MCS locks, whose queue bounds every wait.
 func (s *stripedLocks) elideBegin(lo, hi uint32) bool {
 	sh := &s.shards[lo&s.shardMask]
 	lw, hw := &s.stripes[lo].tail, &s.stripes[hi].tail
@@ -504,8 +493,7 @@ func (s *stripedLocks) release(i uint32) {
 	}
 }
 
-// wake wakes st's head if it is parked, after a release that found the
-// queue not empty.
+// wake wakes st's head if parked, after a release found the queue non-empty.
 func (s *stripedLocks) wake(st *lockStripe) {
 	s.step(mcsSiteHead, 0)
 	h := st.head.Load()
@@ -524,8 +512,7 @@ func (s *stripedLocks) casState(n *mcsNode, v, old, new uint32) bool {
 	return n.state.CompareAndSwap(old, new)
 }
 
-// patient reports whether a waiter that has checked k times should check
-// again rather than park.
+// patient reports whether a waiter that checked k times should keep checking.
 func (s *stripedLocks) patient(k int, me uint32) bool {
 	if d := s.step(mcsSiteWait, me); d >= 0 {
 		return d == 1 // race builds: the scheduler decides

@@ -91,7 +91,6 @@ func pkMatches(x, fp uint64) uint64 { return pkHi &^ pkOccupiedLanes(x^fp*pkLo) 
 // pkHas reports whether bucket x holds fp (fp non-zero).
 func pkHas(x, fp uint64) bool { return (x^fp*pkLo-pkLo)&^(x^fp*pkLo)&pkHi != 0 }
 
-// pkMatchCount returns the number of copies of fp in bucket b of word w.
 func pkMatchCount(w, b, fp uint64) int { return bits.OnesCount64(pkMatches(pkHalf(w, b), fp)) }
 
 // pkHasEither reports whether bucket b1 of w1 or b2 of w2 holds fp, by one

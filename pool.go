@@ -13,8 +13,7 @@ import (
 //
 // Chunk k holds poolChunk0<<k items from index poolChunk0*(2^k-1), so
 // poolMaxChunks pointers cover every index below 2^31 and an item is found
-// with a bit length and a subtraction. Chunks are added one at a time and
-// never removed.
+// with a bit length and a subtraction; chunks are only added, one at a time.
 //
 // Free lists are Treiber stacks, one per shard, with heads aba<<32 | v.
 // Claim: a pop's CAS from the head it read to (aba+1, link) succeeds only if

@@ -12,9 +12,8 @@ type Stats struct {
 	LoadFactor        float64 // Len/Cap; 0 for a zero Filter
 	BitsPerKey        float64 // the table's bits per stored key; 0 when empty
 	FalsePositiveRate float64 // 2·b·LoadFactor/(2^f-1), the package doc's rate at this load
-
-	Relocations uint64 // fingerprints moved to make room for an insert
-	Full        uint64 // inserts (of every form) that returned ErrFull
+	Relocations       uint64  // fingerprints moved to make room for an insert
+	Full              uint64  // inserts (of every form) that returned ErrFull
 	// KCASHelps (LockFree): K-CASes of other goroutines (relocations,
 	// InsertUnique) that an insert, delete or reset found and completed.
 	KCASHelps uint64

@@ -81,9 +81,8 @@ import "sync/atomic"
 // shows a reference sends them to the full search. b2's wraps need no
 // epoch: the search concludes nothing from b2's counter.
 
-// unchanged reports whether b1 still holds w1 bit for bit and the epoch
-// still e: the fast paths' proof that fp, absent from the first reads, was
-// not in flight (d1 = 0, no wrap). e must be plain in LockFree mode.
+// unchanged reports whether b1 still holds w1 and the epoch e (plain, in
+// LockFree mode): fp, absent from the first reads, was not in flight.
 func (f *Filter) unchanged(b1, w1, e uint64) bool {
 	hookRead(&f.t, b1)
 	r1 := f.t.words[b1].Load()
@@ -135,13 +134,11 @@ func (f *Filter) readSearch(i1, i2, b1 uint64) (w1, w2 uint64) {
 	return w1, w2
 }
 
-// searchStalled calls searchStalls, if set, in race builds only.
 func searchStalled(f *Filter, b1 uint64, stage int) {
-	if !raceEnabled {
-		return
-	}
-	if h := searchStalls.Load(); h != nil {
-		(*h)(f, b1, stage)
+	if raceEnabled {
+		if h := searchStalls.Load(); h != nil {
+			(*h)(f, b1, stage)
+		}
 	}
 }
 

@@ -105,14 +105,12 @@ func (t *kcasTable) decidePair(i1, w1, n1, i2, w2, n2 uint64) bool {
 	return t.kcas(&op)
 }
 
-// matches returns the number of slots of w holding fp, exactly: b minus
-// the non-zero slots of w ^ fp·lo (occupied has no borrow error).
+// matches counts w's slots holding fp, exactly: occupied has no borrow error.
 func (l *layout) matches(w, fp uint64) int {
 	return int(l.b) - l.occupied(w^fp*l.lo)
 }
 
-// countCopies returns the number of copies of fp in b1 and b2 at one
-// instant (unique.go.tmpl argues each mode).
+// countCopies counts fp in b1 and b2 at one instant (unique.go.tmpl argues it).
 func (f *Filter) countCopies(b1, b2, fp uint64) int {
 	b1, b2 = searchPair(b1, b2)
 	switch {
