@@ -22,11 +22,3 @@ func (l *layout) checkRelocation(os, ns, od, nd, fp uint64) {
 		panic(fmt.Sprintf("cuckoo: invariant broken: relocation of fp %#x turned src %#x into %#x and dst %#x into %#x", fp, os, ns, od, nd))
 	}
 }
-
-// checkStripeOrder checks that stripes are locked in ascending order, which
-// rules out deadlock between lockBuckets callers.
-func checkStripeOrder(lo, hi uint32) {
-	if lo > hi {
-		panic(fmt.Sprintf("cuckoo: invariant broken: stripes locked in descending order (%d, then %d)", lo, hi))
-	}
-}
