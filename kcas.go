@@ -422,6 +422,8 @@ func (t *kcasTable) help(s *kcasSnap, my uint32, from int) bool {
 	}
 	for k := 0; k < s.n; k++ {
 		if !t.word(s.idx[k]).CompareAndSwap(s.ref, final[k]) { // unhook's common case
+			// Needed: a helper's RDCSS here, completed late, may put s.ref back
+			// after this CAS failed (TestKCASUnhookCompletesALaggingRDCSS).
 			t.unhook(s, k, final[k])
 		}
 	}

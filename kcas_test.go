@@ -386,3 +386,140 @@ func TestDescriptorSeqlockUnderReuse(t *testing.T) {
 		t.Error("no K-CAS snapshot was read: the test checked nothing")
 	}
 }
+
+// TestKCASUnhookCompletesALaggingRDCSS steps by hand the schedule in which
+// step 3's CAS on a word fails because a helper's RDCSS of this use still
+// sits there: the owner must complete that RDCSS (unhook) before it reuses
+// its slot, else a completer that read "undecided" before the decision
+// later puts the K-CAS reference back, the reused slot disowns it, and the
+// word is lost (load spins). Real functions take every step that is a whole
+// call; the stalls inside rdcss and completeRDCSS are made by hand. The
+// completer resumes after step 3 ("after") or between step 3's CAS and its
+// unhook ("between": unhook then finds the reference back). "after" fails
+// when help's fallback call t.unhook(s, k, final[k]) is removed (checked).
+func TestKCASUnhookCompletesALaggingRDCSS(t *testing.T) {
+	for _, between := range []bool{false, true} {
+		t.Run(map[bool]string{false: "after", true: "between"}[between], func(t *testing.T) {
+			testUnhookLaggingRDCSS(t, between)
+		})
+	}
+}
+
+func testUnhookLaggingRDCSS(t *testing.T, between bool) {
+	tb := newTestTable(4, 10)
+	my, h, dl := leaseDesc(), leaseDesc(), leaseDesc()
+	defer my.release()
+	defer h.release()
+	defer dl.release()
+
+	// Owner: kcasWith writes the descriptor, then meets 99 in word 0 and
+	// returns with the operation unseen; we make the CAS it makes when
+	// word 0 holds its old value, and stall the owner before its help.
+	var s kcasSnap
+	for i := range uint64(3) {
+		s.add(i, 10, 11)
+	}
+	tb.word(0).Store(99)
+	if tb.kcasWith(&s, my) {
+		t.Fatal("K-CAS succeeded with 99 in word 0")
+	}
+	if !tb.cas(0, 99, 10) || !tb.word(0).CompareAndSwap(10, s.ref) {
+		t.Fatal("could not place the K-CAS reference in word 0")
+	}
+	tb.word(2).Store(99)
+
+	// Helper D installs word 1, reads 99 in word 2 and stalls before it
+	// decides failure.
+	var sD kcasSnap
+	st, ok := tb.snapKCAS(tb.word(0).Load(), &sD)
+	if !ok || st&3 != statusUndecided {
+		t.Fatal("no snapshot of the undecided K-CAS")
+	}
+	if v := tb.rdcss(dl.slot, &sD, 1); v != 10 {
+		t.Fatalf("D's install of word 1 returned %#x", v)
+	}
+	if v := tb.rdcss(dl.slot, &sD, 2); v != 99 {
+		t.Fatalf("D read %#x in word 2; want 99", v)
+	}
+
+	// Word 2 gets its old value back; helper H, still seeing the operation
+	// undecided, places its RDCSS reference there (rdcss up to its placing
+	// CAS) and stalls before completing it.
+	if !tb.cas(2, 99, 10) {
+		t.Fatal("word 2 did not hold 99")
+	}
+	var sH kcasSnap
+	if _, ok := tb.snapKCAS(tb.word(0).Load(), &sH); !ok {
+		t.Fatal("H got no snapshot")
+	}
+	hd := descriptors.desc(h.slot)
+	rseq := hd.rseq.Load() + 1
+	hd.rseq.Store(rseq)
+	hd.rref.Store(sH.ref)
+	hd.ridx.Store(2)
+	hd.rold.Store(10)
+	rref := makeRef(tagRDCSS, h.slot, rseq)
+	if !tb.word(2).CompareAndSwap(10, rref) {
+		t.Fatal("H could not place its RDCSS reference")
+	}
+
+	// C meets rref in word 2 and runs completeRDCSSRef: it reads the state
+	// undecided and stalls before its CAS (stale keeps what it read).
+	kref, ci, cold, ok := tb.snapRDCSS(tb.word(2).Load())
+	if !ok || kref != s.ref {
+		t.Fatal("C could not read H's RDCSS")
+	}
+	var stale kcasDesc
+	stale.state.Store(descriptors.desc(refSlot(kref)).state.Load())
+
+	// D decides failure (help's decide step); the owner resumes and runs
+	// step 3: by its help (which finds the state decided), or, "between",
+	// as help's loop does, C resuming after the CAS on word 2 fails.
+	if !sD.d.state.CompareAndSwap(st, st&^3|statusFailed) {
+		t.Fatal("D could not decide failure")
+	}
+	if !between {
+		if tb.help(&s, my.slot, 1) {
+			t.Fatal("the failed K-CAS reported success")
+		}
+		tb.completeRDCSS(&stale, rref, kref, ci, cold)
+	} else {
+		for k := range 3 {
+			if !tb.word(s.idx[k]).CompareAndSwap(s.ref, s.old[k]) {
+				if k != 2 {
+					t.Fatalf("step 3's CAS on word %d failed", k)
+				}
+				tb.completeRDCSS(&stale, rref, kref, ci, cold)
+				if v := tb.word(2).Load(); v != s.ref {
+					t.Fatalf("C's late completion left %#x in word 2; want the K-CAS reference", v)
+				}
+				tb.unhook(&s, k, s.old[k])
+			}
+		}
+	}
+
+	// H resumes; then the owner reuses its slot for a new K-CAS.
+	tb.completeRDCSS(sH.d, rref, sH.ref, 2, 10)
+	var next kcasSnap
+	next.add(3, 10, 12)
+	if !tb.kcasWith(&next, my) {
+		t.Fatal("the owner's next K-CAS failed")
+	}
+
+	for i, want := range []uint64{10, 10, 10, 12} {
+		if v := tb.word(uint64(i)).Load(); v != want {
+			t.Errorf("word %d holds %#x; want %d", i, v, want)
+		}
+		got := make(chan uint64, 1)
+		go func() { got <- tb.load(uint64(i)) }()
+		select {
+		case v := <-got:
+			if v != want {
+				t.Errorf("load(%d) = %d; want %d", i, v, want)
+			}
+		case <-time.After(2 * time.Second):
+			tb.word(uint64(i)).Store(want) // releases the spinning load
+			t.Errorf("load(%d) spins: its word holds a reference no descriptor owns", i)
+		}
+	}
+}
