@@ -59,7 +59,8 @@ func round8(h uint64, p unsafe.Pointer) uint64 {
 	return bits.RotateLeft64(h, 27)*prime1 + prime4
 }
 
-// hashKey is xxhash.Sum64(key), in Go below 32 bytes.
+// hashKey is xxhash.Sum64(key), in Go below 32 bytes. Insert, Lookup and
+// the batches write its switch out: a call would keep hash8 from inlining.
 func hashKey(key []byte) uint64 {
 	switch {
 	case len(key) == 8:
