@@ -30,14 +30,18 @@ func (b *batchKeys) hashGroup(h *[batchGroup]uint64, base, end int) {
 		keys := b.keys[base:end]
 		hh := h[:len(keys)]
 		for j, k := range keys {
+			x := uint64(0)
 			switch { // as Lookup
 			case len(k) == 8:
-				hh[j] = hash8(k)
+				x = hash8(k)
+			case len(k) == 16:
+				x = hash16(k)
 			case len(k) < 32:
-				hh[j] = sum64Short(k)
+				x = sum64Short(k)
 			default:
-				hh[j] = xxhash.Sum64(k)
+				x = xxhash.Sum64(k)
 			}
+			hh[j] = x
 		}
 	case b.strs != nil:
 		strs := b.strs[base:end]
@@ -50,27 +54,24 @@ func (b *batchKeys) hashGroup(h *[batchGroup]uint64, base, end int) {
 	}
 }
 
-// keyHashes keys the raw hashes h in place, a loop per hash algorithm.
-func (f *Filter) keyHashes(h []uint64) {
-	switch seed, mul := f.seed, f.mul; {
-	case seed == 0:
-	case f.fmix:
-		for j := range h {
-			h[j] = mix64(h[j] ^ seed)
-		}
-	default:
-		for j := range h {
-			h[j] = (h[j] ^ seed) * mul
-		}
+// keyParams returns the multiply-shift keying (h^seed)*mul that place
+// applies: hash algorithm 2's (a zero seed's is the identity, mul = 1), or
+// the identity after keying h in place by algorithm 1 (older encodings).
+func (f *Filter) keyParams(h []uint64) (seed, mul uint64) {
+	if !f.fmix {
+		return f.seed, f.mul
 	}
+	for j := range h {
+		h[j] = mix64(h[j] ^ f.seed)
+	}
+	return 0, 1
 }
 
 // placeAndRead keys and places the first n raw hashes in g.b1 and reads
 // each key's epoch, then its buckets, as Lookup does, loads back to back.
 func (f *Filter) placeAndRead(g *group, n int) {
-	h := g.b1[:n] // the raw hashes, until place replaces them
-	f.keyHashes(h)
-	g.place(n, f.m, f.fpRange)
+	seed, mul := f.keyParams(g.b1[:n]) // the raw hashes, until place replaces them
+	g.place(n, f.m, f.fpRange, seed, mul)
 	words, eps := f.t.words, f.t.versIndex()
 	for j := range n {
 		b1 := g.b1[j]
@@ -82,14 +83,15 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	}
 }
 
-// place places the first n keyed hashes in g.b1, in search order. Not
-// inlined: inlined, the loop spilled f and m for every key.
+// place keys the first n hashes in g.b1 by keyParams' (seed, mul) and
+// places them, in search order. Not inlined: inlined, the loop spilled f and
+// m for every key.
 //
 //go:noinline
-func (g *group) place(n int, m, fpRange uint64) {
+func (g *group) place(n int, m, fpRange, seed, mul uint64) {
 	h := g.b1[:n]
 	for j := range h {
-		b1, fp, b2 := place(h[j], m, fpRange)
+		b1, fp, b2 := place((h[j]^seed)*mul, m, fpRange)
 		g.b1[j], g.b2[j] = searchPair(b1, b2)
 		g.fp[j] = fp
 	}
@@ -101,10 +103,10 @@ func (g *group) place(n int, m, fpRange uint64) {
 // needless search: an add writes what its CAS compared, or its lock read.
 func (f *Filter) readForInsert(g *group, n int, shift uint64) {
 	h := g.b1[:n]
-	f.keyHashes(h)
+	seed, mul := f.keyParams(h)
 	m, fpRange := f.m, f.fpRange
 	for j := range h {
-		g.b1[j], g.fp[j], g.b2[j] = place(h[j], m, fpRange)
+		g.b1[j], g.fp[j], g.b2[j] = place((h[j]^seed)*mul, m, fpRange)
 	}
 	words := f.t.words
 	prefetchForWrite(words, &g.b1, &g.b2, n, shift)

@@ -317,6 +317,8 @@ func (f *Filter) Insert(key []byte) error {
 	switch {
 	case len(key) == 8:
 		h = hash8(key)
+	case len(key) == 16:
+		h = hash16(key)
 	case len(key) < 32:
 		h = sum64Short(key)
 	default:
@@ -339,6 +341,8 @@ func (f *Filter) Lookup(key []byte) bool {
 	switch {
 	case len(key) == 8:
 		h = hash8(key)
+	case len(key) == 16:
+		h = hash16(key)
 	case len(key) < 32:
 		h = sum64Short(key)
 	default:

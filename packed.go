@@ -230,8 +230,8 @@ type pkGroup = group // the packed codec's batch group, e holding V(b1)
 
 // pkReadGroup is placeAndRead for the packed layout, in pkFind's order.
 func (f *Filter) pkReadGroup(g *group, n int) {
-	f.keyHashes(g.b1[:n])
-	g.place(n, f.m, f.fpRange)
+	seed, mul := f.keyParams(g.b1[:n])
+	g.place(n, f.m, f.fpRange, seed, mul)
 	words, vers := f.t.words, f.t.versIndex()
 	for j := range n {
 		b1 := g.b1[j]

@@ -53,6 +53,16 @@ func hash8(key []byte) uint64 {
 	return h ^ h>>32
 }
 
+// hash16 is sum64Short of a 16-byte key, straight-line, for inlining.
+func hash16(key []byte) uint64 {
+	k := (*[16]byte)(key)
+	h := bits.RotateLeft64(prime5+16^bits.RotateLeft64(binary.LittleEndian.Uint64(k[:8])*prime2, 31)*prime1, 27)*prime1 + prime4
+	h = bits.RotateLeft64(h^bits.RotateLeft64(binary.LittleEndian.Uint64(k[8:])*prime2, 31)*prime1, 27)*prime1 + prime4
+	h = (h ^ h>>33) * prime2
+	h = (h ^ h>>29) * prime3
+	return h ^ h>>32
+}
+
 // round8 mixes the 8 bytes at p into h.
 func round8(h uint64, p unsafe.Pointer) uint64 {
 	h ^= bits.RotateLeft64(binary.LittleEndian.Uint64((*[8]byte)(p)[:])*prime2, 31) * prime1
@@ -60,11 +70,14 @@ func round8(h uint64, p unsafe.Pointer) uint64 {
 }
 
 // hashKey is xxhash.Sum64(key), in Go below 32 bytes. Insert, Lookup and
-// the batches write its switch out: a call would keep hash8 from inlining.
+// the batches write its switch out: a call would keep hash8 and hash16 from
+// inlining.
 func hashKey(key []byte) uint64 {
 	switch {
 	case len(key) == 8:
 		return hash8(key)
+	case len(key) == 16:
+		return hash16(key)
 	case len(key) < 32:
 		return sum64Short(key)
 	}

@@ -89,8 +89,8 @@ func TestCraftedCollisionsDoNotTransfer(t *testing.T) {
 }
 
 // TestSum64Short checks sum64Short against xxhash.Sum64 at every length it
-// takes, over varied bytes; the bytes past b[:n] differ too, so a read past
-// the end would show.
+// takes, and hash16 at 16, over varied bytes; the bytes past b[:n] differ
+// too, so a read past the end would show.
 func TestSum64Short(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	b := make([]byte, 32)
@@ -101,6 +101,11 @@ func TestSum64Short(t *testing.T) {
 		for n := range 32 {
 			if got, want := sum64Short(b[:n]), xxhash.Sum64(b[:n]); got != want {
 				t.Fatalf("sum64Short of %d bytes %x = %#x; want %#x", n, b[:n], got, want)
+			}
+			if n == 16 {
+				if got, want := hash16(b[:n]), xxhash.Sum64(b[:n]); got != want {
+					t.Fatalf("hash16 of %x = %#x; want %#x", b[:n], got, want)
+				}
 			}
 		}
 	}
