@@ -6,11 +6,10 @@ import "github.com/cespare/xxhash/v2"
 // group's independent cache misses are in flight at once.
 const batchGroup = 16
 
-// group holds placed keys, first reads of their words and, for a lookup,
-// the raw read before them of b1's wrap epoch (or packed version).
-type group struct {
-	b1, b2, fp, w1, w2, e [batchGroup]uint64
-}
+// group holds raw hashes in b1 until place replaces them with placed keys,
+// first reads of their words and, for a lookup, the raw read before them of
+// b1's wrap epoch (or packed version).
+type group struct{ b1, b2, fp, w1, w2, e [batchGroup]uint64 }
 
 // batchKeys is a batch's keys: keys, strs or hashes hs, the first not nil.
 type batchKeys struct {
@@ -30,8 +29,8 @@ func (b *batchKeys) hashGroup(h *[batchGroup]uint64, base, end int) {
 		keys := b.keys[base:end]
 		hh := h[:len(keys)]
 		for j, k := range keys {
-			x := uint64(0)
-			switch { // as Lookup
+			var x uint64 // stored once: per-case stores reloaded hash8's constants
+			switch {     // as Lookup
 			case len(k) == 8:
 				x = hash8(k)
 			case len(k) == 16:
@@ -54,9 +53,8 @@ func (b *batchKeys) hashGroup(h *[batchGroup]uint64, base, end int) {
 	}
 }
 
-// keyParams returns the multiply-shift keying (h^seed)*mul that place
-// applies: hash algorithm 2's (a zero seed's is the identity, mul = 1), or
-// the identity after keying h in place by algorithm 1 (older encodings).
+// keyParams returns (seed, mul) for place's keying (h^seed)*mul: algorithm
+// 2's, or the identity after keying h in place by algorithm 1.
 func (f *Filter) keyParams(h []uint64) (seed, mul uint64) {
 	if !f.fmix {
 		return f.seed, f.mul
@@ -67,10 +65,10 @@ func (f *Filter) keyParams(h []uint64) (seed, mul uint64) {
 	return 0, 1
 }
 
-// placeAndRead keys and places the first n raw hashes in g.b1 and reads
-// each key's epoch, then its buckets, as Lookup does, loads back to back.
+// placeAndRead places the first n raw hashes in g.b1 and reads each key's
+// epoch, then its buckets, as Lookup does, loads back to back.
 func (f *Filter) placeAndRead(g *group, n int) {
-	seed, mul := f.keyParams(g.b1[:n]) // the raw hashes, until place replaces them
+	seed, mul := f.keyParams(g.b1[:n])
 	g.place(n, f.m, f.fpRange, seed, mul)
 	words, eps := f.t.words, f.t.versIndex()
 	for j := range n {
@@ -83,9 +81,8 @@ func (f *Filter) placeAndRead(g *group, n int) {
 	}
 }
 
-// place keys the first n hashes in g.b1 by keyParams' (seed, mul) and
-// places them, in search order. Not inlined: inlined, the loop spilled f and
-// m for every key.
+// place keys (keyParams) and places the first n hashes in g.b1, in search
+// order. Not inlined: inlined, the loop spilled f and m for every key.
 //
 //go:noinline
 func (g *group) place(n int, m, fpRange, seed, mul uint64) {

@@ -10,9 +10,8 @@ import (
 )
 
 // randomSeed returns the seed of a filter made without WithSeed, so that keys
-// found offline to fill a pair of buckets scatter (keyed). math/rand/v2's
-// ChaCha8, seeded by the operating system, does not let one filter's seed
-// predict another's, never fails and allocates nothing.
+// found offline to fill a pair of buckets scatter: ChaCha8, seeded by the OS,
+// does not let one seed predict another, never fails and allocates nothing.
 func randomSeed() uint64 { return rand.Uint64() }
 
 const prime1, prime2, prime3, prime4, prime5 = 11400714785074694791, 14029467366897019727, 1609587929392839161, 9650029242287828579, 2870177450012600261
@@ -45,7 +44,8 @@ func sum64Short(b []byte) uint64 {
 	return h ^ h>>32
 }
 
-// hash8 is sum64Short of an 8-byte key, straight-line, for inlining.
+// hash8 and hash16 are sum64Short of 8 and 16 bytes, straight-line, for
+// inlining.
 func hash8(key []byte) uint64 {
 	h := bits.RotateLeft64(prime5+8^bits.RotateLeft64(binary.LittleEndian.Uint64(key)*prime2, 31)*prime1, 27)*prime1 + prime4
 	h = (h ^ h>>33) * prime2
@@ -53,7 +53,6 @@ func hash8(key []byte) uint64 {
 	return h ^ h>>32
 }
 
-// hash16 is sum64Short of a 16-byte key, straight-line, for inlining.
 func hash16(key []byte) uint64 {
 	k := (*[16]byte)(key)
 	h := bits.RotateLeft64(prime5+16^bits.RotateLeft64(binary.LittleEndian.Uint64(k[:8])*prime2, 31)*prime1, 27)*prime1 + prime4
@@ -70,8 +69,7 @@ func round8(h uint64, p unsafe.Pointer) uint64 {
 }
 
 // hashKey is xxhash.Sum64(key), in Go below 32 bytes. Insert, Lookup and
-// the batches write its switch out: a call would keep hash8 and hash16 from
-// inlining.
+// the batches write it out, so that hash8 and hash16 inline there.
 func hashKey(key []byte) uint64 {
 	switch {
 	case len(key) == 8:
