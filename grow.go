@@ -280,9 +280,11 @@ func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable 
 
 // tableShape is newTable without words: what placement needs.
 func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
-	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, off: sh.off, mask: st.mask}
-	x.uShift, x.uMask, x.tShift = growPosBits-d-1, 1<<(d+1)-1, growPosBits-growTailBits-d
-	x.d1, x.p2 = d+1, 2*p
+	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, cD1: sh.base << (d + 1), p2: 2 * p}
+	x.uMask, x.tShift = 1<<(d+1)-1, growPosBits-growTailBits-d
+	for t := range x.tc {
+		x.tc[t] = uint64(sh.off[t])<<(d+1)<<32 | uint64(st.mask[t])<<1>>x.tShift
+	}
 	return x
 }
 
@@ -387,47 +389,60 @@ func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 }
 
 // copyChunk freezes buckets [lo, hi) of o and writes their entries into n
-// as grow_table.go's "Linear steps" says (nowhere if n was made by Reset);
-// a void entry goes to both halves and counts once more.
+// as grow_table.go's "Linear steps" says (nowhere if n was made by Reset):
+// [lo, a) keep their index, [a, b) split, [b, hi) move up by n.p-o.p. A
+// void entry goes to both halves and counts once more.
 func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
-	end := n.p // o's buckets of level d below end are split in n
-	if n.d > o.d {
-		end = o.c << o.d
-	}
-	for i := lo; i < hi; i++ {
-		w := g.freezeIn(o, i)
-		if n.reset {
-			if k := laneCount(w); k != 0 {
+	if n.reset {
+		for i := lo; i < hi; i++ {
+			if k := laneCount(g.freezeIn(o, i)); k != 0 {
 				sh.count.add(-int64(k))
 			}
-			continue
 		}
-		if i < o.p2 {
-			n.t.words[i].Store(w & lanesMask)
-			continue
-		}
-		j := i - o.p
-		if j >= end {
-			n.t.words[j+n.p].Store(w & lanesMask)
-			continue
-		}
+		return
+	}
+	end := o.p + n.p // o's buckets of level d below end-o.p are split in n
+	if n.d > o.d {
+		end = o.p + o.c<<o.d
+	}
+	a, b := min(max(lo, o.p2), hi), min(max(lo, end), hi)
+	g.copyRun(n, o, lo, a, lo)
+	for i := a; i < b; i++ {
 		var half [2]uint64
+		var at [2]uint // the next empty lane's shift in each half
 		voids := 0
-		for s := range slotsPerBucket {
+		for w, s := g.freezeIn(o, i), 0; s < slotsPerBucket; s++ {
 			if v := lane(w, s); v != 0 {
 				nv, h, both := splitLane(v) // h is 0 for a void entry
-				half[h], _ = putLane(half[h], nv)
+				half[h], at[h] = half[h]|nv<<at[h], at[h]+laneBits
 				if both {
-					half[1], _ = putLane(half[1], nv)
+					half[1], at[1] = half[1]|nv<<at[1], at[1]+laneBits
 					voids++
 				}
 			}
 		}
-		n.t.words[2*j].Store(half[0])
-		n.t.words[2*j+1].Store(half[1])
+		n.t.words[2*(i-o.p)].Store(half[0])
+		n.t.words[2*(i-o.p)+1].Store(half[1])
 		if voids != 0 {
 			sh.count.add(int64(voids))
 		}
+	}
+	if b < hi {
+		g.copyRun(n, o, b, hi, b-o.p+n.p)
+	}
+}
+
+// copyRun freezes buckets [lo, hi) of o and stores their words at at.. of n.
+func (g *Growing) copyRun(n, o *growTable, lo, hi, at uint64) {
+	dst, src, locked := n.t.words[at:at+hi-lo], o.t.words[lo:hi], g.mode == Locked
+	src = src[:len(dst)]
+	for k := range dst {
+		i := lo + uint64(k)
+		w := src[k].Load() // freezeIn's first try, written out
+		if locked || w&(tagMask|frozenBit) != 0 || !o.t.cas(i, w, w|frozenBit) {
+			w = g.freezeIn(o, i)
+		}
+		dst[k].Store(w & lanesMask)
 	}
 }
 
