@@ -280,8 +280,7 @@ func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable 
 
 // tableShape is newTable without words: what placement needs.
 func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
-	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, cD1: sh.base << (d + 1), p2: 2 * p}
-	x.uMask, x.tShift = 1<<(d+1)-1, growPosBits-growTailBits-d
+	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, cD1: sh.base << (d + 1), p2: 2 * p, uMask: 1<<(d+1) - 1, tShift: growPosBits - growTailBits - d}
 	for t := range x.tc {
 		x.tc[t] = uint64(sh.off[t])<<(d+1)<<32 | uint64(st.mask[t])<<1>>x.tShift
 	}
@@ -303,13 +302,8 @@ func (x *growTable) nextStep() (d, p uint64) {
 	return x.d, p
 }
 
-// keyed is Filter.keyed for hash algorithm 2 (seed 0 leaves h as it is).
-func (g *Growing) keyed(h uint64) uint64 {
-	if g.seed == 0 {
-		return h
-	}
-	return (h ^ g.seed) * g.mul
-}
+// keyed is Filter.keyed for hash algorithm 2 (seed 0: mul = mix64(0)|1 = 1).
+func (g *Growing) keyed(h uint64) uint64 { return (h ^ g.seed) * g.mul }
 
 func (g *Growing) shardOf(kh uint64) *growShard {
 	return &g.st.shards[kh*growShardMul>>(64-growShardBits)]
@@ -451,7 +445,12 @@ func (g *Growing) copyRun(n, o *growTable, lo, hi, at uint64) {
 // (WithMaxCapacity or 19 doublings) or when no path of at most five moves
 // frees a slot in a shard less than half full: likely when many keys are
 // stored several times (InsertUnique stores each once).
-func (g *Growing) Insert(key []byte) error { return g.InsertHash(hashKey(key)) }
+func (g *Growing) Insert(key []byte) error {
+	if len(key) == 8 { // hashKey's first case: a call keeps hash8 from inlining
+		return g.InsertHash(hash8(key))
+	}
+	return g.InsertHash(hashKey(key))
+}
 
 // InsertString is Insert for a string key, without copying it.
 func (g *Growing) InsertString(key string) error { return g.Insert(bytesOf(key)) }
@@ -491,7 +490,9 @@ func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 		if unique {
 			present, st = g.uniqueIn(x, k)
 		} else if st = g.putIn(x, k); st == growFull && !sh.eager(x) {
-			st = g.addIn(x, k)
+			if st = g.growRelocate(x, k.b1, k.b2); st == growDone {
+				st = g.addIn(x, k) // addIn without its first putIn
+			}
 		}
 		switch {
 		case st == growDone:
@@ -510,7 +511,12 @@ func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 // Lookup reports whether key may be in the filter: true for every key
 // inserted and not deleted (also while the filter grows), and true with
 // the probability FalsePositiveRate reports for a key never inserted.
-func (g *Growing) Lookup(key []byte) bool { return g.LookupHash(hashKey(key)) }
+func (g *Growing) Lookup(key []byte) bool {
+	if len(key) == 8 { // as Insert
+		return g.LookupHash(hash8(key))
+	}
+	return g.LookupHash(hashKey(key))
+}
 
 // LookupString is Lookup for a string key, without copying it.
 func (g *Growing) LookupString(key string) bool { return g.Lookup(bytesOf(key)) }
@@ -780,12 +786,7 @@ func (g *Growing) Reset() {
 }
 
 // Shards returns the number of shards, 16 (0 for a zero Growing).
-func (g *Growing) Shards() int {
-	if g.st == nil {
-		return 0
-	}
-	return growShards
-}
+func (g *Growing) Shards() int { return int(g.sumShards(func(*growShard) uint64 { return 1 })) }
 
 // Mode returns the filter's synchronization mode.
 func (g *Growing) Mode() Mode { return g.mode }
@@ -793,12 +794,7 @@ func (g *Growing) Mode() Mode { return g.mode }
 // FingerprintBits returns 12, the fingerprint size a growing filter is
 // compared with (0 for a zero Growing): a fresh entry compares 14 bits of
 // its key, an entry whose bucket was split k times since 14-k (at least 6).
-func (g *Growing) FingerprintBits() int {
-	if g.st == nil {
-		return 0
-	}
-	return DefaultFingerprintBits
-}
+func (g *Growing) FingerprintBits() int { return DefaultFingerprintBits * min(g.Shards(), 1) }
 
 // Seed returns the hash seed, as Filter.Seed.
 func (g *Growing) Seed() uint64 { return g.seed }

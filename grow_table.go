@@ -114,10 +114,9 @@ func (x *growTable) place(kh uint64) growKey {
 	return growKey{b1: b1, b2: b2, q1: q1, q2: q2}
 }
 
-// slot returns the bucket of J = r·2^(d+1) + (g_0..g_d), 2j + g_d for the
-// bucket j of level d: J if J < 2p, else j + p; and the fresh entry with tag
-// bits tv there, its tail from T. Masks choose, not a branch, which would be
-// taken at random.
+// slot returns the bucket of J = r·2^(d+1) + (g_0..g_d) = 2j + g_d: J if J <
+// 2p, else j + p; and the fresh entry (tag bits tv, tail from T) there. Masks
+// choose: a branch would be taken at random.
 func (x *growTable) slot(J, T, tv uint64) (b, q uint64) {
 	lt := (J - x.p2) >> 63 // 1 if J < 2p (both below 2^33)
 	b = (J>>1+x.p)&(lt-1) | J&-lt
@@ -125,12 +124,7 @@ func (x *growTable) slot(J, T, tv uint64) (b, q uint64) {
 }
 
 // split returns 1 if bucket b of x is split (of level d+1), else 0.
-func (x *growTable) split(b uint64) int {
-	if b < x.p2 {
-		return 1
-	}
-	return 0
-}
+func (x *growTable) split(b uint64) int { return int((b - x.p2) >> 63) }
 
 // matchBits returns the number of hash bits entry v of bucket b is
 // compared on, counted at level d: one more in a split bucket, one fewer
