@@ -78,13 +78,13 @@ type growTable struct {
 	m uint64 // buckets: c<<d + p
 	d uint64 // level: doublings completed since the shard's first table
 	p uint64 // split pointer, 0 <= p < c<<d ("Linear steps")
-	// The shard's base, and placement's constants (tableShape): uMask takes
-	// g_0..g_d, tShift P's bits from g_d+8 on (sh&63 spares the compiler's
-	// check), cD1 = c·2^(d+1); tc[tag] holds off[tag]·2^(d+1) (below 2^32,
-	// as c·2^d <= maxBuckets) above mask[tag]<<1>>tShift (T in place).
-	c, uMask, tShift, cD1, p2 uint64
-	tc                        [growTags]uint64
-	locks                     *stripedLocks
+	// The shard's base, and placement's constants (tableShape): lo (uMask)
+	// takes g_0..g_d-1 (g_0..g_d), tShift P's bits from g_d+8 on (sh&63 spares
+	// the compiler's check), cD(1) = c·2^d(+1); tc[tag] holds off[tag]·2^(d+1)
+	// (below 2^32, as c·2^d <= maxBuckets) above mask[tag]<<1>>tShift (as T).
+	c, lo, uMask, tShift, cD, cD1, p2 uint64
+	tc                                [growTags]uint64
+	locks                             *stripedLocks
 	// old is the table being copied into this one, nil once copied (or for
 	// a first table); next, set once, the table this one is copied into;
 	// reset marks a table made by Reset, whose copy drops old's entries.
@@ -164,25 +164,24 @@ func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
 // r·2^l (l, b's level) gives r2·2^l as in place.
 func (x *growTable) altBucket(b, v uint64) (uint64, bool) {
 	tc := x.tc[v>>tagShift&(growTags-1)]
-	mk := uint64(uint32(tc)) >> 8 & x.uMask // M_0..M_d
-	if b < x.p2 {                           // from a split bucket
+	if b < x.p2 { // from a split bucket; M_0..M_d in bits 0..d of mt>>8
 		r, borrow := bits.Sub64(tc>>32, b&^x.uMask, 0)
-		J := r + x.cD1&-borrow | (b^mk)&x.uMask
+		J := r + x.cD1&-borrow | (b^uint64(uint32(tc))>>8)&x.uMask
 		if J>>1 >= x.p {
 			return J>>1 + x.p, true
 		}
 		return J, true
 	}
-	j, low := b-x.p, x.uMask>>1
-	r, borrow := bits.Sub64(tc>>33, j&^low, 0)
-	j2 := r + x.cD1>>1&-borrow | (j^mk>>1)&low
+	j := b - x.p
+	r, borrow := bits.Sub64(tc>>33, j&^x.lo, 0)
+	j2 := r + x.cD&-borrow | (j^uint64(uint32(tc))>>9)&x.lo
 	if j2 >= x.p {
 		return j2 + x.p, true
 	}
 	if v&tailMask == tailVoid {
 		return 0, false
 	}
-	return j2<<1 | (v>>(tailBits-1)^mk)&1, true // the first tail bit, flipped by M_d, names the half
+	return j2<<1 | (v^uint64(uint32(tc)))>>(tailBits-1)&1, true // the first tail bit, flipped by M_d, names the half
 }
 
 // altOr is altBucket's bucket, or b where altBucket refuses (discovery
