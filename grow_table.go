@@ -108,19 +108,18 @@ func (x *growTable) place(kh uint64) growKey {
 	T2 := T1 ^ uint64(uint32(tc))
 	hi := kh >> 32 * x.cD1 >> 32 &^ x.uMask
 	r2, borrow := bits.Sub64(tc>>32, hi, 0)
-	tv := lo >> growIndexBits << tagShift
+	tv := lo>>growIndexBits<<tagShift | 1
 	b1, q1 := x.slot(hi|T1>>8&x.uMask, T1, tv)
 	b2, q2 := x.slot(r2+x.cD1&-borrow|T2>>8&x.uMask, T2, tv)
 	return growKey{b1: b1, b2: b2, q1: q1, q2: q2}
 }
 
 // slot returns the bucket of J = r·2^(d+1) + (g_0..g_d) = 2j + g_d: J if J <
-// 2p, else j + p; and the fresh entry (tag bits tv, tail from T) there. Masks
-// choose: a branch would be taken at random.
+// 2p, else j + p; and the fresh entry there: tv (tag, marker), tail from T.
+// A shift chooses: a branch would be taken at random.
 func (x *growTable) slot(J, T, tv uint64) (b, q uint64) {
-	lt := (J - x.p2) >> 63 // 1 if J < 2p (both below 2^33)
-	b = (J>>1+x.p)&(lt-1) | J&-lt
-	return b, tv | (T>>1&(lt-1)|T&-lt)&(1<<growTailBits-1)<<1 | 1
+	un := (J-x.p2)>>63 ^ 1 // 0 if J < 2p (both below 2^33)
+	return J>>un + x.p&-un, tv | T>>un&(1<<growTailBits-1)<<1
 }
 
 // split returns 1 if bucket b of x is split (of level d+1), else 0.
