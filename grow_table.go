@@ -232,11 +232,12 @@ const (
 // Delete left it, which holds a match unless x was deleted; Q read at t2,
 // before or after that store, shows a match. □
 
-// readPair makes a search's first reads of b1 and b2, with the stall points.
+// readPair makes a search's first reads of b1 and b2, with the stall points
+// (wordAt: place gives buckets below m).
 func (x *growTable) readPair(b1, b2 uint64) (w1, w2 uint64) {
-	w1 = loadAt(&x.t, &x.t.words[b1])
+	w1 = loadAt(&x.t, wordAt(x.t.words, b1))
 	growSearchStalled(x, b1, 1)
-	w2 = loadAt(&x.t, &x.t.words[b2])
+	w2 = loadAt(&x.t, wordAt(x.t.words, b2))
 	growSearchStalled(x, b1, 2)
 	return w1, w2
 }
@@ -245,7 +246,7 @@ func (x *growTable) readPair(b1, b2 uint64) (w1, w2 uint64) {
 // in b1, and found no match may answer "absent" (b1 != b2): b1 reads w1
 // again, and then the epoch still reads e.
 func (x *growTable) unchanged(b1, w1 uint64, ep *atomic.Uint64, e uint64) bool {
-	r1 := loadAt(&x.t, &x.t.words[b1])
+	r1 := loadAt(&x.t, wordAt(x.t.words, b1))
 	growSearchStalled(x, b1, 3)
 	return r1 == w1 && loadAt(&x.t, ep) == e
 }
@@ -278,7 +279,7 @@ func (g *Growing) putIn(x *growTable, k growKey) int {
 	if g.mode == Locked {
 		return x.growAddLocked(k.b1, k.b2, k.q1, k.q2)
 	}
-	w1, w2 := loadAt(&x.t, &x.t.words[k.b1]), loadAt(&x.t, &x.t.words[k.b2])
+	w1, w2 := loadAt(&x.t, wordAt(x.t.words, k.b1)), loadAt(&x.t, wordAt(x.t.words, k.b2))
 	return x.growAdd(k.b1, k.b2, k.q1, k.q2, w1, w2)
 }
 
