@@ -402,21 +402,9 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 	a, b := min(max(lo, o.p2), hi), min(max(lo, end), hi)
 	g.copyRun(n, o, lo, a, lo)
 	for i := a; i < b; i++ {
-		var half [2]uint64
-		var at [2]uint // the next empty lane's shift in each half
-		voids := 0
-		for w, s := g.freezeIn(o, i), 0; s < slotsPerBucket; s++ {
-			if v := lane(w, s); v != 0 {
-				nv, h, both := splitLane(v) // h is 0 for a void entry
-				half[h], at[h] = half[h]|nv<<at[h], at[h]+laneBits
-				if both {
-					half[1], at[1] = half[1]|nv<<at[1], at[1]+laneBits
-					voids++
-				}
-			}
-		}
-		n.t.words[2*(i-o.p)].Store(half[0])
-		n.t.words[2*(i-o.p)+1].Store(half[1])
+		h0, h1, voids := splitWord(g.freezeIn(o, i))
+		n.t.words[2*(i-o.p)].Store(h0)
+		n.t.words[2*(i-o.p)+1].Store(h1)
 		if voids != 0 {
 			sh.count.add(int64(voids))
 		}
