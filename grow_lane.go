@@ -69,7 +69,7 @@ func emptyLanes(w uint64) uint64 {
 // matchCount returns the number of lanes of w whose entry matches q1 or q2.
 func matchCount(w, q1, q2 uint64) int { return bits.OnesCount64(matchLanes(w, q1) | matchLanes(w, q2)) }
 
-func laneCount(w uint64) int { return bits.OnesCount64(laneTailTop &^ emptyLanes(w)) }
+func laneCount(w uint64) int { return slotsPerBucket - bits.OnesCount64(emptyLanes(w)) }
 
 // putLane returns w with v in its first empty lane, and whether it had one.
 func putLane(w, v uint64) (uint64, bool) {
