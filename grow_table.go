@@ -163,7 +163,7 @@ func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
 // r·2^l (l, b's level) gives r2·2^l as in place.
 func (x *growTable) altBucket(b, v uint64) (uint64, bool) {
 	tc := x.tc[v>>tagShift&(growTags-1)]
-	if b < x.p2 { // from a split bucket; M_0..M_d in bits 0..d of mt>>8
+	if b < x.p2 { // from a split bucket; M_0..M_d in bits 0..d of uint32(tc)>>8
 		r, borrow := bits.Sub64(tc>>32, b&^x.uMask, 0)
 		J := r + x.cD1&-borrow | (b^uint64(uint32(tc))>>8)&x.uMask
 		if J>>1 >= x.p {
