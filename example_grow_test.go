@@ -211,7 +211,7 @@ func ExampleGrowing_Cap() {
 	fmt.Println(g.Cap())
 	// Output:
 	// 5808
-	// 7948
+	// 7932
 }
 
 func ExampleGrowing_LoadFactor() {

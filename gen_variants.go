@@ -254,7 +254,7 @@ var codecs = []codec{
 		Doc:    "a Growing filter's table, four 15-bit lanes per word (grow_lane.go)",
 		Word:   func(b string) string { return b },
 		Part:   func(w, b string) string { return w },
-		Room:   func(x, b, fp string) string { return "laneTailTop &^ occupiedLanes(" + x + ")" },
+		Room:   func(x, b, fp string) string { return "emptyLanes(" + x + ")" },
 		PutRoom: func(w, b, fp, r string) string {
 			return fmt.Sprintf("%s | %s*((%s&-%s)>>(tailBits-1))", w, entryOf[b], r, r)
 		},

@@ -280,9 +280,11 @@ func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable 
 
 // tableShape is newTable without words: what placement needs.
 func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
-	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, off: sh.off, mask: st.mask}
-	x.uShift, x.uMask, x.tShift = growPosBits-d-1, 1<<(d+1)-1, growPosBits-growTailBits-d
-	x.d1, x.p2 = d+1, 2*p
+	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, cD: sh.base << d, cD1: sh.base << (d + 1), p2: 2 * p}
+	x.lo, x.uMask, x.tShift = 1<<d-1, 1<<(d+1)-1, growPosBits-growTailBits-d
+	for t := range x.tc {
+		x.tc[t] = uint64(sh.off[t])<<(d+1)<<32 | uint64(st.mask[t])<<1>>x.tShift
+	}
 	return x
 }
 
@@ -301,13 +303,8 @@ func (x *growTable) nextStep() (d, p uint64) {
 	return x.d, p
 }
 
-// keyed is Filter.keyed for hash algorithm 2 (seed 0 leaves h as it is).
-func (g *Growing) keyed(h uint64) uint64 {
-	if g.seed == 0 {
-		return h
-	}
-	return (h ^ g.seed) * g.mul
-}
+// keyed is Filter.keyed for hash algorithm 2 (seed 0: mul = mix64(0)|1 = 1).
+func (g *Growing) keyed(h uint64) uint64 { return (h ^ g.seed) * g.mul }
 
 func (g *Growing) shardOf(kh uint64) *growShard {
 	return &g.st.shards[kh*growShardMul>>(64-growShardBits)]
@@ -387,47 +384,48 @@ func (g *Growing) copyInto(sh *growShard, n, o *growTable) {
 }
 
 // copyChunk freezes buckets [lo, hi) of o and writes their entries into n
-// as grow_table.go's "Linear steps" says (nowhere if n was made by Reset);
-// a void entry goes to both halves and counts once more.
+// as grow_table.go's "Linear steps" says (nowhere if n was made by Reset):
+// [lo, a) keep their index, [a, b) split, [b, hi) move up by n.p-o.p. A
+// void entry goes to both halves and counts once more.
 func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
-	end := n.p // o's buckets of level d below end are split in n
-	if n.d > o.d {
-		end = o.c << o.d
-	}
-	for i := lo; i < hi; i++ {
-		w := g.freezeIn(o, i)
-		if n.reset {
-			if k := laneCount(w); k != 0 {
+	if n.reset {
+		for i := lo; i < hi; i++ {
+			if k := laneCount(g.freezeIn(o, i)); k != 0 {
 				sh.count.add(-int64(k))
 			}
-			continue
 		}
-		if i < o.p2 {
-			n.t.words[i].Store(w & lanesMask)
-			continue
-		}
-		j := i - o.p
-		if j >= end {
-			n.t.words[j+n.p].Store(w & lanesMask)
-			continue
-		}
-		var half [2]uint64
-		voids := 0
-		for s := range slotsPerBucket {
-			if v := lane(w, s); v != 0 {
-				nv, h, both := splitLane(v) // h is 0 for a void entry
-				half[h], _ = putLane(half[h], nv)
-				if both {
-					half[1], _ = putLane(half[1], nv)
-					voids++
-				}
-			}
-		}
-		n.t.words[2*j].Store(half[0])
-		n.t.words[2*j+1].Store(half[1])
+		return
+	}
+	end := o.p + n.p // o's buckets of level d below end-o.p are split in n
+	if n.d > o.d {
+		end = o.p + o.c<<o.d
+	}
+	a, b := min(max(lo, o.p2), hi), min(max(lo, end), hi)
+	g.copyRun(n, o, lo, a, lo)
+	for i := a; i < b; i++ {
+		h0, h1, voids := splitWord(g.freezeIn(o, i))
+		n.t.words[2*(i-o.p)].Store(h0)
+		n.t.words[2*(i-o.p)+1].Store(h1)
 		if voids != 0 {
 			sh.count.add(int64(voids))
 		}
+	}
+	if b < hi {
+		g.copyRun(n, o, b, hi, b-o.p+n.p)
+	}
+}
+
+// copyRun freezes buckets [lo, hi) of o and stores their words at at.. of n.
+func (g *Growing) copyRun(n, o *growTable, lo, hi, at uint64) {
+	dst, src, locked := n.t.words[at:at+hi-lo], o.t.words[lo:hi], g.mode == Locked
+	src = src[:len(dst)]
+	for k := range dst {
+		i := lo + uint64(k)
+		w := src[k].Load() // freezeIn's first try, written out
+		if locked || w&(tagMask|frozenBit) != 0 || !o.t.cas(i, w, w|frozenBit) {
+			w = g.freezeIn(o, i)
+		}
+		dst[k].Store(w & lanesMask)
 	}
 }
 
@@ -436,7 +434,12 @@ func (g *Growing) copyChunk(sh *growShard, n, o *growTable, lo, hi uint64) {
 // (WithMaxCapacity or 19 doublings) or when no path of at most five moves
 // frees a slot in a shard less than half full: likely when many keys are
 // stored several times (InsertUnique stores each once).
-func (g *Growing) Insert(key []byte) error { return g.InsertHash(hashKey(key)) }
+func (g *Growing) Insert(key []byte) error {
+	if len(key) == 8 { // hashKey's first case: a call keeps hash8 from inlining
+		return g.InsertHash(hash8(key))
+	}
+	return g.InsertHash(hashKey(key))
+}
 
 // InsertString is Insert for a string key, without copying it.
 func (g *Growing) InsertString(key string) error { return g.Insert(bytesOf(key)) }
@@ -476,7 +479,9 @@ func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 		if unique {
 			present, st = g.uniqueIn(x, k)
 		} else if st = g.putIn(x, k); st == growFull && !sh.eager(x) {
-			st = g.addIn(x, k)
+			if st = g.growRelocate(x, k.b1, k.b2); st == growDone {
+				st = g.addIn(x, k) // addIn without its first putIn
+			}
 		}
 		switch {
 		case st == growDone:
@@ -495,7 +500,12 @@ func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 // Lookup reports whether key may be in the filter: true for every key
 // inserted and not deleted (also while the filter grows), and true with
 // the probability FalsePositiveRate reports for a key never inserted.
-func (g *Growing) Lookup(key []byte) bool { return g.LookupHash(hashKey(key)) }
+func (g *Growing) Lookup(key []byte) bool {
+	if len(key) == 8 { // as Insert
+		return g.LookupHash(hash8(key))
+	}
+	return g.LookupHash(hashKey(key))
+}
 
 // LookupString is Lookup for a string key, without copying it.
 func (g *Growing) LookupString(key string) bool { return g.Lookup(bytesOf(key)) }
@@ -765,12 +775,7 @@ func (g *Growing) Reset() {
 }
 
 // Shards returns the number of shards, 16 (0 for a zero Growing).
-func (g *Growing) Shards() int {
-	if g.st == nil {
-		return 0
-	}
-	return growShards
-}
+func (g *Growing) Shards() int { return int(g.sumShards(func(*growShard) uint64 { return 1 })) }
 
 // Mode returns the filter's synchronization mode.
 func (g *Growing) Mode() Mode { return g.mode }
@@ -778,12 +783,7 @@ func (g *Growing) Mode() Mode { return g.mode }
 // FingerprintBits returns 12, the fingerprint size a growing filter is
 // compared with (0 for a zero Growing): a fresh entry compares 14 bits of
 // its key, an entry whose bucket was split k times since 14-k (at least 6).
-func (g *Growing) FingerprintBits() int {
-	if g.st == nil {
-		return 0
-	}
-	return DefaultFingerprintBits
-}
+func (g *Growing) FingerprintBits() int { return DefaultFingerprintBits * min(g.Shards(), 1) }
 
 // Seed returns the hash seed, as Filter.Seed.
 func (g *Growing) Seed() uint64 { return g.seed }

@@ -60,20 +60,20 @@ func matchLanes(w, q uint64) uint64 {
 	return laneHI &^ ((x&^laneHI + (laneHI - laneLO)) | x)
 }
 
-// occupiedLanes returns bit 8 of every lane with a non-zero tail: adding
-// 0xff to tail bits 0..7 carries into bit 8 unless they are all 0.
-func occupiedLanes(w uint64) uint64 {
-	return ((w & laneTailLow) + laneTailLow | w) & laneTailTop
+// emptyLanes returns bit 8 of every lane whose tail is 0: adding 0xff to
+// tail bits 0..7 carries into bit 8 unless they are all 0.
+func emptyLanes(w uint64) uint64 {
+	return laneTailTop &^ ((w & laneTailLow) + laneTailLow | w)
 }
 
 // matchCount returns the number of lanes of w whose entry matches q1 or q2.
 func matchCount(w, q1, q2 uint64) int { return bits.OnesCount64(matchLanes(w, q1) | matchLanes(w, q2)) }
 
-func laneCount(w uint64) int { return bits.OnesCount64(occupiedLanes(w)) }
+func laneCount(w uint64) int { return slotsPerBucket - bits.OnesCount64(emptyLanes(w)) }
 
 // putLane returns w with v in its first empty lane, and whether it had one.
 func putLane(w, v uint64) (uint64, bool) {
-	e := laneTailTop &^ occupiedLanes(w)
+	e := emptyLanes(w)
 	unit := (e & -e) >> (tailBits - 1)
 	return w | v*unit, e != 0
 }
@@ -118,6 +118,17 @@ func splitLane(v uint64) (nv, half uint64, both bool) {
 		return v, 0, true
 	}
 	return v&^tailMask | tail<<1&tailMask, tail >> (tailBits - 1), false
+}
+
+// splitWord returns the halves' words when the bucket of word w splits, each
+// entry as splitLane writes it, in its lane, and the number of void entries.
+func splitWord(w uint64) (h0, h1 uint64, voids int) {
+	low := w&laneTailLow + laneTailLow // bit 8: tail bits 0..7 not all 0
+	void, lanes := w&^low&laneTailTop, w&^(laneTailLow|laneTailTop)|w&laneTailLow<<1
+	kept := w & (void >> (tailBits - 1) * laneMask)
+	h0 = lanes&((low&^w&laneTailTop)>>(tailBits-1)*laneMask) | kept
+	h1 = lanes&((low&w&laneTailTop)>>(tailBits-1)*laneMask) | kept
+	return h0, h1, bits.OnesCount64(void)
 }
 
 // gainLane returns entry v as written one level lower (grow_table.go,

@@ -40,14 +40,14 @@ func definedSlot(x *growTable, r, X, tag uint64) (b, q uint64) {
 	return b, tag<<tagShift | bits<<1 | 1
 }
 
-func definedPlace(x *growTable, kh uint64) growKey {
+func definedPlace(st *growState, x *growTable, kh uint64) growKey {
 	r1 := (kh >> 32 * x.c) >> 32
 	lo := uint64(uint32(kh) ^ uint32(kh>>32))
 	tag := lo >> 26 & 63
 	P := (lo & (1<<26 - 1)) << 1
-	r2 := (uint64(x.off[tag]) + x.c - r1) % x.c
+	r2 := (uint64(st.shards[0].off[tag]) + x.c - r1) % x.c
 	b1, q1 := definedSlot(x, r1, P, tag)
-	b2, q2 := definedSlot(x, r2, P^uint64(x.mask[tag]), tag)
+	b2, q2 := definedSlot(x, r2, P^uint64(st.mask[tag]), tag)
 	return growKey{b1, b2, q1, q2}
 }
 
@@ -83,7 +83,7 @@ func TestGrowPlaceAgainstDefinition(t *testing.T) {
 		forShapes(r, st, 30, func(x *growTable) {
 			for range 200 {
 				kh := r.Uint64()
-				got, want := x.place(kh), definedPlace(x, kh)
+				got, want := x.place(kh), definedPlace(st, x, kh)
 				if got != want {
 					t.Fatalf("c=%d d=%d p=%d kh=%#x: place %+v, as defined %+v", c, x.d, x.p, kh, got, want)
 				}

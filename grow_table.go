@@ -78,16 +78,13 @@ type growTable struct {
 	m uint64 // buckets: c<<d + p
 	d uint64 // level: doublings completed since the shard's first table
 	p uint64 // split pointer, 0 <= p < c<<d ("Linear steps")
-	// The shard's base and offsets and the filter's masks, copied here so
-	// that placement follows no pointer.
-	c         uint64
-	off, mask [growTags]uint32
-	// Placement's constants (tableShape): uShift and uMask take g_0..g_d
-	// from P, tShift (tShift-1) a fresh tail at level d (d+1). Every shift
-	// is written sh&63, which spares the compiler's check (tShift-1 wraps
-	// only at d = 19, where p = 0 and it is not used).
-	uShift, uMask, tShift, d1, p2 uint64
-	locks                         *stripedLocks
+	// The shard's base, and placement's constants (tableShape): lo (uMask)
+	// takes g_0..g_d-1 (g_0..g_d), tShift P's bits from g_d+8 on (sh&63 spares
+	// the compiler's check), cD(1) = c·2^d(+1); tc[tag] holds off[tag]·2^(d+1)
+	// (below 2^32, as c·2^d <= maxBuckets) above mask[tag]<<1>>tShift (as T).
+	c, lo, uMask, tShift, cD, cD1, p2 uint64
+	tc                                [growTags]uint64
+	locks                             *stripedLocks
 	// old is the table being copied into this one, nil once copied (or for
 	// a first table); next, set once, the table this one is copied into;
 	// reset marks a table made by Reset, whose copy drops old's entries.
@@ -101,36 +98,32 @@ type growTable struct {
 // growKey is a key placed in a table: its buckets and fresh entries there.
 type growKey struct{ b1, b2, q1, q2 uint64 }
 
-// place places the key whose keyed hash is kh in x ("Placement").
+// place places the key whose keyed hash is kh in x ("Placement"). T holds
+// g_0..g_d+8 (g_d+8 in bit 0), the tag above; r1·2^(d+1) is the high bits of
+// (kh>>32)·cD1 >> 32 (the floor of a floor), and r2·2^(d+1) follows by tc.
 func (x *growTable) place(kh uint64) growKey {
-	r1 := (kh >> 32 * x.c) >> 32
 	lo := uint64(uint32(kh) ^ uint32(kh>>32))
-	tag := lo >> growIndexBits & (growTags - 1)
-	p := lo << 1 // P, with the tag above it: every use masks it off
-	tv := tag << tagShift
-	b1, q1 := x.slot(r1, p, tv)
-	b2, q2 := x.slot(growAltBase(r1, uint64(x.off[tag]), x.c), p^uint64(x.mask[tag]), tv)
+	tc := x.tc[lo>>growIndexBits]
+	T1 := lo << 2 >> (x.tShift & 63)
+	T2 := T1 ^ uint64(uint32(tc))
+	hi := kh >> 32 * x.cD1 >> 32 &^ x.uMask
+	r2, borrow := bits.Sub64(tc>>32, hi, 0)
+	tv := lo>>growIndexBits<<tagShift | 1
+	b1, q1 := x.slot(hi|T1>>8&x.uMask, T1, tv)
+	b2, q2 := x.slot(r2+x.cD1&-borrow|T2>>8&x.uMask, T2, tv)
 	return growKey{b1: b1, b2: b2, q1: q1, q2: q2}
 }
 
-// slot returns the bucket that base r and position bits p name in x, and
-// the fresh entry with tag bits tv there. J = r·2^(d+1) + (g_0..g_d) is
-// 2j + g_d for the bucket j of level d: the bucket is J if J < 2p, else
-// j + p. A mask chooses, not a branch, which would be taken at random.
-func (x *growTable) slot(r, p, tv uint64) (b, q uint64) {
-	J := r<<(x.d1&63) | p>>(x.uShift&63)&x.uMask
-	lt := (J - x.p2) >> 63 // 1 if J < 2p (both below 2^33)
-	b = (J>>1+x.p)&(lt-1) | J&-lt
-	return b, tv | p>>((x.tShift-lt)&63)&(1<<growTailBits-1)<<1 | 1
+// slot returns the bucket of J = r·2^(d+1) + (g_0..g_d) = 2j + g_d: J if J <
+// 2p, else j + p; and the fresh entry there: tv (tag, marker), tail from T.
+// A shift chooses: a branch would be taken at random.
+func (x *growTable) slot(J, T, tv uint64) (b, q uint64) {
+	un := (J-x.p2)>>63 ^ 1 // 0 if J < 2p (both below 2^33)
+	return J>>un + x.p&-un, tv | T>>un&(1<<growTailBits-1)<<1
 }
 
 // split returns 1 if bucket b of x is split (of level d+1), else 0.
-func (x *growTable) split(b uint64) int {
-	if b < x.p2 {
-		return 1
-	}
-	return 0
-}
+func (x *growTable) split(b uint64) int { return int((b - x.p2) >> 63) }
 
 // matchBits returns the number of hash bits entry v of bucket b is
 // compared on, counted at level d: one more in a split bucket, one fewer
@@ -143,12 +136,6 @@ func (x *growTable) matchBits(b, v uint64) int {
 	return n
 }
 
-// growAltBase returns (o - r) mod c for r, o in [0, c).
-func growAltBase(r, o, c uint64) uint64 {
-	d, borrow := bits.Sub64(o, r, 0)
-	return d + c&-borrow
-}
-
 // alt returns the other bucket of entry v of bucket b, and v as written
 // there ("Relocation across levels"); ok is false where altBucket refuses.
 func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
@@ -156,16 +143,14 @@ func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	m := uint64(x.mask[v>>tagShift&(growTags-1)])
-	d := x.d & 63
+	mt := uint64(uint32(x.tc[v>>tagShift&(growTags-1)])) // M_0..M_d+8, as T
 	from, to := x.split(b), x.split(nb)
-	l := d + uint64(from) // b's level
 	tail := v & tailMask
 	above := -(tail & -tail) << 1 // the tail bits above the marker
-	v ^= m >> (growPosBits - growTailBits - l) & (1<<growTailBits - 1) << 1 & above & tailMask
+	v ^= mt >> (1 - from) & (1<<growTailBits - 1) << 1 & above & tailMask
 	switch {
 	case from > to:
-		return nb, gainLane(v, (b^m>>(growPosBits-1-d))&1), true
+		return nb, gainLane(v, (b^mt>>8)&1), true
 	case from < to:
 		nv, _, _ = splitLane(v)
 		return nb, nv, true
@@ -175,28 +160,27 @@ func (x *growTable) alt(b, v uint64) (nb, nv uint64, ok bool) {
 
 // altBucket is alt's bucket alone (discovery calls it per entry it expands):
 // false for a void entry of an unsplit bucket whose other one is split.
+// r·2^l (l, b's level) gives r2·2^l as in place.
 func (x *growTable) altBucket(b, v uint64) (uint64, bool) {
-	tag := v >> tagShift & (growTags - 1)
-	m := uint64(x.mask[tag])
-	d := x.d & 63
-	if b < x.p2 { // from a split bucket
-		l := d + 1
-		r2 := growAltBase(b>>l, uint64(x.off[tag]), x.c)
-		u2 := (b ^ m>>(growPosBits-l)) & (1<<l - 1)
-		if j2 := r2<<d | u2>>1; j2 >= x.p {
-			return j2 + x.p, true
+	tc := x.tc[v>>tagShift&(growTags-1)]
+	if b < x.p2 { // from a split bucket; M_0..M_d in bits 0..d of uint32(tc)>>8
+		r, borrow := bits.Sub64(tc>>32, b&^x.uMask, 0)
+		J := r + x.cD1&-borrow | (b^uint64(uint32(tc))>>8)&x.uMask
+		if J>>1 >= x.p {
+			return J>>1 + x.p, true
 		}
-		return r2<<l | u2, true
+		return J, true
 	}
 	j := b - x.p
-	j2 := growAltBase(j>>d, uint64(x.off[tag]), x.c)<<d | (j^m>>(growPosBits-d))&(1<<d-1)
+	r, borrow := bits.Sub64(tc>>33, j&^x.lo, 0)
+	j2 := r + x.cD&-borrow | (j^uint64(uint32(tc))>>9)&x.lo
 	if j2 >= x.p {
 		return j2 + x.p, true
 	}
 	if v&tailMask == tailVoid {
 		return 0, false
 	}
-	return j2<<1 | (v>>(tailBits-1)^m>>(growPosBits-1-d))&1, true // the first tail bit, flipped by M_d, names the half
+	return j2<<1 | (v^uint64(uint32(tc)))>>(tailBits-1)&1, true // the first tail bit, flipped by M_d, names the half
 }
 
 // altOr is altBucket's bucket, or b where altBucket refuses (discovery
@@ -248,11 +232,12 @@ const (
 // Delete left it, which holds a match unless x was deleted; Q read at t2,
 // before or after that store, shows a match. □
 
-// readPair makes a search's first reads of b1 and b2, with the stall points.
+// readPair makes a search's first reads of b1 and b2, with the stall points
+// (wordAt: place gives buckets below m).
 func (x *growTable) readPair(b1, b2 uint64) (w1, w2 uint64) {
-	w1 = loadAt(&x.t, &x.t.words[b1])
+	w1 = loadAt(&x.t, wordAt(x.t.words, b1))
 	growSearchStalled(x, b1, 1)
-	w2 = loadAt(&x.t, &x.t.words[b2])
+	w2 = loadAt(&x.t, wordAt(x.t.words, b2))
 	growSearchStalled(x, b1, 2)
 	return w1, w2
 }
@@ -261,7 +246,7 @@ func (x *growTable) readPair(b1, b2 uint64) (w1, w2 uint64) {
 // in b1, and found no match may answer "absent" (b1 != b2): b1 reads w1
 // again, and then the epoch still reads e.
 func (x *growTable) unchanged(b1, w1 uint64, ep *atomic.Uint64, e uint64) bool {
-	r1 := loadAt(&x.t, &x.t.words[b1])
+	r1 := loadAt(&x.t, wordAt(x.t.words, b1))
 	growSearchStalled(x, b1, 3)
 	return r1 == w1 && loadAt(&x.t, ep) == e
 }
@@ -294,7 +279,7 @@ func (g *Growing) putIn(x *growTable, k growKey) int {
 	if g.mode == Locked {
 		return x.growAddLocked(k.b1, k.b2, k.q1, k.q2)
 	}
-	w1, w2 := loadAt(&x.t, &x.t.words[k.b1]), loadAt(&x.t, &x.t.words[k.b2])
+	w1, w2 := loadAt(&x.t, wordAt(x.t.words, k.b1)), loadAt(&x.t, wordAt(x.t.words, k.b2))
 	return x.growAdd(k.b1, k.b2, k.q1, k.q2, w1, w2)
 }
 

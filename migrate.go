@@ -34,9 +34,9 @@ const (
 	// The queues searches try first, as Go zeroes a local array per call
 	// and most searches end after a few buckets (search.go.tmpl; lengths
 	// and pkShortQueue: BENCHMARKS.md, "Tuning constants"): the growing
-	// filter's, every bucket within two moves and most within three;
+	// filter's, every bucket within two moves;
 	// discover's, every search that ends within two moves (2+10 buckets).
-	bfsShortQueue      = 128
+	bfsShortQueue      = 64
 	discoverShortQueue = 32
 )
 

@@ -64,7 +64,7 @@ func (x *growTable) growAddLocked(b1, b2, q1, q2 uint64) int {
 	} else if y&frozenBit != 0 {
 		x.locks.unlockBuckets(lg)
 		return growFrozen
-	} else if r := laneTailTop &^ occupiedLanes(y); r != 0 {
+	} else if r := emptyLanes(y); r != 0 {
 		x.t.words[b].Store(y | q*((r&-r)>>(tailBits-1)))
 	} else {
 		ok = false

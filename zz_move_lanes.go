@@ -25,7 +25,7 @@ func (x *growTable) growMoveLockFree(src uint64, s int, fp uint64, dst uint64, n
 		if wd&tagMask != 0 {
 			wd = t.load(dst)
 		}
-		r := laneTailTop &^ occupiedLanes(wd)
+		r := emptyLanes(wd)
 		if r == 0 || wd&frozenBit != 0 {
 			return false
 		}
@@ -55,7 +55,7 @@ func (x *growTable) growMoveLocked(src uint64, s int, fp uint64, dst uint64, nv 
 	ok := lane(ws, s) == fp && !(ws&frozenBit != 0)
 	if ok {
 		wd := t.words[dst].Load()
-		r := laneTailTop &^ occupiedLanes(wd)
+		r := emptyLanes(wd)
 		ok = r != 0 && !(wd&frozenBit != 0)
 		if ok {
 			wrapS, wrapD := growWraps(ws), growWraps(wd)

@@ -44,7 +44,7 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 		if w&tagMask != 0 {
 			w = t.load(b) // as below
 		}
-		if laneTailTop&^occupiedLanes(w) != 0 {
+		if emptyLanes(w) != 0 {
 			return uint64(i), 0, true, false
 		}
 		q[n] = bfsNode(b, 0, 0, uint64(i))
@@ -59,7 +59,7 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 			w = t.load(b)
 		}
 		hb := w
-		if laneTailTop&^occupiedLanes(hb) != 0 {
+		if emptyLanes(hb) != 0 {
 			return p, d, true, false // room since it was tested
 		}
 		sh := 1 + bfsSlotBits*uint64(d)
@@ -75,7 +75,7 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 			if wc&tagMask != 0 {
 				wc = t.load(c)
 			}
-			if laneTailTop&^occupiedLanes(wc) != 0 {
+			if emptyLanes(wc) != 0 {
 				return cp, d + 1, true, false
 			}
 			if d+1 == maxPathLen {
