@@ -21,14 +21,15 @@ const (
 
 // layout holds a bucket layout's masks, fixed when the table is set up.
 type layout struct {
-	f, b, f1     uint   // fingerprint bits (8, 12 or 15), slots (4, or 5 with f = 12), f-1
-	slotMask     uint64 // (1<<f)-1
-	fpMask       uint64 // the slots: (1<<bf)-1
-	lo, hi       uint64 // 1 in the lowest, the highest bit of every slot
-	neLow, neAdd uint64 // nonEmpty's masks: fpMask &^ hi, hi - lo
-	ctrShift     uint   // bf
-	ctrMask      uint64 // the counter, shifted down: (1<<(62-bf))-1
-	packed       bool   // the packed layout (packed.go); the fields above describe its eight slots
+	f, b, f1      uint   // fingerprint bits (8, 12 or 15), slots (4, or 5 with f = 12), f-1
+	slotMask      uint64 // (1<<f)-1
+	fpMask        uint64 // the slots: (1<<bf)-1
+	lo, hi        uint64 // 1 in the lowest, the highest bit of every slot
+	neLow, neAdd  uint64 // nonEmpty's masks: fpMask &^ hi, hi - lo
+	ctrShift      uint   // bf
+	ctrMask       uint64 // the counter, shifted down: (1<<(62-bf))-1
+	sumMask, sumB uint64 // choose's: 15<<(bf-1), b<<(bf-1)
+	packed        bool   // the packed layout (packed.go); the fields above describe its eight slots
 }
 
 // newLayout returns the layout of b slots of f bits, one of validLayout's.
@@ -39,6 +40,7 @@ func newLayout(f, b uint) layout {
 	}
 	l.hi, l.ctrMask = l.lo<<(f-1), 1<<(payloadBits-b*f)-1
 	l.neLow, l.neAdd = l.fpMask&^l.hi, l.hi-l.lo
+	l.sumMask, l.sumB = 15<<(b*f-1), uint64(b)<<(b*f-1)
 	return l
 }
 
@@ -85,13 +87,15 @@ func (l *layout) occupied(w uint64) int { return bits.OnesCount64(l.nonEmpty(w))
 
 // choose applies the placement rule to buckets b1, b2 of words w1, w2: the
 // one with fewer fingerprints (b1 on a tie), its word, its empty slots' top
-// bits (0: none). w1's non-empty slots' top bits and the bit above the top
-// bit of each empty slot of w2 (bit bf <= 60 at most) never coincide: one
-// population count is occupied(w1) + b - occupied(w2), > b iff w2 has fewer.
+// bits (0: none). x = w1's non-empty slots' top bits + w2's empty ones' is
+// s_k in {0,1,2} at slot k's top bit; x*lo has at bit f-1+fm the sum of s_k
+// over k <= m, m-k < b, at most 2b < 16, so these never overlap (f >= 8),
+// and at bf-1 (<= 59) all of them, occupied(w1) + b - occupied(w2): > b iff
+// w2 has fewer.
 func (l *layout) choose(b1, b2, w1, w2 uint64) (b, w, room uint64) {
 	n1, e2 := l.nonEmpty(w1), l.hi&^l.nonEmpty(w2)
 	b, w, room = b1, w1, l.hi&^n1
-	if bits.OnesCount64(n1|e2<<1) > int(l.b) { // a coin toss: no branch
+	if (n1+e2)*l.lo&l.sumMask > l.sumB { // a coin toss: no branch
 		b, w, room = b2, w2, e2
 	}
 	return b, w, room

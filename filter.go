@@ -326,7 +326,18 @@ func (f *Filter) Insert(key []byte) error {
 		h = f.keyed(h)
 	}
 	b1, fp, b2 := place(h, f.m, f.fpRange)
-	if f.lay.packed {
+	if f.inline { // insertKey's first try, written out (a call fewer)
+		w1, w2 := f.t.loadPair(b1, b2)
+		if (w1|w2)>>payloadBits == 0 { // no tag
+			b, w, r := f.lay.choose(b1, b2, w1, w2)
+			if r == 0 {
+				return f.counted(f.makeRoomAndAdd(b1, b2, fp))
+			}
+			if f.t.cas(b, w, w|fp*f.lay.slotUnit(r)) {
+				return f.counted(true)
+			}
+		}
+	} else if f.lay.packed {
 		return f.pkInsertKey(b1, b2, fp)
 	}
 	return f.insertKey(b1, b2, fp)

@@ -328,10 +328,29 @@ func (t *kcasTable) loadWord(i uint64) uint64 {
 }
 
 // cas is a single-word CAS of a plain value; it fails on a reference, which
-// the caller then helps (helpWord) before retrying.
+// the caller then helps (helpWord) before retrying. Word indices, here and
+// in loadPair, are < len(t.words) (place and altBucket make every bucket
+// of a table), so neither checks bounds but in hook builds.
 func (t *kcasTable) cas(i, old, new uint64) bool {
-	hookWrite(t, i)
-	return t.words[i].CompareAndSwap(old, new)
+	if testHooks {
+		hookWrite(t, i)
+		_ = &t.words[i]
+	}
+	return wordAt(t.words, i).CompareAndSwap(old, new)
+}
+
+// loadPair is loads of words i1 and i2, each after its hook.
+func (t *kcasTable) loadPair(i1, i2 uint64) (w1, w2 uint64) {
+	if testHooks {
+		hookRead(t, i1)
+		_ = &t.words[i1]
+	}
+	w1 = wordAt(t.words, i1).Load()
+	if testHooks {
+		hookRead(t, i2)
+		_ = &t.words[i2]
+	}
+	return w1, wordAt(t.words, i2).Load()
 }
 
 // helpWord helps the operation of reference v to completion.

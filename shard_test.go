@@ -3,6 +3,7 @@ package cuckoo
 import (
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 func TestStackShardStablePerGoroutine(t *testing.T) {
@@ -19,10 +20,18 @@ func TestStackShardStablePerGoroutine(t *testing.T) {
 
 // TestStackShardSpreads checks that goroutines land on different shards:
 // 64 goroutines alive at once must use more than a few of 64 shards (a
-// constant or badly mixed choice would put them all on one or two).
+// constant or badly mixed choice would put them all on one or two), both
+// by stackShard and by a 64-shard shardSet's mine (whose unchecked index
+// must stay in the set; a one-shard set's is 0).
 func TestStackShardSpreads(t *testing.T) {
 	const g = 64
-	shards := make([]uint, g)
+	shards, mine := make([]uint, g), make([]uint, g)
+	var set, one shardSet[counterShard]
+	set.init(6)
+	one.init(0)
+	index := func(s *shardSet[counterShard]) uint {
+		return uint((uintptr(unsafe.Pointer(s.mine())) - uintptr(unsafe.Pointer(&s.shards[0]))) / unsafe.Sizeof(s.shards[0]))
+	}
 	var ready, done sync.WaitGroup
 	ready.Add(g)
 	done.Add(g)
@@ -30,7 +39,10 @@ func TestStackShardSpreads(t *testing.T) {
 	for i := 0; i < g; i++ {
 		go func() {
 			defer done.Done()
-			shards[i] = stackShard(6)
+			shards[i], mine[i] = stackShard(6), index(&set)
+			if j := index(&one); j != 0 {
+				t.Errorf("a one-shard set's mine is shard %d", j)
+			}
 			ready.Done()
 			<-release // keep every stack alive until all have chosen
 		}()
@@ -38,18 +50,20 @@ func TestStackShardSpreads(t *testing.T) {
 	ready.Wait()
 	close(release)
 	done.Wait()
-	seen := map[uint]bool{}
-	for _, s := range shards {
-		if s >= 1<<6 {
-			t.Fatalf("shard %d out of range", s)
+	for _, shards := range [][]uint{shards, mine} {
+		seen := map[uint]bool{}
+		for _, s := range shards {
+			if s >= 1<<6 {
+				t.Fatalf("shard %d out of range", s)
+			}
+			seen[s] = true
 		}
-		seen[s] = true
+		// 64 balls in 64 bins occupy about 40 bins; demand a third of that.
+		if len(seen) < 14 {
+			t.Fatalf("64 goroutines used only %d of 64 shards: %v", len(seen), shards)
+		}
+		t.Logf("64 goroutines used %d of 64 shards", len(seen))
 	}
-	// 64 balls in 64 bins occupy about 40 bins; demand a third of that.
-	if len(seen) < 14 {
-		t.Fatalf("64 goroutines used only %d of 64 shards: %v", len(seen), shards)
-	}
-	t.Logf("64 goroutines used %d of 64 shards", len(seen))
 }
 
 func (c *shardedCount) reset() {

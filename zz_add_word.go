@@ -7,7 +7,7 @@ package cuckoo
 // insertKey is Insert once the key is placed.
 func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	l := &f.lay
-	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
+	w1, w2 := f.t.loadPair(b1, b2)
 	// insertRead with add's first round written out (a call fewer).
 	var added bool
 	if f.mode != Locked && (w1|w2)&tagMask == 0 {
@@ -18,17 +18,13 @@ func (f *Filter) insertKey(b1, b2, fp uint64) error {
 		} else if f.t.cas(b, w, nw) {
 			added = true
 		} else {
-			w1, w2 = loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
+			w1, w2 = f.t.loadPair(b1, b2)
 			added = f.insertRead(b1, b2, fp, w1, w2)
 		}
 	} else {
 		added = f.insertRead(b1, b2, fp, w1, w2)
 	}
-	if !added {
-		return ErrFull
-	}
-	f.count.add(1)
-	return nil
+	return f.counted(added)
 }
 
 // insertRead stores fp in b1 or b2 (uncounted), relocating when
@@ -53,7 +49,7 @@ func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 		if f.mode == Locked {
 			ok = f.addLocked(b1, b2, fp)
 		} else {
-			w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
+			w1, w2 := f.t.loadPair(b1, b2)
 			ok = f.add(b1, b2, fp, w1, w2)
 		}
 		if ok {
@@ -81,7 +77,7 @@ func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 			} else if f.t.cas(b, w, nw) {
 				added = true
 			} else {
-				w1, w2 = loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
+				w1, w2 = f.t.loadPair(b1, b2)
 				added = f.insertRead(b1, b2, fp, w1, w2)
 			}
 		} else {
@@ -123,7 +119,7 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 				f.helpWord(w2)
 			}
 		}
-		w1, w2 = loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
+		w1, w2 = f.t.loadPair(b1, b2)
 	}
 }
 
@@ -134,7 +130,7 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 // else fp into the bucket if it has room, else locks both and chooses again.
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
-	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
+	w1, w2 := f.t.loadPair(b1, b2)
 	b, w, r := l.choose(b1, b2, w1, w2)
 	nw, ok := w|fp*l.slotUnit(r), r != 0
 	if !ok {

@@ -68,7 +68,7 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 		ws := hb
 		for s := range int(l.b) {
 			c := altBucket(b, ws&mask, m)
-			wc := words[c].Load()
+			wc := wordAt(words, c).Load() // c < m
 			ws >>= fb
 			if c == b {
 				continue // cannot move
