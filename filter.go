@@ -312,8 +312,7 @@ func (f *Filter) Insert(key []byte) error {
 	if f.m == 0 {
 		return ErrZeroFilter
 	}
-	// placeHash, written out to save a call (as in Lookup).
-	h := uint64(0)
+	h := uint64(0) // placeHash, written out to save a call (as in Lookup)
 	switch {
 	case len(key) == 8:
 		h = hash8(key)
@@ -328,14 +327,10 @@ func (f *Filter) Insert(key []byte) error {
 	b1, fp, b2 := place(h, f.m, f.fpRange)
 	if f.inline { // insertKey's first try, written out (a call fewer)
 		w1, w2 := f.t.loadPair(b1, b2)
-		if (w1|w2)>>payloadBits == 0 { // no tag
-			b, w, r := f.lay.choose(b1, b2, w1, w2)
-			if r == 0 {
-				return f.counted(f.makeRoomAndAdd(b1, b2, fp))
-			}
-			if f.t.cas(b, w, w|fp*f.lay.slotUnit(r)) {
-				return f.counted(true)
-			}
+		b, w, r := f.lay.choose(b1, b2, w1, w2)
+		if r != 0 && (w1|w2)&tagMask == 0 && f.t.cas(b, w, w|fp*f.lay.slotUnit(r)) {
+			f.count.add(1)
+			return nil
 		}
 	} else if f.lay.packed {
 		return f.pkInsertKey(b1, b2, fp)

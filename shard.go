@@ -6,46 +6,42 @@ import (
 	"unsafe"
 )
 
-// stackMix returns the calling goroutine's stack address >> 11, times mul:
-// stacks are disjoint and at least 2 KiB, so it is the same on every call
-// from one goroutine (until its stack moves) and usually differs between
-// goroutines; an odd mul mixes it into the top bits.
-func stackMix(mul uint64) uint64 {
+// stackShard returns a shard in [0, 1<<bits), bits in [0, 63], chosen by the
+// calling goroutine's stack: stacks are disjoint and at least 2 KiB, so a
+// local's address >> 11, mixed, is the same on every call from one goroutine
+// (until its stack moves) and usually differs between goroutines. The two
+// final shifts are >> (64-bits) (0 for bits = 0) without a test for 64.
+func stackShard(bits uint) uint {
 	var local byte
-	return uint64(uintptr(unsafe.Pointer(&local))>>11) * mul
+	return uint(uint64(uintptr(unsafe.Pointer(&local))>>11) * 0x9e3779b97f4a7c15 >> 1 >> ((63 - bits) & 63))
 }
-
-const goldenMul = 0x9e3779b97f4a7c15
-
-// stackShard returns a shard in [0, 1<<bits), bits in [0, 63]: the top bits
-// (>> 1 >> ((63-bits)&63) is >> (64-bits) without a test for 64).
-func stackShard(bits uint) uint { return uint(stackMix(goldenMul) >> 1 >> ((63 - bits) & 63)) }
 
 // shardSet is a set of shards of T, each padded to a cache line: a counter
 // every insert updates is spread over shards, lest its line travel between
-// cores on every operation, its value the shards' sum. mine is stackShard,
-// as stackMix(mul) >> shift with mul 0 for one shard: always in the set.
+// cores on every operation, its value the shards' sum. mine: stackShard's
+// mix, times mul (0 for one shard), >> shift: in the set, unchecked.
 type shardSet[T any] struct {
 	shards     []T
 	mul, shift uint64
 }
 
 func (s *shardSet[T]) init(bits uint) {
-	s.shards, s.mul, s.shift = make([]T, 1<<bits), goldenMul*uint64(min(bits, 1)), uint64(64-bits)&63
+	s.shards, s.mul, s.shift = make([]T, 1<<bits), 0x9e3779b97f4a7c15*uint64(min(bits, 1)), uint64(64-bits)&63
 }
 
-func (s *shardSet[T]) mine() *T { // no bounds check
-	i := uintptr(stackMix(s.mul) >> (s.shift & 63))
+func (s *shardSet[T]) mine() *T {
+	var local byte
+	i := uintptr(uint64(uintptr(unsafe.Pointer(&local))>>11) * s.mul >> (s.shift & 63))
 	return (*T)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s.shards)), i*unsafe.Sizeof(s.shards[0])))
 }
 
-// A filter of m words gets two shards per P (GOMAXPROCS at creation), so
-// that running goroutines rarely share one, but at most 1<<maxShardBits,
-// one per 16 words, and past 1<<minCappedShardBits one (64 bytes) per
-// wordsPerShard words (1/2048 of the table): bits per key hold on any
-// machine, and small filters stay small. The count, written by every insert
-// and delete, may have one per wordsPerCountShard words: with fewer, cores
-// take turns with each shard's line (BENCHMARKS.md, "Tuning constants").
+// A filter of m words gets two shards per P (GOMAXPROCS at creation), so that
+// running goroutines rarely share one, but at most 1<<maxShardBits, one per
+// 16 words, and past 1<<minCappedShardBits one (64 bytes) per wordsPerShard
+// words (1/2048 of the table): bits per key hold on any machine, and small
+// filters stay small. The count, written by every insert and delete, may have
+// one per wordsPerCountShard words: with fewer, cores take turns with each
+// shard's line (BENCHMARKS.md, "Tuning constants").
 const (
 	maxShardBits       = 6
 	minCappedShardBits = 2
@@ -88,18 +84,5 @@ func (c *counters) sum(id statID) uint64 {
 // bucket would be shared by every goroutine filling a filter).
 type shardedCount struct{ counters }
 
-func (c *shardedCount) add(d int64) { // mine written out: inline marks fewer
-	var local byte
-	i := uintptr(uint64(uintptr(unsafe.Pointer(&local))>>11) * c.mul >> (c.shift & 63))
-	(*counterShard)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(c.shards)), i*unsafe.Sizeof(c.shards[0]))).n[0].Add(uint64(d))
-}
-
-// counted counts an insert that added fp, or returns ErrFull.
-func (f *Filter) counted(added bool) error {
-	if !added {
-		return ErrFull
-	}
-	f.count.add(1)
-	return nil
-}
-func (c *shardedCount) sum() int64 { return int64(c.counters.sum(0)) }
+func (c *shardedCount) add(d int64) { c.mine().n[0].Add(uint64(d)) }
+func (c *shardedCount) sum() int64  { return int64(c.counters.sum(0)) }

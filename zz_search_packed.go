@@ -16,8 +16,7 @@ func (f *Filter) pkDiscover(b1, b2, fp uint64) (path uint64, depth int, ok bool)
 	return f.pkDiscoverDeep(b1, b2, fp)
 }
 
-// pkDiscoverDeep is pkDiscover with the full queue, zeroed only
-// by the searches that need it.
+// pkDiscoverDeep is pkDiscover with the full queue, zeroed only when needed.
 //
 //go:noinline
 func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok bool) {
@@ -27,12 +26,10 @@ func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok b
 }
 
 // pkSearch is the breadth-first search over queue q. truncated: q
-// filled up first; the nodes it queued are still expanded in order, so a
-// path found is the one a larger queue finds first. No read of a child's
-// word waits on a test (their misses overlap); a child is tested for room
-// at once, queued only if it has none, and before any bucket of the next
-// depth (so the path is shortest). Each choice rests on a measured fill
-// (BENCHMARKS.md, "Tuning constants"). A node
+// filled up first (queued nodes are still expanded: a path found is a larger
+// queue's first). Children's reads wait on no test (misses overlap); each is
+// tested for room at once, queued if none, before the next depth (a shortest
+// path): measured fills (BENCHMARKS.md, "Tuning constants"). A node
 // carries the fingerprint moving in (in): a bucket without room for it may
 // have an empty slot (never a child), and a slot whose freeing gives in no
 // room is not a child.
