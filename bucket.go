@@ -21,15 +21,14 @@ const (
 
 // layout holds a bucket layout's masks, fixed when the table is set up.
 type layout struct {
-	f, b, f1      uint   // fingerprint bits (8, 12 or 15), slots (4, or 5 with f = 12), f-1
-	slotMask      uint64 // (1<<f)-1
-	fpMask        uint64 // the slots: (1<<bf)-1
-	lo, hi        uint64 // 1 in the lowest, the highest bit of every slot
-	neLow, neAdd  uint64 // nonEmpty's masks: fpMask &^ hi, hi - lo
-	ctrShift      uint   // bf
-	ctrMask       uint64 // the counter, shifted down: (1<<(62-bf))-1
-	sumMask, sumB uint64 // choose's: 15<<(bf-1), b<<(bf-1)
-	packed        bool   // the packed layout (packed.go); the fields above describe its eight slots
+	f, b, f1               uint   // fingerprint bits (8, 12 or 15), slots (4, or 5 with f = 12), f-1
+	slotMask               uint64 // (1<<f)-1
+	fpMask                 uint64 // the slots: (1<<bf)-1
+	lo, hi                 uint64 // 1 in the lowest, the highest bit of every slot
+	neLow, neAdd           uint64 // nonEmpty's masks: fpMask &^ hi, hi - lo
+	ctrShift               uint   // bf
+	ctrMask, sumMask, sumB uint64 // the counter shifted down, (1<<(62-bf))-1; choose's 15<<(bf-1), b<<(bf-1)
+	packed                 bool   // the packed layout (packed.go); the fields above describe its eight slots
 }
 
 // newLayout returns the layout of b slots of f bits, one of validLayout's.
@@ -39,8 +38,7 @@ func newLayout(f, b uint) layout {
 		l.lo |= 1 << (s * f)
 	}
 	l.hi, l.ctrMask = l.lo<<(f-1), 1<<(payloadBits-b*f)-1
-	l.neLow, l.neAdd = l.fpMask&^l.hi, l.hi-l.lo
-	l.sumMask, l.sumB = 15<<(b*f-1), uint64(b)<<(b*f-1)
+	l.neLow, l.neAdd, l.sumMask, l.sumB = l.fpMask&^l.hi, l.hi-l.lo, 15<<(b*f-1), uint64(b)<<(b*f-1)
 	return l
 }
 

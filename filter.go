@@ -312,7 +312,8 @@ func (f *Filter) Insert(key []byte) error {
 	if f.m == 0 {
 		return ErrZeroFilter
 	}
-	h := uint64(0) // placeHash, written out to save a call (as in Lookup)
+	// placeHash, written out to save a call (as in Lookup).
+	h := uint64(0)
 	switch {
 	case len(key) == 8:
 		h = hash8(key)
@@ -326,11 +327,13 @@ func (f *Filter) Insert(key []byte) error {
 	}
 	b1, fp, b2 := place(h, f.m, f.fpRange)
 	if f.inline { // insertKey's first try, written out (a call fewer)
-		w1, w2 := f.t.loadPair(b1, b2)
-		b, w, r := f.lay.choose(b1, b2, w1, w2)
-		if r != 0 && (w1|w2)&tagMask == 0 && f.t.cas(b, w, w|fp*f.lay.slotUnit(r)) {
-			f.count.add(1)
-			return nil
+		w1, w2 := loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
+		switch b, w, r := f.lay.choose(b1, b2, w1, w2); {
+		case (w1|w2)&tagMask != 0: // insertKey helps
+		case r == 0:
+			return f.counted(f.makeRoomAndAdd(b1, b2, fp))
+		case f.t.cas(b, w, w|fp*f.lay.slotUnit(r)):
+			return f.counted(true)
 		}
 	} else if f.lay.packed {
 		return f.pkInsertKey(b1, b2, fp)

@@ -2,6 +2,7 @@ package cuckoo
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -89,31 +90,38 @@ func (p *descPool) desc(slot uint32) *kcasDesc { return p.pool.item(slot + 1) }
 func (p *descPool) lease() uint32              { return p.pool.lease(stackShard(descShardBits)) - 1 }
 func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descShardBits), slot+1) }
 
-// descLease is a goroutine's lease of a descriptor slot for one operation.
-// leaseCache keeps a free one per stack shard (shard.go), taken by a Swap
-// (one holder), put back by a CAS into an empty entry, else to descriptors.
+// descLease is a goroutine's lease of a descriptor slot for one operation,
+// cached per P in leaseCache so that leasing writes no line shared with
+// other cores. A lease sync.Pool drops is garbage, and its cleanup returns
+// the slot (a lease in use is held in a variable). Race builds bypass the
+// cache (their sync.Pool drops a quarter of what it is given), and their
+// leases stay on the stack.
 type descLease struct {
 	slot uint32
 	d    *kcasDesc // descriptors.desc(slot), from the lease's first kcasWith
 }
 
-var leaseCache [1 << descShardBits]struct {
-	l atomic.Pointer[descLease]
-	_ [56]byte // a cache line each
-}
+var leaseCache sync.Pool // of *descLease
 
 func leaseDesc() *descLease {
-	if l := leaseCache[stackShard(descShardBits)].l.Swap(nil); l != nil {
+	if raceEnabled {
+		return &descLease{slot: descriptors.lease()}
+	}
+	if l, ok := leaseCache.Get().(*descLease); ok {
 		return l
 	}
-	return &descLease{slot: descriptors.lease()}
+	l := &descLease{slot: descriptors.lease()}
+	runtime.AddCleanup(l, descriptors.release, l.slot)
+	return l
 }
 
 // release ends the lease; the caller must not use the slot afterwards.
 func (l *descLease) release() {
-	if !leaseCache[stackShard(descShardBits)].l.CompareAndSwap(nil, l) {
+	if raceEnabled {
 		descriptors.release(l.slot)
+		return
 	}
+	leaseCache.Put(l)
 }
 
 // setField writes a descriptor field: a plain store on amd64 built by gc,
@@ -320,19 +328,10 @@ func (t *kcasTable) loadWord(i uint64) uint64 {
 }
 
 // cas is a single-word CAS of a plain value; it fails on a reference, which
-// the caller then helps (helpWord) before retrying. Here and in loadPair,
-// i < len(t.words) (place and altBucket make every bucket): no bounds check.
+// the caller then helps (helpWord) before retrying. i is a bucket's: wordAt.
 func (t *kcasTable) cas(i, old, new uint64) bool {
 	hookWrite(t, i)
 	return wordAt(t.words, i).CompareAndSwap(old, new)
-}
-
-// loadPair loads words i1 and i2, each after its hook.
-func (t *kcasTable) loadPair(i1, i2 uint64) (w1, w2 uint64) {
-	hookRead(t, i1)
-	w1 = wordAt(t.words, i1).Load()
-	hookRead(t, i2)
-	return w1, wordAt(t.words, i2).Load()
 }
 
 // helpWord helps the operation of reference v to completion.

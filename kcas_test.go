@@ -248,44 +248,6 @@ func TestDescPoolLeases(t *testing.T) {
 	}
 }
 
-// TestLeaseCacheExclusive checks that leaseCache hands a lease to one
-// holder at a time, and that leases held at once, by one goroutine or
-// many, have distinct slots (fails with leaseDesc's Swap replaced by a
-// Load, or release's CompareAndSwap by a Store).
-func TestLeaseCacheExclusive(t *testing.T) {
-	a := leaseDesc()
-	a.release()
-	b, c := leaseDesc(), leaseDesc() // b is a, from the cache
-	if b == c || b.slot == c.slot {
-		t.Fatalf("two leases held at once share slot %d", b.slot)
-	}
-	b.release()
-	c.release() // finds the entry taken: c's slot goes back to descriptors
-	if d := leaseDesc(); d != b {
-		t.Fatalf("the cache lost the lease put back first")
-	} else {
-		d.release()
-	}
-	var held [maxDescs]atomic.Bool
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 200 {
-				l := leaseDesc()
-				if held[l.slot].Swap(true) {
-					t.Errorf("slot %d leased by two goroutines at once", l.slot)
-				}
-				runtime.Gosched()
-				held[l.slot].Store(false)
-				l.release()
-			}
-		}()
-	}
-	wg.Wait()
-}
-
 // TestDescriptorReuseRejectsStaleRead reuses a descriptor slot while a
 // reader still holds references to its previous operation, and reads them
 // at the worst point: after the new operation's fields are written and

@@ -38,9 +38,8 @@ const (
 	discoverShortQueue = 32
 )
 
-// A BFS node is bucket<<32 | in<<20 | depth<<16 | path (at most 16 bits);
-// in is the fingerprint that would move into the bucket (at most 12 bits)
-// where room depends on it (packed), else 0.
+// A BFS node is bucket<<32 | in<<20 | depth<<16 | path (16 bits at most); in:
+// the fingerprint moving in (12 bits) where room depends on it (packed), else 0.
 func bfsNode(b, in uint64, depth int, path uint64) uint64 {
 	return b<<32 | in<<20 | uint64(depth)<<16 | path
 }

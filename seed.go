@@ -10,9 +10,9 @@ import (
 )
 
 // randomSeed returns the seed of a filter made without WithSeed, so that keys
-// found offline to fill a pair of buckets scatter (keyed): math/rand/v2's
-// ChaCha8, seeded by the OS, never fails, allocates nothing, and one filter's
-// seed does not predict another's.
+// found offline to fill a pair of buckets scatter (keyed). math/rand/v2's
+// ChaCha8, seeded by the operating system, does not let one filter's seed
+// predict another's, never fails and allocates nothing.
 func randomSeed() uint64 { return rand.Uint64() }
 
 const prime1, prime2, prime3, prime4, prime5 = 11400714785074694791, 14029467366897019727, 1609587929392839161, 9650029242287828579, 2870177450012600261

@@ -18,8 +18,7 @@ func stackShard(bits uint) uint {
 
 // shardSet is a set of shards of T, each padded to a cache line: a counter
 // every insert updates is spread over shards, lest its line travel between
-// cores on every operation, its value the shards' sum. mine: stackShard's
-// mix, times mul (0 for one shard), >> shift: in the set, unchecked.
+// cores on every operation, its value the shards' sum.
 type shardSet[T any] struct {
 	shards     []T
 	mul, shift uint64
@@ -29,7 +28,7 @@ func (s *shardSet[T]) init(bits uint) {
 	s.shards, s.mul, s.shift = make([]T, 1<<bits), 0x9e3779b97f4a7c15*uint64(min(bits, 1)), uint64(64-bits)&63
 }
 
-func (s *shardSet[T]) mine() *T {
+func (s *shardSet[T]) mine() *T { // stackShard's, by mul (0 for one shard) and shift: unchecked
 	var local byte
 	i := uintptr(uint64(uintptr(unsafe.Pointer(&local))>>11) * s.mul >> (s.shift & 63))
 	return (*T)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s.shards)), i*unsafe.Sizeof(s.shards[0])))
@@ -86,3 +85,12 @@ type shardedCount struct{ counters }
 
 func (c *shardedCount) add(d int64) { c.mine().n[0].Add(uint64(d)) }
 func (c *shardedCount) sum() int64  { return int64(c.counters.sum(0)) }
+
+// counted counts an insert that added fp, or returns ErrFull.
+func (f *Filter) counted(added bool) error {
+	if !added {
+		return ErrFull
+	}
+	f.count.add(1)
+	return nil
+}

@@ -20,11 +20,7 @@ func (f *Filter) pkInsertKey(b1, b2, fp uint64) error {
 	} else {
 		added = f.pkInsertRead(b1, b2, fp, w1, w2)
 	}
-	if !added {
-		return ErrFull
-	}
-	f.count.add(1)
-	return nil
+	return f.counted(added)
 }
 
 // pkInsertRead stores fp uncounted, relocating if need be (LockFree: from reads w1, w2).

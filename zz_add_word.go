@@ -7,7 +7,7 @@ package cuckoo
 // insertKey is Insert once the key is placed.
 func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	l := &f.lay
-	w1, w2 := f.t.loadPair(b1, b2)
+	w1, w2 := loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
 	// insertRead with add's first round written out (a call fewer).
 	var added bool
 	if f.mode != Locked && (w1|w2)&tagMask == 0 {
@@ -21,11 +21,7 @@ func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	} else {
 		added = f.insertRead(b1, b2, fp, w1, w2)
 	}
-	if !added {
-		return ErrFull
-	}
-	f.count.add(1)
-	return nil
+	return f.counted(added)
 }
 
 // insertRead stores fp uncounted, relocating if need be (LockFree: from reads w1, w2).
@@ -48,7 +44,7 @@ func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 		if f.mode == Locked {
 			ok = f.addLocked(b1, b2, fp)
 		} else {
-			w1, w2 := f.t.loadPair(b1, b2)
+			w1, w2 := loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
 			ok = f.add(b1, b2, fp, w1, w2)
 		}
 		if ok {
@@ -112,7 +108,7 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 				f.helpWord(w2)
 			}
 		}
-		w1, w2 = f.t.loadPair(b1, b2)
+		w1, w2 = loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
 	}
 }
 
@@ -122,7 +118,7 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 // "Tuning constants"), else fp if it has room, else locks both and chooses again.
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
-	w1, w2 := f.t.loadPair(b1, b2)
+	w1, w2 := loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
 	b, w, r := l.choose(b1, b2, w1, w2)
 	nw, ok := w|fp*l.slotUnit(r), r != 0
 	if !ok {

@@ -4,9 +4,8 @@
 
 package cuckoo
 
-// growDiscover finds a shortest path from b1 or b2 to a slot that may take
-// the fingerprint moving into it: its code and number of
-// moves, or ok=false if none within maxPathLen, short queue first.
+// growDiscover finds a shortest path from b1 or b2 to a slot that may take the fingerprint moving
+// into it: its code and moves, or ok=false if none within maxPathLen; short queue first.
 func (x *growTable) growDiscover(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	var q [bfsShortQueue]uint64
 	path, depth, ok, truncated := x.growSearch(q[:], b1, b2)
@@ -65,10 +64,10 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 		cw := [slotsPerBucket]uint64{words[cb[0]].Load(), words[cb[1]].Load(), words[cb[2]].Load(), words[cb[3]].Load()}
 		for s := range slotsPerBucket {
 			c, wc := cb[s], cw[s]
+			cp := p | uint64(s)<<sh
 			if c == b {
 				continue // cannot move (or alt refuses)
 			}
-			cp := p | uint64(s)<<sh
 			if wc&tagMask != 0 {
 				wc = t.load(c)
 			}

@@ -4,9 +4,8 @@
 
 package cuckoo
 
-// pkDiscover finds a shortest path from b1 or b2 to a slot that may take
-// the fingerprint moving into it (fp into b1 or b2): its code and number of
-// moves, or ok=false if none within pkMaxPathLen, short queue first.
+// pkDiscover finds a shortest path from b1 or b2 to a slot that may take the fingerprint moving
+// into it (fp into b1 or b2): its code and moves, or ok=false if none within pkMaxPathLen; short queue first.
 func (f *Filter) pkDiscover(b1, b2, fp uint64) (path uint64, depth int, ok bool) {
 	var q [pkShortQueue]uint64
 	path, depth, ok, truncated := f.pkSearch(q[:], b1, b2, fp)
@@ -68,13 +67,13 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 		cw := [packedSlots]uint64{words[cb[0]>>1].Load(), words[cb[1]>>1].Load(), words[cb[2]>>1].Load(), words[cb[3]>>1].Load()}
 		for s := range packedSlots {
 			c, wc, cin := cb[s], cw[s], cf[s]
+			cp := p | uint64(s)<<sh
 			if c == b || cin == 0 {
 				continue // cannot move, or an empty slot in may not take
 			}
 			if s == packedSlots-1 && b&1 != 0 && in >= pkTopLimit {
 				continue // freeing this slot gives in no room
 			}
-			cp := p | uint64(s)<<sh
 			if wc&tagMask != 0 {
 				wc = t.load(c >> 1)
 			}

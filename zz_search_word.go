@@ -4,9 +4,8 @@
 
 package cuckoo
 
-// discover finds a shortest path from b1 or b2 to a slot that may take
-// the fingerprint moving into it: its code and number of
-// moves, or ok=false if none within maxPathLen, short queue first.
+// discover finds a shortest path from b1 or b2 to a slot that may take the fingerprint moving
+// into it: its code and moves, or ok=false if none within maxPathLen; short queue first.
 func (f *Filter) discover(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	var q [discoverShortQueue]uint64
 	path, depth, ok, truncated := f.search(q[:], b1, b2)
