@@ -21,26 +21,22 @@ func stackShard(bits uint) uint {
 // cores on every operation, its value the shards' sum.
 type shardSet[T any] struct {
 	shards     []T
-	mul, shift uint64
+	bits       uint
+	mul, shift uint64 // shardedCount.add's stackShard: mul 0 for one shard
 }
 
 func (s *shardSet[T]) init(bits uint) {
-	s.shards, s.mul, s.shift = make([]T, 1<<bits), 0x9e3779b97f4a7c15*uint64(min(bits, 1)), uint64(64-bits)&63
+	s.shards, s.bits, s.mul, s.shift = make([]T, 1<<bits), bits, 0x9e3779b97f4a7c15*uint64(min(bits, 1)), uint64(64-bits)&63
 }
+func (s *shardSet[T]) mine() *T { return &s.shards[stackShard(s.bits)] }
 
-func (s *shardSet[T]) mine() *T { // stackShard's, by mul (0 for one shard) and shift: unchecked
-	var local byte
-	i := uintptr(uint64(uintptr(unsafe.Pointer(&local))>>11) * s.mul >> (s.shift & 63))
-	return (*T)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s.shards)), i*unsafe.Sizeof(s.shards[0])))
-}
-
-// A filter of m words gets two shards per P (GOMAXPROCS at creation), so that
-// running goroutines rarely share one, but at most 1<<maxShardBits, one per
-// 16 words, and past 1<<minCappedShardBits one (64 bytes) per wordsPerShard
-// words (1/2048 of the table): bits per key hold on any machine, and small
-// filters stay small. The count, written by every insert and delete, may have
-// one per wordsPerCountShard words: with fewer, cores take turns with each
-// shard's line (BENCHMARKS.md, "Tuning constants").
+// A filter of m words gets two shards per P (GOMAXPROCS at creation), so
+// that running goroutines rarely share one, but at most 1<<maxShardBits,
+// one per 16 words, and past 1<<minCappedShardBits one (64 bytes) per
+// wordsPerShard words (1/2048 of the table): bits per key hold on any
+// machine, and small filters stay small. The count, written by every insert
+// and delete, may have one per wordsPerCountShard words: with fewer, cores
+// take turns with each shard's line (BENCHMARKS.md, "Tuning constants").
 const (
 	maxShardBits       = 6
 	minCappedShardBits = 2
@@ -83,8 +79,12 @@ func (c *counters) sum(id statID) uint64 {
 // bucket would be shared by every goroutine filling a filter).
 type shardedCount struct{ counters }
 
-func (c *shardedCount) add(d int64) { c.mine().n[0].Add(uint64(d)) }
-func (c *shardedCount) sum() int64  { return int64(c.counters.sum(0)) }
+func (c *shardedCount) add(d int64) { // mine, unchecked: in the set by mul and shift
+	var local byte
+	i := uintptr(uint64(uintptr(unsafe.Pointer(&local))>>11) * c.mul >> (c.shift & 63))
+	(*counterShard)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(c.shards)), i*unsafe.Sizeof(counterShard{}))).n[0].Add(uint64(d))
+}
+func (c *shardedCount) sum() int64 { return int64(c.counters.sum(0)) }
 
 // counted counts an insert that added fp, or returns ErrFull.
 func (f *Filter) counted(added bool) error {

@@ -3,7 +3,6 @@ package cuckoo
 import (
 	"sync"
 	"testing"
-	"unsafe"
 )
 
 func TestStackShardStablePerGoroutine(t *testing.T) {
@@ -21,17 +20,15 @@ func TestStackShardStablePerGoroutine(t *testing.T) {
 // TestStackShardSpreads checks that goroutines land on different shards:
 // 64 goroutines alive at once must use more than a few of 64 shards (a
 // constant or badly mixed choice would put them all on one or two), both
-// by stackShard and by a 64-shard shardSet's mine (whose unchecked index
-// must stay in the set; a one-shard set's is 0).
+// by stackShard and by a 64-shard count's add (whose unchecked index must
+// stay in the set; a one-shard count's is 0).
 func TestStackShardSpreads(t *testing.T) {
 	const g = 64
-	shards, mine := make([]uint, g), make([]uint, g)
-	var set, one shardSet[counterShard]
-	set.init(6)
+	shards, adds := make([]uint, g), make([]uint, g)
+	var count, one shardedCount
+	count.init(6)
 	one.init(0)
-	index := func(s *shardSet[counterShard]) uint {
-		return uint((uintptr(unsafe.Pointer(s.mine())) - uintptr(unsafe.Pointer(&s.shards[0]))) / unsafe.Sizeof(s.shards[0]))
-	}
+	var mu sync.Mutex
 	var ready, done sync.WaitGroup
 	ready.Add(g)
 	done.Add(g)
@@ -39,10 +36,20 @@ func TestStackShardSpreads(t *testing.T) {
 	for i := 0; i < g; i++ {
 		go func() {
 			defer done.Done()
-			shards[i], mine[i] = stackShard(6), index(&set)
-			if j := index(&one); j != 0 {
-				t.Errorf("a one-shard set's mine is shard %d", j)
+			shards[i], adds[i] = stackShard(6), 1<<6
+			mu.Lock() // one add at a time: the shard that changed is this one's
+			count.add(1)
+			for j := range count.shards {
+				if count.shards[j].n[0].Load() > 0 {
+					adds[i] = uint(j)
+					count.shards[j].n[0].Store(0)
+				}
 			}
+			if one.add(1); one.shards[0].n[0].Load() != 1 {
+				t.Errorf("a one-shard count's add missed shard 0")
+			}
+			one.shards[0].n[0].Store(0)
+			mu.Unlock()
 			ready.Done()
 			<-release // keep every stack alive until all have chosen
 		}()
@@ -50,7 +57,7 @@ func TestStackShardSpreads(t *testing.T) {
 	ready.Wait()
 	close(release)
 	done.Wait()
-	for _, shards := range [][]uint{shards, mine} {
+	for _, shards := range [][]uint{shards, adds} {
 		seen := map[uint]bool{}
 		for _, s := range shards {
 			if s >= 1<<6 {
