@@ -79,7 +79,7 @@ func (c *counters) sum(id statID) uint64 {
 // bucket would be shared by every goroutine filling a filter).
 type shardedCount struct{ counters }
 
-func (c *shardedCount) add(d int64) { // mine, unchecked: in the set by mul and shift
+func (c *shardedCount) add(d int64) { // stackShard's shard by mul, shift: in bounds, unchecked
 	var local byte
 	i := uintptr(uint64(uintptr(unsafe.Pointer(&local))>>11) * c.mul >> (c.shift & 63))
 	(*counterShard)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(c.shards)), i*unsafe.Sizeof(counterShard{}))).n[0].Add(uint64(d))

@@ -40,8 +40,8 @@ func (x *growTable) growAdd(b1, b2, q1, q2 uint64, w1, w2 uint64) int {
 
 // growAddLocked is growAdd by the Locked add rule (locked.go): it chooses
 // from unlocked reads, locks the chosen word's stripe and stores the choice as
-// made if the word is unchanged (cheaper than recomputing: BENCHMARKS.md,
-// "Tuning constants"), else fp if it has room, else locks both and chooses again.
+// made if the word is unchanged (cheaper than recomputing:
+// BENCHMARKS.md, "Tuning constants"), else fp if it has room, else locks both and chooses again.
 func (x *growTable) growAddLocked(b1, b2, q1, q2 uint64) int {
 	w1, w2 := loadAt(&x.t, &x.t.words[b1]), loadAt(&x.t, &x.t.words[b2])
 	if (w1|w2)&frozenBit != 0 {

@@ -114,8 +114,8 @@ func (f *Filter) pkAdd(b1, b2, fp uint64, w1, w2 uint64) bool {
 
 // pkAddLocked is pkAdd by the Locked add rule (locked.go): it chooses
 // from unlocked reads, locks the chosen word's stripe and stores the choice as
-// made if the word is unchanged (cheaper than recomputing: BENCHMARKS.md,
-// "Tuning constants"), else fp if it has room, else locks both and chooses again.
+// made if the word is unchanged (cheaper than recomputing:
+// BENCHMARKS.md, "Tuning constants"), else fp if it has room, else locks both and chooses again.
 func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
 	w1, w2 := f.pkReadPair(b1, b2)
 	b, w, put := pkChoose(b1, b2, fp, w1, w2)

@@ -114,8 +114,8 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 
 // addLocked is add by the Locked add rule (locked.go): it chooses
 // from unlocked reads, locks the chosen word's stripe and stores the choice as
-// made if the word is unchanged (cheaper than recomputing: BENCHMARKS.md,
-// "Tuning constants"), else fp if it has room, else locks both and chooses again.
+// made if the word is unchanged (cheaper than recomputing:
+// BENCHMARKS.md, "Tuning constants"), else fp if it has room, else locks both and chooses again.
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
 	w1, w2 := loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
