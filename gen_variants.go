@@ -174,7 +174,7 @@ var codecs = []codec{
 			nw, ok := w|%s*l.slotUnit(r), r != 0`, b1, b2, w1, w2, fp)
 		},
 		ReadPair: func(b1, b2 string) string {
-			return fmt.Sprintf("loadAt(&f.t, &f.t.words[%s]), loadAt(&f.t, &f.t.words[%s])", b1, b2)
+			return fmt.Sprintf("loadAt(&f.t, wordAt(f.t.words, %s)), loadAt(&f.t, wordAt(f.t.words, %s))", b1, b2)
 		},
 		Matches:    func(w, b, fp string) string { return fmt.Sprintf("l.matches(%s, %s)", w, fp) },
 		MatchesOne: func(w string) string { return fmt.Sprintf("l.matches(%s, fp)", w) },

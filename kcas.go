@@ -328,10 +328,10 @@ func (t *kcasTable) loadWord(i uint64) uint64 {
 }
 
 // cas is a single-word CAS of a plain value; it fails on a reference, which
-// the caller then helps (helpWord) before retrying.
+// the caller then helps (helpWord) before retrying. i, a bucket's, is in bounds.
 func (t *kcasTable) cas(i, old, new uint64) bool {
 	hookWrite(t, i)
-	return t.words[i].CompareAndSwap(old, new)
+	return wordAt(t.words, i).CompareAndSwap(old, new)
 }
 
 // helpWord helps the operation of reference v to completion.

@@ -3,46 +3,43 @@ package cuckoo
 //go:generate go run gen_variants.go
 
 // Making room for an insert whose two buckets are full (both modes), as in
-// Algorithm 3 of the lock-free cuckoo filter paper: discovery, a
-// breadth-first search over "a fingerprint in b can move to its other
-// bucket" that changes nothing and stops at the first bucket with room (a
-// shortest path), then migration, which replays the path (its buckets
-// recomputed from the fingerprints) and applies its moves backwards, from
-// the free slot to the candidate bucket. Each move is one atomic step that
-// bumps the counters (packed: dst's version), so every fingerprint stays
-// findable; a step that no longer applies changes nothing, and the path is
-// discovered anew (per codec: search, relocate and move.go.tmpl).
+// Algorithm 3 of the lock-free cuckoo filter paper: discovery, a BFS over
+// "a fingerprint in b can move to its other bucket" that changes nothing and
+// stops at the first bucket with room (a shortest path), then migration: the
+// path replayed (buckets recomputed from the fingerprints), its moves applied
+// backwards, from the free slot to the candidate bucket. Each move is one
+// atomic step bumping the counters (packed: dst's version), so every
+// fingerprint stays findable; a step that no longer applies changes nothing,
+// and the path is discovered anew (search, relocate and move.go.tmpl).
 //
-// The paper sets the destination counter to max(src, dst)+1, sound only with
-// unbounded counters. Ours wrap, and the lookup compares each bucket only
-// with itself (twophase.go), for which +1 on both is what the argument
-// needs; a max() of wrapped counters could jump one by up to 2^c-1,
-// defeating the wrap bound.
+// The paper sets the destination counter to max(src, dst)+1, sound only
+// unbounded. Ours wrap, and the lookup compares each bucket only with itself
+// (twophase.go), for which +1 on both is what the argument needs; a max() of
+// wrapped counters could jump one by up to 2^c-1, defeating the wrap bound.
 
 const (
 	// maxPathLen is the most fingerprints one insert relocates: depth 5
 	// reaches the 95% load four-slot tables are sized for (libcuckoo's
 	// bound; first-failure loads are in the tests).
 	maxPathLen = 5
-	// bfsQueueLen bounds discovery's nodes: both roots and maxSlots
-	// children per node down to depth maxPathLen-1 (deeper only tested).
+	// bfsQueueLen bounds discovery's nodes: both roots and maxSlots children
+	// per node down to depth maxPathLen-1 (deeper only tested).
 	bfsQueueLen  = 2 * (maxSlotsPow5 - 1) / (maxSlots - 1)
 	maxSlotsPow5 = maxSlots * maxSlots * maxSlots * maxSlots * maxSlots
 	// bfsSlotBits is the bits of one move's slot in a path code (bit 0
 	// the start bucket, then a slot per move).
 	bfsSlotBits = 3
-	// The queues searches try first, as Go zeroes a local array per call
-	// and most searches end after a few buckets (search.go.tmpl; lengths
-	// and pkShortQueue: BENCHMARKS.md, "Tuning constants"): the growing
-	// filter's, every bucket within two moves;
-	// discover's, every search that ends within two moves (2+10 buckets).
+	// The queues searches try first, as Go zeroes a local array per call and
+	// most searches end after a few buckets (lengths and pkShortQueue:
+	// BENCHMARKS.md, "Tuning constants"): the growing filter's, every bucket
+	// within two moves; discover's, every search ending within two moves
+	// (2+10 buckets).
 	bfsShortQueue      = 64
 	discoverShortQueue = 32
 )
 
-// A BFS node is bucket<<32 | in<<20 | depth<<16 | path (at most 16 bits);
-// in is the fingerprint that would move into the bucket (at most 12 bits)
-// where room depends on it (packed), else 0.
+// A BFS node is bucket<<32 | in<<20 | depth<<16 | path (16 bits at most); in:
+// the fingerprint moving in (12 bits) where room depends on it (packed), else 0.
 func bfsNode(b, in uint64, depth int, path uint64) uint64 {
 	return b<<32 | in<<20 | uint64(depth)<<16 | path
 }
@@ -77,17 +74,15 @@ func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) 
 
 // maxRoomRounds bounds an insert's rounds of makeRoom then buckets full
 // again, and makeRoom's stale paths: each means concurrent writers changed
-// the table first, and near full a few can undo each other's room without
-// end. The insert then returns ErrFull, having only moved fingerprints
-// within their pairs.
+// the table first (near full, a few can undo each other's room without end).
+// The insert then returns ErrFull, having only moved fingerprints in pairs.
 const maxRoomRounds = 1024
 
-// Test hooks, called in race builds only (other builds compile the calls
-// out): roomMadeHook after makeRoom freed a slot, before the insert adds
-// again (tests take the slot, as a concurrent writer would);
-// pathReplayedHook when makeRoom replayed a path of at least one move, with
-// its first move's bucket, slot and fingerprint, before the moves (tests
-// change the path).
+// Test hooks, called in race builds only: roomMadeHook after makeRoom freed
+// a slot, before the insert adds again (tests take the slot, as a concurrent
+// writer would); pathReplayedHook when makeRoom replayed a path of at least
+// one move, with its first move's bucket, slot and fingerprint, before the
+// moves (tests change the path).
 var (
 	roomMadeHook     func(f *Filter, b1, b2 uint64)
 	pathReplayedHook func(f *Filter, b uint64, s int, fp uint64)

@@ -20,12 +20,15 @@ func stackShard(bits uint) uint {
 // every insert updates is spread over shards, lest its line travel between
 // cores on every operation, its value the shards' sum.
 type shardSet[T any] struct {
-	shards []T
-	bits   uint
+	shards     []T
+	bits       uint
+	mul, shift uint64 // shardedCount.add's stackShard: mul 0 for one shard
 }
 
-func (s *shardSet[T]) init(bits uint) { s.shards, s.bits = make([]T, 1<<bits), bits }
-func (s *shardSet[T]) mine() *T       { return &s.shards[stackShard(s.bits)] }
+func (s *shardSet[T]) init(bits uint) {
+	s.shards, s.bits, s.mul, s.shift = make([]T, 1<<bits), bits, 0x9e3779b97f4a7c15*uint64(min(bits, 1)), uint64(64-bits)&63
+}
+func (s *shardSet[T]) mine() *T { return &s.shards[stackShard(s.bits)] }
 
 // A filter of m words gets two shards per P (GOMAXPROCS at creation), so
 // that running goroutines rarely share one, but at most 1<<maxShardBits,
@@ -76,5 +79,18 @@ func (c *counters) sum(id statID) uint64 {
 // bucket would be shared by every goroutine filling a filter).
 type shardedCount struct{ counters }
 
-func (c *shardedCount) add(d int64) { c.counters.add(0, uint64(d)) }
-func (c *shardedCount) sum() int64  { return int64(c.counters.sum(0)) }
+func (c *shardedCount) add(d int64) { // stackShard's shard by mul, shift: in bounds, unchecked
+	var local byte
+	i := uintptr(uint64(uintptr(unsafe.Pointer(&local))>>11) * c.mul >> (c.shift & 63))
+	(*counterShard)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(c.shards)), i*unsafe.Sizeof(counterShard{}))).n[0].Add(uint64(d))
+}
+func (c *shardedCount) sum() int64 { return int64(c.counters.sum(0)) }
+
+// counted counts an insert that added fp, or returns ErrFull.
+func (f *Filter) counted(added bool) error {
+	if !added {
+		return ErrFull
+	}
+	f.count.add(1)
+	return nil
+}

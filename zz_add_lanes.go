@@ -4,13 +4,11 @@
 
 package cuckoo
 
-// growAdd puts fp into b1 or b2 by the placement rule (Choose: the
-// bucket with more room for fp, b1 on a tie, for fewer relocations later:
-// BENCHMARKS.md, "Tuning constants") with one CAS; growFull: neither has
-// room. w1, w2 are the caller's reads (one, when the buckets share a word).
-// A stale read of the chosen word fails the CAS and the choice is made
-// again; one of the other word only changed the choice: the new word is
-// always built from the value the CAS compares.
+// growAdd puts fp into b1 or b2 by the placement rule (Choose: more room
+// for fp, b1 on a tie: BENCHMARKS.md, "Tuning constants") with one CAS;
+// growFull: no room. w1, w2: the caller's reads (one for a shared word). A stale
+// read of the chosen word fails the CAS; of the other, it only changed the
+// choice: the new word is always built from the value the CAS compares.
 func (x *growTable) growAdd(b1, b2, q1, q2 uint64, w1, w2 uint64) int {
 	for {
 		if (w1|w2)&tagMask == 0 {
@@ -40,11 +38,10 @@ func (x *growTable) growAdd(b1, b2, q1, q2 uint64, w1, w2 uint64) int {
 	}
 }
 
-// growAddLocked is growAdd by the Locked add rule (locked.go): it
-// chooses from unlocked reads and locks the chosen word's stripe; under it,
-// it stores the choice as made if the word still holds the value it was
-// made from (cheaper than recomputing: BENCHMARKS.md, "Tuning constants"),
-// else fp into the bucket if it has room, else locks both and chooses again.
+// growAddLocked is growAdd by the Locked add rule (locked.go): it chooses
+// from unlocked reads, locks the chosen word's stripe and stores the choice as
+// made if the word is unchanged (cheaper than recomputing:
+// BENCHMARKS.md, "Tuning constants"), else fp if it has room, else locks both and chooses again.
 func (x *growTable) growAddLocked(b1, b2, q1, q2 uint64) int {
 	w1, w2 := loadAt(&x.t, &x.t.words[b1]), loadAt(&x.t, &x.t.words[b2])
 	if (w1|w2)&frozenBit != 0 {

@@ -14,24 +14,16 @@ func (f *Filter) pkInsertKey(b1, b2, fp uint64) error {
 		nw, ok := w|put, put != 0
 		if !ok {
 			added = f.pkMakeRoomAndAdd(b1, b2, fp)
-		} else if f.t.cas(b>>1, w, nw) {
-			added = true
-		} else {
-			w1, w2 = f.pkReadPair(b1, b2)
-			added = f.pkInsertRead(b1, b2, fp, w1, w2)
+		} else if added = f.t.cas(b>>1, w, nw); !added {
+			added = f.pkInsertRead(b1, b2, fp, w1, w2) // stale reads fail only add's CAS
 		}
 	} else {
 		added = f.pkInsertRead(b1, b2, fp, w1, w2)
 	}
-	if !added {
-		return ErrFull
-	}
-	f.count.add(1)
-	return nil
+	return f.counted(added)
 }
 
-// pkInsertRead stores fp in b1 or b2 (uncounted), relocating when
-// neither has room. LockFree mode tries the recent reads w1, w2 first.
+// pkInsertRead stores fp uncounted, relocating if need be (LockFree: from reads w1, w2).
 func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 	if f.mode == Locked {
 		return f.pkAddLocked(b1, b2, fp) || f.pkMakeRoomAndAdd(b1, b2, fp)
@@ -39,8 +31,7 @@ func (f *Filter) pkInsertRead(b1, b2, fp, w1, w2 uint64) bool {
 	return f.pkAdd(b1, b2, fp, w1, w2) || f.pkMakeRoomAndAdd(b1, b2, fp)
 }
 
-// pkMakeRoomAndAdd makes room and adds again, up to maxRoomRounds
-// times, after an add found no room.
+// pkMakeRoomAndAdd makes room and adds again (maxRoomRounds times at most).
 func (f *Filter) pkMakeRoomAndAdd(b1, b2, fp uint64) bool {
 	for round := 0; ; round++ {
 		if round == maxRoomRounds || !f.pkRelocate(b1, b2, fp) {
@@ -61,9 +52,8 @@ func (f *Filter) pkMakeRoomAndAdd(b1, b2, fp uint64) bool {
 	}
 }
 
-// pkInsertGroup inserts the first k keys of a group read by
-// readForInsert in order, as Inserts would, counted once: how many, and
-// false if the next did not fit. A stale group read only fails a CAS.
+// pkInsertGroup inserts a readForInsert group's first k keys as Inserts
+// would, counted once: how many, false if the next did not fit (a stale read fails a CAS).
 func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 	k = min(k, batchGroup) // no bounds checks on j below
 	for j := range k {
@@ -79,11 +69,8 @@ func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 			nw, ok := w|put, put != 0
 			if !ok {
 				added = f.pkMakeRoomAndAdd(b1, b2, fp)
-			} else if f.t.cas(b>>1, w, nw) {
-				added = true
-			} else {
-				w1, w2 = f.pkReadPair(b1, b2)
-				added = f.pkInsertRead(b1, b2, fp, w1, w2)
+			} else if added = f.t.cas(b>>1, w, nw); !added {
+				added = f.pkInsertRead(b1, b2, fp, w1, w2) // stale reads fail only add's CAS
 			}
 		} else {
 			added = f.pkInsertRead(b1, b2, fp, w1, w2)
@@ -97,13 +84,11 @@ func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 	return k, true
 }
 
-// pkAdd puts fp into b1 or b2 by the placement rule (Choose: the
-// bucket with more room for fp, b1 on a tie, for fewer relocations later:
-// BENCHMARKS.md, "Tuning constants") with one CAS; false: neither has
-// room. w1, w2 are the caller's reads (one, when the buckets share a word).
-// A stale read of the chosen word fails the CAS and the choice is made
-// again; one of the other word only changed the choice: the new word is
-// always built from the value the CAS compares.
+// pkAdd puts fp into b1 or b2 by the placement rule (Choose: more room
+// for fp, b1 on a tie: BENCHMARKS.md, "Tuning constants") with one CAS;
+// false: no room. w1, w2: the caller's reads (one for a shared word). A stale
+// read of the chosen word fails the CAS; of the other, it only changed the
+// choice: the new word is always built from the value the CAS compares.
 func (f *Filter) pkAdd(b1, b2, fp uint64, w1, w2 uint64) bool {
 	for {
 		if (w1|w2)&tagMask == 0 {
@@ -127,11 +112,10 @@ func (f *Filter) pkAdd(b1, b2, fp uint64, w1, w2 uint64) bool {
 	}
 }
 
-// pkAddLocked is pkAdd by the Locked add rule (locked.go): it
-// chooses from unlocked reads and locks the chosen word's stripe; under it,
-// it stores the choice as made if the word still holds the value it was
-// made from (cheaper than recomputing: BENCHMARKS.md, "Tuning constants"),
-// else fp into the bucket if it has room, else locks both and chooses again.
+// pkAddLocked is pkAdd by the Locked add rule (locked.go): it chooses
+// from unlocked reads, locks the chosen word's stripe and stores the choice as
+// made if the word is unchanged (cheaper than recomputing:
+// BENCHMARKS.md, "Tuning constants"), else fp if it has room, else locks both and chooses again.
 func (f *Filter) pkAddLocked(b1, b2, fp uint64) bool {
 	w1, w2 := f.pkReadPair(b1, b2)
 	b, w, put := pkChoose(b1, b2, fp, w1, w2)

@@ -7,7 +7,7 @@ package cuckoo
 // insertKey is Insert once the key is placed.
 func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	l := &f.lay
-	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
+	w1, w2 := loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
 	// insertRead with add's first round written out (a call fewer).
 	var added bool
 	if f.mode != Locked && (w1|w2)&tagMask == 0 {
@@ -15,24 +15,16 @@ func (f *Filter) insertKey(b1, b2, fp uint64) error {
 		nw, ok := w|fp*l.slotUnit(r), r != 0
 		if !ok {
 			added = f.makeRoomAndAdd(b1, b2, fp)
-		} else if f.t.cas(b, w, nw) {
-			added = true
-		} else {
-			w1, w2 = loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
-			added = f.insertRead(b1, b2, fp, w1, w2)
+		} else if added = f.t.cas(b, w, nw); !added {
+			added = f.insertRead(b1, b2, fp, w1, w2) // stale reads fail only add's CAS
 		}
 	} else {
 		added = f.insertRead(b1, b2, fp, w1, w2)
 	}
-	if !added {
-		return ErrFull
-	}
-	f.count.add(1)
-	return nil
+	return f.counted(added)
 }
 
-// insertRead stores fp in b1 or b2 (uncounted), relocating when
-// neither has room. LockFree mode tries the recent reads w1, w2 first.
+// insertRead stores fp uncounted, relocating if need be (LockFree: from reads w1, w2).
 func (f *Filter) insertRead(b1, b2, fp, w1, w2 uint64) bool {
 	if f.mode == Locked {
 		return f.addLocked(b1, b2, fp) || f.makeRoomAndAdd(b1, b2, fp)
@@ -40,8 +32,7 @@ func (f *Filter) insertRead(b1, b2, fp, w1, w2 uint64) bool {
 	return f.add(b1, b2, fp, w1, w2) || f.makeRoomAndAdd(b1, b2, fp)
 }
 
-// makeRoomAndAdd makes room and adds again, up to maxRoomRounds
-// times, after an add found no room.
+// makeRoomAndAdd makes room and adds again (maxRoomRounds times at most).
 func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 	for round := 0; ; round++ {
 		if round == maxRoomRounds || !f.relocate(b1, b2) {
@@ -53,7 +44,7 @@ func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 		if f.mode == Locked {
 			ok = f.addLocked(b1, b2, fp)
 		} else {
-			w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
+			w1, w2 := loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
 			ok = f.add(b1, b2, fp, w1, w2)
 		}
 		if ok {
@@ -62,9 +53,8 @@ func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 	}
 }
 
-// insertGroup inserts the first k keys of a group read by
-// readForInsert in order, as Inserts would, counted once: how many, and
-// false if the next did not fit. A stale group read only fails a CAS.
+// insertGroup inserts a readForInsert group's first k keys as Inserts
+// would, counted once: how many, false if the next did not fit (a stale read fails a CAS).
 func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 	l := &f.lay
 	k = min(k, batchGroup) // no bounds checks on j below
@@ -78,11 +68,8 @@ func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 			nw, ok := w|fp*l.slotUnit(r), r != 0
 			if !ok {
 				added = f.makeRoomAndAdd(b1, b2, fp)
-			} else if f.t.cas(b, w, nw) {
-				added = true
-			} else {
-				w1, w2 = loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
-				added = f.insertRead(b1, b2, fp, w1, w2)
+			} else if added = f.t.cas(b, w, nw); !added {
+				added = f.insertRead(b1, b2, fp, w1, w2) // stale reads fail only add's CAS
 			}
 		} else {
 			added = f.insertRead(b1, b2, fp, w1, w2)
@@ -96,13 +83,11 @@ func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 	return k, true
 }
 
-// add puts fp into b1 or b2 by the placement rule (Choose: the
-// bucket with more room for fp, b1 on a tie, for fewer relocations later:
-// BENCHMARKS.md, "Tuning constants") with one CAS; false: neither has
-// room. w1, w2 are the caller's reads (one, when the buckets share a word).
-// A stale read of the chosen word fails the CAS and the choice is made
-// again; one of the other word only changed the choice: the new word is
-// always built from the value the CAS compares.
+// add puts fp into b1 or b2 by the placement rule (Choose: more room
+// for fp, b1 on a tie: BENCHMARKS.md, "Tuning constants") with one CAS;
+// false: no room. w1, w2: the caller's reads (one for a shared word). A stale
+// read of the chosen word fails the CAS; of the other, it only changed the
+// choice: the new word is always built from the value the CAS compares.
 func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 	l := &f.lay
 	for {
@@ -123,18 +108,17 @@ func (f *Filter) add(b1, b2, fp uint64, w1, w2 uint64) bool {
 				f.helpWord(w2)
 			}
 		}
-		w1, w2 = loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
+		w1, w2 = loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
 	}
 }
 
-// addLocked is add by the Locked add rule (locked.go): it
-// chooses from unlocked reads and locks the chosen word's stripe; under it,
-// it stores the choice as made if the word still holds the value it was
-// made from (cheaper than recomputing: BENCHMARKS.md, "Tuning constants"),
-// else fp into the bucket if it has room, else locks both and chooses again.
+// addLocked is add by the Locked add rule (locked.go): it chooses
+// from unlocked reads, locks the chosen word's stripe and stores the choice as
+// made if the word is unchanged (cheaper than recomputing:
+// BENCHMARKS.md, "Tuning constants"), else fp if it has room, else locks both and chooses again.
 func (f *Filter) addLocked(b1, b2, fp uint64) bool {
 	l := &f.lay
-	w1, w2 := loadAt(&f.t, &f.t.words[b1]), loadAt(&f.t, &f.t.words[b2])
+	w1, w2 := loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
 	b, w, r := l.choose(b1, b2, w1, w2)
 	nw, ok := w|fp*l.slotUnit(r), r != 0
 	if !ok {

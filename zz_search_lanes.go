@@ -4,9 +4,8 @@
 
 package cuckoo
 
-// growDiscover finds a shortest path from b1 or b2 to a slot that may take
-// the fingerprint moving into it: its code and number of
-// moves, or ok=false if none within maxPathLen, short queue first.
+// growDiscover finds a shortest path from b1 or b2 to a slot that may take the fingerprint moving
+// into it: its code and moves, or ok=false if none within maxPathLen; short queue first.
 func (x *growTable) growDiscover(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	var q [bfsShortQueue]uint64
 	path, depth, ok, truncated := x.growSearch(q[:], b1, b2)
@@ -16,8 +15,7 @@ func (x *growTable) growDiscover(b1, b2 uint64) (path uint64, depth int, ok bool
 	return x.growDiscoverDeep(b1, b2)
 }
 
-// growDiscoverDeep is growDiscover with the full queue, zeroed only
-// by the searches that need it.
+// growDiscoverDeep is growDiscover with the full queue, zeroed only when needed.
 //
 //go:noinline
 func (x *growTable) growDiscoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
@@ -27,12 +25,10 @@ func (x *growTable) growDiscoverDeep(b1, b2 uint64) (path uint64, depth int, ok 
 }
 
 // growSearch is the breadth-first search over queue q. truncated: q
-// filled up first; the nodes it queued are still expanded in order, so a
-// path found is the one a larger queue finds first. No read of a child's
-// word waits on a test (their misses overlap); a child is tested for room
-// at once, queued only if it has none, and before any bucket of the next
-// depth (so the path is shortest). Each choice rests on a measured fill
-// (BENCHMARKS.md, "Tuning constants").
+// filled up first (queued nodes are still expanded: a path found is a larger
+// queue's first). Children's reads wait on no test (misses overlap); each is
+// tested for room at once, queued if none, before the next depth (a shortest
+// path): measured fills (BENCHMARKS.md, "Tuning constants").
 func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
 	t := &x.t
 	n := 0
@@ -68,10 +64,10 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 		cw := [slotsPerBucket]uint64{words[cb[0]].Load(), words[cb[1]].Load(), words[cb[2]].Load(), words[cb[3]].Load()}
 		for s := range slotsPerBucket {
 			c, wc := cb[s], cw[s]
+			cp := p | uint64(s)<<sh
 			if c == b {
 				continue // cannot move (or alt refuses)
 			}
-			cp := p | uint64(s)<<sh
 			if wc&tagMask != 0 {
 				wc = t.load(c)
 			}

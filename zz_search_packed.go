@@ -4,9 +4,8 @@
 
 package cuckoo
 
-// pkDiscover finds a shortest path from b1 or b2 to a slot that may take
-// the fingerprint moving into it (fp into b1 or b2): its code and number of
-// moves, or ok=false if none within pkMaxPathLen, short queue first.
+// pkDiscover finds a shortest path from b1 or b2 to a slot that may take the fingerprint moving
+// into it (fp into b1 or b2): its code and moves, or ok=false if none within pkMaxPathLen; short queue first.
 func (f *Filter) pkDiscover(b1, b2, fp uint64) (path uint64, depth int, ok bool) {
 	var q [pkShortQueue]uint64
 	path, depth, ok, truncated := f.pkSearch(q[:], b1, b2, fp)
@@ -16,8 +15,7 @@ func (f *Filter) pkDiscover(b1, b2, fp uint64) (path uint64, depth int, ok bool)
 	return f.pkDiscoverDeep(b1, b2, fp)
 }
 
-// pkDiscoverDeep is pkDiscover with the full queue, zeroed only
-// by the searches that need it.
+// pkDiscoverDeep is pkDiscover with the full queue, zeroed only when needed.
 //
 //go:noinline
 func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok bool) {
@@ -27,12 +25,10 @@ func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok b
 }
 
 // pkSearch is the breadth-first search over queue q. truncated: q
-// filled up first; the nodes it queued are still expanded in order, so a
-// path found is the one a larger queue finds first. No read of a child's
-// word waits on a test (their misses overlap); a child is tested for room
-// at once, queued only if it has none, and before any bucket of the next
-// depth (so the path is shortest). Each choice rests on a measured fill
-// (BENCHMARKS.md, "Tuning constants"). A node
+// filled up first (queued nodes are still expanded: a path found is a larger
+// queue's first). Children's reads wait on no test (misses overlap); each is
+// tested for room at once, queued if none, before the next depth (a shortest
+// path): measured fills (BENCHMARKS.md, "Tuning constants"). A node
 // carries the fingerprint moving in (in): a bucket without room for it may
 // have an empty slot (never a child), and a slot whose freeing gives in no
 // room is not a child.
@@ -71,13 +67,13 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 		cw := [packedSlots]uint64{words[cb[0]>>1].Load(), words[cb[1]>>1].Load(), words[cb[2]>>1].Load(), words[cb[3]>>1].Load()}
 		for s := range packedSlots {
 			c, wc, cin := cb[s], cw[s], cf[s]
+			cp := p | uint64(s)<<sh
 			if c == b || cin == 0 {
 				continue // cannot move, or an empty slot in may not take
 			}
 			if s == packedSlots-1 && b&1 != 0 && in >= pkTopLimit {
 				continue // freeing this slot gives in no room
 			}
-			cp := p | uint64(s)<<sh
 			if wc&tagMask != 0 {
 				wc = t.load(c >> 1)
 			}

@@ -4,9 +4,8 @@
 
 package cuckoo
 
-// discover finds a shortest path from b1 or b2 to a slot that may take
-// the fingerprint moving into it: its code and number of
-// moves, or ok=false if none within maxPathLen, short queue first.
+// discover finds a shortest path from b1 or b2 to a slot that may take the fingerprint moving
+// into it: its code and moves, or ok=false if none within maxPathLen; short queue first.
 func (f *Filter) discover(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	var q [discoverShortQueue]uint64
 	path, depth, ok, truncated := f.search(q[:], b1, b2)
@@ -16,8 +15,7 @@ func (f *Filter) discover(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	return f.discoverDeep(b1, b2)
 }
 
-// discoverDeep is discover with the full queue, zeroed only
-// by the searches that need it.
+// discoverDeep is discover with the full queue, zeroed only when needed.
 //
 //go:noinline
 func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
@@ -27,12 +25,10 @@ func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
 }
 
 // search is the breadth-first search over queue q. truncated: q
-// filled up first; the nodes it queued are still expanded in order, so a
-// path found is the one a larger queue finds first. No read of a child's
-// word waits on a test (their misses overlap); a child is tested for room
-// at once, queued only if it has none, and before any bucket of the next
-// depth (so the path is shortest). Each choice rests on a measured fill
-// (BENCHMARKS.md, "Tuning constants").
+// filled up first (queued nodes are still expanded: a path found is a larger
+// queue's first). Children's reads wait on no test (misses overlap); each is
+// tested for room at once, queued if none, before the next depth (a shortest
+// path): measured fills (BENCHMARKS.md, "Tuning constants").
 func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
 	l := &f.lay
 	t := &f.t
@@ -63,17 +59,16 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 		if l.zeroSlots(hb) != 0 {
 			return p, d, true, false // room since it was tested
 		}
-		sh := 1 + bfsSlotBits*uint64(d)
 		fb, mask := l.f&63, l.slotMask
-		ws := hb
-		for s := range int(l.b) {
+		unit := uint64(1) << (1 + bfsSlotBits*uint64(d)) // cp: p | s<<(1+bfsSlotBits*d)
+		ws, end := hb, p+uint64(int(l.b))*unit
+		for cp := p; cp != end; cp += unit {
 			c := altBucket(b, ws&mask, m)
-			wc := words[c].Load()
+			wc := wordAt(words, c).Load() // c < m
 			ws >>= fb
 			if c == b {
 				continue // cannot move
 			}
-			cp := p | uint64(s)<<sh
 			if wc&tagMask != 0 {
 				wc = t.load(c)
 			}
