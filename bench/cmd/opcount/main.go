@@ -18,7 +18,7 @@
 // -locked runs the filter in Locked mode.
 //
 // Every run first fills the filter with the 8-byte keys 0..2^20-1 (seed
-// 0), so the run with -n 0 counts the fill alone: divide its counts by 2^20
+// 1: keyed, as a filter whose seed New draws), so the run with -n 0 counts the fill alone: divide its counts by 2^20
 // for a fill's cost per insert. The fill calls Insert once per key, or
 // InsertBatch with 16 keys a call with -fill batch. Workloads: pos and neg look up inserted
 // and never-inserted keys, batch looks up groups of 64 keys, half of each,
@@ -100,9 +100,9 @@ func run(impl, fill, workload string, n, bits int, mode cuckoo.Mode, w io.Writer
 		if bits == 124 {
 			layout = cuckoo.WithSlotsPerBucket(4) // four 12-bit slots
 		}
-		f, err = cuckoo.New(size, layout, cuckoo.WithSeed(0), cuckoo.WithMode(mode))
+		f, err = cuckoo.New(size, layout, cuckoo.WithSeed(1), cuckoo.WithMode(mode))
 	case "growing":
-		f, err = cuckoo.NewGrowing(1000, cuckoo.WithSeed(0), cuckoo.WithMode(mode))
+		f, err = cuckoo.NewGrowing(1000, cuckoo.WithSeed(1), cuckoo.WithMode(mode))
 	default:
 		return fmt.Errorf("unknown filter %q (want cuckoo, growing or seiflotfy)", impl)
 	}
