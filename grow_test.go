@@ -1074,7 +1074,9 @@ func TestGrowingInsertBatchConcurrent(t *testing.T) {
 				defer others.Done()
 				r := rand.New(rand.NewPCG(1, 2))
 				var buf []byte
-				for !stop.Load() {
+				// Until the writers are done and, on a machine too loaded to
+				// run it beside them, until it has checked a key.
+				for !stop.Load() || checked.Load() == 0 {
 					w := r.IntN(writers)
 					if n := published[w].Load(); n > 0 {
 						i := r.IntN(int(n))
