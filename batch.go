@@ -53,10 +53,10 @@ func (b *batchKeys) hashGroup(h *[batchGroup]uint64, base, end int) {
 	}
 }
 
-// keyParams returns (seed, mul) for place's keying (h^seed)*mul: algorithm
-// 2's, or the identity after keying h in place by algorithm 1.
+// keyParams returns (seed, mul) for place's keying (h^seed)*mul: algorithm 2's
+// or seed 0's (unkeyed: mul = 1), or 0, 1 after keying h in place by algorithm 1.
 func (f *Filter) keyParams(h []uint64) (seed, mul uint64) {
-	if !f.fmix {
+	if !f.fmix || f.seed == 0 {
 		return f.seed, f.mul
 	}
 	for j := range h {

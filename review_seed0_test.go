@@ -1,0 +1,58 @@
+package cuckoo
+
+import (
+	"encoding/binary"
+	"testing"
+)
+
+// TestReviewSeedZeroAlg1Batch: a filter made WithSeed(0) is encoded (and
+// cloned) under hash algorithm 1 (hashAlg), so its copy has fmix set and seed
+// 0, where keyed hashing is the identity. Every insert path must place a key
+// where every lookup path finds it.
+func TestReviewSeedZeroAlg1Batch(t *testing.T) {
+	for _, mode := range []Mode{LockFree, Locked} {
+		for _, lay := range [][2]int{{8, 4}, {12, 4}, {12, 5}, {15, 4}} {
+			bits := lay[0]
+			src, err := New(4096, WithSeed(0), WithMode(mode), WithFingerprintBits(bits), WithSlotsPerBucket(lay[1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := make([][]byte, 1000)
+			for i := range keys {
+				keys[i] = binary.LittleEndian.AppendUint64(nil, uint64(i)*0x9e3779b97f4a7c15+1)
+			}
+			for _, k := range keys[:500] {
+				if err := src.Insert(k); err != nil {
+					t.Fatal(err)
+				}
+			}
+			data, err := src.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var dec Filter
+			if err := dec.UnmarshalBinary(data); err != nil {
+				t.Fatal(err)
+			}
+			for name, f := range map[string]*Filter{"clone": src.Clone(), "decoded": &dec} {
+				if _, err := f.InsertBatch(keys[500:]); err != nil {
+					t.Fatal(err)
+				}
+				found := make([]bool, len(keys))
+				f.LookupBatch(keys, found)
+				miss, missB := 0, 0
+				for i, k := range keys {
+					if !f.Lookup(k) {
+						miss++
+					}
+					if !found[i] {
+						missB++
+					}
+				}
+				if miss+missB != 0 {
+					t.Errorf("mode %v layout %v %s: Lookup missed %d, LookupBatch missed %d of %d inserted keys", mode, lay, name, miss, missB, len(keys))
+				}
+			}
+		}
+	}
+}
