@@ -2,6 +2,8 @@ package cuckoo
 
 import (
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -52,6 +54,56 @@ func TestReviewSeedZeroAlg1Batch(t *testing.T) {
 				if miss+missB != 0 {
 					t.Errorf("mode %v layout %v %s: Lookup missed %d, LookupBatch missed %d of %d inserted keys", mode, lay, name, miss, missB, len(keys))
 				}
+			}
+		}
+	}
+}
+
+// TestReviewAlg1GoldenBatch: the golden encoding (hash algorithm 1, seed 42)
+// finds its keys by LookupBatch as by Lookup, and keys added by Insert and
+// InsertBatch (8-, 16- and other lengths) are found by both.
+func TestReviewAlg1GoldenBatch(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", encGoldenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []Mode{LockFree, Locked} {
+		g := &Filter{}
+		g.init(8, newLayout(12, 4), 1, mode) // any filter: UnmarshalBinary keeps its mode
+		if err := g.UnmarshalBinary(data); err != nil {
+			t.Fatal(err)
+		}
+		if !g.fmix || g.seed != 42 || g.Mode() != mode {
+			t.Fatalf("golden filter: fmix %v seed %d mode %v", g.fmix, g.seed, g.Mode())
+		}
+		var keys [][]byte
+		for i := range encGoldenKeys {
+			keys = append(keys, encKey(nil, "key-", i))
+		}
+		var extra [][]byte
+		for i := range 120 {
+			k := binary.LittleEndian.AppendUint64(nil, uint64(i)*0x9e3779b97f4a7c15)
+			if i%3 == 1 {
+				k = binary.LittleEndian.AppendUint64(k, uint64(i)) // 16 bytes
+			} else if i%3 == 2 {
+				k = append(k, "xyz"...)
+			}
+			extra = append(extra, k)
+		}
+		for _, k := range extra[:60] {
+			if err := g.Insert(k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := g.InsertBatch(extra[60:]); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, extra...)
+		found := make([]bool, len(keys))
+		g.LookupBatch(keys, found)
+		for i, k := range keys {
+			if !found[i] || !g.Lookup(k) {
+				t.Fatalf("mode %v: key %d %q: LookupBatch %v, Lookup %v", mode, i, k, found[i], g.Lookup(k))
 			}
 		}
 	}
