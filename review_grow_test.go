@@ -256,3 +256,112 @@ func TestReviewSplitWordMatchesSplitLane(t *testing.T) {
 		}
 	}
 }
+
+// oldCopyChunk is copyChunk's non-Reset copy as it was (per bucket, per lane
+// by putLane), returning the void entries it added.
+func oldCopyChunk(g *Growing, n, o *growTable, lo, hi uint64) int {
+	end := n.p
+	if n.d > o.d {
+		end = o.c << o.d
+	}
+	voids := 0
+	for i := lo; i < hi; i++ {
+		w := g.freezeIn(o, i)
+		if i < o.p2 {
+			n.t.words[i].Store(w & lanesMask)
+			continue
+		}
+		j := i - o.p
+		if j >= end {
+			n.t.words[j+n.p].Store(w & lanesMask)
+			continue
+		}
+		var half [2]uint64
+		for s := range slotsPerBucket {
+			if v := lane(w, s); v != 0 {
+				nv, h, both := splitLane(v)
+				half[h], _ = putLane(half[h], nv)
+				if both {
+					half[1], _ = putLane(half[1], nv)
+					voids++
+				}
+			}
+		}
+		n.t.words[2*j].Store(half[0])
+		n.t.words[2*j+1].Store(half[1])
+	}
+	return voids
+}
+
+// TestReviewCopyChunkMatchesOld: copyChunk (copyRun, splitWord, the inline
+// freeze) against the old per-bucket copy, on random words, random chunk
+// bounds, both modes, steps within a level and to the next.
+func TestReviewCopyChunkMatchesOld(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	sortedLanes := func(w uint64) []uint64 {
+		var l []uint64
+		for s := range slotsPerBucket {
+			if v := lane(w, s); v != 0 {
+				l = append(l, v)
+			}
+		}
+		slices.Sort(l)
+		return l
+	}
+	for round := range 400 {
+		c := 1 + r.Uint64N(300)
+		st := modelState(r.Uint64(), c)
+		sh := &st.shards[0]
+		mode := []Mode{LockFree, Locked}[round%2]
+		g := &Growing{}
+		g.setup(1, mode, st)
+		d := r.Uint64N(4)
+		p := edgeSplitPointer(r, c<<d)
+		o1, o2 := st.newTable(sh, d, p, mode), st.newTable(sh, d, p, mode)
+		nd, np := o1.nextStep()
+		n1, n2 := st.newTable(sh, nd, np, mode), st.newTable(sh, nd, np, mode)
+		for i := range o1.m {
+			var w uint64
+			for s := range slotsPerBucket {
+				var v uint64
+				switch r.IntN(4) {
+				case 0:
+				case 1:
+					v = r.Uint64N(growTags)<<tagShift | tailVoid
+				default:
+					a := r.Uint64N(tailBits)
+					v = r.Uint64N(growTags)<<tagShift | (r.Uint64()<<(a+1)|1<<a)&tailMask
+				}
+				w = setLane(w, s, v)
+			}
+			w |= r.Uint64N(2) << growCtrShift
+			if r.IntN(8) == 0 {
+				w |= frozenBit // frozen by an earlier copier's try
+			}
+			o1.t.words[i].Store(w)
+			o2.t.words[i].Store(w)
+		}
+		before := sh.count.sum()
+		oldVoids := 0
+		for lo := uint64(0); lo < o1.m; {
+			hi := min(o1.m, lo+1+r.Uint64N(2*c))
+			g.copyChunk(sh, n1, o1, lo, hi)
+			oldVoids += oldCopyChunk(g, n2, o2, lo, hi)
+			lo = hi
+		}
+		if got := sh.count.sum() - before; got != int64(oldVoids) {
+			t.Fatalf("c=%d d=%d p=%d: count +%d, old +%d voids", c, d, p, got, oldVoids)
+		}
+		for i := range o1.m {
+			if o1.t.words[i].Load() != o2.t.words[i].Load() {
+				t.Fatalf("c=%d d=%d p=%d: old word %d %#x, %#x", c, d, p, i, o1.t.words[i].Load(), o2.t.words[i].Load())
+			}
+		}
+		for i := range n1.m {
+			w1, w2 := n1.t.words[i].Load(), n2.t.words[i].Load()
+			if w1&^lanesMask != 0 || !slices.Equal(sortedLanes(w1), sortedLanes(w2)) {
+				t.Fatalf("c=%d d=%d p=%d -> d=%d p=%d: new word %d %#x, old copy %#x", c, d, p, nd, np, i, w1, w2)
+			}
+		}
+	}
+}
