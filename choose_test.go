@@ -18,9 +18,9 @@ func (l *layout) oldChoose(b1, b2, w1, w2 uint64) (b, w, room uint64) {
 	return b, w, room
 }
 
-// TestReviewChooseMatchesPopcount: every pair of occupancy patterns of every
+// TestChooseMatchesPopcount: every pair of occupancy patterns of every
 // one-word layout, slot values and counter/tag bits random.
-func TestReviewChooseMatchesPopcount(t *testing.T) {
+func TestChooseMatchesPopcount(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, fb := range [][2]uint{{8, 4}, {12, 4}, {12, 5}, {15, 4}, {4, 4}, {5, 4}, {6, 4}, {7, 4}, {9, 4}, {10, 4}, {11, 4}, {13, 4}, {14, 4}} {
 		l := newLayout(fb[0], fb[1])
@@ -51,7 +51,7 @@ func TestReviewChooseMatchesPopcount(t *testing.T) {
 	}
 }
 
-func TestReviewHash16(t *testing.T) {
+func TestHash16Exhaustive(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	k := make([]byte, 16)
 	for i := range 1 << 20 {

@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// TestReviewInsertInlineMatchesInsertKey: Insert (its inline first try in
+// TestInsertInlineMatchesInsertKey: Insert (its inline first try in
 // LockFree one-word layouts) leaves the same words and results as InsertHash
 // (placeHash, then insertKey or pkInsertKey), key by key, past full.
-func TestReviewInsertInlineMatchesInsertKey(t *testing.T) {
+func TestInsertInlineMatchesInsertKey(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, lay := range [][2]int{{8, 4}, {12, 4}, {12, 5}, {15, 4}} {
 			for _, seed := range []uint64{0, 7} {

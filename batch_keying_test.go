@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// TestReviewSeedZeroAlg1Batch: a filter made WithSeed(0) is encoded (and
+// TestBatchKeyingSeedZeroAlg1: a filter made WithSeed(0) is encoded (and
 // cloned) under hash algorithm 1 (hashAlg), so its copy has fmix set and seed
 // 0, where keyed hashing is the identity. Every insert path must place a key
 // where every lookup path finds it.
-func TestReviewSeedZeroAlg1Batch(t *testing.T) {
+func TestBatchKeyingSeedZeroAlg1(t *testing.T) {
 	for _, mode := range []Mode{LockFree, Locked} {
 		for _, lay := range [][2]int{{8, 4}, {12, 4}, {12, 5}, {15, 4}} {
 			bits := lay[0]
@@ -59,10 +59,10 @@ func TestReviewSeedZeroAlg1Batch(t *testing.T) {
 	}
 }
 
-// TestReviewAlg1GoldenBatch: the golden encoding (hash algorithm 1, seed 42)
+// TestBatchKeyingAlg1Golden: the golden encoding (hash algorithm 1, seed 42)
 // finds its keys by LookupBatch as by Lookup, and keys added by Insert and
 // InsertBatch (8-, 16- and other lengths) are found by both.
-func TestReviewAlg1GoldenBatch(t *testing.T) {
+func TestBatchKeyingAlg1Golden(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", encGoldenFile))
 	if err != nil {
 		t.Fatal(err)
