@@ -56,13 +56,13 @@ retry:
 	}
 }
 
-// growMigratePath applies a replayed path's moves backwards under one entry
-// of the snapshot gate and one descriptor lease: growDone or the failed step's status.
+// growMigratePath applies a replayed path's moves backwards under one entry of the snapshot gate and
+// one descriptor lease, no defer: moves panic only on a broken invariant. growDone or the failed step's status.
 func (g *Growing) growMigratePath(x *growTable, buckets []uint64, slots []int, fps, nvs []uint64, depth int) int {
 	if depth == 0 {
 		return growDone
 	}
-	defer g.gate.exitMove(g.gate.enterMove())
+	mv := g.gate.enterMove()
 	var my *descLease // leased by the first LockFree move, released after the last
 	res := growDone
 	for k := depth - 1; k >= 0; k-- {
@@ -73,5 +73,6 @@ func (g *Growing) growMigratePath(x *growTable, buckets []uint64, slots []int, f
 	if my != nil {
 		my.release()
 	}
+	g.gate.exitMove(mv)
 	return res
 }

@@ -51,13 +51,13 @@ func (f *Filter) pkRelocate(b1, b2, fp uint64) bool {
 	return false // every path found went stale first: see maxRoomRounds
 }
 
-// pkMigratePath applies a replayed path's moves backwards under one entry
-// of the snapshot gate and one descriptor lease; false if a step failed.
+// pkMigratePath applies a replayed path's moves backwards under one entry of the snapshot gate and
+// one descriptor lease, no defer: moves panic only on a broken invariant. False if a step failed.
 func (f *Filter) pkMigratePath(buckets []uint64, slots []int, fps []uint64, depth int) bool {
 	if depth == 0 {
 		return true
 	}
-	defer f.gate.exitMove(f.gate.enterMove())
+	mv := f.gate.enterMove()
 	var my *descLease // leased by the first LockFree move, released after the last
 	res := true
 	for k := depth - 1; k >= 0; k-- {
@@ -70,5 +70,6 @@ func (f *Filter) pkMigratePath(buckets []uint64, slots []int, fps []uint64, dept
 	if my != nil {
 		my.release()
 	}
+	f.gate.exitMove(mv)
 	return res
 }

@@ -52,13 +52,13 @@ func (f *Filter) relocate(b1, b2 uint64) bool {
 	return false // every path found went stale first: see maxRoomRounds
 }
 
-// migratePath applies a replayed path's moves backwards under one entry
-// of the snapshot gate and one descriptor lease; false if a step failed.
+// migratePath applies a replayed path's moves backwards under one entry of the snapshot gate and
+// one descriptor lease, no defer: moves panic only on a broken invariant. False if a step failed.
 func (f *Filter) migratePath(buckets []uint64, slots []int, fps []uint64, depth int) bool {
 	if depth == 0 {
 		return true
 	}
-	defer f.gate.exitMove(f.gate.enterMove())
+	mv := f.gate.enterMove()
 	var my *descLease // leased by the first LockFree move, released after the last
 	res := true
 	for k := depth - 1; k >= 0; k-- {
@@ -71,5 +71,6 @@ func (f *Filter) migratePath(buckets []uint64, slots []int, fps []uint64, depth 
 	if my != nil {
 		my.release()
 	}
+	f.gate.exitMove(mv)
 	return res
 }
