@@ -241,8 +241,7 @@ func (op *kcasOp) add(i, old, new uint64) {
 	op.n++
 }
 
-// kcasSnap is a consistent copy of a descriptor's K-CAS part; d is
-// descriptors.desc(slot).
+// kcasSnap is a consistent copy of a descriptor's K-CAS part; d is descriptors.desc(slot).
 type kcasSnap struct {
 	kcasOp
 	ref  uint64

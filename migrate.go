@@ -59,17 +59,17 @@ func (f *Filter) makeRoom(b1, b2, fp uint64) bool {
 // false if the step no longer applies. The caller holds the snapshot gate;
 // *my is its descriptor lease, leased by the first step that needs one.
 func (f *Filter) move(src uint64, s int, fp uint64, dst uint64, my **descLease) bool {
-	switch {
+	switch { // inline, pkDirect: LockFree not packed, packed (adopt)
 	case src == dst:
 		return false
-	case f.lay.packed && f.mode == Locked:
-		return f.pkMoveLocked(src, s, fp, dst)
-	case f.lay.packed:
+	case f.inline:
+		return f.moveLockFree(src, s, fp, dst, my)
+	case f.pkDirect:
 		return f.pkMoveLockFree(src, s, fp, dst, my)
-	case f.mode == Locked:
-		return f.moveLocked(src, s, fp, dst)
+	case f.lay.packed:
+		return f.pkMoveLocked(src, s, fp, dst)
 	}
-	return f.moveLockFree(src, s, fp, dst, my)
+	return f.moveLocked(src, s, fp, dst)
 }
 
 // maxRoomRounds bounds an insert's rounds of makeRoom then buckets full

@@ -30,8 +30,8 @@ retry:
 		if path&1 != 0 {
 			buckets[0] = b2
 		}
-		for k := 0; k < depth; k++ {
-			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
+		for k, code := 0, path>>1; k < depth; k, code = k+1, code>>bfsSlotBits {
+			s := int(code & (1<<bfsSlotBits - 1))
 			b := buckets[k]
 			hookRead(&x.t, b) // loadWord without a call
 			w := x.t.words[b].Load()
@@ -50,22 +50,22 @@ retry:
 			}
 			buckets[k+1], nvs[k] = nb, nv
 		}
-		if st := g.growMigratePath(x, buckets[:], slots[:], fps[:], nvs[:], depth); st != growStale {
+		if st := g.growMigratePath(x, &buckets, &slots, &fps, &nvs, depth); st != growStale {
 			return st
 		}
 	}
 }
 
-// growMigratePath applies a replayed path's moves backwards under one entry
-// of the snapshot gate and one descriptor lease: growDone or the failed step's status.
-func (g *Growing) growMigratePath(x *growTable, buckets []uint64, slots []int, fps, nvs []uint64, depth int) int {
+// growMigratePath applies a replayed path's moves backwards under one entry of the snapshot gate and
+// one descriptor lease, no defer: moves panic only on a broken invariant. growDone or the failed step's status.
+func (g *Growing) growMigratePath(x *growTable, buckets *[maxPathLen + 1]uint64, slots *[maxPathLen]int, fps, nvs *[maxPathLen]uint64, depth int) int {
 	if depth == 0 {
 		return growDone
 	}
-	defer g.gate.exitMove(g.gate.enterMove())
+	mv := g.gate.enterMove()
 	var my *descLease // leased by the first LockFree move, released after the last
 	res := growDone
-	for k := depth - 1; k >= 0; k-- {
+	for k := min(depth, maxPathLen) - 1; k >= 0; k-- { // min: k in bounds
 		if res = g.moveIn(x, buckets[k], slots[k], fps[k], buckets[k+1], nvs[k], &my); res != growDone {
 			break
 		}
@@ -73,5 +73,6 @@ func (g *Growing) growMigratePath(x *growTable, buckets []uint64, slots []int, f
 	if my != nil {
 		my.release()
 	}
+	g.gate.exitMove(mv)
 	return res
 }

@@ -25,8 +25,8 @@ func (f *Filter) pkRelocate(b1, b2, fp uint64) bool {
 		if path&1 != 0 {
 			buckets[0] = b2
 		}
-		for k := 0; k < depth; k++ {
-			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
+		for k, code := 0, path>>1; k < depth; k, code = k+1, code>>bfsSlotBits {
+			s := int(code & (1<<bfsSlotBits - 1))
 			b := buckets[k]
 			hookRead(&f.t, b>>1) // loadWord without a call
 			w := f.t.words[b>>1].Load()
@@ -44,23 +44,23 @@ func (f *Filter) pkRelocate(b1, b2, fp uint64) bool {
 		if depth > 0 {
 			pathReplayed(f, buckets[0], slots[0], fps[0])
 		}
-		if f.pkMigratePath(buckets[:], slots[:], fps[:], depth) {
+		if f.pkMigratePath(&buckets, &slots, &fps, depth) {
 			return true
 		}
 	}
 	return false // every path found went stale first: see maxRoomRounds
 }
 
-// pkMigratePath applies a replayed path's moves backwards under one entry
-// of the snapshot gate and one descriptor lease; false if a step failed.
-func (f *Filter) pkMigratePath(buckets []uint64, slots []int, fps []uint64, depth int) bool {
+// pkMigratePath applies a replayed path's moves backwards under one entry of the snapshot gate and
+// one descriptor lease, no defer: moves panic only on a broken invariant. False if a step failed.
+func (f *Filter) pkMigratePath(buckets *[pkMaxPathLen + 1]uint64, slots *[pkMaxPathLen]int, fps *[pkMaxPathLen]uint64, depth int) bool {
 	if depth == 0 {
 		return true
 	}
-	defer f.gate.exitMove(f.gate.enterMove())
+	mv := f.gate.enterMove()
 	var my *descLease // leased by the first LockFree move, released after the last
 	res := true
-	for k := depth - 1; k >= 0; k-- {
+	for k := min(depth, pkMaxPathLen) - 1; k >= 0; k-- { // min: k in bounds
 		if !f.move(buckets[k], slots[k], fps[k], buckets[k+1], &my) {
 			res = false
 			break
@@ -70,5 +70,6 @@ func (f *Filter) pkMigratePath(buckets []uint64, slots []int, fps []uint64, dept
 	if my != nil {
 		my.release()
 	}
+	f.gate.exitMove(mv)
 	return res
 }

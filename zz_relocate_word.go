@@ -26,8 +26,8 @@ func (f *Filter) relocate(b1, b2 uint64) bool {
 		if path&1 != 0 {
 			buckets[0] = b2
 		}
-		for k := 0; k < depth; k++ {
-			s := int(path >> (1 + bfsSlotBits*k) & (1<<bfsSlotBits - 1))
+		for k, code := 0, path>>1; k < depth; k, code = k+1, code>>bfsSlotBits {
+			s := int(code & (1<<bfsSlotBits - 1))
 			b := buckets[k]
 			hookRead(&f.t, b) // loadWord without a call
 			w := f.t.words[b].Load()
@@ -45,23 +45,23 @@ func (f *Filter) relocate(b1, b2 uint64) bool {
 		if depth > 0 {
 			pathReplayed(f, buckets[0], slots[0], fps[0])
 		}
-		if f.migratePath(buckets[:], slots[:], fps[:], depth) {
+		if f.migratePath(&buckets, &slots, &fps, depth) {
 			return true
 		}
 	}
 	return false // every path found went stale first: see maxRoomRounds
 }
 
-// migratePath applies a replayed path's moves backwards under one entry
-// of the snapshot gate and one descriptor lease; false if a step failed.
-func (f *Filter) migratePath(buckets []uint64, slots []int, fps []uint64, depth int) bool {
+// migratePath applies a replayed path's moves backwards under one entry of the snapshot gate and
+// one descriptor lease, no defer: moves panic only on a broken invariant. False if a step failed.
+func (f *Filter) migratePath(buckets *[maxPathLen + 1]uint64, slots *[maxPathLen]int, fps *[maxPathLen]uint64, depth int) bool {
 	if depth == 0 {
 		return true
 	}
-	defer f.gate.exitMove(f.gate.enterMove())
+	mv := f.gate.enterMove()
 	var my *descLease // leased by the first LockFree move, released after the last
 	res := true
-	for k := depth - 1; k >= 0; k-- {
+	for k := min(depth, maxPathLen) - 1; k >= 0; k-- { // min: k in bounds
 		if !f.move(buckets[k], slots[k], fps[k], buckets[k+1], &my) {
 			res = false
 			break
@@ -71,5 +71,6 @@ func (f *Filter) migratePath(buckets []uint64, slots []int, fps []uint64, depth 
 	if my != nil {
 		my.release()
 	}
+	f.gate.exitMove(mv)
 	return res
 }

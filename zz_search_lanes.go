@@ -24,9 +24,9 @@ func (x *growTable) growDiscoverDeep(b1, b2 uint64) (path uint64, depth int, ok 
 	return path, depth, ok
 }
 
-// growSearch is the breadth-first search over queue q. truncated: q
-// filled up first (queued nodes are still expanded: a path found is a larger
-// queue's first). Children's reads wait on no test (misses overlap); each is
+// growSearch is the breadth-first search over queue q. truncated: q had
+// no room for a node's children (queued nodes, a prefix in BFS order, are still
+// expanded: a path found is a larger queue's first). Children's reads wait on no test (misses overlap); each is
 // tested for room at once, queued if none, before the next depth (a shortest
 // path): measured fills (BENCHMARKS.md, "Tuning constants").
 func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
@@ -58,6 +58,10 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 		if emptyLanes(hb) != 0 {
 			return p, d, true, false // room since it was tested
 		}
+		deeper := d+1 < maxPathLen
+		if deeper && n > len(q)-slotsPerBucket {
+			deeper, truncated = false, true
+		}
 		sh := 1 + bfsSlotBits*uint64(d)
 		cf := [slotsPerBucket]uint64{lane(hb, 0), lane(hb, 1), lane(hb, 2), lane(hb, 3)}
 		cb := [slotsPerBucket]uint64{x.altOr(b, cf[0]), x.altOr(b, cf[1]), x.altOr(b, cf[2]), x.altOr(b, cf[3])}
@@ -74,11 +78,7 @@ func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth in
 			if emptyLanes(wc) != 0 {
 				return cp, d + 1, true, false
 			}
-			if d+1 == maxPathLen {
-				continue
-			}
-			if n >= len(q) {
-				truncated = true
+			if !deeper {
 				continue
 			}
 			q[n] = bfsNode(c, 0, d+1, cp)

@@ -24,9 +24,9 @@ func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok b
 	return path, depth, ok
 }
 
-// pkSearch is the breadth-first search over queue q. truncated: q
-// filled up first (queued nodes are still expanded: a path found is a larger
-// queue's first). Children's reads wait on no test (misses overlap); each is
+// pkSearch is the breadth-first search over queue q. truncated: q had
+// no room for a node's children (queued nodes, a prefix in BFS order, are still
+// expanded: a path found is a larger queue's first). Children's reads wait on no test (misses overlap); each is
 // tested for room at once, queued if none, before the next depth (a shortest
 // path): measured fills (BENCHMARKS.md, "Tuning constants"). A node
 // carries the fingerprint moving in (in): a bucket without room for it may
@@ -61,6 +61,10 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 		if pkFree(hb, b, in) != 0 {
 			return p, d, true, false // room since it was tested
 		}
+		deeper := d+1 < pkMaxPathLen
+		if deeper && n > len(q)-packedSlots {
+			deeper, truncated = false, true
+		}
 		sh := 1 + bfsSlotBits*uint64(d)
 		cf := [packedSlots]uint64{hb & 0xff, hb >> 8 & 0xff, hb >> 16 & 0xff, hb >> 24}
 		cb := [packedSlots]uint64{altBucket(b, cf[0], m), altBucket(b, cf[1], m), altBucket(b, cf[2], m), altBucket(b, cf[3], m)}
@@ -80,11 +84,7 @@ func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int
 			if pkFree(pkHalf(wc, c), c, cin) != 0 {
 				return cp, d + 1, true, false
 			}
-			if d+1 == pkMaxPathLen {
-				continue
-			}
-			if n >= len(q) {
-				truncated = true
+			if !deeper {
 				continue
 			}
 			q[n] = bfsNode(c, cin, d+1, cp)

@@ -24,9 +24,9 @@ func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	return path, depth, ok
 }
 
-// search is the breadth-first search over queue q. truncated: q
-// filled up first (queued nodes are still expanded: a path found is a larger
-// queue's first). Children's reads wait on no test (misses overlap); each is
+// search is the breadth-first search over queue q. truncated: q had
+// no room for a node's children (queued nodes, a prefix in BFS order, are still
+// expanded: a path found is a larger queue's first). Children's reads wait on no test (misses overlap); each is
 // tested for room at once, queued if none, before the next depth (a shortest
 // path): measured fills (BENCHMARKS.md, "Tuning constants").
 func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
@@ -59,6 +59,10 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 		if l.zeroSlots(hb) != 0 {
 			return p, d, true, false // room since it was tested
 		}
+		deeper := d+1 < maxPathLen
+		if deeper && n > len(q)-int(l.b) {
+			deeper, truncated = false, true
+		}
 		fb, mask := l.f&63, l.slotMask
 		unit := uint64(1) << (1 + bfsSlotBits*uint64(d)) // cp: p | s<<(1+bfsSlotBits*d)
 		ws, end := hb, p+uint64(int(l.b))*unit
@@ -75,11 +79,7 @@ func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, 
 			if l.zeroSlots(wc) != 0 {
 				return cp, d + 1, true, false
 			}
-			if d+1 == maxPathLen {
-				continue
-			}
-			if n >= len(q) {
-				truncated = true
+			if !deeper {
 				continue
 			}
 			q[n] = bfsNode(c, 0, d+1, cp)
