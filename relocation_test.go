@@ -561,3 +561,58 @@ func (f *Filter) slotAt(b uint64, s int) uint64 {
 	}
 	return f.lay.slot(f.t.loadWord(b), s)
 }
+
+// TestMoveDispatchesByModeAndLayout: move dispatches to the step of the filter's mode and
+// layout. A LockFree step leases a descriptor; a Locked one does not. A
+// step of the wrong layout would not move the fingerprint intact.
+func TestMoveDispatchesByModeAndLayout(t *testing.T) {
+	for _, mode := range []Mode{LockFree, Locked} {
+		for _, bits := range []int{bits8OneWord, 8, 12, 15, Bits12x5} {
+			f := NewTestFilter(t, 1000, mode, bits, 3)
+			fillTo(f, "dispatch-", 0.5)
+			r := rand.New(rand.NewPCG(1, uint64(bits)))
+			moved := 0
+			for range 20000 {
+				src := r.Uint64N(f.m)
+				fps := bucketFps(f, src)
+				s := r.IntN(f.SlotsPerBucket())
+				fp := fps[s]
+				if fp == 0 {
+					continue
+				}
+				dst := f.alt(src, fp)
+				if dst == src || !hasRoom(f, dst, fp) {
+					continue
+				}
+				before := f.Len()
+				var my *descLease
+				ok := f.move(src, s, fp, dst, &my)
+				if !ok {
+					t.Fatalf("%v/%s: move refused", mode, layoutName(bits))
+				}
+				if (my != nil) != (mode == LockFree) {
+					t.Fatalf("%v/%s: lease %v after a move", mode, layoutName(bits), my != nil)
+				}
+				if my != nil {
+					my.release()
+				}
+				if bucketFps(f, src)[s] != 0 {
+					t.Fatalf("%v/%s: source slot not cleared", mode, layoutName(bits))
+				}
+				n := 0
+				for _, x := range bucketFps(f, dst) {
+					if x == fp {
+						n++
+					}
+				}
+				if n == 0 || f.Len() != before {
+					t.Fatalf("%v/%s: fp %#x not in dst", mode, layoutName(bits), fp)
+				}
+				moved++
+			}
+			if moved < 100 {
+				t.Fatalf("%v/%s: only %d moves", mode, layoutName(bits), moved)
+			}
+		}
+	}
+}
