@@ -22,13 +22,19 @@ func stackShard(bits uint) uint {
 type shardSet[T any] struct {
 	shards     []T
 	bits       uint
-	mul, shift uint64 // shardedCount.add's stackShard: mul 0 for one shard
+	mul, shift uint64 // mine's stackShard: mul 0 for one shard
 }
 
 func (s *shardSet[T]) init(bits uint) {
 	s.shards, s.bits, s.mul, s.shift = make([]T, 1<<bits), bits, 0x9e3779b97f4a7c15*uint64(min(bits, 1)), uint64(64-bits)&63
 }
-func (s *shardSet[T]) mine() *T { return &s.shards[stackShard(s.bits)] }
+
+// mine is shards[stackShard(bits)] by mul and shift: in bounds, unchecked.
+func (s *shardSet[T]) mine() *T {
+	var local byte
+	i := uintptr(uint64(uintptr(unsafe.Pointer(&local))>>11) * s.mul >> (s.shift & 63))
+	return (*T)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s.shards)), i*unsafe.Sizeof(*new(T))))
+}
 
 // A filter of m words gets two shards per P (GOMAXPROCS at creation), so
 // that running goroutines rarely share one, but at most 1<<maxShardBits,
@@ -79,12 +85,8 @@ func (c *counters) sum(id statID) uint64 {
 // bucket would be shared by every goroutine filling a filter).
 type shardedCount struct{ counters }
 
-func (c *shardedCount) add(d int64) { // stackShard's shard by mul, shift: in bounds, unchecked
-	var local byte
-	i := uintptr(uint64(uintptr(unsafe.Pointer(&local))>>11) * c.mul >> (c.shift & 63))
-	(*counterShard)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(c.shards)), i*unsafe.Sizeof(counterShard{}))).n[0].Add(uint64(d))
-}
-func (c *shardedCount) sum() int64 { return int64(c.counters.sum(0)) }
+func (c *shardedCount) add(d int64) { c.mine().n[0].Add(uint64(d)) }
+func (c *shardedCount) sum() int64  { return int64(c.counters.sum(0)) }
 
 // counted counts an insert that added fp, or returns ErrFull.
 func (f *Filter) counted(added bool) error {
