@@ -73,9 +73,7 @@ func (l *layout) take(w, fp uint64) (uint64, bool) {
 
 // nonEmpty returns the top bit of every non-empty slot of w, exactly: 2^(f-1)-1
 // plus a slot's low f-1 bits carries into its top bit iff they are not all 0.
-func (l *layout) nonEmpty(w uint64) uint64 {
-	return ((w & l.neLow) + l.neAdd | w) & l.hi
-}
+func (l *layout) nonEmpty(w uint64) uint64 { return ((w & l.neLow) + l.neAdd | w) & l.hi }
 
 func (l *layout) occupied(w uint64) int { return bits.OnesCount64(l.nonEmpty(w)) }
 

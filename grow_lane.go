@@ -47,9 +47,7 @@ const (
 // laneLow returns, per lane of w, bits 0 up to its marker (the bits a
 // query ignores); an empty lane gets bits 0..13. Setting bit 14 first
 // keeps the subtraction from borrowing across lanes.
-func laneLow(w uint64) uint64 {
-	return (w ^ ((w | laneHI) - laneLO)) &^ laneHI
-}
+func laneLow(w uint64) uint64 { return (w ^ ((w | laneHI) - laneLO)) &^ laneHI }
 
 // matchLanes returns bit 14 of every lane of w whose entry matches the
 // fresh lane value q. An empty lane's low bits include bit 9, so it never
@@ -62,9 +60,7 @@ func matchLanes(w, q uint64) uint64 {
 
 // emptyLanes returns bit 8 of every lane whose tail is 0: adding 0xff to
 // tail bits 0..7 carries into bit 8 unless they are all 0.
-func emptyLanes(w uint64) uint64 {
-	return laneTailTop &^ ((w & laneTailLow) + laneTailLow | w)
-}
+func emptyLanes(w uint64) uint64 { return laneTailTop &^ ((w & laneTailLow) + laneTailLow | w) }
 
 // matchCount returns the number of lanes of w whose entry matches q1 or q2.
 func matchCount(w, q1, q2 uint64) int { return bits.OnesCount64(matchLanes(w, q1) | matchLanes(w, q2)) }

@@ -106,9 +106,7 @@ func (t *kcasTable) decidePair(i1, w1, n1, i2, w2, n2 uint64) bool {
 }
 
 // matches counts w's slots holding fp, exactly: occupied has no borrow error.
-func (l *layout) matches(w, fp uint64) int {
-	return int(l.b) - l.occupied(w^fp*l.lo)
-}
+func (l *layout) matches(w, fp uint64) int { return int(l.b) - l.occupied(w^fp*l.lo) }
 
 // countCopies counts fp in b1 and b2 at one instant (unique.go.tmpl argues it).
 func (f *Filter) countCopies(b1, b2, fp uint64) int {
