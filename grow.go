@@ -35,22 +35,21 @@ import (
 //     wait and never copy.
 //
 // Claim (no false negatives): a Lookup of x that starts after an Insert of x
-// returned, with no Delete of x and no Reset begun since, reports true.
-// Proof. Every operation on x works on the chain of x's shard. The insert
-// wrote x's entry into an unfrozen word of some table T while T was cur
-// (step 3). (a) From then on T holds a match of x in x's pair: moves keep
-// entries in their pairs, Deletes remove only matches of the deleted key by
-// the rule of grow_table.go, freezing changes no entry. (b) If T's successor
-// n finished its copy, n holds a match of x in x's pair of n: the copy took
-// every frozen word of T, a match of x to x's bucket of the same role in n
-// (grow_table.go, "Linear steps"); writes on n began after the copy, and (a)
-// applies to n from then on. By induction every later table whose copy
-// finished holds a match. The lookup loads cur = C (T or later), then C.old.
-// If nil, C's copy finished (or C = T): C holds a match. If O, no write has
-// reached C, so T is O or earlier, and O's copy finished before C was made
-// (expansions start only from a table writable returned): O holds a match.
-// The search of that table finds x, since x's pair holds a match at every
-// instant of it (grow_table.go, "Deletes move both counters"). □
+// returned, with no Delete of x and no Reset begun since, reports true. Proof.
+// Every operation on x uses the chain of x's shard. The insert wrote x's entry
+// into an unfrozen word of some table T while T was cur (step 3). (a) From then
+// on T holds a match of x in x's pair: moves keep entries in their pairs,
+// Deletes remove only matches of the deleted key (grow_table.go's rule),
+// freezing changes no entry. (b) If T's successor n finished its copy, n holds
+// a match of x in x's pair of n: the copy took every frozen word of T, a match
+// of x to x's bucket of the same role in n (grow_table.go, "Linear steps");
+// writes on n began after the copy, and (a) applies to n from then on. By
+// induction so does every later table whose copy finished. The lookup loads C
+// from cur (T or later), then C.old. If nil, C's copy finished (or C = T): C
+// holds a match. If O, no write has reached C, so T is O or earlier, and O's
+// copy finished before C was made (expansions start only from a table writable
+// returned): O holds a match. Its search finds x, as x's pair holds a match
+// throughout (grow_table.go, "Deletes move both counters"). □
 //
 // Nothing is lost: a write that changed its table before the bucket froze
 // is in the copy, and ErrFull leaves every entry in its pair. Writes are
@@ -87,29 +86,26 @@ const (
 	growLargeWords = 4096
 )
 
-// growShardScale[i] is 2^(i/16) in 16.16 fixed point: shard i's first
-// table has ceil(B·2^(i/16)) buckets for the B of shard 0, so that the
-// shards do not all step at once.
+// growShardScale[i] is 2^(i/16) in 16.16 fixed point: shard i's first table has
+// ceil(B·2^(i/16)) buckets for shard 0's B, so shards do not step together.
 var growShardScale = [growShards]uint64{
 	65536, 68438, 71468, 74632, 77936, 81386, 84990, 88752,
 	92682, 96785, 101070, 105545, 110218, 115098, 120194, 125515,
 }
 
-// Growing is a concurrent cuckoo filter that grows when it is full,
-// instead of returning ErrFull, up to an optional maximum
-// (WithMaxCapacity). It keeps the guarantees of Filter: no false negatives
-// for keys inserted and not deleted, also while it grows and while
-// colliding keys are inserted and deleted; lookups never wait for another
-// goroutine. Create one with NewGrowing; a zero Growing holds nothing and
-// reports every Insert as ErrZeroFilter.
+// Growing is a concurrent cuckoo filter that grows when it is full, instead of
+// returning ErrFull, up to an optional maximum (WithMaxCapacity). It keeps the
+// guarantees of Filter: no false negatives for keys inserted and not deleted,
+// also while it grows and while colliding keys are inserted and deleted;
+// lookups never wait for another goroutine. Create one with NewGrowing; a zero
+// Growing holds nothing and reports every Insert as ErrZeroFilter.
 //
-// It is sixteen shards, each a table of four-slot buckets; a key belongs
-// to one shard, chosen by its hash, and a lookup reads two buckets at
-// every size. An entry compares fewer bits of its key each time its bucket
-// is split, so the false-positive rate rises with growth
-// (FalsePositiveRate). Writes to a shard that arrive while it copies its
-// table share the copying and wait for it; on snapshots, see the package
-// doc. Memory, precision and speed: README.md, "Growing filter".
+// It is sixteen shards, each a table of four-slot buckets; a key belongs to one
+// shard, chosen by its hash, and a lookup reads two buckets at every size. An
+// entry compares fewer bits of its key each time its bucket is split, so the
+// false-positive rate rises with growth (FalsePositiveRate). Writes to a shard
+// that copies its table share the copying and wait for it; on snapshots, see
+// the package doc. Memory, precision and speed: README.md, "Growing filter".
 //
 // Its method set is Filter's, String and Hash forms included, without
 // Stats and LockStats. Use Clone (not an assignment) to copy it; a Growing
@@ -148,14 +144,13 @@ func WithMaxCapacity(maxCapacity int) Option {
 	return func(c *config) { c.maxCap, c.maxCapSet = maxCapacity, true }
 }
 
-// NewGrowing returns a filter whose first tables are sized for capacity
-// keys at 95% load or more (BaseCapacity) and that grows as keys arrive,
-// each shard by steps of a sixteenth of a doubling, up to 19 doublings
-// (about four billion keys). For many small sets of known size a fixed
-// Filter is much smaller. It takes New's options (fingerprint size 12 only,
-// no WithSlotsPerBucket) and WithMaxCapacity. It returns an error for a
-// capacity outside [1, MaxCapacity], a maximum below the first tables'
-// capacity, or an option out of range.
+// NewGrowing returns a filter whose first tables are sized for capacity keys at
+// 95% load or more (BaseCapacity) and that grows as keys arrive, each shard by
+// steps of a sixteenth of a doubling, up to 19 doublings (about four billion
+// keys). For many small sets of known size a fixed Filter is much smaller. It
+// takes New's options (fingerprint size 12 only, no WithSlotsPerBucket) and
+// WithMaxCapacity. It returns an error for a capacity outside [1, MaxCapacity],
+// a maximum below the first tables' capacity, or an option out of range.
 func NewGrowing(capacity int, opts ...Option) (*Growing, error) {
 	var given config // New's own options are refused whatever their values
 	for _, o := range opts {
@@ -558,10 +553,9 @@ func (g *Growing) DeleteHash(h uint64) bool {
 	}
 }
 
-// Count returns the number of entries that match key: the copies of key
-// stored (each Insert of it adds one, each Delete removes one), plus those
-// of other keys that collide with it. Entries that have lived through many
-// doublings match more keys.
+// Count returns the number of entries that match key: the copies of key stored
+// (each Insert of it adds one, each Delete removes one), plus colliding keys'
+// entries. Entries that lived through many doublings match more keys.
 func (g *Growing) Count(key []byte) int { return g.CountHash(hashKey(key)) }
 
 // CountString is Count for a string key, without copying it.

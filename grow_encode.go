@@ -56,16 +56,15 @@ func (g *Growing) Clone() *Growing {
 	return c
 }
 
-// capture returns the encoding up to its checksum, with the words of the
-// tables lookups search. Claim: they hold an entry matching every key x
-// inserted before capture began and not deleted before it ended. Proof: the
-// snapshot gate keeps Deletes, moves and expansion copies apart from it
-// (snapshot.go; deleteIn), so while it reads, entries are only added to the
-// tables it reads, which hold every key whose insert finished (grow.go). x
-// had a matching entry when capture began (youngest-match rule); it stays
-// in its word until capture ends, and capture reads that word once, whole.
-// □ Without the gate in deleteIn, TestGrowingSnapshotAgainstCollidingDeletes
-// loses the key in both modes.
+// capture returns the encoding up to its checksum, with the words of the tables
+// lookups search. Claim: they hold an entry matching every key x inserted
+// before capture began and not deleted before it ended. Proof: the snapshot
+// gate keeps Deletes, moves and expansion copies apart from it (snapshot.go;
+// deleteIn), so while it reads, entries are only added to the tables it reads,
+// which hold every key whose insert finished (grow.go). x had a matching entry
+// when capture began (youngest-match rule); it stays in its word until capture
+// ends, which reads that word once, whole. □ Without the gate in deleteIn,
+// TestGrowingSnapshotAgainstCollidingDeletes loses the key in both modes.
 func (g *Growing) capture() []byte {
 	g.gate.beginSnapshot()
 	defer g.gate.endSnapshot()

@@ -84,9 +84,8 @@ func setLane(w uint64, s int, v uint64) uint64 {
 // laneAge returns the age of entry v: the position of its marker.
 func laneAge(v uint64) int { return bits.TrailingZeros64(v | 1<<tailBits) }
 
-// longestMatch returns the lane of w whose entry matches q with the most
-// position bits (the youngest, which Delete removes), its age, and whether
-// any does.
+// longestMatch returns the lane of w matching q with the most position bits
+// (the youngest, which Delete removes), its age, and whether any does.
 func longestMatch(w, q uint64) (s, age int, ok bool) {
 	m := matchLanes(w, q)
 	age = tailBits

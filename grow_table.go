@@ -35,13 +35,12 @@ import (
 // table; without it the table is 2^d independent tables of c buckets, and
 // the fullest fails first (BENCHMARKS.md, "Tuning constants").
 //
-// Linear steps. The next step splits buckets p .. p'-1 of level d into
-// their halves 2j and 2j+1 of level d+1. An entry goes to the half its
-// first tail bit names (g_d in the key's b1, g_d XOR M_d in its b2: the
-// key's bucket of the same role in the next table), with that bit taken
-// out (splitLane); a void entry, which no longer knows it, to both. Split
-// buckets below p keep their index, those after p'-1 move up by p'-p
-// (copyChunk). The copy needs no key.
+// Linear steps. The next step splits buckets p .. p'-1 of level d into their
+// halves 2j and 2j+1 of level d+1. An entry goes to the half its first tail bit
+// names (g_d in the key's b1, g_d XOR M_d in its b2: the key's bucket of the
+// same role in the next table), with that bit taken out (splitLane); a void
+// entry, which no longer knows it, to both. Split buckets below p keep their
+// index, those after p'-1 move up by p'-p (copyChunk). The copy needs no key.
 //
 // Relocation across levels. A move from a split bucket down to an unsplit
 // one gives the entry the bit g_d (XOR M_d) the split index held as its
@@ -211,26 +210,25 @@ const (
 // again (TestGrowingSearchAgainstCollidingDeletes). So a Delete that
 // removes an entry bumps both counters of its pair (deleteIn).
 //
-// Claim: a search of x's pair P, Q (P read at t1 and again at t3, Q at t2)
-// that answers "absent" with P's counter and the epoch of P's stripe
-// unchanged is right: x had no matching entry throughout, or a Delete of x
-// took effect during the search. Proof: unchanged, they show no move through
-// P and no Delete from the pair in (t1, t3) (each bumps P's counter; a wrap
-// bumps the epoch in the same K-CAS, LockFree, or before and after the
-// stores, Locked; a one-bit counter reads the same again only after an even
-// number of bumps, one of them a wrap). A match of x in Q moves only into P
-// (a void entry that needs a key's bit does not move), so in (t1, t2) Q lost
-// none by a move or by a Delete of pair P, Q. A Delete of y whose pair is Q
-// and P' ≠ P (Q unsplit, P' split) that takes a match E of x from Q leaves x
-// one: E matches y too, so it is void and of level d; y's own entry is no
-// younger than E, the youngest match, so it is void in Q too, E's value, and
-// x matches it. If x was inserted before and not deleted, the pair held a
-// match of x at t1 (youngest-match rule); P held none, so Q held one at t1
-// and still at t2, where the read shows it. Locked: a Delete stores its two
-// words under both locks; with P unchanged its store to P fell outside (t1,
-// t3), so Q after its store to Q, with P as read at t1, is the pair as the
-// Delete left it, which holds a match unless x was deleted; Q read at t2,
-// before or after that store, shows a match. □
+// Claim: a search of x's pair P, Q (P read at t1 and again at t3, Q at t2) that
+// answers "absent" with P's counter and the epoch of P's stripe unchanged is
+// right: x had no matching entry throughout, or a Delete of x took effect
+// during the search. Proof: unchanged, they show no move through P and no
+// Delete from the pair in (t1, t3) (each bumps P's counter; a wrap bumps the
+// epoch in the same K-CAS, LockFree, or before and after the stores, Locked; a
+// one-bit counter reads the same again only after an even number of bumps, one
+// of them a wrap). A match of x in Q moves only into P (a void entry that needs
+// a key's bit does not move), so in (t1, t2) Q lost none by a move or by a
+// Delete of pair P, Q. A Delete of y whose pair is Q and P' ≠ P (Q unsplit, P'
+// split) that takes a match E of x from Q leaves x one: E matches y too, so it
+// is void and of level d; y's own entry is no younger than E, the youngest
+// match, so it is void in Q too, E's value, and x matches it. If x was inserted
+// before and not deleted, the pair held a match of x at t1 (youngest-match
+// rule); P held none, so Q held one at t1 and still at t2, where the read shows
+// it. Locked: a Delete stores its two words under both locks; with P unchanged
+// its store to P fell outside (t1, t3), so Q after its store to Q, with P as
+// read at t1, is the pair as the Delete left it, which holds a match unless x
+// was deleted; Q read at t2, before or after that store, shows a match. □
 
 // readPair makes a search's first reads of b1 and b2, with the stall points
 // (wordAt: place gives buckets below m).
@@ -327,27 +325,26 @@ func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint
 }
 
 // Why Delete removes the youngest match. Entries of different ages compare
-// different numbers of bits, so a key X may match another key Y's entry as
-// well as its own. Delete(X) removes, from one atomic view of both buckets,
-// a matching entry that knows the most position bits (its bucket's level
-// plus its tail bits; youngestOf). Claim: every key that matched some entry
-// before still matches one after. Proof: by induction, each key inserted
-// and not deleted owns a matching entry distinct from every other key's
-// (its insert wrote one; moves and splits keep it matching; a void split
-// leaves a copy in the key's half). Only the removed E is lost. If E served
-// Y, X's own entry E_X (E_X = E would mean E served X, the key deleted)
-// knows no more bits than E, and its bits are a prefix of the positions E's
-// stand for. X and Y share the tag and E's bucket. If their other buckets
-// differ, E is void and of level d ("Relocation across levels"), so E_X,
-// knowing no more, is void and of level d too (the other bucket is split),
-// in E's bucket: E's value, which Y matches. Otherwise they share the pair
-// and the mask. Let P_K(b) be the position bits of key K in bucket b of its
-// pair (its index bits in its b1, those XOR the mask in its b2; when b1 =
-// b2, either). Both match E in its bucket b, so P_X(b) and P_Y(b) agree on
-// E's bits, and flipping both by the mask keeps them agreeing in the other
-// bucket. E_X holds P_X of its bucket on its bits, hence P_Y's: Y matches
-// E_X. □ Removing an older (shorter) match could leave a younger entry that
-// compares bits Y does not share.
+// different numbers of bits, so a key X may match another key Y's entry as well
+// as its own. Delete(X) removes, from one atomic view of both buckets, a
+// matching entry that knows the most position bits (its bucket's level plus its
+// tail bits; youngestOf). Claim: every key that matched some entry before still
+// matches one after. Proof: by induction, each key inserted and not deleted
+// owns a matching entry distinct from every other key's (its insert wrote one;
+// moves and splits keep it matching; a void split leaves a copy in the key's
+// half). Only the removed E is lost. If E served Y, X's own entry E_X (E_X = E
+// would mean E served X, the key deleted) knows no more bits than E, and its
+// bits are a prefix of the positions E's stand for. X and Y share the tag and
+// E's bucket. If their other buckets differ, E is void and of level d
+// ("Relocation across levels"), so E_X, knowing no more, is void and of level d
+// too (the other bucket is split), in E's bucket: E's value, which Y matches.
+// Otherwise they share the pair and the mask. Let P_K(b) be the position bits
+// of key K in bucket b of its pair (its index bits in its b1, those XOR the
+// mask in its b2; when b1 = b2, either). Both match E in its bucket b, so
+// P_X(b) and P_Y(b) agree on E's bits, and flipping both by the mask keeps them
+// agreeing in the other bucket. E_X holds P_X of its bucket on its bits, hence
+// P_Y's: Y matches E_X. □ Removing an older (shorter) match could leave a
+// younger entry that compares bits Y does not share.
 
 // deleteIn removes the youngest entry matching k from x, chosen from one
 // atomic view of both buckets, and reports whether there was one; st is
