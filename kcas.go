@@ -7,9 +7,8 @@ import (
 	"unsafe"
 )
 
-// Lock-free multi-word CAS (K-CAS) over a table's words: Harris, Fraser and
-// Pratt (DISC 2002), with descriptor reuse after Arbel-Raviv and Brown
-// (DISC 2017).
+// Lock-free multi-word CAS (K-CAS) on a table's words: Harris, Fraser and Pratt
+// (DISC 2002); descriptor reuse after Arbel-Raviv and Brown (DISC 2017).
 //
 // A word with both top bits clear holds a plain value, else a reference
 // tag | seq<<refSeqShift | slot to use seq of the K-CAS or RDCSS part (tag)
@@ -91,11 +90,10 @@ func (p *descPool) lease() uint32              { return p.pool.lease(stackShard(
 func (p *descPool) release(slot uint32)        { p.pool.release(stackShard(descShardBits), slot+1) }
 
 // descLease is a goroutine's lease of a descriptor slot for one operation,
-// cached per P in leaseCache so that leasing writes no line shared with
-// other cores. A lease sync.Pool drops is garbage, and its cleanup returns
-// the slot (a lease in use is held in a variable). Race builds bypass the
-// cache (their sync.Pool drops a quarter of what it is given), and their
-// leases stay on the stack.
+// cached per P in leaseCache so that leasing writes no line shared with other
+// cores. A lease sync.Pool drops is garbage, and its cleanup returns the slot
+// (a lease in use is held in a variable). Race builds bypass the cache (their
+// sync.Pool drops a quarter of its items), and their leases stay on the stack.
 type descLease struct {
 	slot uint32
 	d    *kcasDesc // descriptors.desc(slot), from the lease's first kcasWith

@@ -10,13 +10,12 @@ package cuckoo
 // bit for bit the first read and the wrap epoch of b1's stripe, read before
 // t1, is unchanged after t3 (f.unchanged); else both under both locks.
 //
-// Claim: an unchanged b1 proves absence. Proof: a step stores its
-// destination (fp added, counter bumped) before its source, so a copy is
-// in one of its buckets at every instant. A copy present throughout and
-// missed by both reads was in b2 at t1 and gone from b2 at t2: a step
-// moved it b2 -> b1 within (t1, t2), storing b1 after t1 and bumping b1's
-// counter, so the third read differs, unless the counter wrapped (2^c
-// steps through b1). The epoch rules that out:
+// Claim: an unchanged b1 proves absence. Proof: a step stores its destination
+// (fp added, counter bumped) before its source, so a copy is in one of its
+// buckets at every instant. A copy present throughout and missed by both reads
+// was in b2 at t1 and gone from b2 at t2: a step moved it b2 -> b1 within (t1,
+// t2), storing b1 after t1 and bumping b1's counter, so the third read differs,
+// unless the counter wrapped (2^c steps through b1). The epoch rules that out:
 //
 // Claim: if 2^c (c >= 1) steps through b1 fall within (t1, t3), the epoch
 // of b1's stripe changes between its reads. Proof: one of them, W, takes

@@ -9,11 +9,10 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Locked mode's locks: an MCS queue lock (Mellor-Crummey and Scott, TOCS
-// 1991) per stripe of buckets, elided with Intel RTM where the processor has
-// it (seeds/004, Listings 1.1 and 1.2). The lock word, lockStripe.tail, is 0
-// exactly when the stripe is free with nobody queued (elision treats any
-// other value as held):
+// Locked mode's locks: an MCS queue lock (Mellor-Crummey and Scott, TOCS 1991)
+// per stripe of buckets, elided with Intel RTM where available (seeds/004,
+// Listings 1.1 and 1.2). The lock word, lockStripe.tail, is 0 iff the stripe is
+// free with nobody queued (elision treats any other value as held):
 //
 //	bit 0       held
 //	bits 1..7   bypass: acquisitions that overtook the current head

@@ -29,11 +29,10 @@ const (
 	// bfsSlotBits is the bits of one move's slot in a path code (bit 0
 	// the start bucket, then a slot per move).
 	bfsSlotBits = 3
-	// The queues searches try first, as Go zeroes a local array per call and
-	// most searches end after a few buckets (lengths and pkShortQueue:
-	// BENCHMARKS.md, "Tuning constants"): the growing filter's, every bucket
-	// within two moves; discover's, every search ending within two moves
-	// (2+10 buckets).
+	// The queues searches try first, as Go zeroes local arrays per call and
+	// most end after a few buckets (lengths and pkShortQueue: BENCHMARKS.md,
+	// "Tuning constants"): the growing filter's, every bucket within two moves;
+	// discover's, every search ending within two moves (2+10 buckets).
 	bfsShortQueue      = 64
 	discoverShortQueue = 32
 )

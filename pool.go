@@ -113,9 +113,8 @@ func (p *slotPool[T]) pushChain(h *poolHead, first, last uint32) {
 	}
 }
 
-// grow adds the next chunk, keeps its first item for the caller and pushes
-// the rest onto h. It returns false if another goroutine is adding the chunk
-// or the pool is at its limit.
+// grow adds the next chunk, keeps its first item for the caller and pushes the
+// rest onto h. False if another goroutine adds the chunk or the pool is full.
 func (p *slotPool[T]) grow(h *poolHead) (uint32, bool) {
 	k := p.nchunks.Load()
 	base := uint32(poolChunk0) * (1<<k - 1) // index of the chunk's first item

@@ -44,8 +44,7 @@ func sum64Short(b []byte) uint64 {
 	return h ^ h>>32
 }
 
-// hash8 and hash16 are sum64Short of 8 and 16 bytes, straight-line, for
-// inlining.
+// hash8 and hash16 are sum64Short of 8 and 16 bytes, straight-line to inline.
 func hash8(key []byte) uint64 {
 	h := bits.RotateLeft64(prime5+8^bits.RotateLeft64(binary.LittleEndian.Uint64(key)*prime2, 31)*prime1, 27)*prime1 + prime4
 	h = (h ^ h>>33) * prime2

@@ -25,11 +25,10 @@ import "sync/atomic"
 // reader sees a half-done move, and at quiescence, when no word holds a
 // reference (kcas.go), the physical table holds exactly Len fingerprints.
 //
-// The search reads the epoch of b1's stripe (t0), b1 (t1), b2 (t2), b1
-// again (t3), and the epoch again; b1 is the pair's lower bucket
-// (searchPair). It answers "present" when a read shows fp, "absent" only
-// when neither the epoch nor b1's counter moved (d1 = c1(t3) - c1(t1) = 0
-// modulo its width), else starts over.
+// The search reads the epoch of b1's stripe (t0), b1 (t1), b2 (t2), b1 (t3) and
+// the epoch again; b1 is the pair's lower bucket (searchPair). It answers
+// "present" if a read shows fp, "absent" only if neither the epoch nor b1's
+// counter moved (d1 = c1(t3) - c1(t1) = 0 mod its width), else starts over.
 //
 // One order for every search. Every search of a pair reads the lower
 // bucket first, and every Delete takes from it when its read of it shows a
@@ -72,14 +71,13 @@ import "sync/atomic"
 // moves wrap, and one epoch word in every such K-CAS made concurrent moves
 // fail and help one another (BENCHMARKS.md, "Tuning constants").
 //
-// Claim: if the epoch reads are equal, d1 counts exactly the moves through
-// b1 between the reads of b1. Proof: epochs only grow, and change in the
-// atomic step of the wraps they count, so no wrap of b1's counter took
-// effect in (t0, t3); without one, a counter grows by one per move and
-// never passes its maximum. □ The fast paths' "b1 reread is bit for bit
-// the first read" is d1 = 0 under the same condition; an epoch read that
-// shows a reference sends them to the full search. b2's wraps need no
-// epoch: the search concludes nothing from b2's counter.
+// Claim: if the epoch reads are equal, d1 counts exactly the moves through b1
+// between the reads of b1. Proof: epochs only grow, and change in the atomic
+// step of the wraps they count, so no wrap of b1's counter took effect in (t0,
+// t3); without one, a counter grows by one per move and never passes its
+// maximum. □ The fast paths' "b1 reread is bit for bit the first read" is d1 = 0
+// under the same condition; an epoch read showing a reference sends them to the
+// full search. b2's wraps need no epoch: the search ignores b2's counter.
 
 // unchanged reports whether b1 still holds w1 and the epoch e (plain, in
 // LockFree mode): fp, absent from the first reads, was not in flight.
