@@ -24,9 +24,8 @@
 // that key: delete only what you inserted. A Growing filter (NewGrowing)
 // grows instead of returning ErrFull and keeps these guarantees meanwhile.
 //
-// A key never inserted is reported with probability about 2·b·α/(2^f−1)
-// for b slots per bucket of f-bit fingerprints at load α (README.md,
-// "Choosing a layout").
+// A key never inserted is reported with probability about 2·b·α/(2^f−1) for b
+// slots of f bits per bucket at load α (README.md, "Choosing a layout").
 //
 // # Concurrency
 //
@@ -35,15 +34,14 @@
 // with other methods of that filter. Reset removes every fingerprint stored
 // before it began; operations that overlap it may or may not survive it.
 //
-// In LockFree mode (the default) lookups, deletes and inserts into a free
-// slot never wait. Inserts that relocate fingerprints wait for Reset and
-// for snapshots (WriteTo, MarshalBinary, Clone) while these sweep or copy
-// the table at memory speed, never for a snapshot's io.Writer; snapshots
-// coming back to back cannot shut them out. A Growing filter's deletes wait
-// for snapshots too, and its inserts and deletes for their shard's growth
-// step. In Locked mode every change takes striped queue locks, elided with
-// Intel RTM where the processor has it (RTMActive); lookups lock only when
-// a relocation overlaps them.
+// In LockFree mode (the default) lookups, deletes and inserts into a free slot
+// never wait. Inserts that relocate fingerprints wait for Reset and for
+// snapshots (WriteTo, MarshalBinary, Clone) while these sweep or copy the table
+// at memory speed, never for a snapshot's io.Writer; back-to-back snapshots
+// cannot shut them out. A Growing filter's deletes wait for snapshots too, and
+// its inserts and deletes for their shard's growth step. In Locked mode every
+// change takes striped queue locks, elided with Intel RTM where the processor
+// has it (RTMActive); lookups lock only when a relocation overlaps.
 //
 // # Map of the code
 //

@@ -44,11 +44,10 @@ var (
 )
 
 // A codec is how a word holds buckets and fingerprints, as Go snippets:
-// arguments are Go expressions (usually variable names), results Go
-// expressions unless said otherwise. Each func field is the template
-// function of its name with the first letter lowered ({{word "b"}}); a nil
-// one gives "". The growing codec's snippets ignore fp and use the entry of
-// the bucket they are given (entryOf).
+// arguments are Go expressions (usually names), results Go expressions unless
+// said otherwise. Each func field is the template function of its name with the
+// first letter lowered ({{word "b"}}); a nil one gives "". The growing codec's
+// snippets ignore fp and use the entry of the bucket given (entryOf).
 type codec struct {
 	shape
 	Name   string // names the files: zz_<algorithm>_<Name>.go
@@ -85,10 +84,9 @@ type codec struct {
 	// (Room's non-zero result) marks.
 	SlotGet, SlotClear func(w, b, s string) string
 	PutRoom            func(w, b, fp, r string) string
-	// Take is "nw, ok": w with one copy of fp taken from b (nw is w when
-	// !ok). Has: b of w holds fp; HasEither: b1 of w1 or b2 of w2 does.
-	// Matches is the number of copies of fp in b of w; MatchesOne in a
-	// key's one bucket b1 of w.
+	// Take is "nw, ok": w less one copy of fp in b (nw is w when !ok). Has: b
+	// of w holds fp; HasEither: b1 of w1 or b2 of w2 does. Matches counts the
+	// copies of fp in b of w; MatchesOne in a key's one bucket b1 of w.
 	Take, Has, Matches func(w, b, fp string) string
 	MatchesOne         func(w string) string
 	HasEither          func(w1, w2, b1, b2, fp string) string

@@ -59,11 +59,10 @@ func (f *Filter) pkRemove(b1, b2, fp uint64) bool {
 	}
 }
 
-// pkDeleteLocked is Delete's Locked work (b1 the lower bucket). It
-// reads as the unlocked lookup (packed_locked.go): when a read shows fp (b1
-// first) it locks only that word's stripe and removes fp if still there;
-// when the lookup would answer "absent", so does it; else it looks at both
-// under both locks, b1 first.
+// pkDeleteLocked is Delete's Locked work (b1 the lower bucket). It reads
+// as the unlocked lookup (packed_locked.go): when a read shows fp (b1 first) it
+// locks only that word's stripe and removes fp if there; where the lookup
+// answers "absent", so does it; else it reads both under both locks, b1 first.
 //
 // Claim: true is one instant, the store under the lock of a word that held
 // fp; false is the lookup's "absent" or the instant both locks are held; a

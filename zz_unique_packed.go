@@ -4,10 +4,9 @@
 
 package cuckoo
 
-// pkAddUnique is InsertUnique's LockFree attempt: fp goes into b1 or
-// b2 by the placement rule only if neither holds it. present reports a
-// read that showed fp; added that fp was put in; both false, that both
-// buckets had no room.
+// pkAddUnique is InsertUnique's LockFree attempt: fp goes into b1 or b2
+// by the placement rule only if neither holds it. present: a read showed fp;
+// added: fp was put in; both false: neither bucket had room.
 //
 // Claim: each outcome holds at one instant during the call. Proof: a read
 // showing fp is an atomic read of its bucket: present. Otherwise one
