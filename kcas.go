@@ -155,8 +155,7 @@ func fieldsWritten(slot uint32) {
 	}
 }
 
-// kcasTable is an array of words with atomic loads, single-word CAS and
-// K-CAS; the filter's bucket table is one.
+// kcasTable is a word array with atomic loads, single-word CAS and K-CAS.
 type kcasTable struct {
 	words []atomic.Uint64
 	// vers: a packed table's versions (packed.go), or a one-word table's

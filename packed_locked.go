@@ -1,10 +1,9 @@
 package cuckoo
 
-// Locked mode over the packed layout (packed.go), as locked.go: every write
-// to a word holds the stripe of that word (b>>1); lookups read unlocked. A
-// step stores the destination word, then adds one to the destination's
-// version, then stores the source word, under both words' locks (one
-// store, then the version, when the buckets share a word).
+// Locked mode over the packed layout (packed.go), as locked.go: every write to
+// a word holds its stripe (b>>1); lookups read unlocked. Under both words'
+// locks, a step stores the destination word, bumps its version, then the source
+// word (one store, then the version, if the buckets share a word).
 //
 // Claim: an unlocked lookup that reads V(b1) (t0), b1's word (t1), b2's word
 // (t2) and V(b1) again (t3), and sees neither fp nor a change of V(b1), may

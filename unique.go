@@ -5,10 +5,9 @@ package cuckoo
 // of fp in b1 or b2 belongs to the pair {b1, b2} and none of the pair's is
 // elsewhere, so the two words decide whether the filter holds fp for it.
 
-// InsertUnique adds key to the filter unless its fingerprint is already in
-// one of the key's two buckets, and reports whether it added it. It returns
-// ErrFull, with the filter unchanged, when the fingerprint was absent but
-// no slot could be freed for it.
+// InsertUnique adds key unless its fingerprint is in one of the key's buckets,
+// and reports whether it added it. It returns ErrFull, with the filter
+// unchanged, when the fingerprint was absent and no slot could be freed.
 //
 // InsertUnique is linearizable in both modes, also against Insert, Delete
 // and relocations: it takes effect at one instant at which it finds the

@@ -17,9 +17,8 @@ func (f *Filter) pkLookup(b1, b2, fp uint64) bool {
 			return true
 		}
 		if b1>>1 == b2>>1 {
-			// One word: w1 alone is the one read of both buckets that
-			// decides. (w2 is a second read of it: a move between the two
-			// reads can take fp from one half to the other unseen.)
+			// One word: w1, the one read of both buckets, decides (w2 rereads it: a
+			// move between the reads can move fp between the halves unseen).
 			return pkHas(pkHalf(w1, b2), fp)
 		}
 		hookReadAt(&f.t, gd)
@@ -75,9 +74,8 @@ func (f *Filter) pkLookupLocked(b1, b2, fp uint64) bool {
 		return true
 	}
 	if b1>>1 == b2>>1 {
-		// One word: w1 alone is the one read of both buckets that
-		// decides. (w2 is a second read of it: a move between the two
-		// reads can take fp from one half to the other unseen.)
+		// One word: w1, the one read of both buckets, decides (w2 rereads it: a
+		// move between the reads can move fp between the halves unseen).
 		return pkHas(pkHalf(w1, b2), fp)
 	}
 	hookReadAt(&f.t, gd)
