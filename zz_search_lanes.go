@@ -24,11 +24,11 @@ func (x *growTable) growDiscoverDeep(b1, b2 uint64) (path uint64, depth int, ok 
 	return path, depth, ok
 }
 
-// growSearch is the breadth-first search over queue q. truncated: q had
-// no room for a node's children (queued nodes, a prefix in BFS order, are still
-// expanded: a path found is a larger queue's first). Children's reads wait on no test (misses overlap); each is
-// tested for room at once, queued if none, before the next depth (a shortest
-// path): measured fills (BENCHMARKS.md, "Tuning constants").
+// growSearch is the breadth-first search over queue q. truncated: q had no room
+// for a node's children (queued nodes, a prefix in BFS order, are still expanded: a
+// path found is a larger queue's first). Children's reads wait on no test (misses
+// overlap); each is tested for room at once, queued if none, before the next depth
+// (a shortest path): measured fills (BENCHMARKS.md, "Tuning constants").
 func (x *growTable) growSearch(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
 	t := &x.t
 	n := 0

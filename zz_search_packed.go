@@ -24,14 +24,13 @@ func (f *Filter) pkDiscoverDeep(b1, b2, fp uint64) (path uint64, depth int, ok b
 	return path, depth, ok
 }
 
-// pkSearch is the breadth-first search over queue q. truncated: q had
-// no room for a node's children (queued nodes, a prefix in BFS order, are still
-// expanded: a path found is a larger queue's first). Children's reads wait on no test (misses overlap); each is
-// tested for room at once, queued if none, before the next depth (a shortest
-// path): measured fills (BENCHMARKS.md, "Tuning constants"). A node
-// carries the fingerprint moving in (in): a bucket without room for it may
-// have an empty slot (never a child), and a slot whose freeing gives in no
-// room is not a child.
+// pkSearch is the breadth-first search over queue q. truncated: q had no room
+// for a node's children (queued nodes, a prefix in BFS order, are still expanded: a
+// path found is a larger queue's first). Children's reads wait on no test (misses
+// overlap); each is tested for room at once, queued if none, before the next depth
+// (a shortest path): measured fills (BENCHMARKS.md, "Tuning constants"). A
+// node carries the fingerprint moving in (in): a bucket without room for it may have an
+// empty slot (never a child), and a slot whose freeing gives in no room is not a child.
 func (f *Filter) pkSearch(q []uint64, b1, b2, fp uint64) (path uint64, depth int, ok, truncated bool) {
 	t := &f.t
 	n := 0

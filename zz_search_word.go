@@ -24,11 +24,11 @@ func (f *Filter) discoverDeep(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	return path, depth, ok
 }
 
-// search is the breadth-first search over queue q. truncated: q had
-// no room for a node's children (queued nodes, a prefix in BFS order, are still
-// expanded: a path found is a larger queue's first). Children's reads wait on no test (misses overlap); each is
-// tested for room at once, queued if none, before the next depth (a shortest
-// path): measured fills (BENCHMARKS.md, "Tuning constants").
+// search is the breadth-first search over queue q. truncated: q had no room
+// for a node's children (queued nodes, a prefix in BFS order, are still expanded: a
+// path found is a larger queue's first). Children's reads wait on no test (misses
+// overlap); each is tested for room at once, queued if none, before the next depth
+// (a shortest path): measured fills (BENCHMARKS.md, "Tuning constants").
 func (f *Filter) search(q []uint64, b1, b2 uint64) (path uint64, depth int, ok, truncated bool) {
 	l := &f.lay
 	t := &f.t

@@ -52,9 +52,8 @@ func (x *growTable) growAddUnique(b1, b2, q1, q2 uint64) (present bool, res int)
 	}
 }
 
-// growAddUniqueLocked is growAddUnique for Locked mode: under both
-// words' stripes, which every write to either holds, the reads and the add
-// are one instant.
+// growAddUniqueLocked is growAddUnique, Locked: under both words'
+// stripes, which every write to either holds, its reads and add are one instant.
 func (x *growTable) growAddUniqueLocked(b1, b2, q1, q2 uint64) (present bool, res int) {
 	lg := x.locks.lockBuckets(b1, b2)
 	w1, w2 := x.t.words[b1].Load(), x.t.words[b2].Load()

@@ -49,9 +49,8 @@ func (f *Filter) pkAddUnique(b1, b2, fp uint64) (present bool, res bool) {
 	}
 }
 
-// pkAddUniqueLocked is pkAddUnique for Locked mode: under both
-// words' stripes, which every write to either holds, the reads and the add
-// are one instant.
+// pkAddUniqueLocked is pkAddUnique, Locked: under both words'
+// stripes, which every write to either holds, its reads and add are one instant.
 func (f *Filter) pkAddUniqueLocked(b1, b2, fp uint64) (present bool, res bool) {
 	lg := f.locks.lockBuckets(b1>>1, b2>>1)
 	w1, w2 := f.t.words[b1>>1].Load(), f.t.words[b2>>1].Load()

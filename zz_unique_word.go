@@ -50,9 +50,8 @@ func (f *Filter) addUnique(b1, b2, fp uint64) (present bool, res bool) {
 	}
 }
 
-// addUniqueLocked is addUnique for Locked mode: under both
-// words' stripes, which every write to either holds, the reads and the add
-// are one instant.
+// addUniqueLocked is addUnique, Locked: under both words'
+// stripes, which every write to either holds, its reads and add are one instant.
 func (f *Filter) addUniqueLocked(b1, b2, fp uint64) (present bool, res bool) {
 	l := &f.lay
 	lg := f.locks.lockBuckets(b1, b2)
