@@ -4,16 +4,15 @@
 //
 // # Guarantees
 //
-// No false negatives: a Lookup (and LookupBatch, Count, and the search in
-// Delete) finds a key if at least one Insert of it that returned before
-// the call began is not undone by a Delete of it that takes effect before
-// the call returns, whatever other goroutines do meanwhile (colliding keys
-// and relocations included), in both modes, however long the call is
-// delayed. The one case this leaves out: during one Lookup the key is
-// inserted again and its last older copy deleted; the Lookup may then miss
-// it, as if it ran between the two. Insert, Delete, InsertUnique, Count
-// and each key of InsertBatch are linearizable, also against relocations
-// in flight, and so is Lookup except in that case.
+// No false negatives: a Lookup (and LookupBatch, Count, and the search in Delete)
+// finds a key if at least one Insert of it that returned before the call began is
+// not undone by a Delete of it that takes effect before the call returns,
+// whatever other goroutines do meanwhile (colliding keys and relocations
+// included), in both modes, however long the call is delayed. The one case this
+// leaves out: during one Lookup the key is inserted again and its last older copy
+// deleted; the Lookup may then miss it, as if it ran between the two. Insert,
+// Delete, InsertUnique, Count and each key of InsertBatch are linearizable, also
+// against relocations in flight, and so is Lookup except in that case.
 //
 // Insert returns ErrFull when it finds no path of at most five relocations
 // (six in the packed layout) to a free slot; the filter then holds every

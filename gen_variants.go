@@ -90,15 +90,14 @@ type codec struct {
 	Take, Has, Matches func(w, b, fp string) string
 	MatchesOne         func(w string) string
 	HasEither          func(w1, w2, b1, b2, fp string) string
-	// Choose is statements declaring b, w, nw, ok for fp and buckets b1,
-	// b2 of words w1, w2 (w1 == w2 when shared): the bucket the placement
-	// rule picks, its word, that word with fp put in, and whether it had
-	// room (nw is w when not). ReadPair is plain reads of both words (one
-	// when shared); ReadSearch a search's first reads, with the tests'
-	// stall points (twophase.go). Frozen: word w (an operand: bracket an
-	// expression) is frozen, a write stops (nil: never). Alt: the other
-	// bucket of v in b, or b where v may not move (search.go.tmpl, which
-	// gives the fixed filter m).
+	// Choose is statements declaring b, w, nw, ok for fp and buckets b1, b2 of
+	// words w1, w2 (w1 == w2 when shared): the bucket the placement rule picks,
+	// its word, that word with fp put in, and whether it had room (nw is w when
+	// not). ReadPair is plain reads of both words (one when shared); ReadSearch
+	// a search's first reads, with the tests' stall points (twophase.go).
+	// Frozen: word w (an operand: bracket an expression) is frozen, a write
+	// stops (nil: never). Alt: the other bucket of v in b, or b where v may not
+	// move (search.go.tmpl, which gives the fixed filter m).
 	Choose               func(b1, b2, fp, w1, w2 string) string
 	ReadPair, ReadSearch func(b1, b2 string) string
 	Frozen               func(w string) string

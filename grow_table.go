@@ -22,18 +22,17 @@ import (
 //	b   = 2j + g_d if j < p           (split: level d+1)
 //	b   = j + p    otherwise          (level d)
 //
-// b1 from j1, b2 from j2 with the masked bits; off (64 offsets in [0, c))
-// and mask (64 masks) are drawn from the seed. A bucket is of level d+1
-// exactly when b < 2p; at p = c·2^d the table is level d+1's with p = 0.
-// The key's entry in b1 is tag<<9 | t<<1 | 1 with t the next 8 position
-// bits of b1's level (g_d.. or g_d+1..; grow_lane.go), in b2 the same XOR
-// M. At level 19 the last of them is g_26 = 0 for every key: the entry
-// compares as a 7-bit tail. So an entry holds its bucket's next position
-// bits, not its key's; r1 -> r2 and XOR M are involutions for every c, so
-// an entry's other bucket and its value there follow from its bucket, tag
-// and tail alone (alt). The mask spreads a key's pair over the whole
-// table; without it the table is 2^d independent tables of c buckets, and
-// the fullest fails first (BENCHMARKS.md, "Tuning constants").
+// b1 from j1, b2 from j2 with the masked bits; off (64 offsets in [0, c)) and
+// mask (64 masks) are drawn from the seed. A bucket is of level d+1 exactly when
+// b < 2p; at p = c·2^d the table is level d+1's with p = 0. The key's entry in b1
+// is tag<<9 | t<<1 | 1 with t the next 8 position bits of b1's level (g_d.. or
+// g_d+1..; grow_lane.go), in b2 the same XOR M. At level 19 the last of them is
+// g_26 = 0 for every key: the entry compares as a 7-bit tail. So an entry holds
+// its bucket's next position bits, not its key's; r1 -> r2 and XOR M are
+// involutions for every c, so an entry's other bucket and its value there follow
+// from its bucket, tag and tail alone (alt). The mask spreads a key's pair over
+// the whole table; without it the table is 2^d independent tables of c buckets,
+// and the fullest fails first (BENCHMARKS.md, "Tuning constants").
 //
 // Linear steps. The next step splits buckets p .. p'-1 of level d into their
 // halves 2j and 2j+1 of level d+1. An entry goes to the half its first tail bit
@@ -42,21 +41,20 @@ import (
 // entry, which no longer knows it, to both. Split buckets below p keep their
 // index, those after p'-1 move up by p'-p (copyChunk). The copy needs no key.
 //
-// Relocation across levels. A move from a split bucket down to an unsplit
-// one gives the entry the bit g_d (XOR M_d) the split index held as its
-// first tail bit, dropping its last if it held eight (gainLane); a move up
-// takes the first tail bit as the half (splitLane), which a void entry does
-// not know: alt refuses that move, discovery skips it. Claim: a move keeps
-// the entry in the pair of every key it matches, and every key that matched
-// it before matches it after (but for a dropped bit). Proof: a key K that
-// matches entry E in bucket b has E's tag, b in its pair, and on E's tail
-// bits its own position bits of b's role. K's other bucket is base r2
-// (from b's base and the tag) with K's bits of b's role XOR the mask on the
-// bits its index takes: the first l (b's level, which b's index holds) when
-// it is of level l or lower, one more (E's first tail bit, K's too) when of
-// level l+1. So every key E matches has the one other bucket alt computes,
-// except for a void E moving up, which alt refuses. There E holds K's bits
-// of b's role XOR the mask on the same positions, as K's entry there would
+// Relocation across levels. A move from a split bucket down to an unsplit one
+// gives the entry the bit g_d (XOR M_d) the split index held as its first tail
+// bit, dropping its last if it held eight (gainLane); a move up takes the first
+// tail bit as the half (splitLane), which a void entry does not know: alt refuses
+// that move, discovery skips it. Claim: a move keeps the entry in the pair of
+// every key it matches, and every key that matched it before matches it after
+// (but for a dropped bit). Proof: a key K that matches entry E in bucket b has
+// E's tag, b in its pair, and on E's tail bits its own position bits of b's role.
+// K's other bucket is base r2 (from b's base and the tag) with K's bits of b's
+// role XOR the mask on the bits its index takes: the first l (b's level, which
+// b's index holds) when it is of level l or lower, one more (E's first tail bit,
+// K's too) when of level l+1. So every key E matches has the one other bucket alt
+// computes, except for a void E moving up, which alt refuses. There E holds K's
+// bits of b's role XOR the mask on the same positions, as K's entry there would
 // (gainLane's bit is b's index bit, K's too), less a dropped last bit. □
 // TestGrowStepsKeepMatches checks moves both ways at every level and p.
 
@@ -201,14 +199,13 @@ const (
 
 // Deletes move both counters. Colliding keys (same tag, position bits and
 // buckets, in either order) have interchangeable entries, so a search that
-// trusted its first bucket's counter alone could miss a key inserted and
-// never deleted, with no entry moved: stalled after reading its first
-// bucket P (empty), it sees a colliding key C (first bucket Q) inserted
-// into P and C's Delete take the searched key's entry from Q (youngest
-// match, a tie going to C's first bucket); after it reads Q, a key D in
-// its order is inserted into Q and deleted from P, and P reads the same
-// again (TestGrowingSearchAgainstCollidingDeletes). So a Delete that
-// removes an entry bumps both counters of its pair (deleteIn).
+// trusted its first bucket's counter alone could miss a key inserted and never
+// deleted, with no entry moved: stalled after reading its first bucket P (empty),
+// it sees a colliding key C (first bucket Q) inserted into P and C's Delete take
+// the searched key's entry from Q (youngest match, a tie going to C's first
+// bucket); after it reads Q, a key D in its order is inserted into Q and deleted
+// from P, and P reads the same again (TestGrowingSearchAgainstCollidingDeletes).
+// So a Delete that removes an entry bumps both counters of its pair (deleteIn).
 //
 // Claim: a search of x's pair P, Q (P read at t1 and again at t3, Q at t2) that
 // answers "absent" with P's counter and the epoch of P's stripe unchanged is
@@ -326,25 +323,24 @@ func (g *Growing) moveIn(x *growTable, src uint64, s int, v uint64, dst, nv uint
 
 // Why Delete removes the youngest match. Entries of different ages compare
 // different numbers of bits, so a key X may match another key Y's entry as well
-// as its own. Delete(X) removes, from one atomic view of both buckets, a
-// matching entry that knows the most position bits (its bucket's level plus its
-// tail bits; youngestOf). Claim: every key that matched some entry before still
-// matches one after. Proof: by induction, each key inserted and not deleted
-// owns a matching entry distinct from every other key's (its insert wrote one;
-// moves and splits keep it matching; a void split leaves a copy in the key's
-// half). Only the removed E is lost. If E served Y, X's own entry E_X (E_X = E
-// would mean E served X, the key deleted) knows no more bits than E, and its
-// bits are a prefix of the positions E's stand for. X and Y share the tag and
-// E's bucket. If their other buckets differ, E is void and of level d
-// ("Relocation across levels"), so E_X, knowing no more, is void and of level d
-// too (the other bucket is split), in E's bucket: E's value, which Y matches.
-// Otherwise they share the pair and the mask. Let P_K(b) be the position bits
-// of key K in bucket b of its pair (its index bits in its b1, those XOR the
-// mask in its b2; when b1 = b2, either). Both match E in its bucket b, so
-// P_X(b) and P_Y(b) agree on E's bits, and flipping both by the mask keeps them
-// agreeing in the other bucket. E_X holds P_X of its bucket on its bits, hence
-// P_Y's: Y matches E_X. □ Removing an older (shorter) match could leave a
-// younger entry that compares bits Y does not share.
+// as its own. Delete(X) removes, from one atomic view of both buckets, a matching
+// entry that knows the most position bits (its bucket's level plus its tail bits;
+// youngestOf). Claim: every key that matched some entry before still matches one
+// after. Proof: by induction, each key inserted and not deleted owns a matching
+// entry distinct from every other key's (its insert wrote one; moves and splits
+// keep it matching; a void split leaves a copy in the key's half). Only the
+// removed E is lost. If E served Y, X's own entry E_X (E_X = E would mean E
+// served X, the key deleted) knows no more bits than E, and its bits are a prefix
+// of the positions E's stand for. X and Y share the tag and E's bucket. If their
+// other buckets differ, E is void and of level d ("Relocation across levels"), so
+// E_X, knowing no more, is void and of level d too (the other bucket is split),
+// in E's bucket: E's value, which Y matches. Otherwise they share the pair and
+// the mask. Let P_K(b) be the position bits of key K in bucket b of its pair (its
+// index bits in its b1, those XOR the mask in its b2; when b1 = b2, either). Both
+// match E in its bucket b, so P_X(b) and P_Y(b) agree on E's bits, and flipping
+// both by the mask keeps them agreeing in the other bucket. E_X holds P_X of its
+// bucket on its bits, hence P_Y's: Y matches E_X. □ Removing an older (shorter)
+// match could leave a younger entry that compares bits Y does not share.
 
 // deleteIn removes the youngest entry matching k from x, chosen from one
 // atomic view of both buckets, and reports whether there was one; st is

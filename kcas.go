@@ -122,20 +122,19 @@ func (l *descLease) release() {
 	leaseCache.Put(l)
 }
 
-// setField writes a descriptor field: a plain store on amd64 built by gc,
-// else atomically (race builds must not race a plain store with atomic
-// loads). Claim: a seqlock read that sees s in both sequence loads returns
-// the fields of use s. Proof (amd64, gc): gc keeps memory operations in
-// program order around atomics (one SSA memory chain; dead-store elimination
-// stops at any other memory operation), so the processor gets, per use, the
-// sequence store, the field stores, then the publishing CAS. A reader holds
-// a reference with seq s only because a CAS put it in a word after use s's
-// field stores (the owner's install, or a helper completing an RDCSS whose
-// fields it validated). Under x86-TSO stores become visible in program order
-// and loads are not reordered with loads, so the reader's field loads return
-// use s's values or later ones; a later one belongs to a use > s whose
-// sequence store became visible first, so the second sequence load rejects
-// the read. Aligned word stores do not tear. Tests:
+// setField writes a descriptor field: a plain store on amd64 built by gc, else
+// atomically (race builds must not race a plain store with atomic loads). Claim:
+// a seqlock read that sees s in both sequence loads returns the fields of use s.
+// Proof (amd64, gc): gc keeps memory operations in program order around atomics
+// (one SSA memory chain; dead-store elimination stops at any other memory
+// operation), so the processor gets, per use, the sequence store, the field
+// stores, then the publishing CAS. A reader holds a reference with seq s only
+// because a CAS put it in a word after use s's field stores (the owner's install,
+// or a helper completing an RDCSS whose fields it validated). Under x86-TSO
+// stores become visible in program order and loads are not reordered with loads,
+// so the reader's field loads return use s's values or later ones; a later one
+// belongs to a use > s whose sequence store became visible first, so the second
+// sequence load rejects the read. Aligned word stores do not tear. Tests:
 // TestDescriptorReuseRejectsStaleRead, TestDescriptorSeqlockUnderReuse.
 func setField(p *atomic.Uint64, v uint64) {
 	if runtime.GOARCH == "amd64" && runtime.Compiler == "gc" && !raceEnabled {
@@ -459,10 +458,9 @@ func (t *kcasTable) unhook(s *kcasSnap, k int, final uint64) {
 	}
 }
 
-// rdcss installs s.ref into word s.idx[k] if it holds s.old[k] and s is
-// still undecided (HFP's RDCSS, s's state as control word). It returns
-// s.old[k] if it attempted the install, else the plain value or K-CAS
-// reference in the way.
+// rdcss installs s.ref into word s.idx[k] if it holds s.old[k] and s is still
+// undecided (HFP's RDCSS, s's state as control word). It returns s.old[k] if it
+// attempted the install, else the plain value or K-CAS reference in the way.
 func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	i, old := s.idx[k], s.old[k]
 	d := s.d // my's descriptor when the owner installs its own operation

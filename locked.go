@@ -31,18 +31,17 @@ package cuckoo
 // twophase.go ("One order for every search") applies: an unchanged b1
 // means copies entered b1 only by inserts and left b2 only by deletes.
 //
-// The Locked add rule (addLocked, add.go.tmpl; the growing filter's
-// putLocked): choose the bucket from unlocked reads, lock only its word's
-// stripe, and store into the word as read under the lock if the bucket
-// still has room; else lock both and choose again. Claim: such an add takes
-// effect at one instant for every other operation. Proof: every write to a
-// word holds its stripe, so the store is the add's instant. Operations
-// under both stripes (InsertUnique, Count, a locked lookup, a step, which
-// checks room under them) fall wholly before or after it; a Locked Delete
-// writes one word under its stripe; an unlocked lookup's claim is about
-// steps, and an add only puts in a copy. The add writes no other word, so
-// the other stripe would exclude nothing more. (A growing table's add also
-// checks the word is unfrozen under the lock, which freezing takes.)
+// The Locked add rule (addLocked, add.go.tmpl; the growing filter's putLocked):
+// choose the bucket from unlocked reads, lock only its word's stripe, and store
+// into the word as read under the lock if the bucket still has room; else lock
+// both and choose again. Claim: such an add takes effect at one instant for every
+// other operation. Proof: every write to a word holds its stripe, so the store is
+// the add's instant. Operations under both stripes (InsertUnique, Count, a locked
+// lookup, a step, which checks room under them) fall wholly before or after it; a
+// Locked Delete writes one word under its stripe; an unlocked lookup's claim is
+// about steps, and an add only puts in a copy. The add writes no other word, so
+// the other stripe would exclude nothing more. (A growing table's add also checks
+// the word is unfrozen under the lock, which freezing takes.)
 
 // resetLocked empties every bucket with all stripes held.
 func (f *Filter) resetLocked() {

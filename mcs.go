@@ -32,19 +32,18 @@ import (
 // detector sees the order).
 //
 // No lost wake-up. Claim: a head that blocks is woken by a release after it
-// blocked; a queued waiter that blocks is woken once it is head and the
-// stripe is released. Proof. A head h blocks only after it stored
-// mcsHeadParked (P), then read held set (R), with lockStripe.head = h since
-// before P (only h changes it, after winning). The add A clearing that held
-// bit follows R, sees tail != 0 (h is queued), reads head after A, hence
-// after P, finds h, and its CAS from mcsHeadParked (or another waker's)
-// sends one token. A parked queued waiter q is made head by its predecessor
-// p while p holds the stripe: p publishes q as head, then moves q to
-// mcsHeadParked (or to mcsHead if q has not parked; q's park CAS then
-// fails), and p's release wakes q as above. A wake channel never holds two
-// tokens: only the CAS out of a parked state sends, and the owner receives
-// before it can park again. A stale waker (it read head before that head
-// left) can only wake a parked head early, which checks held again.
+// blocked; a queued waiter that blocks is woken once it is head and the stripe is
+// released. Proof. A head h blocks only after it stored mcsHeadParked (P), then
+// read held set (R), with lockStripe.head = h since before P (only h changes it,
+// after winning). The add A clearing that held bit follows R, sees tail != 0 (h
+// is queued), reads head after A, hence after P, finds h, and its CAS from
+// mcsHeadParked (or another waker's) sends one token. A parked queued waiter q is
+// made head by its predecessor p while p holds the stripe: p publishes q as head,
+// then moves q to mcsHeadParked (or to mcsHead if q has not parked; q's park CAS
+// then fails), and p's release wakes q as above. A wake channel never holds two
+// tokens: only the CAS out of a parked state sends, and the owner receives before
+// it can park again. A stale waker (it read head before that head left) can only
+// wake a parked head early, which checks held again.
 //
 // Bounded bypass. Claim: while a waiter is head, at most maxBypass others
 // take the stripe; a waiter queued behind p others takes it after at most

@@ -20,18 +20,17 @@ import (
 // With sequentially consistent atomics one sees the other, and a mover that
 // sees a snapshot withdraws.
 //
-// Starving. A mover that still finds snapshots after moverPatience counts
-// itself in waiting and sleeps until the last snapshot ends; a snapshot that
-// finds waiting != 0 joins only once admitted moved (a starving mover got in
-// and finished) or none starves. Claim: if a mover starves from time t, then
-// once the snapshots running at t have ended, at most one more snapshot per
-// goroutine inside beginSnapshot at t begins before some starving mover gets
-// in. Proof: a snapshot that read waiting after t joins only after admitted
-// moved. When the last of those that read it before t ends, snapshots drops
-// to 0 with movers starving; they wake and retry, and no snapshot joins
-// until one got in. □ This bounds movers as a whole, not each one
-// (BENCHMARKS.md, "Tuning constants"); without the admission wait
-// TestMoverGetsInBetweenOverlappingSnapshots hangs.
+// Starving. A mover that still finds snapshots after moverPatience counts itself
+// in waiting and sleeps until the last snapshot ends; a snapshot that finds
+// waiting != 0 joins only once admitted moved (a starving mover got in and
+// finished) or none starves. Claim: if a mover starves from time t, then once the
+// snapshots running at t have ended, at most one more snapshot per goroutine
+// inside beginSnapshot at t begins before some starving mover gets in. Proof: a
+// snapshot that read waiting after t joins only after admitted moved. When the
+// last of those that read it before t ends, snapshots drops to 0 with movers
+// starving; they wake and retry, and no snapshot joins until one got in. □ This
+// bounds movers as a whole, not each one (BENCHMARKS.md, "Tuning constants");
+// without the admission wait TestMoverGetsInBetweenOverlappingSnapshots hangs.
 //
 // No lost wake-up. Claim: no sleeper misses its wake. Proof: a sleeper takes
 // its channel (signal) before checking its condition, a waker closes the

@@ -9,14 +9,13 @@ package cuckoo
 // added: fp was put in; both false: neither bucket had room.
 //
 // Claim: each outcome holds at one instant during the call. Proof: a read
-// showing fp is an atomic read of its bucket: present. Otherwise one
-// decidePair puts fp into the chosen word and compares the other unchanged
-// (both, when neither has room). At its instant both words hold w1 and w2,
-// neither with fp, and no copy for the pair lies elsewhere (unique.go), so
-// the filter holds none: that instant adds one or finds both full. Any
-// change to either word after the reads (a move's bump, a racing add) fails
-// it and the attempt starts over: lock-free, as a failure means another
-// operation took effect.
+// showing fp is an atomic read of its bucket: present. Otherwise one decidePair
+// puts fp into the chosen word and compares the other unchanged (both, when
+// neither has room). At its instant both words hold w1 and w2, neither with fp,
+// and no copy for the pair lies elsewhere (unique.go), so the filter holds
+// none: that instant adds one or finds both full. Any change to either word
+// after the reads (a move's bump, a racing add) fails it and the attempt starts
+// over: lock-free, as a failure means another operation took effect.
 func (f *Filter) addUnique(b1, b2, fp uint64) (present bool, res bool) {
 	l := &f.lay
 	for {
@@ -67,15 +66,14 @@ func (f *Filter) addUniqueLocked(b1, b2, fp uint64) (present bool, res bool) {
 
 // countLockFree is Count's LockFree work (b1 the lower bucket).
 //
-// Claim: the result is the number of copies for the pair at one instant.
-// Proof: an attempt reads b1, then b2, and counts only if decidePair,
-// comparing both words and changing neither, succeeds: both held those
-// values at one instant, and every copy for the pair is in them (unique.go).
-// Else another operation took effect, and it starts over. One word is one
-// read. Two reads at two instants would not do, even checking that no copy
-// moved: a copy in b1 can be deleted after b1 is read and a colliding key's
-// Insert put one into b2 before b2 is read, a sum never there
-// (TestCountAgainstDeleteThenInsert).
+// Claim: the result is the number of copies for the pair at one instant. Proof:
+// an attempt reads b1, then b2, and counts only if decidePair, comparing both
+// words and changing neither, succeeds: both held those values at one instant,
+// and every copy for the pair is in them (unique.go). Else another operation
+// took effect, and it starts over. One word is one read. Two reads at two
+// instants would not do, even checking that no copy moved: a copy in b1 can be
+// deleted after b1 is read and a colliding key's Insert put one into b2 before
+// b2 is read, a sum never there (TestCountAgainstDeleteThenInsert).
 func (f *Filter) countLockFree(b1, b2, fp uint64) int {
 	l := &f.lay
 	for {
