@@ -132,10 +132,7 @@ func New(capacity int, opts ...Option) (*Filter, error) {
 
 // New adds spareSlots in whole buckets (BENCHMARKS.md, "Tuning constants"),
 // a packed table more: its top slot takes a quarter of the fingerprints.
-const (
-	spareSlots   = 32
-	pkSpareWords = 48 / (2 * packedSlots)
-)
+const spareSlots, pkSpareWords = 32, 48 / (2 * packedSlots)
 
 func newBuckets(capacity, b int) uint64 {
 	num, den := targetLoad(b)

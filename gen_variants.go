@@ -114,12 +114,11 @@ type codec struct {
 	Settled     func(b1, w1, g, e string) string
 	LookupSlow  string
 	LockedClaim string
-	// Bump is word w after a step through it (counter bumped, if any).
-	// SharedWords: a step's buckets may share a word. MoveVersionDoc says
-	// what a step bumps. Wraps tests a word for a wrapped counter ("":
-	// none wrap). MoveLockFree completes a LockFree step's K-CAS op;
-	// LockedBetween, LockedAfter run under a Locked step's locks between
-	// and after its two stores (move.go.tmpl).
+	// Bump is word w after a step through it (counter bumped if any).
+	// SharedWords: a step's buckets may share a word. MoveVersionDoc: what a step
+	// bumps. Wraps tests a word for a wrapped counter ("": none). MoveLockFree
+	// completes a LockFree step's K-CAS op; LockedBetween, LockedAfter run under
+	// a Locked step's locks between and after its two stores (move.go.tmpl).
 	Bump                                     func(w string) string
 	SharedWords                              bool
 	MoveVersionDoc, Wraps                    string

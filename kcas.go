@@ -47,8 +47,9 @@ const (
 	refSeqShift = refSlotBits
 	refSeqMask  = 1<<(payloadBits-refSlotBits) - 1 // 46 bits of sequence
 
-	maxK     = 4 // words per K-CAS
-	maxDescs = 1 << refSlotBits
+	maxK          = 4 // words per K-CAS
+	maxDescs      = 1 << refSlotBits
+	descShardBits = 3 // log2 of the descriptor pool's free-list shards
 
 	statusUndecided = 0
 	statusSucceeded = 1
@@ -78,8 +79,6 @@ type kcasDesc struct {
 var descriptors = newDescPool()
 
 type descPool struct{ pool slotPool[kcasDesc] }
-
-const descShardBits = 3
 
 func newDescPool() *descPool {
 	return &descPool{slotPool[kcasDesc]{heads: make([]poolHead, 1<<descShardBits), limit: maxDescs}}
@@ -191,9 +190,8 @@ func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ b
 	}
 }
 
-// epochOf returns vers word b&verMask (bucket b's wrap epoch; verOf reaches
-// packed versions through it) without a bounds check (BENCHMARKS.md,
-// "Tuning constants").
+// epochOf returns vers word b&verMask (bucket b's wrap epoch; verOf uses it for
+// packed versions) with no bounds check (BENCHMARKS.md, "Tuning constants").
 func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
 }

@@ -14,11 +14,10 @@ import (
 // a growing filter's deletes and copy chunks); inserts into free slots,
 // lookups and the fixed filter's deletes go on.
 //
-// Exclusion (Dekker). Claim: no move overlaps a snapshot. Proof: a mover
-// adds itself to its movers shard, then checks snapshots (tryMove); a
-// snapshot adds itself to snapshots, then waits for every shard to drain.
-// With sequentially consistent atomics one sees the other, and a mover that
-// sees a snapshot withdraws.
+// Exclusion (Dekker). Claim: no move overlaps a snapshot. Proof: a mover adds
+// itself to its movers shard, then checks snapshots (tryMove); a snapshot adds
+// itself to snapshots, then waits for every shard to drain. With sequentially
+// consistent atomics one sees the other; a mover that sees a snapshot withdraws.
 //
 // Starving. A mover that still finds snapshots after moverPatience counts itself
 // in waiting and sleeps until the last snapshot ends; a snapshot that finds

@@ -9,10 +9,9 @@ package cuckoo
 // and reports whether it added it. It returns ErrFull, with the filter
 // unchanged, when the fingerprint was absent and no slot could be freed.
 //
-// InsertUnique is linearizable in both modes, also against Insert, Delete
-// and relocations: it takes effect at one instant at which it finds the
-// fingerprint or adds it, absent. So goroutines calling InsertUnique with
-// one key leave exactly one copy.
+// InsertUnique is linearizable in both modes, also against Insert, Delete and
+// relocations: it takes effect at one instant, finding the fingerprint or adding
+// it, absent. So concurrent InsertUniques of one key leave exactly one copy.
 //
 // A false positive means a refusal: inserted=false with a nil error can
 // mean that a different key with the same fingerprint and buckets is stored
