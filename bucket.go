@@ -57,8 +57,8 @@ func (l *layout) contains(w, fp uint64) bool { return l.zeroSlots(w^fp*l.lo) != 
 // containsEither reports whether w1 or w2 holds fp, without a branch
 // between the words: which one holds a key is a coin toss.
 func (l *layout) containsEither(w1, w2, fp uint64) bool {
-	x := fp * l.lo
-	return l.zeroSlots(w1^x)|l.zeroSlots(w2^x) != 0
+	x1, x2 := w1^fp*l.lo, w2^fp*l.lo
+	return ((x1-l.lo)&^x1|(x2-l.lo)&^x2)&l.hi != 0 // zeroSlots of both, one mask
 }
 
 // slotUnit returns 1 in the lowest bit of the slot whose top bit is z's
