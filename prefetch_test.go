@@ -41,10 +41,10 @@ func TestPrefetchEncoding(t *testing.T) {
 	checkAssembly(t, map[string][]byte{"prefetchPairs": code})
 }
 
-// TestPrefetchForWriteChangesNothing prefetches every word of a table, as
-// pairs of buckets in both layouts' numbering and for no bucket at all,
-// and checks that the words are as they were.
-func TestPrefetchForWriteChangesNothing(t *testing.T) {
+// TestPrefetchChangesNothing prefetches every word of a table, for writing
+// and for reading, as pairs of buckets in both layouts' numbering and for
+// no bucket at all, and checks that the words are as they were.
+func TestPrefetchChangesNothing(t *testing.T) {
 	const n = 64
 	words := make([]atomic.Uint64, n)
 	val := func(i int) uint64 { return uint64(i)*0x9e3779b97f4a7c15 | 1 }
@@ -64,6 +64,8 @@ func TestPrefetchForWriteChangesNothing(t *testing.T) {
 			}
 			prefetchForWrite(words, &b1, &b2, 1, shift)
 			prefetchForWrite(words, &b1, &b2, 0, shift)
+			prefetchReadPairs(&words[0], &b1[0], &b2[0], batchGroup, shift)
+			prefetchReadPairs(&words[0], &b1[0], &b2[0], 0, shift)
 		}
 	}
 	for i := range words {
