@@ -85,24 +85,17 @@ func (g *group) place(n int, m, fpRange, seed, mul uint64) {
 	}
 }
 
-// readForInsert keys and places the first n raw hashes in g.b1 and reads,
-// prefetched for writing, both buckets' words (b>>shift) as the inserts'
-// first tries. A stale read costs an insert only a failed CAS or a
-// needless search: an add writes what its CAS compared, or its lock read.
-func (f *Filter) readForInsert(g *group, n int, shift uint64) {
-	h := g.b1[:n]
+// placeForInsert hashes keys [base, end) of b, places them in g (b1 and b2
+// as place gives them) and prefetches, for writing, their words (b>>shift).
+func (f *Filter) placeForInsert(b *batchKeys, g *group, base, end int, shift uint64) {
+	b.hashGroup(&g.b1, base, end)
+	h := g.b1[:end-base]
 	seed, mul := f.keyParams(h)
 	m, fpRange := f.m, f.fpRange
 	for j := range h {
 		g.b1[j], g.fp[j], g.b2[j] = place((h[j]^seed)*mul, m, fpRange)
 	}
-	words := f.t.words
-	prefetchForWrite(words, &g.b1, &g.b2, n, shift)
-	shift &= 63
-	for j := range n {
-		g.w1[j] = words[g.b1[j]>>shift].Load()
-		g.w2[j] = words[g.b2[j]>>shift].Load()
-	}
+	prefetchForWrite(f.t.words, &g.b1, &g.b2, len(h), shift)
 }
 
 // LookupBatch stores Lookup(keys[i]) in found[i] for every i below n =
@@ -213,21 +206,44 @@ func (f *Filter) insertBatch(b *batchKeys, n int) (int, error) {
 	if f.m == 0 && n > 0 {
 		return 0, ErrZeroFilter
 	}
+	shift := uint64(0)
+	if f.lay.packed {
+		shift = 1 // two buckets a word
+	}
+	if n > batchGroup && len(f.t.words) >= batchPrefetchWords {
+		return f.insertBatchPrefetched(b, n, shift)
+	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
 		k := min(batchGroup, n-base)
-		b.hashGroup(&g.b1, base, base+k)
-		j, ok := 0, false
-		if f.lay.packed {
-			f.readForInsert(&g, k, 1)
-			j, ok = f.pkInsertGroup(&g, k)
-		} else {
-			f.readForInsert(&g, k, 0)
-			j, ok = f.insertGroup(&g, k)
-		}
-		if !ok {
+		f.placeForInsert(b, &g, base, base+k, shift)
+		if j, ok := f.insertPlaced(&g, k); !ok {
 			return base + j, ErrFull
 		}
 	}
 	return n, nil
+}
+
+// insertBatchPrefetched is insertBatch that places the next group, its
+// words prefetched, before it inserts this one (lookupBatchPrefetched).
+func (f *Filter) insertBatchPrefetched(b *batchKeys, n int, shift uint64) (int, error) {
+	var gs [2]group
+	f.placeForInsert(b, &gs[0], 0, batchGroup, shift)
+	for base, i := 0, 0; base < n; base, i = base+batchGroup, i^1 {
+		if next := base + batchGroup; next < n {
+			f.placeForInsert(b, &gs[i^1], next, min(next+batchGroup, n), shift)
+		}
+		if j, ok := f.insertPlaced(&gs[i], min(batchGroup, n-base)); !ok {
+			return base + j, ErrFull
+		}
+	}
+	return n, nil
+}
+
+// insertPlaced inserts the first k keys of a placed group (insertGroup).
+func (f *Filter) insertPlaced(g *group, k int) (int, bool) {
+	if f.lay.packed {
+		return f.pkInsertGroup(g, k)
+	}
+	return f.insertGroup(g, k)
 }

@@ -163,63 +163,72 @@ func testLookupBatchNoFalseNegatives(t *testing.T, mode cuckoo.Mode) {
 func TestInsertBatchMatchesInsert(t *testing.T) {
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
 		for _, bits := range []int{8, 12, 15, cuckoo.Bits12x5} {
-			t.Run(fmt.Sprintf("mode=%v/bits=%d", mode, bits), func(t *testing.T) {
-				opts := append(cuckoo.LayoutOptions(bits), cuckoo.WithMode(mode), cuckoo.WithSeed(7))
-				batched, err := cuckoo.New(5000, opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				single, err := cuckoo.New(5000, opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				keys := batchKeys(0, 6000, 0) // more than fit
-				want := len(keys)
-				for i, k := range keys {
-					if err := single.Insert(k); err != nil {
-						want = i
-						break
+			for _, prefetch := range []bool{false, true} {
+				t.Run(fmt.Sprintf("mode=%v/bits=%d/prefetch=%v", mode, bits, prefetch), func(t *testing.T) {
+					if prefetch {
+						cuckoo.PrefetchEveryBatch(t)
 					}
-				}
-				if want == len(keys) {
-					t.Fatalf("Insert took all %d keys into a filter for 5000; the test needs it to fill up", want)
-				}
-				// Batches of uneven lengths, so groups straddle calls.
-				got := 0
-				for lo := 0; lo < len(keys); {
-					hi := min(lo+1+lo%37, len(keys))
-					n, err := batched.InsertBatch(keys[lo:hi])
-					got += n
-					if err != nil {
-						if err != cuckoo.ErrFull {
-							t.Fatalf("InsertBatch error %v; want ErrFull", err)
-						}
-						if n >= hi-lo {
-							t.Fatalf("InsertBatch returned ErrFull with n=%d of %d", n, hi-lo)
-						}
-						break
-					}
-					if n != hi-lo {
-						t.Fatalf("InsertBatch returned n=%d of %d with nil error", n, hi-lo)
-					}
-					lo = hi
-				}
-				if got != want {
-					t.Fatalf("InsertBatch stopped after %d keys; Insert after %d", got, want)
-				}
-				if batched.Len() != got {
-					t.Fatalf("Len %d after %d inserted keys", batched.Len(), got)
-				}
-				for i, k := range keys[:got] {
-					if !batched.Lookup(k) {
-						t.Fatalf("inserted key %d not found", i)
-					}
-				}
-				if !sameEncoding(t, batched, single) {
-					t.Fatal("InsertBatch and Insert of the same keys left different tables")
-				}
-			})
+					testInsertBatchMatchesInsert(t, mode, bits)
+				})
+			}
 		}
+	}
+}
+
+func testInsertBatchMatchesInsert(t *testing.T, mode cuckoo.Mode, bits int) {
+	opts := append(cuckoo.LayoutOptions(bits), cuckoo.WithMode(mode), cuckoo.WithSeed(7))
+	batched, err := cuckoo.New(5000, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single, err := cuckoo.New(5000, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := batchKeys(0, 6000, 0) // more than fit
+	want := len(keys)
+	for i, k := range keys {
+		if err := single.Insert(k); err != nil {
+			want = i
+			break
+		}
+	}
+	if want == len(keys) {
+		t.Fatalf("Insert took all %d keys into a filter for 5000; the test needs it to fill up", want)
+	}
+	// Batches of uneven lengths, so groups straddle calls.
+	got := 0
+	for lo := 0; lo < len(keys); {
+		hi := min(lo+1+lo%37, len(keys))
+		n, err := batched.InsertBatch(keys[lo:hi])
+		got += n
+		if err != nil {
+			if err != cuckoo.ErrFull {
+				t.Fatalf("InsertBatch error %v; want ErrFull", err)
+			}
+			if n >= hi-lo {
+				t.Fatalf("InsertBatch returned ErrFull with n=%d of %d", n, hi-lo)
+			}
+			break
+		}
+		if n != hi-lo {
+			t.Fatalf("InsertBatch returned n=%d of %d with nil error", n, hi-lo)
+		}
+		lo = hi
+	}
+	if got != want {
+		t.Fatalf("InsertBatch stopped after %d keys; Insert after %d", got, want)
+	}
+	if batched.Len() != got {
+		t.Fatalf("Len %d after %d inserted keys", batched.Len(), got)
+	}
+	for i, k := range keys[:got] {
+		if !batched.Lookup(k) {
+			t.Fatalf("inserted key %d not found", i)
+		}
+	}
+	if !sameEncoding(t, batched, single) {
+		t.Fatal("InsertBatch and Insert of the same keys left different tables")
 	}
 }
 
@@ -253,75 +262,84 @@ func TestInsertBatchEdgeCases(t *testing.T) {
 // none inserted before may ever be missed.
 func TestInsertBatchConcurrent(t *testing.T) {
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		t.Run(fmt.Sprintf("mode=%v", mode), func(t *testing.T) {
-			capacity := cuckoo.Sized(10000, 20000, 20000)
-			if cuckoo.RaceEnabled {
-				capacity = cuckoo.Sized(10000, 10000, 20000)
-			}
-			f, err := cuckoo.New(capacity, cuckoo.WithMode(mode))
-			if err != nil {
-				t.Fatal(err)
-			}
-			stable := batchKeys(0, capacity/2, 0)
-			if n, err := f.InsertBatch(stable); err != nil {
-				t.Fatalf("stable keys: %d inserted, %v", n, err)
-			}
-			procs := runtime.GOMAXPROCS(0)
-			writers := 4 * procs
-			per := capacity * 45 / 100 / writers
-			inserted := make([][][]byte, writers)
-			var misses atomic.Int64
-			var stop atomic.Bool
-			var readers, ws sync.WaitGroup
-			for g := 0; g < 2*procs; g++ {
-				readers.Add(1)
-				go func() {
-					defer readers.Done()
-					found := make([]bool, len(stable))
-					for !stop.Load() {
-						f.LookupBatch(stable, found)
-						for _, ok := range found {
-							if !ok {
-								misses.Add(1)
-							}
-						}
-					}
-				}()
-			}
-			for g := 0; g < writers; g++ {
-				ws.Add(1)
-				go func(g int) {
-					defer ws.Done()
-					keys := batchKeys(1<<24*(g+1), per, 1<<60)
-					for lo := 0; lo < len(keys); lo += 50 {
-						hi := min(lo+50, len(keys))
-						n, err := f.InsertBatch(keys[lo:hi])
-						inserted[g] = append(inserted[g], keys[lo:lo+n]...)
-						if err != nil {
-							return
-						}
-					}
-				}(g)
-			}
-			ws.Wait()
-			stop.Store(true)
-			readers.Wait()
-			if n := misses.Load(); n != 0 {
-				t.Fatalf("%d lookups of stable keys missed during concurrent InsertBatch", n)
-			}
-			total := len(stable)
-			for g, keys := range inserted {
-				total += len(keys)
-				for i, k := range keys {
-					if !f.Lookup(k) {
-						t.Fatalf("writer %d: key %d reported inserted but not found", g, i)
+		for _, prefetch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("mode=%v/prefetch=%v", mode, prefetch), func(t *testing.T) {
+				if prefetch {
+					cuckoo.PrefetchEveryBatch(t)
+				}
+				testInsertBatchConcurrent(t, mode)
+			})
+		}
+	}
+}
+
+func testInsertBatchConcurrent(t *testing.T, mode cuckoo.Mode) {
+	capacity := cuckoo.Sized(10000, 20000, 20000)
+	if cuckoo.RaceEnabled {
+		capacity = cuckoo.Sized(10000, 10000, 20000)
+	}
+	f, err := cuckoo.New(capacity, cuckoo.WithMode(mode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stable := batchKeys(0, capacity/2, 0)
+	if n, err := f.InsertBatch(stable); err != nil {
+		t.Fatalf("stable keys: %d inserted, %v", n, err)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	writers := 4 * procs
+	per := capacity * 45 / 100 / writers
+	inserted := make([][][]byte, writers)
+	var misses atomic.Int64
+	var stop atomic.Bool
+	var readers, ws sync.WaitGroup
+	for g := 0; g < 2*procs; g++ {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			found := make([]bool, len(stable))
+			for !stop.Load() {
+				f.LookupBatch(stable, found)
+				for _, ok := range found {
+					if !ok {
+						misses.Add(1)
 					}
 				}
 			}
-			if f.Len() != total {
-				t.Fatalf("Len %d; %d keys reported inserted", f.Len(), total)
+		}()
+	}
+	for g := 0; g < writers; g++ {
+		ws.Add(1)
+		go func(g int) {
+			defer ws.Done()
+			keys := batchKeys(1<<24*(g+1), per, 1<<60)
+			for lo := 0; lo < len(keys); lo += 50 {
+				hi := min(lo+50, len(keys))
+				n, err := f.InsertBatch(keys[lo:hi])
+				inserted[g] = append(inserted[g], keys[lo:lo+n]...)
+				if err != nil {
+					return
+				}
 			}
-		})
+		}(g)
+	}
+	ws.Wait()
+	stop.Store(true)
+	readers.Wait()
+	if n := misses.Load(); n != 0 {
+		t.Fatalf("%d lookups of stable keys missed during concurrent InsertBatch", n)
+	}
+	total := len(stable)
+	for g, keys := range inserted {
+		total += len(keys)
+		for i, k := range keys {
+			if !f.Lookup(k) {
+				t.Fatalf("writer %d: key %d reported inserted but not found", g, i)
+			}
+		}
+	}
+	if f.Len() != total {
+		t.Fatalf("Len %d; %d keys reported inserted", f.Len(), total)
 	}
 }
 

@@ -137,8 +137,9 @@ func (f *Filter) testMove(src uint64, s int, fp, dst uint64) bool {
 	return ok
 }
 
-// PrefetchEveryBatch makes LookupBatch take its prefetching path on every
-// table (more than one group) until tb ends. Not for parallel tests.
+// PrefetchEveryBatch makes LookupBatch and InsertBatch take their
+// prefetching paths on every table (past one group) until tb ends. Not for
+// parallel tests.
 func PrefetchEveryBatch(tb testing.TB) {
 	old := batchPrefetchWords
 	batchPrefetchWords = 0
