@@ -124,10 +124,11 @@ func (f *Filter) lookupBatch(b *batchKeys, found []bool) int {
 	return n
 }
 
-// batchPrefetchWords: from this many table words on, a LookupBatch of more
-// than one group prefetches; below, the table's lines mostly come from the
-// last-level cache, whose short misses do not repay the prefetches' work
-// (BENCHMARKS.md, "Tuning constants"). A variable for the tests only.
+// batchPrefetchWords: from this many table words on, a LookupBatch or
+// InsertBatch of more than one group prefetches the next; below, the table's
+// lines mostly come from the last-level cache, whose short misses do not
+// repay the prefetches' work (BENCHMARKS.md, "Tuning constants"). A
+// variable for the tests only.
 var batchPrefetchWords = 1 << 21
 
 // lookupBatchPrefetched is lookupBatch that places the next group and
@@ -135,10 +136,7 @@ var batchPrefetchWords = 1 << 21
 // next group's misses overlap this group's work.
 func (f *Filter) lookupBatchPrefetched(b *batchKeys, found []bool) int {
 	n := len(found)
-	shift := uint64(0)
-	if f.lay.packed {
-		shift = 1 // two buckets a word
-	}
+	shift := f.lay.wordShift()
 	var gs [2]group
 	f.placeGroup(b, &gs[0], 0, batchGroup)
 	for base, i := 0, 0; base < n; base, i = base+batchGroup, i^1 {
@@ -206,10 +204,7 @@ func (f *Filter) insertBatch(b *batchKeys, n int) (int, error) {
 	if f.m == 0 && n > 0 {
 		return 0, ErrZeroFilter
 	}
-	shift := uint64(0)
-	if f.lay.packed {
-		shift = 1 // two buckets a word
-	}
+	shift := f.lay.wordShift()
 	if n > batchGroup && len(f.t.words) >= batchPrefetchWords {
 		return f.insertBatchPrefetched(b, n, shift)
 	}

@@ -396,3 +396,53 @@ func sameEncoding(t *testing.T, a, b encoding.BinaryMarshaler) bool {
 	}
 	return bytes.Equal(x, y)
 }
+
+// TestInsertBatchStopsAtFirstFull starts batches at keys before the first
+// one a loop of Inserts cannot fit, so that it falls in the first, second,
+// third or fourth group of the batch, on both paths: each batch must stop
+// at that key with ErrFull, the same table as the loop's behind it.
+func TestInsertBatchStopsAtFirstFull(t *testing.T) {
+	for _, bits := range []int{8, cuckoo.Bits12x5} {
+		for _, prefetch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("bits=%d/prefetch=%v", bits, prefetch), func(t *testing.T) {
+				if prefetch {
+					cuckoo.PrefetchEveryBatch(t)
+				}
+				keys := batchKeys(0, 4000, 0)
+				loop, err := cuckoo.New(2000, append(cuckoo.LayoutOptions(bits), cuckoo.WithSeed(3))...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full := -1
+				for i, k := range keys {
+					if loop.Insert(k) != nil {
+						full = i
+						break
+					}
+				}
+				if full < 64 {
+					t.Fatalf("the first key Insert could not fit is %d; the test needs one past 64", full)
+				}
+				for _, before := range []int{0, 1, 15, 16, 17, 31, 40, 63} {
+					start := full - before
+					batched, err := cuckoo.New(2000, append(cuckoo.LayoutOptions(bits), cuckoo.WithSeed(3))...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, k := range keys[:start] {
+						if err := batched.Insert(k); err != nil {
+							t.Fatalf("key before %d: %v", full, err)
+						}
+					}
+					n, err := batched.InsertBatch(keys[start : full+20])
+					if n != before || err != cuckoo.ErrFull {
+						t.Fatalf("batch from %d keys before the full one: n=%d, err %v; want %d, ErrFull", before, n, err, before)
+					}
+					if !sameEncoding(t, batched, loop) {
+						t.Fatalf("batch from %d keys before the full one: the table differs from the loop's", before)
+					}
+				}
+			})
+		}
+	}
+}

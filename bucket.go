@@ -65,6 +65,15 @@ func (l *layout) containsEither(w1, w2, fp uint64) bool {
 // lowest set bit (z from zeroSlots or choose; 0 for z = 0): f-1 < 64.
 func (l *layout) slotUnit(z uint64) uint64 { return (z & -z) >> (l.f1 & 63) }
 
+// wordShift returns how far a bucket index shifts down to its word's: 1 in
+// the packed layout (two buckets a word), else 0.
+func (l *layout) wordShift() uint64 {
+	if l.packed {
+		return 1
+	}
+	return 0
+}
+
 // take returns w with its first copy of fp emptied, and whether it had one.
 func (l *layout) take(w, fp uint64) (uint64, bool) {
 	z := l.zeroSlots(w ^ fp*l.lo)
