@@ -65,20 +65,11 @@ func (f *Filter) keyParams(h []uint64) (seed, mul uint64) {
 	return 0, 1
 }
 
-// placeAndRead places the first n raw hashes in g.b1 and reads each key's
-// epoch, then its buckets, as Lookup does, loads back to back.
-func (f *Filter) placeAndRead(g *group, n int) {
-	seed, mul := f.keyParams(g.b1[:n])
-	g.place(n, f.m, f.fpRange, seed, mul)
-	words, eps := f.t.words, f.t.versIndex()
-	for j := range n {
-		b1 := g.b1[j]
-		g.e[j] = eps.of(b1).Load()
-		g.w1[j] = wordAt(words, b1).Load()
-		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
-		g.w2[j] = wordAt(words, g.b2[j]).Load()
-		searchStalled(f, b1, 2)
-	}
+// placeGroup hashes keys [base, end) of b and places them in g.
+func (f *Filter) placeGroup(b *batchKeys, g *group, base, end int) {
+	b.hashGroup(&g.b1, base, end)
+	seed, mul := f.keyParams(g.b1[:end-base])
+	g.place(end-base, f.m, f.fpRange, seed, mul)
 }
 
 // place keys (keyParams) and places the first n hashes in g.b1, in search
@@ -94,24 +85,17 @@ func (g *group) place(n int, m, fpRange, seed, mul uint64) {
 	}
 }
 
-// readForInsert keys and places the first n raw hashes in g.b1 and reads,
-// prefetched for writing, both buckets' words (b>>shift) as the inserts'
-// first tries. A stale read costs an insert only a failed CAS or a
-// needless search: an add writes what its CAS compared, or its lock read.
-func (f *Filter) readForInsert(g *group, n int, shift uint64) {
-	h := g.b1[:n]
+// placeForInsert hashes keys [base, end) of b, places them in g (b1 and b2
+// as place gives them) and prefetches, for writing, their words (b>>shift).
+func (f *Filter) placeForInsert(b *batchKeys, g *group, base, end int, shift uint64) {
+	b.hashGroup(&g.b1, base, end)
+	h := g.b1[:end-base]
 	seed, mul := f.keyParams(h)
 	m, fpRange := f.m, f.fpRange
 	for j := range h {
 		g.b1[j], g.fp[j], g.b2[j] = place((h[j]^seed)*mul, m, fpRange)
 	}
-	words := f.t.words
-	prefetchForWrite(words, &g.b1, &g.b2, n, shift)
-	shift &= 63
-	for j := range n {
-		g.w1[j] = words[g.b1[j]>>shift].Load()
-		g.w2[j] = words[g.b2[j]>>shift].Load()
-	}
+	prefetchForWrite(f.t.words, &g.b1, &g.b2, len(h), shift)
 }
 
 // LookupBatch stores Lookup(keys[i]) in found[i] for every i below n =
@@ -128,25 +112,63 @@ func (f *Filter) lookupBatch(b *batchKeys, found []bool) int {
 		clear(found)
 		return n
 	}
+	if n > batchGroup && len(f.t.words) >= batchPrefetchWords {
+		return f.lookupBatchPrefetched(b, found)
+	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
-		k := min(batchGroup, n-base)
-		b.hashGroup(&g.b1, base, base+k)
-		if f.lay.packed {
-			f.pkReadGroup(&g, k)
-			f.pkLookupGroup(&g, found[base:base+k])
-		} else {
-			f.placeAndRead(&g, k)
-			f.lookupGroup(&g, found[base:base+k])
-		}
+		end := min(base+batchGroup, n)
+		f.placeGroup(b, &g, base, end)
+		f.lookupGroup(&g, found[base:end])
 	}
 	return n
 }
 
-// lookupGroup answers the first len(found) keys of g.
+// batchPrefetchWords: from this many table words on, a LookupBatch or
+// InsertBatch of more than one group prefetches the next; below, the table's
+// lines mostly come from the last-level cache, whose short misses do not
+// repay the prefetches' work (BENCHMARKS.md, "Tuning constants"). A
+// variable for the tests only.
+var batchPrefetchWords = 1 << 21
+
+// lookupBatchPrefetched is lookupBatch that places the next group and
+// prefetches its words before it reads and answers this one, so that the
+// next group's misses overlap this group's work.
+func (f *Filter) lookupBatchPrefetched(b *batchKeys, found []bool) int {
+	n := len(found)
+	shift := f.lay.wordShift()
+	var gs [2]group
+	f.placeGroup(b, &gs[0], 0, batchGroup)
+	for base, i := 0, 0; base < n; base, i = base+batchGroup, i^1 {
+		if next := base + batchGroup; next < n {
+			g, end := &gs[i^1], min(next+batchGroup, n)
+			f.placeGroup(b, g, next, end)
+			prefetchReadPairs(&f.t.words[0], &g.b1[0], &g.b2[0], end-next, shift)
+		}
+		f.lookupGroup(&gs[i], found[base:min(base+batchGroup, n)])
+	}
+	return n
+}
+
+// lookupGroup answers the first len(found) keys of a placed group: it reads
+// each key's epoch, then its buckets, as Lookup does, loads back to back,
+// then decides from the reads as Lookup does.
 func (f *Filter) lookupGroup(g *group, found []bool) {
+	if f.lay.packed {
+		f.pkLookupGroup(g, found)
+		return
+	}
 	found = found[:min(len(found), batchGroup)] // no bounds checks on j below
 	t := &f.t
+	words, eps := t.words, t.versIndex()
+	for j := range found {
+		b1 := g.b1[j]
+		g.e[j] = eps.of(b1).Load()
+		g.w1[j] = wordAt(words, b1).Load()
+		searchStalled(f, b1, 1) // the tests' stall points (twophase.go, searchStalls)
+		g.w2[j] = wordAt(words, g.b2[j]).Load()
+		searchStalled(f, b1, 2)
+	}
 	for j := range found {
 		w1, w2 := g.w1[j], g.w2[j]
 		if (w1|w2)&tagMask == 0 {
@@ -182,21 +204,41 @@ func (f *Filter) insertBatch(b *batchKeys, n int) (int, error) {
 	if f.m == 0 && n > 0 {
 		return 0, ErrZeroFilter
 	}
+	shift := f.lay.wordShift()
+	if n > batchGroup && len(f.t.words) >= batchPrefetchWords {
+		return f.insertBatchPrefetched(b, n, shift)
+	}
 	var g group
 	for base := 0; base < n; base += batchGroup {
 		k := min(batchGroup, n-base)
-		b.hashGroup(&g.b1, base, base+k)
-		j, ok := 0, false
-		if f.lay.packed {
-			f.readForInsert(&g, k, 1)
-			j, ok = f.pkInsertGroup(&g, k)
-		} else {
-			f.readForInsert(&g, k, 0)
-			j, ok = f.insertGroup(&g, k)
-		}
-		if !ok {
+		f.placeForInsert(b, &g, base, base+k, shift)
+		if j, ok := f.insertPlaced(&g, k); !ok {
 			return base + j, ErrFull
 		}
 	}
 	return n, nil
+}
+
+// insertBatchPrefetched is insertBatch that places the next group, its
+// words prefetched, before it inserts this one (lookupBatchPrefetched).
+func (f *Filter) insertBatchPrefetched(b *batchKeys, n int, shift uint64) (int, error) {
+	var gs [2]group
+	f.placeForInsert(b, &gs[0], 0, batchGroup, shift)
+	for base, i := 0, 0; base < n; base, i = base+batchGroup, i^1 {
+		if next := base + batchGroup; next < n {
+			f.placeForInsert(b, &gs[i^1], next, min(next+batchGroup, n), shift)
+		}
+		if j, ok := f.insertPlaced(&gs[i], min(batchGroup, n-base)); !ok {
+			return base + j, ErrFull
+		}
+	}
+	return n, nil
+}
+
+// insertPlaced inserts the first k keys of a placed group (insertGroup).
+func (f *Filter) insertPlaced(g *group, k int) (int, bool) {
+	if f.lay.packed {
+		return f.pkInsertGroup(g, k)
+	}
+	return f.insertGroup(g, k)
 }

@@ -57,13 +57,22 @@ func (l *layout) contains(w, fp uint64) bool { return l.zeroSlots(w^fp*l.lo) != 
 // containsEither reports whether w1 or w2 holds fp, without a branch
 // between the words: which one holds a key is a coin toss.
 func (l *layout) containsEither(w1, w2, fp uint64) bool {
-	x := fp * l.lo
-	return l.zeroSlots(w1^x)|l.zeroSlots(w2^x) != 0
+	x1, x2 := w1^fp*l.lo, w2^fp*l.lo
+	return ((x1-l.lo)&^x1|(x2-l.lo)&^x2)&l.hi != 0 // zeroSlots of both, one mask
 }
 
 // slotUnit returns 1 in the lowest bit of the slot whose top bit is z's
 // lowest set bit (z from zeroSlots or choose; 0 for z = 0): f-1 < 64.
 func (l *layout) slotUnit(z uint64) uint64 { return (z & -z) >> (l.f1 & 63) }
+
+// wordShift returns how far a bucket index shifts down to its word's: 1 in
+// the packed layout (two buckets a word), else 0.
+func (l *layout) wordShift() uint64 {
+	if l.packed {
+		return 1
+	}
+	return 0
+}
 
 // take returns w with its first copy of fp emptied, and whether it had one.
 func (l *layout) take(w, fp uint64) (uint64, bool) {

@@ -136,3 +136,12 @@ func (f *Filter) testMove(src uint64, s int, fp, dst uint64) bool {
 	}
 	return ok
 }
+
+// PrefetchEveryBatch makes LookupBatch and InsertBatch take their
+// prefetching paths on every table (past one group) until tb ends. Not for
+// parallel tests.
+func PrefetchEveryBatch(tb testing.TB) {
+	old := batchPrefetchWords
+	batchPrefetchWords = 0
+	tb.Cleanup(func() { batchPrefetchWords = old })
+}

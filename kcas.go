@@ -196,7 +196,7 @@ func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t.vers)), (b&t.verMask)*uint64(unsafe.Sizeof(t.vers[0]))))
 }
 
-// versIndex is vers for loops over many buckets (placeAndRead, pkReadGroup):
+// versIndex is vers for loops over many buckets (lookupGroup, pkLookupGroup):
 // base and mask stay in registers, where t's fields would be reloaded after
 // each store the loop makes.
 type versIndex struct {

@@ -249,6 +249,7 @@ func TestSearchesReadTheirFirstBucketsEpoch(t *testing.T) {
 			f.LookupBatchHash([]uint64{xxhash.Sum64(k)}, found)
 			return found[0]
 		}},
+		{"LookupBatch/prefetched", []Mode{LockFree, Locked}, lookupBatchLast},
 		{"Count", []Mode{LockFree}, func(f *Filter, k []byte) bool { return f.Count(k) > 0 }},
 		// Delete's own first reads answer only when they show the key;
 		// otherwise it searches with find.
@@ -470,6 +471,7 @@ func TestSearchAgainstCollidingKeys(t *testing.T) {
 			f.LookupBatch([][]byte{k}, found)
 			return found[0]
 		}},
+		{"LookupBatch/prefetched", false, lookupBatchLast},
 		{"Delete", false, func(f *Filter, k []byte) bool { return f.Delete(k) }},
 		{"Count", true, func(f *Filter, k []byte) bool { return f.Count(k) > 0 }},
 	}
@@ -531,4 +533,25 @@ func testSearchAgainstColliding(t *testing.T, sc string, bits int, mode Mode, fo
 	if !done[1] || sc == "moved" && !done[2] {
 		t.Fatalf("the search did not reach its stall points (stage 1: %v, stage 2: %v)", done[1], done[2])
 	}
+}
+
+// lookupBatchLast looks k up as the last key of a LookupBatch of two groups
+// that takes the prefetching path, the other keys chosen away from k's
+// buckets: the schedules' stall points, which watch k's first bucket, fire
+// for k alone, in its group placed while the first group was answered.
+func lookupBatchLast(f *Filter, k []byte) bool {
+	old := batchPrefetchWords
+	batchPrefetchWords = 0
+	defer func() { batchPrefetchWords = old }()
+	b1, _, b2 := f.hash(k)
+	keys := make([][]byte, 0, batchGroup+1)
+	for i := 0; len(keys) < batchGroup; i++ {
+		o := []byte(fmt.Sprintf("other-%d", i))
+		if c1, _, c2 := f.hash(o); c1 != b1 && c1 != b2 && c2 != b1 && c2 != b2 {
+			keys = append(keys, o)
+		}
+	}
+	found := make([]bool, batchGroup+1)
+	f.LookupBatch(append(keys, k), found)
+	return found[batchGroup]
 }

@@ -228,12 +228,12 @@ func (f *Filter) lookupOther(b1, b2, fp uint64) bool {
 
 type pkGroup = group // the packed codec's batch group, e holding V(b1)
 
-// pkReadGroup is placeAndRead for the packed layout, in pkFind's order.
-func (f *Filter) pkReadGroup(g *group, n int) {
-	seed, mul := f.keyParams(g.b1[:n])
-	g.place(n, f.m, f.fpRange, seed, mul)
+// pkLookupGroup is lookupGroup for the packed layout: reads in pkFind's
+// order, answers as pkLookup and pkLookupLocked decide.
+func (f *Filter) pkLookupGroup(g *group, found []bool) {
+	found = found[:min(len(found), batchGroup)] // no bounds checks on j below
 	words, vers := f.t.words, f.t.versIndex()
-	for j := range n {
+	for j := range found {
 		b1 := g.b1[j]
 		g.e[j] = vers.of(b1 >> 1).Load()
 		g.w1[j] = words[b1>>1].Load()
@@ -241,12 +241,6 @@ func (f *Filter) pkReadGroup(g *group, n int) {
 		g.w2[j] = words[g.b2[j]>>1].Load()
 		searchStalled(f, b1, 2)
 	}
-}
-
-// pkLookupGroup answers the first len(found) keys of a group read by
-// pkReadGroup as pkLookup and pkLookupLocked decide.
-func (f *Filter) pkLookupGroup(g *group, found []bool) {
-	found = found[:min(len(found), batchGroup)] // no bounds checks on j below
 	for j := range found {
 		b1, b2, fp, w1, w2 := g.b1[j], g.b2[j], g.fp[j], g.w1[j], g.w2[j]
 		if (w1|w2)&tagMask == 0 {

@@ -28,3 +28,26 @@ loop:
 	JNE loop
 done:
 	RET
+
+// func prefetchReadPairs(base *atomic.Uint64, b1, b2 *uint64, n int, shift uint64)
+TEXT ·prefetchReadPairs(SB), NOSPLIT, $0-40
+	MOVQ base+0(FP), AX
+	MOVQ b1+8(FP), BX
+	MOVQ b2+16(FP), SI
+	MOVQ n+24(FP), DI
+	MOVQ shift+32(FP), CX
+	TESTQ DI, DI
+	JEQ rdone
+rloop:
+	MOVQ (BX), DX
+	SHRQ CX, DX
+	PREFETCHT0 (AX)(DX*8)
+	MOVQ (SI), DX
+	SHRQ CX, DX
+	PREFETCHT0 (AX)(DX*8)
+	ADDQ $8, BX
+	ADDQ $8, SI
+	DECQ DI
+	JNE rloop
+rdone:
+	RET

@@ -9,12 +9,21 @@ import (
 )
 
 // TestPrefetchEncoding checks the machine code of prefetchPairs, whose
-// PREFETCHW is written as bytes (the assembler has no mnemonic for it).
+// PREFETCHW is written as bytes (the assembler has no mnemonic for it), and
+// of prefetchReadPairs, the same loop with PREFETCHT0.
 func TestPrefetchEncoding(t *testing.T) {
 	if !prefetchAsm {
 		t.Skip("no assembly on this build: prefetchPairs is an empty Go function")
 	}
-	prefetchw := []byte{0x0f, 0x0d, 0x0c, 0xd0} // PREFETCHW (AX)(DX*8)
+	checkAssembly(t, map[string][]byte{
+		"prefetchPairs":     prefetchLoop([]byte{0x0f, 0x0d, 0x0c, 0xd0}), // PREFETCHW (AX)(DX*8)
+		"prefetchReadPairs": prefetchLoop([]byte{0x0f, 0x18, 0x0c, 0xd0}), // PREFETCHT0 (AX)(DX*8)
+	})
+}
+
+// prefetchLoop is the machine code of prefetch_amd64.s's loops, with
+// prefetch as the instruction for each word.
+func prefetchLoop(prefetch []byte) []byte {
 	var code []byte
 	for _, part := range [][]byte{
 		{0x48, 0x8b, 0x44, 0x24, 0x08}, // MOVQ base+0(FP), AX
@@ -26,10 +35,10 @@ func TestPrefetchEncoding(t *testing.T) {
 		{0x74, 0x21},                   // JEQ done
 		{0x48, 0x8b, 0x13},             // loop: MOVQ (BX), DX
 		{0x48, 0xd3, 0xea},             // SHRQ CL, DX
-		prefetchw,
+		prefetch,
 		{0x48, 0x8b, 0x16}, // MOVQ (SI), DX
 		{0x48, 0xd3, 0xea}, // SHRQ CL, DX
-		prefetchw,
+		prefetch,
 		{0x48, 0x83, 0xc3, 0x08}, // ADDQ $8, BX
 		{0x48, 0x83, 0xc6, 0x08}, // ADDQ $8, SI
 		{0x48, 0xff, 0xcf},       // DECQ DI
@@ -38,13 +47,13 @@ func TestPrefetchEncoding(t *testing.T) {
 	} {
 		code = append(code, part...)
 	}
-	checkAssembly(t, map[string][]byte{"prefetchPairs": code})
+	return code
 }
 
-// TestPrefetchForWriteChangesNothing prefetches every word of a table, as
-// pairs of buckets in both layouts' numbering and for no bucket at all,
-// and checks that the words are as they were.
-func TestPrefetchForWriteChangesNothing(t *testing.T) {
+// TestPrefetchChangesNothing prefetches every word of a table, for writing
+// and for reading, as pairs of buckets in both layouts' numbering and for
+// no bucket at all, and checks that the words are as they were.
+func TestPrefetchChangesNothing(t *testing.T) {
 	const n = 64
 	words := make([]atomic.Uint64, n)
 	val := func(i int) uint64 { return uint64(i)*0x9e3779b97f4a7c15 | 1 }
@@ -64,6 +73,8 @@ func TestPrefetchForWriteChangesNothing(t *testing.T) {
 			}
 			prefetchForWrite(words, &b1, &b2, 1, shift)
 			prefetchForWrite(words, &b1, &b2, 0, shift)
+			prefetchReadPairs(&words[0], &b1[0], &b2[0], batchGroup, shift)
+			prefetchReadPairs(&words[0], &b1[0], &b2[0], 0, shift)
 		}
 	}
 	for i := range words {
