@@ -446,3 +446,25 @@ func TestInsertBatchStopsAtFirstFull(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchesOnALargeTable runs InsertBatch and LookupBatch on a table past
+// the size from which they prefetch (16 MiB), without forcing the path:
+// every inserted key is found, and every answer is Lookup's.
+func TestBatchesOnALargeTable(t *testing.T) {
+	f, err := cuckoo.New(12_000_000, cuckoo.WithSeed(5)) // 2.47M words
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := batchKeys(0, 20000, 0)
+	if n, err := f.InsertBatch(keys); n != len(keys) || err != nil {
+		t.Fatalf("InsertBatch: %d of %d, %v", n, len(keys), err)
+	}
+	probe := append(keys[:len(keys):len(keys)], batchKeys(0, 20000, 1<<62)...)
+	found := make([]bool, len(probe))
+	f.LookupBatch(probe, found)
+	for i, k := range probe {
+		if want := f.Lookup(k); found[i] != want || i < len(keys) && !want {
+			t.Fatalf("key %d: LookupBatch %v, Lookup %v (inserted: %v)", i, found[i], want, i < len(keys))
+		}
+	}
+}
