@@ -25,6 +25,12 @@ func batchKeys(lo, n int, salt uint64) [][]byte {
 // on batch lengths around the group size, for inserted and absent keys,
 // with and without the prefetching path of large tables.
 func TestLookupBatchMatchesLookup(t *testing.T) {
+	eachBatchPath(t, testLookupBatchMatchesLookup)
+}
+
+// eachBatchPath runs test as a subtest in both modes and every layout, on
+// the batches' plain path and on their prefetching path (forced on).
+func eachBatchPath(t *testing.T, test func(t *testing.T, mode cuckoo.Mode, bits int)) {
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
 		for _, bits := range []int{8, 12, 15, cuckoo.Bits12x5} {
 			for _, prefetch := range []bool{false, true} {
@@ -32,7 +38,7 @@ func TestLookupBatchMatchesLookup(t *testing.T) {
 					if prefetch {
 						cuckoo.PrefetchEveryBatch(t)
 					}
-					testLookupBatchMatchesLookup(t, mode, bits)
+					test(t, mode, bits)
 				})
 			}
 		}
@@ -161,18 +167,7 @@ func testLookupBatchNoFalseNegatives(t *testing.T, mode cuckoo.Mode) {
 // stop at the same key and hold bit-identical tables. The filter is small
 // enough to fill up, so the ErrFull path is checked as well.
 func TestInsertBatchMatchesInsert(t *testing.T) {
-	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		for _, bits := range []int{8, 12, 15, cuckoo.Bits12x5} {
-			for _, prefetch := range []bool{false, true} {
-				t.Run(fmt.Sprintf("mode=%v/bits=%d/prefetch=%v", mode, bits, prefetch), func(t *testing.T) {
-					if prefetch {
-						cuckoo.PrefetchEveryBatch(t)
-					}
-					testInsertBatchMatchesInsert(t, mode, bits)
-				})
-			}
-		}
-	}
+	eachBatchPath(t, testInsertBatchMatchesInsert)
 }
 
 func testInsertBatchMatchesInsert(t *testing.T, mode cuckoo.Mode, bits int) {
