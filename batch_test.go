@@ -25,14 +25,17 @@ func batchKeys(lo, n int, salt uint64) [][]byte {
 // on batch lengths around the group size, for inserted and absent keys,
 // with and without the prefetching path of large tables.
 func TestLookupBatchMatchesLookup(t *testing.T) {
-	eachBatchPath(t, testLookupBatchMatchesLookup)
+	eachBatchPath(t, allLayouts, testLookupBatchMatchesLookup)
 }
 
-// eachBatchPath runs test as a subtest in both modes and every layout, on
-// the batches' plain path and on their prefetching path (forced on).
-func eachBatchPath(t *testing.T, test func(t *testing.T, mode cuckoo.Mode, bits int)) {
+// allLayouts are the fixed filter's layouts, by LayoutOptions' bits.
+var allLayouts = []int{8, 12, 15, cuckoo.Bits12x5}
+
+// eachBatchPath runs test as a subtest in both modes and each of layouts,
+// on the batches' plain path and on their prefetching path (forced on).
+func eachBatchPath(t *testing.T, layouts []int, test func(t *testing.T, mode cuckoo.Mode, bits int)) {
 	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		for _, bits := range []int{8, 12, 15, cuckoo.Bits12x5} {
+		for _, bits := range layouts {
 			for _, prefetch := range []bool{false, true} {
 				t.Run(fmt.Sprintf("mode=%v/bits=%d/prefetch=%v", mode, bits, prefetch), func(t *testing.T) {
 					if prefetch {
@@ -90,21 +93,12 @@ func testLookupBatchMatchesLookup(t *testing.T, mode cuckoo.Mode, bits int) {
 // TestLookupBatchNoFalseNegatives runs batches over stable keys while other
 // goroutines churn the filter at high load, forcing relocations.
 func TestLookupBatchNoFalseNegatives(t *testing.T) {
-	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		for _, prefetch := range []bool{false, true} {
-			t.Run(fmt.Sprintf("mode=%v/prefetch=%v", mode, prefetch), func(t *testing.T) {
-				if prefetch {
-					cuckoo.PrefetchEveryBatch(t)
-				}
-				testLookupBatchNoFalseNegatives(t, mode)
-			})
-		}
-	}
+	eachBatchPath(t, []int{8}, testLookupBatchNoFalseNegatives)
 }
 
-func testLookupBatchNoFalseNegatives(t *testing.T, mode cuckoo.Mode) {
+func testLookupBatchNoFalseNegatives(t *testing.T, mode cuckoo.Mode, bits int) {
 	const capacity = 8000
-	f, err := cuckoo.New(capacity, cuckoo.WithMode(mode), cuckoo.WithFingerprintBits(8))
+	f, err := cuckoo.New(capacity, append(cuckoo.LayoutOptions(bits), cuckoo.WithMode(mode))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +161,7 @@ func testLookupBatchNoFalseNegatives(t *testing.T, mode cuckoo.Mode) {
 // stop at the same key and hold bit-identical tables. The filter is small
 // enough to fill up, so the ErrFull path is checked as well.
 func TestInsertBatchMatchesInsert(t *testing.T) {
-	eachBatchPath(t, testInsertBatchMatchesInsert)
+	eachBatchPath(t, allLayouts, testInsertBatchMatchesInsert)
 }
 
 func testInsertBatchMatchesInsert(t *testing.T, mode cuckoo.Mode, bits int) {
@@ -256,24 +250,15 @@ func TestInsertBatchEdgeCases(t *testing.T) {
 // a goroutine's InsertBatch reported inserted must be found afterwards, and
 // none inserted before may ever be missed.
 func TestInsertBatchConcurrent(t *testing.T) {
-	for _, mode := range []cuckoo.Mode{cuckoo.LockFree, cuckoo.Locked} {
-		for _, prefetch := range []bool{false, true} {
-			t.Run(fmt.Sprintf("mode=%v/prefetch=%v", mode, prefetch), func(t *testing.T) {
-				if prefetch {
-					cuckoo.PrefetchEveryBatch(t)
-				}
-				testInsertBatchConcurrent(t, mode)
-			})
-		}
-	}
+	eachBatchPath(t, []int{cuckoo.Bits12x5}, testInsertBatchConcurrent)
 }
 
-func testInsertBatchConcurrent(t *testing.T, mode cuckoo.Mode) {
+func testInsertBatchConcurrent(t *testing.T, mode cuckoo.Mode, bits int) {
 	capacity := cuckoo.Sized(10000, 20000, 20000)
 	if cuckoo.RaceEnabled {
 		capacity = cuckoo.Sized(10000, 10000, 20000)
 	}
-	f, err := cuckoo.New(capacity, cuckoo.WithMode(mode))
+	f, err := cuckoo.New(capacity, append(cuckoo.LayoutOptions(bits), cuckoo.WithMode(mode))...)
 	if err != nil {
 		t.Fatal(err)
 	}
