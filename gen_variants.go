@@ -248,7 +248,7 @@ var codecs = []codec{
 		},
 		Has: func(w, b, fp string) string { return fmt.Sprintf("matchLanes(%s, %s) != 0", w, entryOf[b]) },
 		HasEither: func(w1, w2, b1, b2, fp string) string {
-			return fmt.Sprintf("matchLanes(%s, %s)|matchLanes(%s, %s) != 0", w1, entryOf[b1], w2, entryOf[b2])
+			return fmt.Sprintf("matchEither(laneDiff(%s, %s), laneDiff(%s, %s))", w1, entryOf[b1], w2, entryOf[b2])
 		},
 		ReadSearch:  func(b1, b2 string) string { return fmt.Sprintf("x.readPair(%s, %s)", b1, b2) },
 		Guard:       func(b string) string { return fmt.Sprintf("x.t.epochOf(%s)", b) },

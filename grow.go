@@ -518,7 +518,7 @@ func (g *Growing) LookupHash(h uint64) bool {
 	e := ep.Load()
 	w1, w2 := x.readPair(k.b1, k.b2)
 	if (w1|w2|e)&tagMask == 0 {
-		if matchLanes(w1, k.q1)|matchLanes(w2, k.q2) != 0 {
+		if matchEither(laneDiff(w1, k.q1), laneDiff(w2, k.q2)) {
 			return true
 		}
 		if k.b1 == k.b2 || x.unchanged(k.b1, w1, ep, e) {
@@ -661,7 +661,7 @@ func (g *Growing) lookupGroup(hs []uint64, found []bool) {
 	for j := range hs {
 		k, x := &ks[j], xs[j]
 		if (w1[j]|w2[j]|e[j])&tagMask == 0 {
-			if matchLanes(w1[j], k.q1)|matchLanes(w2[j], k.q2) != 0 {
+			if matchEither(laneDiff(w1[j], k.q1), laneDiff(w2[j], k.q2)) {
 				found[j] = true
 				continue
 			}

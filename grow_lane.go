@@ -49,14 +49,23 @@ const (
 // keeps the subtraction from borrowing across lanes.
 func laneLow(w uint64) uint64 { return (w ^ ((w | laneHI) - laneLO)) &^ laneHI }
 
-// matchLanes returns bit 14 of every lane of w whose entry matches the
+// laneDiff returns w with a zero lane exactly where its entry matches the
 // fresh lane value q. An empty lane's low bits include bit 9, so it never
 // matches; bits above the lanes never carry into a lane's bit 14.
-func matchLanes(w, q uint64) uint64 {
+func laneDiff(w, q uint64) uint64 {
 	low := laneLow(w)
-	x := (w^q*laneLO)&^low | low&laneAboveTl
+	return (w^q*laneLO)&^low | low&laneAboveTl
+}
+
+// matchLanes returns bit 14 of every lane of w whose entry matches q.
+func matchLanes(w, q uint64) uint64 {
+	x := laneDiff(w, q)
 	return laneHI &^ ((x&^laneHI + (laneHI - laneLO)) | x)
 }
+
+// matchEither reports whether laneDiff x1 or x2 has a zero lane: zeroSlots
+// (bucket.go) of both, one mask. Apart from laneDiff so that both inline.
+func matchEither(x1, x2 uint64) bool { return ((x1-laneLO)&^x1|(x2-laneLO)&^x2)&laneHI != 0 }
 
 // emptyLanes returns bit 8 of every lane whose tail is 0: adding 0xff to
 // tail bits 0..7 carries into bit 8 unless they are all 0.

@@ -113,10 +113,13 @@ func (x *growTable) place(kh uint64) growKey {
 
 // slot returns the bucket of J = r·2^(d+1) + (g_0..g_d) = 2j + g_d: J if J <
 // 2p, else j + p; and the fresh entry there: tv (tag, marker), tail from T.
-// A shift chooses: a branch would be taken at random.
+// The if compiles to CMOVs: a branch would be taken at random.
 func (x *growTable) slot(J, T, tv uint64) (b, q uint64) {
-	un := (J-x.p2)>>63 ^ 1 // 0 if J < 2p (both below 2^33)
-	return J>>un + x.p&-un, tv | T>>un&(1<<growTailBits-1)<<1
+	b, t := J>>1+x.p, T>>1
+	if J < x.p2 {
+		b, t = J, T
+	}
+	return b, tv | t&(1<<growTailBits-1)<<1
 }
 
 // split returns 1 if bucket b of x is split (of level d+1), else 0.

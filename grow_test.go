@@ -74,8 +74,8 @@ func randomGrowWord(r *rand.Rand, q uint64) uint64 {
 	return w
 }
 
-// TestGrowLaneArithmetic checks the SWAR lane functions against
-// lane-by-lane models on random words.
+// TestGrowLaneArithmetic checks the SWAR lane functions (matchEither on
+// pairs of words) against lane-by-lane models on random words.
 func TestGrowLaneArithmetic(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 200_000 {
@@ -83,6 +83,11 @@ func TestGrowLaneArithmetic(t *testing.T) {
 		w := randomGrowWord(r, q)
 		if got, want := matchLanes(w, q), slowMatch(w, q); got != want {
 			t.Fatalf("matchLanes(%#016x, %#04x) = %#016x; want %#016x", w, q, got, want)
+		}
+		q2 := r.Uint64()&(laneMask&^tailMask) | (r.Uint64()&(tailVoid-1))<<1 | 1
+		w2 := randomGrowWord(r, q2)
+		if got, want := matchEither(laneDiff(w, q), laneDiff(w2, q2)), slowMatch(w, q)|slowMatch(w2, q2) != 0; got != want {
+			t.Fatalf("matchEither(%#016x, %#04x, %#016x, %#04x) = %v; want %v", w, q, w2, q2, got, want)
 		}
 		occupied := 0
 		for s := range 4 {

@@ -13,7 +13,7 @@ func (x *growTable) growLookup(b1, b2, q1, q2 uint64) bool {
 	e := gd.Load()
 	w1, w2 := x.readPair(b1, b2)
 	if (e|w1|w2)&tagMask == 0 {
-		if matchLanes(w1, q1)|matchLanes(w2, q2) != 0 {
+		if matchEither(laneDiff(w1, q1), laneDiff(w2, q2)) {
 			return true
 		}
 		if b1 == b2 {
@@ -83,7 +83,7 @@ func (x *growTable) growLookupLocked(b1, b2, q1, q2 uint64) bool {
 	gd := x.t.epochOf(b1)
 	e := gd.Load()
 	w1, w2 := x.readPair(b1, b2)
-	if matchLanes(w1, q1)|matchLanes(w2, q2) != 0 {
+	if matchEither(laneDiff(w1, q1), laneDiff(w2, q2)) {
 		return true
 	}
 	if b1 == b2 {
@@ -101,5 +101,5 @@ func (x *growTable) growLookupUnderLocks(b1, b2, q1, q2 uint64) bool {
 	lg := x.locks.lockBuckets(b1, b2)
 	w1, w2 := x.t.words[b1].Load(), x.t.words[b2].Load()
 	x.locks.unlockBuckets(lg)
-	return matchLanes(w1, q1)|matchLanes(w2, q2) != 0
+	return matchEither(laneDiff(w1, q1), laneDiff(w2, q2))
 }

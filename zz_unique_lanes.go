@@ -27,7 +27,7 @@ func (x *growTable) growAddUnique(b1, b2, q1, q2 uint64) (present bool, res int)
 		if (w1|w2)&frozenBit != 0 {
 			return false, growFrozen
 		}
-		if matchLanes(w1, q1)|matchLanes(w2, q2) != 0 {
+		if matchEither(laneDiff(w1, q1), laneDiff(w2, q2)) {
 			return true, growDone
 		}
 		b, w, q := b1, w1, q1
@@ -58,7 +58,7 @@ func (x *growTable) growAddUniqueLocked(b1, b2, q1, q2 uint64) (present bool, re
 	w1, w2 := x.t.words[b1].Load(), x.t.words[b2].Load()
 	if (w1|w2)&frozenBit != 0 {
 		res = growFrozen
-	} else if matchLanes(w1, q1)|matchLanes(w2, q2) != 0 {
+	} else if matchEither(laneDiff(w1, q1), laneDiff(w2, q2)) {
 		present, res = true, growDone
 	} else {
 		res = x.growAddHeld(b1, b2, q1, q2)
