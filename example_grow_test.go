@@ -211,7 +211,7 @@ func ExampleGrowing_Cap() {
 	fmt.Println(g.Cap())
 	// Output:
 	// 5808
-	// 7932
+	// 7956
 }
 
 func ExampleGrowing_LoadFactor() {
@@ -246,7 +246,7 @@ func ExampleGrowing_FalsePositiveRate() {
 	fmt.Printf("%.4f %.4f\n", fresh, g.FalsePositiveRate())
 	// Output:
 	// 0
-	// 0.0003 0.0018
+	// 0.0003 0.0017
 }
 
 // Reset empties the filter and shrinks it back to its first tables.

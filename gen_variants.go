@@ -124,9 +124,10 @@ type codec struct {
 	MoveVersionDoc, Wraps                    string
 	MoveLockFree, LockedBetween, LockedAfter string
 	// Group is a batch group's type. MaxPath is the most fingerprints an
-	// insert relocates; ShortQueue, FullQueue the search's queue lengths.
-	Group                          string
-	MaxPath, ShortQueue, FullQueue string
+	// insert relocates; ShortQueue, FullQueue the search's queue lengths;
+	// Shallow, where set, when a search stops at its short queue.
+	Group                                   string
+	MaxPath, ShortQueue, FullQueue, Shallow string
 }
 
 // codecs is the table of word codecs, each with its table shape.
@@ -281,6 +282,7 @@ var codecs = []codec{
 		MaxPath:        "maxPathLen",
 		ShortQueue:     "bfsShortQueue",
 		FullQueue:      "bfsQueueLen",
+		Shallow:        "x.grows",
 	},
 }
 

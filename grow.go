@@ -275,7 +275,7 @@ func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable 
 
 // tableShape is newTable without words: what placement needs.
 func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
-	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, cD: sh.base << d, cD1: sh.base << (d + 1), p2: 2 * p}
+	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, cD: sh.base << d, cD1: sh.base << (d + 1), p2: 2 * p, grows: d < sh.maxD}
 	x.lo, x.uMask, x.tShift = 1<<d-1, 1<<(d+1)-1, growPosBits-growTailBits-d
 	for t := range x.tc {
 		x.tc[t] = uint64(sh.off[t])<<(d+1)<<32 | uint64(st.mask[t])<<1>>x.tShift

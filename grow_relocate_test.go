@@ -47,6 +47,40 @@ func fillUntil(t *testing.T, g *Growing, r *rand.Rand, stop func(x *growTable, k
 	return nil, growKey{}, 0
 }
 
+// TestGrowDiscoverStopsShortWhileTheTableGrows: discovery in a table below
+// its shard's bound (grows) stops at the short queue, where growing costs
+// less than a long search; at the bound it goes deep. On a table filled to
+// its first failed insert, every path either finds is the deep search's;
+// at the bound it finds all of them, below it misses some.
+func TestGrowDiscoverStopsShortWhileTheTableGrows(t *testing.T) {
+	g := tinyStepGrowing(LockFree, 1024)
+	r := rand.New(rand.NewPCG(11, 12))
+	x := g.st.shards[0].cur.Load()
+	x.grows = false
+	fillUntil(t, g, r, func(*growTable, growKey) bool { return false })
+	missed := 0
+	for range 20_000 {
+		k := x.place(r.Uint64())
+		deepPath, deepDepth, deepOK := x.growDiscoverDeep(k.b1, k.b2)
+		for _, grows := range []bool{false, true} {
+			x.grows = grows
+			path, depth, ok := x.growDiscover(k.b1, k.b2)
+			switch {
+			case ok && (!deepOK || path != deepPath || depth != deepDepth):
+				t.Fatalf("grows=%v: path %#x of %d moves; the deep search's: %#x of %d (ok %v)", grows, path, depth, deepPath, deepDepth, deepOK)
+			case !ok && deepOK && !grows:
+				t.Fatalf("at the bound: no path; the deep search finds one of %d moves", deepDepth)
+			case !ok && deepOK:
+				missed++
+			}
+		}
+	}
+	if missed == 0 {
+		t.Fatal("below the bound, discovery never stopped short of a path")
+	}
+	t.Logf("below the bound, %d of 20,000 keys' paths were past the short queue", missed)
+}
+
 // TestGrowRelocateDuringCopy: with a copy begun, a relocation whose path
 // meets a frozen word, or that finds no path, reports growFrozen (the
 // insert then moves on to the next table); with none begun, no path is

@@ -31,9 +31,10 @@ const (
 	bfsSlotBits = 3
 	// The queues searches try first, as Go zeroes local arrays per call and
 	// most end after a few buckets (lengths and pkShortQueue: BENCHMARKS.md,
-	// "Tuning constants"): the growing filter's, every bucket within two moves;
+	// "Tuning constants"): the growing filter's, every path of up to two
+	// moves and most of three (a table that can grow searches no further);
 	// discover's, every search ending within two moves (2+10 buckets).
-	bfsShortQueue      = 64
+	bfsShortQueue      = 34
 	discoverShortQueue = 32
 )
 

@@ -45,8 +45,8 @@ func TestBFSNodeEncoding(t *testing.T) {
 	if bfsQueueLen != want {
 		t.Errorf("bfsQueueLen = %d; want %d", bfsQueueLen, want)
 	}
-	if within2 := 2 + 2*maxSlots + 2*maxSlots*maxSlots; bfsShortQueue < within2 || bfsShortQueue >= bfsQueueLen {
-		t.Errorf("bfsShortQueue = %d; want at least %d (every bucket within two moves) and below %d", bfsShortQueue, within2, bfsQueueLen)
+	if within2 := 2 + 2*slotsPerBucket; bfsShortQueue < within2 || bfsShortQueue >= bfsQueueLen {
+		t.Errorf("bfsShortQueue = %d; want at least %d (every path of two moves in a growing table) and below %d", bfsShortQueue, within2, bfsQueueLen)
 	}
 	if within1 := 2 + 2*maxSlots; discoverShortQueue < within1 || discoverShortQueue >= bfsQueueLen {
 		t.Errorf("discoverShortQueue = %d; want at least %d (every bucket within one move: a search ending within two never restarts) and below %d", discoverShortQueue, within1, bfsQueueLen)
