@@ -830,11 +830,10 @@ func TestGrowingLookupBatchAgrees(t *testing.T) {
 
 // TestGrowingFalsePositiveRate compares FalsePositiveRate with the rate
 // measured on never-inserted keys, and the measured rate with a fixed
-// 12-bit filter's (New's default) holding 1M keys: at most 2 times it, at
+// filter's of four 12-bit slots holding 1M keys: at most 2 times it, at
 // 1,000 and 3,800 times the capacity the filter started with (right after
 // a doubling, where entries are oldest, and near the top of the cycle).
-// With 15-bit lanes it measured 1.16x and 1.39x; 14-bit lanes measured
-// 2.45x and 2.92x. Under the race detector, at smaller sizes (the first
+// It measured 1.43x and 1.73x (BENCHMARKS.md, "Growing filter"). Under the race detector, at smaller sizes (the first
 // only by default), against a fixed filter of 250,000 keys; under -short at
 // the first size only.
 func TestGrowingFalsePositiveRate(t *testing.T) {
