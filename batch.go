@@ -65,7 +65,6 @@ func (f *Filter) keyParams(h []uint64) (seed, mul uint64) {
 	return 0, 1
 }
 
-// placeGroup hashes keys [base, end) of b and places them in g.
 func (f *Filter) placeGroup(b *batchKeys, g *group, base, end int) {
 	b.hashGroup(&g.b1, base, end)
 	seed, mul := f.keyParams(g.b1[:end-base])
@@ -126,14 +125,12 @@ func (f *Filter) lookupBatch(b *batchKeys, found []bool) int {
 
 // batchPrefetchWords: from this many table words on, a LookupBatch or
 // InsertBatch of more than one group prefetches the next; below, the table's
-// lines mostly come from the last-level cache, whose short misses do not
-// repay the prefetches' work (BENCHMARKS.md, "Tuning constants"). A
-// variable for the tests only.
+// lines mostly come from the last-level cache, whose short misses do not repay
+// prefetching (BENCHMARKS.md, "Tuning constants"). A variable for tests.
 var batchPrefetchWords = 1 << 21
 
-// lookupBatchPrefetched is lookupBatch that places the next group and
-// prefetches its words before it reads and answers this one, so that the
-// next group's misses overlap this group's work.
+// lookupBatchPrefetched is lookupBatch placing the next group and prefetching
+// its words before answering this one, so its misses overlap this group's work.
 func (f *Filter) lookupBatchPrefetched(b *batchKeys, found []bool) int {
 	n := len(found)
 	shift := f.lay.wordShift()
@@ -150,9 +147,8 @@ func (f *Filter) lookupBatchPrefetched(b *batchKeys, found []bool) int {
 	return n
 }
 
-// lookupGroup answers the first len(found) keys of a placed group: it reads
-// each key's epoch, then its buckets, as Lookup does, loads back to back,
-// then decides from the reads as Lookup does.
+// lookupGroup answers a placed group's first len(found) keys as Lookup does: it
+// reads each key's epoch, then its buckets, loads back to back, then decides.
 func (f *Filter) lookupGroup(g *group, found []bool) {
 	if f.lay.packed {
 		f.pkLookupGroup(g, found)
@@ -172,8 +168,7 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 	for j := range found {
 		w1, w2 := g.w1[j], g.w2[j]
 		if (w1|w2)&tagMask == 0 {
-			// As in Lookup (no tags in Locked mode): "absent" when b1 and
-			// the plain epoch are unchanged.
+			// As Lookup (Locked too): "absent" if b1 and the plain epoch are unchanged.
 			if found[j] = f.lay.containsEither(w1, w2, g.fp[j]); found[j] {
 				continue
 			}

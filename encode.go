@@ -30,7 +30,6 @@ const (
 	writeChunk                                    = 1 << 20  // the most WriteTo hands to one w.Write
 )
 
-// encodedSize returns the length of the encoding of a table of n words.
 func encodedSize(n uint64) uint64 { return formatHeaderSize + 8*n + formatTrailerSize }
 
 // WriteTo writes the filter's encoding to w and returns the bytes written.
@@ -88,10 +87,9 @@ func (f *Filter) snapshot(p []byte, words []atomic.Uint64) uint64 {
 	return copyWords(&f.t, &f.lay, f, p, words)
 }
 
-// copyWords copies t's words into words, or else into p as FORMAT.md has
-// them, each read once, in ascending order, K-CAS references resolved and
-// bits outside l's slots cleared, and returns the fingerprints copied; owner
-// names t to the stall point (snapshot.go).
+// copyWords copies t's words into words, or into p as FORMAT.md has them, each
+// read once, in ascending order, K-CAS references resolved and bits outside l's
+// slots cleared, and counts the fingerprints; owner names t to snapshotStalls.
 func copyWords(t *kcasTable, l *layout, owner any, p []byte, words []atomic.Uint64) uint64 {
 	var count uint64
 	src := t.words
@@ -364,7 +362,6 @@ func (c *formatChecks) check(bad bool, format string, args ...any) {
 	}
 }
 
-// formatVersionOf returns the version written for layout l.
 func formatVersionOf(l layout) uint16 {
 	switch {
 	case l.packed:

@@ -19,9 +19,8 @@ var ErrFull = errors.New("cuckoo: filter is full")
 type Mode int
 
 const (
-	// LockFree, the default, writes a bucket with one CAS, relocates a
-	// fingerprint with one multi-word CAS and looks up in two phases; a
-	// stalled goroutine blocks no other.
+	// LockFree, the default, writes a bucket by one CAS, relocates by one
+	// multi-word CAS, looks up in two phases: no stalled goroutine blocks another.
 	LockFree Mode = iota
 	// Locked guards every change with striped queue locks, elided with
 	// Intel RTM where the processor has it (RTMActive). A released stripe
@@ -241,9 +240,8 @@ func (f *Filter) FingerprintBits() int { return int(f.lay.f) }
 // Filter); a key's two buckets hold at most twice this many copies of it.
 func (f *Filter) SlotsPerBucket() int { return f.Cap() / max(int(f.m), 1) } // a packed word holds two
 
-// Seed returns the hash seed: WithSeed's, the one New drew, or the one in
-// the encoding the filter was loaded from. Keep it (and encodings) secret
-// where keys come from an adversary.
+// Seed returns the hash seed: WithSeed's, New's random one, or the loaded
+// encoding's. Keep it (and encodings) secret where keys come from an adversary.
 func (f *Filter) Seed() uint64 { return f.seed }
 
 // mix64 is MurmurHash3's finalizer.
@@ -265,7 +263,6 @@ func (f *Filter) keyed(h uint64) uint64 {
 	return (h ^ f.seed) * f.mul
 }
 
-// hash returns the key's first bucket, fingerprint and second bucket.
 func (f *Filter) hash(key []byte) (b1, fp, b2 uint64) { return f.placeHash(hashKey(key)) }
 
 func (f *Filter) placeHash(h uint64) (b1, fp, b2 uint64) {

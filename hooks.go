@@ -5,10 +5,9 @@ import (
 	"unsafe"
 )
 
-// stepHook, set only by the model checker (relocation_model_test.go), is
-// called before each atomic action on a kcasTable's word: a load, a CAS, a
-// K-CAS (one action, atomic at its decision point), so the checker can stop
-// the goroutine there and choose who acts next.
+// stepHook, set only by the model checker (relocation_model_test.go), runs
+// before each atomic action on a kcasTable word (a load, CAS or K-CAS, atomic
+// at its decision point): the checker stops it there and picks who acts next.
 var stepHook atomic.Pointer[func(wordStep)]
 
 // wordStep is an action: table t, the K-CAS indices of the n words it

@@ -73,9 +73,8 @@ type kcasDesc struct {
 	_    [64 - (6+3*maxK)*8%64]byte // whole cache lines
 }
 
-// descriptors serves every kcasTable (a reference names one use of one
-// slot): slot s is item s+1 of a slotPool, with free lists sharded by the
-// goroutine's stack (shard.go).
+// descriptors serves every kcasTable (a reference names one use of one slot):
+// slot s is item s+1 of a slotPool, free lists sharded by stack (shard.go).
 var descriptors = newDescPool()
 
 type descPool struct{ pool slotPool[kcasDesc] }
@@ -166,7 +165,6 @@ type kcasTable struct {
 // a move installs its versions and epochs after its bucket words.
 const versionBase = 1 << 32
 
-// setVers makes v, a power of two of words, the table's vers.
 func (t *kcasTable) setVers(v []atomic.Uint64) {
 	if len(v)&(len(v)-1) != 0 || len(v) == 0 {
 		panic("cuckoo: vers must be a power of two of words")
@@ -174,12 +172,10 @@ func (t *kcasTable) setVers(v []atomic.Uint64) {
 	t.vers, t.verMask = v, uint64(len(v)-1)
 }
 
-// epochIdx returns the K-CAS index of vers word b&verMask.
 func (t *kcasTable) epochIdx(b uint64) uint64 { return versionBase + b&t.verMask }
 
-// addWraps adds to op one to the wrap epoch of bucket i if wrapI and of
-// bucket j if wrapJ: once if both share an epoch, since a K-CAS names each
-// word once (twophase.go, "Counter wraps").
+// addWraps makes op add one to the wrap epoch of bucket i if wrapI, j if wrapJ,
+// once if shared: a K-CAS names a word once (twophase.go, "Counter wraps").
 func (t *kcasTable) addWraps(op *kcasOp, i uint64, wrapI bool, j uint64, wrapJ bool) {
 	wrapJ = wrapJ && !(wrapI && t.epochIdx(j) == t.epochIdx(i))
 	for k, b := range [2]uint64{i, j} {
@@ -197,8 +193,7 @@ func (t *kcasTable) epochOf(b uint64) *atomic.Uint64 {
 }
 
 // versIndex is vers for loops over many buckets (lookupGroup, pkLookupGroup):
-// base and mask stay in registers, where t's fields would be reloaded after
-// each store the loop makes.
+// base and mask stay in registers; t's fields would reload after each store.
 type versIndex struct {
 	base unsafe.Pointer
 	mask uint64
@@ -213,7 +208,6 @@ func (x versIndex) of(i uint64) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(x.base, (i&x.mask)*uint64(unsafe.Sizeof(atomic.Uint64{}))))
 }
 
-// word returns word i: a table word or a vers word.
 func (t *kcasTable) word(i uint64) *atomic.Uint64 {
 	if i >= versionBase {
 		return &t.vers[i-versionBase]
@@ -221,8 +215,7 @@ func (t *kcasTable) word(i uint64) *atomic.Uint64 {
 	return &t.words[i]
 }
 
-// kcasOp is a K-CAS's argument: n distinct words with expected and new
-// values (kcas sorts them).
+// kcasOp, a K-CAS's argument: n distinct words (any order), old and new values.
 type kcasOp struct {
 	n   int
 	idx [maxK]uint64
@@ -327,7 +320,6 @@ func (t *kcasTable) cas(i, old, new uint64) bool {
 	return wordAt(t.words, i).CompareAndSwap(old, new)
 }
 
-// helpWord helps the operation of reference v to completion.
 func (t *kcasTable) helpWord(v uint64) {
 	if v&tagRDCSS != 0 {
 		t.completeRDCSSRef(v) // needs no descriptor of our own
@@ -484,7 +476,6 @@ func (t *kcasTable) rdcss(my uint32, s *kcasSnap, k int) uint64 {
 	return old
 }
 
-// completeRDCSSRef completes the RDCSS of ref if it is still in flight.
 func (t *kcasTable) completeRDCSSRef(ref uint64) {
 	if kref, i, old, ok := t.snapRDCSS(ref); ok {
 		t.completeRDCSS(descriptors.desc(refSlot(kref)), ref, kref, i, old)

@@ -89,7 +89,6 @@ type LockStats struct {
 	TxAborts, TxAbortsLockHeld, TxAbortsConflict, TxAbortsCapacity, TxAbortsOther uint64
 	// Fallbacks counts critical sections that gave up elision for the locks.
 	Fallbacks uint64
-	// Waits counts lock acquisitions that found the stripe held and queued
-	// for it, whether or not elision is on.
+	// Waits counts acquisitions that queued for a held stripe, elision on or off.
 	Waits uint64
 }

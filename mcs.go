@@ -26,10 +26,9 @@ import (
 // first while the bypass budget allows, as in sync.Mutex. Each step is one
 // atomic operation on one word; Go's atomics are sequentially consistent.
 //
-// Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: held
-// is set only by a CAS from a word with held clear and cleared only by the
-// holder's release, whose add the next holder's CAS reads (so the race
-// detector sees the order).
+// Mutual exclusion. Claim: at most one goroutine holds a stripe. Proof: only a
+// CAS from held clear sets held, only the holder's release clears it, and the
+// next holder's CAS reads that add (so the race detector sees the order).
 //
 // No lost wake-up. Claim: a head that blocks is woken by a release after it
 // blocked; a queued waiter that blocks is woken once it is head and the stripe is
@@ -62,10 +61,9 @@ const (
 	// stripes are many, and an RTM transaction, which tracks 64-byte lines,
 	// aborts only on writes to its own stripes.
 	stripeLine = min(max(unsafe.Sizeof(cpu.CacheLinePad{}), 64), mcsLine)
-	// A waiter checks mcsSpinIters times, then parks; it never yields: a
-	// held stripe's holder runs with preemption off for tens of
-	// nanoseconds, and a yield may give the processor away for a time slice
-	// (BENCHMARKS.md, "Tuning constants").
+	// A waiter checks mcsSpinIters times, then parks; it never yields: a holder
+	// runs with preemption off for tens of nanoseconds, and a yield may give the
+	// processor away for a time slice (BENCHMARKS.md, "Tuning constants").
 	mcsSpinIters   = 1 << 13
 	mcsMaxBypass   = 127 // fills the bypass field; a spent budget waits for a head, maybe parked
 	mcsHeld        = 1 << 0
@@ -130,7 +128,6 @@ type mcsShard struct {
 	_         [mcsLine - 24 - 8*txCauses]byte
 }
 
-// txCause classifies an abort status.
 func txCause(status uint32) int {
 	switch {
 	case status&txAbortExplicit != 0 && status>>24 == txLockHeld:
@@ -143,9 +140,8 @@ func txCause(status uint32) int {
 	return txCauseOther
 }
 
-// stripedLocks guards a table's buckets with a power-of-two number of
-// stripes; bucket b belongs to stripe b & mask. Stripes are always taken in
-// ascending order, so callers cannot deadlock. It must not be copied.
+// stripedLocks guards a table's buckets with 2^k stripes, bucket b in stripe
+// b & mask, taken in ascending order: no deadlock. It must not be copied.
 type stripedLocks struct {
 	mask      uint32 // stripes-1; read-only
 	shardMask uint32 // len(shards)-1; read-only
@@ -224,8 +220,7 @@ func (s *stripedLocks) lockBuckets(a, b uint64) lockGuard {
 	return s.lockStripes(lo, hi)
 }
 
-// lockStripes is lockBuckets of stripes lo <= hi: every caller locks in
-// ascending order, which rules out deadlock between them.
+// lockStripes is lockBuckets of stripes lo <= hi, taken in ascending order.
 func (s *stripedLocks) lockStripes(lo, hi uint32) lockGuard {
 	if s.elide && s.elideBegin(lo, hi) {
 		return lockGuard{lo: lo, hi: hi, tx: true}
@@ -255,7 +250,6 @@ func (s *stripedLocks) unlockBuckets(g lockGuard) {
 	s.unlockStripes(g)
 }
 
-// unlockStripes is unlockBuckets' general case.
 func (s *stripedLocks) unlockStripes(g lockGuard) {
 	if g.tx {
 		xend()
@@ -290,7 +284,6 @@ func (s *stripedLocks) unlockAll() {
 	}
 }
 
-// stats returns the elision statistics summed over the shards.
 func (s *stripedLocks) stats() LockStats {
 	st := LockStats{Elided: s.elide}
 	byCause := [txCauses]*uint64{&st.TxAbortsLockHeld, &st.TxAbortsConflict, &st.TxAbortsCapacity, &st.TxAbortsOther}
@@ -451,8 +444,7 @@ func (s *stripedLocks) compete(st *lockStripe, n *mcsNode, me uint32) {
 	}
 }
 
-// leave takes the head, which holds the stripe, out of the queue: its
-// successor becomes head, or tail goes back to 0.
+// leave dequeues the head, which holds the stripe: a successor becomes head.
 func (s *stripedLocks) leave(st *lockStripe, n *mcsNode, me uint32) {
 	s.step(mcsSiteNode, me)
 	succ := n.next.Load()

@@ -176,7 +176,6 @@ func versionsFor(n uint64) uint64 {
 	return max(stripesFor(n, pkWordsPerVersion, maxVersions), stripesFor(n, pkMinWordsPerVersion, minVersions))
 }
 
-// verIdx returns the K-CAS index of the version word of bucket b.
 func (t *kcasTable) verIdx(b uint64) uint64 { return t.epochIdx(b >> 1) }
 
 // verOf returns the version word of bucket b (as epochOf: no bounds check).
@@ -195,7 +194,6 @@ func (f *Filter) plainWord(i uint64) uint64 {
 	}
 }
 
-// pkReadPair reads the words of b1 and b2 (one read when they share one).
 func (f *Filter) pkReadPair(b1, b2 uint64) (w1, w2 uint64) {
 	hookRead(&f.t, b1>>1)
 	w1 = f.t.words[b1>>1].Load()

@@ -88,7 +88,6 @@ type shardedCount struct{ counters }
 func (c *shardedCount) add(d int64) { c.mine().n[0].Add(uint64(d)) }
 func (c *shardedCount) sum() int64  { return int64(c.counters.sum(0)) }
 
-// counted counts an insert that added fp, or returns ErrFull.
 func (f *Filter) counted(added bool) error {
 	if !added {
 		return ErrFull

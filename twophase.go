@@ -101,8 +101,7 @@ func newEpochs(n uint64) []atomic.Uint64 {
 	return make([]atomic.Uint64, stripesFor(n, epochStripeWords, maxEpochs))
 }
 
-// stripesFor returns the largest power of two, 1 to most, giving each
-// stripe at least per of n words.
+// stripesFor returns the largest power of two v <= most with v·per <= n, or 1.
 func stripesFor(n, per, most uint64) uint64 {
 	v := uint64(1)
 	for v < most && 2*v*per <= n {

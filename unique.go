@@ -13,10 +13,9 @@ package cuckoo
 // relocations: it takes effect at one instant, finding the fingerprint or adding
 // it, absent. So concurrent InsertUniques of one key leave exactly one copy.
 //
-// A false positive means a refusal: inserted=false with a nil error can
-// mean that a different key with the same fingerprint and buckets is stored
-// (as likely as Lookup reporting a never-inserted key); Lookup reports the
-// key present until that other key is deleted.
+// A false positive means a refusal: inserted=false with a nil error can mean
+// another key sharing its fingerprint and buckets is stored (as likely as a
+// Lookup false positive); Lookup reports it present until that key is deleted.
 func (f *Filter) InsertUnique(key []byte) (inserted bool, err error) {
 	if f.m == 0 {
 		return false, ErrZeroFilter
@@ -25,12 +24,11 @@ func (f *Filter) InsertUnique(key []byte) (inserted bool, err error) {
 	return f.insertUnique(b1, b2, fp)
 }
 
-// Count returns the number of copies of key's fingerprint in its two
-// buckets at one instant during the call: Count is linearizable in both
-// modes, also against Insert, Delete and relocations, and a relocation
-// never makes it count a copy twice or miss one. It also counts copies of
-// other keys that share the fingerprint and buckets (false positives; at
-// most 2·SlotsPerBucket() copies in all, 10 by default).
+// Count counts the copies of key's fingerprint in its two buckets at one
+// instant in the call: it is linearizable in both modes, also against Insert,
+// Delete and relocations, and a relocation never makes it count a copy twice or
+// miss one. It also counts other keys' copies with the same fingerprint and
+// buckets (false positives; at most 2·SlotsPerBucket() in all, 10 by default).
 func (f *Filter) Count(key []byte) int {
 	if f.m == 0 {
 		return 0
@@ -41,13 +39,12 @@ func (f *Filter) Count(key []byte) int {
 
 // insertUnique is InsertUnique for a placed key.
 //
-// Claim: every answer holds at one instant inside the call. Proof: each
-// attempt (addUnique, addUniqueLocked) reports present, added or full at
-// one instant. ErrFull follows an attempt that found both buckets full
-// without fp and a makeRoom that failed: the call changed nothing, so it
-// takes effect at that instant. A "full" from two reads at two instants
-// would not do: a copy can move from the bucket read second into the one
-// read first between them (TestInsertUniqueAgainstMove).
+// Claim: every answer holds at one instant inside the call. Proof: each attempt
+// (addUnique, addUniqueLocked) reports present, added or full at one instant.
+// ErrFull follows an attempt finding both buckets full without fp and a failed
+// makeRoom: the call changed nothing, so it takes effect then. A "full" from
+// reads at two instants would not do: a copy can move from the bucket read
+// second into the one read first between them (TestInsertUniqueAgainstMove).
 func (f *Filter) insertUnique(b1, b2, fp uint64) (bool, error) {
 	for round := 0; ; round++ {
 		var present, added bool
