@@ -168,7 +168,8 @@ func (f *Filter) lookupGroup(g *group, found []bool) {
 	for j := range found {
 		w1, w2 := g.w1[j], g.w2[j]
 		if (w1|w2)&tagMask == 0 {
-			// As Lookup (Locked too): "absent" if b1 and the plain epoch are unchanged.
+			// As Lookup (Locked words have no tags): "absent" if b1 and the
+			// plain epoch are unchanged.
 			if found[j] = f.lay.containsEither(w1, w2, g.fp[j]); found[j] {
 				continue
 			}

@@ -215,7 +215,7 @@ func (t *kcasTable) word(i uint64) *atomic.Uint64 {
 	return &t.words[i]
 }
 
-// kcasOp, a K-CAS's argument: n distinct words (any order), old and new values.
+// kcasOp, a K-CAS's argument: n distinct words (kcas sorts them), old and new values.
 type kcasOp struct {
 	n   int
 	idx [maxK]uint64
