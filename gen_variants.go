@@ -282,7 +282,7 @@ var codecs = []codec{
 		MaxPath:        "maxPathLen",
 		ShortQueue:     "bfsShortQueue",
 		FullQueue:      "bfsQueueLen",
-		Shallow:        "x.grows",
+		Shallow:        "x.canGrow()",
 	},
 }
 

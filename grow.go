@@ -275,7 +275,7 @@ func (st *growState) newTable(sh *growShard, d, p uint64, mode Mode) *growTable 
 
 // tableShape is newTable without words: what placement needs.
 func (st *growState) tableShape(sh *growShard, d, p uint64) *growTable {
-	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, cD: sh.base << d, cD1: sh.base << (d + 1), p2: 2 * p, grows: d < sh.maxD}
+	x := &growTable{m: sh.base<<d + p, d: d, p: p, c: sh.base, cD: sh.base << d, cD1: sh.base << (d + 1), p2: 2 * p, sh: sh}
 	x.lo, x.uMask, x.tShift = 1<<d-1, 1<<(d+1)-1, growPosBits-growTailBits-d
 	for t := range x.tc {
 		x.tc[t] = uint64(sh.off[t])<<(d+1)<<32 | uint64(st.mask[t])<<1>>x.tShift
@@ -340,11 +340,16 @@ func (sh *growShard) eager(x *growTable) bool {
 	return x.d < sh.maxD && sh.loaded(x, growTargetLoad)
 }
 
+// canGrow reports whether an insert that finds no room in x grows it: below
+// its shard's bound and at least growFullLoad full. Only then does its search
+// stop at the short queue (gen_variants.go, Shallow).
+func (x *growTable) canGrow() bool { return x.d < x.sh.maxD && x.sh.loaded(x, growFullLoad) }
+
 // expand starts or joins the expansion of x, sh's table (protocol step 1),
-// and reports whether there is one: false at the bound or below growFullLoad.
+// and reports whether there is one: false where x cannot grow.
 func (g *Growing) expand(sh *growShard, x *growTable) bool {
 	if x.next.Load() == nil {
-		if x.d >= sh.maxD || !sh.loaded(x, growFullLoad) {
+		if !x.canGrow() {
 			return false
 		}
 		d, p := x.nextStep()

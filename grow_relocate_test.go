@@ -47,38 +47,58 @@ func fillUntil(t *testing.T, g *Growing, r *rand.Rand, stop func(x *growTable, k
 	return nil, growKey{}, 0
 }
 
-// TestGrowDiscoverStopsShortWhileTheTableGrows: discovery in a table below
-// its shard's bound (grows) stops at the short queue, where growing costs
-// less than a long search; at the bound it goes deep. On a table filled to
-// its first failed insert, every path either finds is the deep search's;
-// at the bound it finds all of them, below it misses some.
+// TestGrowDiscoverStopsShortWhileTheTableGrows: discovery stops at the short
+// queue exactly where the insert would grow the table instead (canGrow: below
+// its shard's bound, at least half full); at the bound, or below half full,
+// where it would return ErrFull, it goes deep. On a table filled to its first
+// failed insert, every path found is the deep search's; where the table cannot
+// grow every one is found, where it can some are missed.
 func TestGrowDiscoverStopsShortWhileTheTableGrows(t *testing.T) {
 	g := tinyStepGrowing(LockFree, 1024)
 	r := rand.New(rand.NewPCG(11, 12))
-	x := g.st.shards[0].cur.Load()
-	x.grows = false
+	sh := &g.st.shards[0]
+	x := sh.cur.Load()
+	sh.maxD = x.d // at the bound: the fill searches deep
 	fillUntil(t, g, r, func(*growTable, growKey) bool { return false })
+	entries := 0 // fillUntil's adds do not count
+	for i := range x.t.words {
+		entries += laneCount(x.t.words[i].Load())
+	}
+	cases := []struct {
+		name    string
+		maxD    uint64
+		entries int
+		grows   bool
+	}{
+		{"at the bound", x.d, entries, false},
+		{"below half full", growMaxDoublings, 0, false},
+		{"growable", growMaxDoublings, entries, true},
+	}
 	missed := 0
 	for range 20_000 {
 		k := x.place(r.Uint64())
 		deepPath, deepDepth, deepOK := x.growDiscoverDeep(k.b1, k.b2)
-		for _, grows := range []bool{false, true} {
-			x.grows = grows
+		for _, c := range cases {
+			sh.maxD = c.maxD
+			sh.count.add(int64(c.entries) - sh.count.sum())
+			if x.canGrow() != c.grows {
+				t.Fatalf("%s: canGrow %v", c.name, !c.grows)
+			}
 			path, depth, ok := x.growDiscover(k.b1, k.b2)
 			switch {
 			case ok && (!deepOK || path != deepPath || depth != deepDepth):
-				t.Fatalf("grows=%v: path %#x of %d moves; the deep search's: %#x of %d (ok %v)", grows, path, depth, deepPath, deepDepth, deepOK)
-			case !ok && deepOK && !grows:
-				t.Fatalf("at the bound: no path; the deep search finds one of %d moves", deepDepth)
+				t.Fatalf("%s: path %#x of %d moves; the deep search's: %#x of %d (ok %v)", c.name, path, depth, deepPath, deepDepth, deepOK)
+			case !ok && deepOK && !c.grows:
+				t.Fatalf("%s: no path; the deep search finds one of %d moves", c.name, deepDepth)
 			case !ok && deepOK:
 				missed++
 			}
 		}
 	}
 	if missed == 0 {
-		t.Fatal("below the bound, discovery never stopped short of a path")
+		t.Fatal("in a table that can grow, discovery never stopped short of a path")
 	}
-	t.Logf("below the bound, %d of 20,000 keys' paths were past the short queue", missed)
+	t.Logf("in a table that can grow, %d of 20,000 keys' paths were past the short queue", missed)
 }
 
 // TestGrowRelocateDuringCopy: with a copy begun, a relocation whose path

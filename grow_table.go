@@ -88,7 +88,7 @@ type growTable struct {
 	old     atomic.Pointer[growTable]
 	next    atomic.Pointer[growTable]
 	reset   bool
-	grows   bool          // below the shard's bound: an insert grows it rather than search deep
+	sh      *growShard    // its shard (canGrow)
 	claimed atomic.Uint64 // chunks of old handed out to copiers
 	copied  atomic.Uint64 // chunks of old copied
 }

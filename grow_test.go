@@ -920,7 +920,8 @@ func TestGrowingDuplicatesDoNotGrow(t *testing.T) {
 // bucket, so full buckets whose entries can move only among themselves
 // form far below half load, and the inserts that meet them return ErrFull.
 // The test checks that every ErrFull comes from a shard below half load
-// (growFullLoad) or at its bound, that it lost nothing (Len counts the
+// (growFullLoad) or at its bound where the deep search finds no path for
+// the key (Insert's doc: no path of at most five moves), that it lost nothing (Len counts the
 // inserts that succeeded, every key stored is found), and that memory
 // stays bounded by what is stored: doubling instead of returning ErrFull
 // below half load, for inserts whose buckets held anything but copies of
@@ -951,9 +952,15 @@ func TestGrowingCopiesOfManyKeys(t *testing.T) {
 							t.Fatalf("%v seed %d: Insert(%q): %v", mode, seed, key, err)
 						}
 						fulls++
-						sh := g.shardOf(g.keyed(xxhash.Sum64(key)))
-						if x := sh.cur.Load(); x.d < sh.maxD && sh.loaded(x, growFullLoad) {
+						kh := g.keyed(xxhash.Sum64(key))
+						sh := g.shardOf(kh)
+						x := sh.cur.Load()
+						if x.d < sh.maxD && sh.loaded(x, growFullLoad) {
 							t.Fatalf("%v seed %d: Insert(%q) returned ErrFull in a shard at least half full (%d entries, %d slots) that may double", mode, seed, key, sh.count.sum(), x.m*slotsPerBucket)
+						}
+						k := x.place(kh)
+						if _, depth, ok := x.growDiscoverDeep(k.b1, k.b2); ok {
+							t.Fatalf("%v seed %d: Insert(%q) returned ErrFull; the deep search finds a path of %d moves", mode, seed, key, depth)
 						}
 					}
 				}

@@ -155,7 +155,7 @@ func TestGrowingMemoryPerKey(t *testing.T) {
 // NewGrowing(1000) holds (runtime.MemStats, the tables and every
 // per-filter structure) at 2^20 keys and at five sizes from 1.1M to 2M,
 // against New(n)'s (the standard class, five 12-bit slots) for the same
-// n: at most 1.45 times its bits per key. Measured: 1.403x to 1.412x.
+// n: at most 1.45 times its bits per key. Measured: 1.404x to 1.413x.
 // The bound is one of large filters: from 100 keys to 2^17 to 200,000,
 // each shard's table is a few pages and their rounding to whole 8 KiB
 // pages took the ratio to 1.44x-1.48x. So the race build, which could

@@ -6,11 +6,11 @@ package cuckoo
 
 // growDiscover finds a shortest path from b1 or b2 to a slot that may take the fingerprint moving
 // into it: its code and moves, or ok=false if none within maxPathLen; short queue first
-// (and only, if x.grows).
+// (and only, if x.canGrow()).
 func (x *growTable) growDiscover(b1, b2 uint64) (path uint64, depth int, ok bool) {
 	var q [bfsShortQueue]uint64
 	path, depth, ok, truncated := x.growSearch(q[:], b1, b2)
-	if ok || !truncated || x.grows {
+	if ok || !truncated || x.canGrow() {
 		return path, depth, ok
 	}
 	return x.growDiscoverDeep(b1, b2)
