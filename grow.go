@@ -633,38 +633,58 @@ func (g *Growing) LookupBatchHash(hs []uint64, found []bool) (n int) {
 	return g.lookupBatch(&batchKeys{hs: hs}, found[:min(len(hs), len(found))])
 }
 
-// lookupBatch is LookupBatch for the first len(found) keys of b.
+// lookupBatch is LookupBatch for the first len(found) keys of b, placing the
+// next group (from batchPrefetchWords on, prefetching it) before answering
+// one: a table chosen after the call began holds every key inserted before.
 func (g *Growing) lookupBatch(b *batchKeys, found []bool) int {
 	if g.st == nil {
 		clear(found)
 		return len(found)
 	}
-	var hs [batchGroup]uint64
-	for base := 0; base < len(found); base += batchGroup {
-		end := min(base+batchGroup, len(found))
-		b.hashGroup(&hs, base, end)
-		g.lookupGroup(hs[:end-base], found[base:end])
+	n := len(found)
+	prefetch := n > batchGroup && g.Cap() >= batchPrefetchWords*slotsPerBucket
+	var gs [2]growGroup
+	g.placeGroup(b, &gs[0], 0, min(batchGroup, n), false)
+	for base, i := 0, 0; base < n; base, i = base+batchGroup, i^1 {
+		if next := base + batchGroup; next < n {
+			g.placeGroup(b, &gs[i^1], next, min(next+batchGroup, n), prefetch)
+		}
+		g.lookupGroup(&gs[i], found[base:min(base+batchGroup, n)])
 	}
-	return len(found)
+	return n
 }
 
-// lookupGroup answers the keys whose hashes are hs (at most batchGroup) as
-// LookupHash does, making every key's first reads before it tests any.
-func (g *Growing) lookupGroup(hs []uint64, found []bool) {
-	var xs [batchGroup]*growTable
-	var ks [batchGroup]growKey
-	var w1, w2, e [batchGroup]uint64
-	for j, h := range hs {
+// growGroup is a batch group placed: each key's table and placement there.
+type growGroup struct {
+	xs [batchGroup]*growTable
+	ks [batchGroup]growKey
+}
+
+// placeGroup places keys [base, end) of b in gr as LookupHash does.
+func (g *Growing) placeGroup(b *batchKeys, gr *growGroup, base, end int, prefetch bool) {
+	var hs [batchGroup]uint64
+	b.hashGroup(&hs, base, end)
+	for j, h := range hs[:end-base] {
 		kh := g.keyed(h)
 		x := g.shardOf(kh).searched()
-		xs[j], ks[j] = x, x.place(kh)
+		gr.xs[j], gr.ks[j] = x, x.place(kh)
+		if prefetch {
+			prefetchReadPairs(&x.t.words[0], &gr.ks[j].b1, &gr.ks[j].b2, 1, 0)
+		}
 	}
-	for j := range hs {
-		e[j] = xs[j].t.epochOf(ks[j].b1).Load()
-		w1[j], w2[j] = xs[j].readPair(ks[j].b1, ks[j].b2)
+}
+
+// lookupGroup answers gr's first len(found) keys as LookupHash does, making
+// every key's first reads before it tests any.
+func (g *Growing) lookupGroup(gr *growGroup, found []bool) {
+	var w1, w2, e [batchGroup]uint64
+	found = found[:min(len(found), batchGroup)]
+	for j := range found {
+		e[j] = gr.xs[j].t.epochOf(gr.ks[j].b1).Load()
+		w1[j], w2[j] = gr.xs[j].readPair(gr.ks[j].b1, gr.ks[j].b2)
 	}
-	for j := range hs {
-		k, x := &ks[j], xs[j]
+	for j := range found {
+		k, x := &gr.ks[j], gr.xs[j]
 		if (w1[j]|w2[j]|e[j])&tagMask == 0 {
 			if matchEither(laneDiff(w1[j], k.q1), laneDiff(w2[j], k.q2)) {
 				found[j] = true

@@ -139,16 +139,29 @@ func TestGrowingSearchesReadTheirFirstBucketsEpoch(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
 	}
+	PrefetchEveryBatch(t)
 	searches := []struct {
 		name   string
 		search func(g *Growing, x *growTable, h uint64, k growKey) bool
 	}{
 		{"lookupIn", func(g *Growing, x *growTable, _ uint64, k growKey) bool { return g.lookupIn(x, k) }},
 		{"LookupHash", func(g *Growing, _ *growTable, h uint64, _ growKey) bool { return g.LookupHash(h) }},
-		{"lookupGroup", func(g *Growing, _ *growTable, h uint64, _ growKey) bool {
+		{"LookupBatchHash", func(g *Growing, _ *growTable, h uint64, _ growKey) bool {
 			var found [1]bool
-			g.lookupGroup([]uint64{h}, found[:])
+			g.LookupBatchHash([]uint64{h}, found[:])
 			return found[0]
+		}},
+		// K last, after a group of keys of other shards: its table chosen while
+		// the first group is answered, its words prefetched (PrefetchEveryBatch).
+		{"LookupBatchHash/prefetched", func(g *Growing, x *growTable, h uint64, _ growKey) bool {
+			hs, found := []uint64{}, make([]bool, batchGroup+1)
+			for i := uint64(1); len(hs) < batchGroup; i++ {
+				if o := i * 0x9e3779b97f4a7c15; g.shardOf(g.keyed(o)).searched() != x {
+					hs = append(hs, o)
+				}
+			}
+			g.LookupBatchHash(append(hs, h), found)
+			return found[batchGroup]
 		}},
 	}
 	for _, mode := range []Mode{LockFree, Locked} {

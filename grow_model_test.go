@@ -594,7 +594,8 @@ func collidingChurn(t *testing.T, mode Mode, base, seed uint64) {
 		go func(rd int) {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(seed, uint64(rd)+200))
-			found := make([]bool, len(stable))
+			twice := append(stable[:len(stable):len(stable)], stable...) // two batch groups
+			found := make([]bool, len(twice))
 			for {
 				select {
 				case <-done:
@@ -608,10 +609,10 @@ func collidingChurn(t *testing.T, mode Mode, base, seed uint64) {
 						report(fmt.Sprintf("LookupHash(%#x) false", h))
 					}
 				case 1:
-					g.lookupGroup(stable, found)
+					g.LookupBatchHash(twice, found)
 					for i, f := range found {
 						if !f {
-							report(fmt.Sprintf("lookupGroup(%#x) false", stable[i]))
+							report(fmt.Sprintf("LookupBatchHash: %#x false", twice[i]))
 						}
 					}
 				case 2:
