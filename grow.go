@@ -472,7 +472,7 @@ func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 	}
 	kh := g.keyed(h)
 	sh := g.shardOf(kh)
-	for {
+	for retried := false; ; {
 		x := g.writable(sh)
 		k := x.place(kh)
 		present, st := false, growDone
@@ -490,8 +490,12 @@ func (g *Growing) insertHash(h uint64, unique bool) (bool, error) {
 			}
 			return !present, nil
 		case st == growFull && (!unique || sh.eager(x) || g.growRelocate(x, k.b1, k.b2) == growFull):
+			growSearchStalled(x, k.b1, 4)
 			if !g.expand(sh, x) {
-				return false, ErrFull
+				if retried || x.d >= sh.maxD {
+					return false, ErrFull
+				}
+				retried = true // below half full since its search stopped short or was skipped: once more, deep
 			}
 		} // growFrozen, room made, or a new table: start over
 	}

@@ -101,6 +101,58 @@ func TestGrowDiscoverStopsShortWhileTheTableGrows(t *testing.T) {
 	t.Logf("in a table that can grow, %d of 20,000 keys' paths were past the short queue", missed)
 }
 
+// TestGrowingErrFullAfterTheLoadFalls: an insert whose search stopped short
+// in a shard that could grow, and whose expand then finds the shard below half
+// full (deletes elsewhere meanwhile, here the count lowered at stall point 4),
+// searches again, deep, before it returns ErrFull: Insert's doc allows ErrFull
+// below half load only when no path of five moves exists. Without the second
+// round the insert returns ErrFull with such a path.
+func TestGrowingErrFullAfterTheLoadFalls(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
+	}
+	g := tinyStepGrowing(LockFree, 1024)
+	r := rand.New(rand.NewPCG(11, 12))
+	sh := &g.st.shards[0]
+	x := sh.cur.Load()
+	sh.maxD = x.d
+	fillUntil(t, g, r, func(*growTable, growKey) bool { return false })
+	entries := 0 // fillUntil's adds do not count
+	for i := range x.t.words {
+		entries += laneCount(x.t.words[i].Load())
+	}
+	sh.maxD = growMaxDoublings
+	sh.count.add(int64(entries))
+	// A key of shard 0 (seed 0: the keyed hash is the hash) whose short search
+	// fails where the deep one finds a path.
+	var h uint64
+	for {
+		h = r.Uint64()
+		if k := x.place(h); g.shardOf(h) == sh && g.putIn(x, k) == growFull {
+			if _, _, short := x.growDiscover(k.b1, k.b2); !short {
+				if _, _, deep := x.growDiscoverDeep(k.b1, k.b2); deep {
+					break
+				}
+			}
+		}
+	}
+	stalls := 0
+	stall := func(sx *growTable, _ uint64, stage int) {
+		if sx == x && stage == 4 && stalls == 0 {
+			stalls++
+			sh.count.add(-int64(entries / 2)) // now below half full
+		}
+	}
+	growSearchStalls.Store(&stall)
+	defer growSearchStalls.Store(nil)
+	if err := g.InsertHash(h); err != nil {
+		t.Fatalf("Insert: %v after the load fell below half (stall reached: %v)", err, stalls > 0)
+	}
+	if stalls == 0 || sh.cur.Load() != x || !g.LookupHash(h) {
+		t.Fatalf("stall reached %v, table kept %v, key found %v", stalls > 0, sh.cur.Load() == x, g.LookupHash(h))
+	}
+}
+
 // TestGrowRelocateDuringCopy: with a copy begun, a relocation whose path
 // meets a frozen word, or that finds no path, reports growFrozen (the
 // insert then moves on to the next table); with none begun, no path is

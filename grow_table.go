@@ -466,7 +466,8 @@ func (g *Growing) freezeIn(x *growTable, j uint64) uint64 {
 
 // growSearchStalls is twophase.go's searchStalls for growing tables (race
 // builds): called with the table and b1 after a search's read of b1 (stage
-// 1), of b2 (2), and after the full search's re-read of b1 (3).
+// 1), of b2 (2), after the full search's re-read of b1 (3), and before an
+// insert that found no room grows the table (4).
 var growSearchStalls atomic.Pointer[func(x *growTable, b1 uint64, stage int)]
 
 func growSearchStalled(x *growTable, b1 uint64, stage int) {
