@@ -340,9 +340,8 @@ func (sh *growShard) eager(x *growTable) bool {
 	return x.d < sh.maxD && sh.loaded(x, growTargetLoad)
 }
 
-// canGrow reports whether an insert that finds no room in x grows it: below
-// its shard's bound and at least growFullLoad full. Only then does its search
-// stop at the short queue (gen_variants.go, Shallow).
+// canGrow reports whether an insert that finds no room in x grows it (below the
+// shard's bound, growFullLoad full); only then does a search stop short (Shallow).
 func (x *growTable) canGrow() bool { return x.d < x.sh.maxD && x.sh.loaded(x, growFullLoad) }
 
 // expand starts or joins the expansion of x, sh's table (protocol step 1),
