@@ -19,6 +19,8 @@ func TestGrowingLookupBatchNoFalseNegativesWhileGrowing(t *testing.T) {
 	dur := 1500 * time.Millisecond
 	if testing.Short() {
 		dur = 250 * time.Millisecond
+	} else if raceEnabled {
+		dur = 600 * time.Millisecond
 	}
 	for _, pre := range []bool{false, true} {
 		for _, mode := range growModes {
@@ -131,6 +133,8 @@ func TestGrowingLookupBatchAcrossResets(t *testing.T) {
 	dur := 1200 * time.Millisecond
 	if testing.Short() {
 		dur = 200 * time.Millisecond
+	} else if raceEnabled {
+		dur = 500 * time.Millisecond
 	}
 	for _, mode := range growModes {
 		t.Run(mode.String(), func(t *testing.T) {

@@ -26,7 +26,7 @@ func hasZeroLane(x uint64) bool {
 func TestGrowMatchEitherEveryLaneClass(t *testing.T) {
 	reps := []uint64{0, 1, 2, 0x3fff, 0x4000, 0x4001, 0x7fff}
 	tops := []uint64{0, 1, 2, 4, 8, 0xf}
-	if testing.Short() {
+	if testing.Short() || raceEnabled { // no concurrency to check
 		reps = []uint64{0, 1, 0x4000, 0x7fff}
 		tops = []uint64{0, 0xf}
 	}
@@ -101,7 +101,7 @@ func TestGrowMatchEitherAgainstMatchLanes(t *testing.T) {
 		return v&^(1<<(a+1)-1) | 1<<a
 	}
 	n := 3_000_000
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 300_000
 	}
 	for range n {
@@ -139,7 +139,11 @@ func TestGrowSlotAgainstShiftForm(t *testing.T) {
 			t.Fatalf("slot(J %#x, p2 %#x, T %#x, tv %#x) = %#x, %#x; shift form %#x, %#x", J, p2, T, tv, b, q, wb, wq)
 		}
 	}
-	for range 2_000_000 {
+	n := 2_000_000
+	if testing.Short() || raceEnabled {
+		n = 200_000
+	}
+	for range n {
 		p2 := r.Uint64N(top/2) * 2
 		T, tv := r.Uint64()>>r.IntN(64), r.Uint64()&(laneMask&^tailMask)|1
 		for _, J := range []uint64{0, 1, top - 1, top - 2, r.Uint64N(top), p2, p2 + 1, p2 - 1, p2 + 2, p2 - 2} {
