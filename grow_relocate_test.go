@@ -47,6 +47,23 @@ func fillUntil(t *testing.T, g *Growing, r *rand.Rand, stop func(x *growTable, k
 	return nil, growKey{}, 0
 }
 
+// fullGrowTable fills shard 0's first table of a tiny-step filter to its
+// first failed insert, searching deep (the shard at its bound, maxD = 0, which
+// it is left at), and returns the table and its entries, which the shard's
+// count does not hold (fillUntil's adds do not count), with the generator.
+func fullGrowTable(t *testing.T) (g *Growing, r *rand.Rand, sh *growShard, x *growTable, entries int) {
+	g = tinyStepGrowing(LockFree, 1024)
+	r = rand.New(rand.NewPCG(11, 12))
+	sh = &g.st.shards[0]
+	x = sh.cur.Load()
+	sh.maxD = x.d
+	fillUntil(t, g, r, func(*growTable, growKey) bool { return false })
+	for i := range x.t.words {
+		entries += laneCount(x.t.words[i].Load())
+	}
+	return g, r, sh, x, entries
+}
+
 // TestGrowDiscoverStopsShortWhileTheTableGrows: discovery stops at the short
 // queue exactly where the insert would grow the table instead (canGrow: below
 // its shard's bound, at least half full); at the bound, or below half full,
@@ -54,16 +71,7 @@ func fillUntil(t *testing.T, g *Growing, r *rand.Rand, stop func(x *growTable, k
 // failed insert, every path found is the deep search's; where the table cannot
 // grow every one is found, where it can some are missed.
 func TestGrowDiscoverStopsShortWhileTheTableGrows(t *testing.T) {
-	g := tinyStepGrowing(LockFree, 1024)
-	r := rand.New(rand.NewPCG(11, 12))
-	sh := &g.st.shards[0]
-	x := sh.cur.Load()
-	sh.maxD = x.d // at the bound: the fill searches deep
-	fillUntil(t, g, r, func(*growTable, growKey) bool { return false })
-	entries := 0 // fillUntil's adds do not count
-	for i := range x.t.words {
-		entries += laneCount(x.t.words[i].Load())
-	}
+	_, r, sh, x, entries := fullGrowTable(t)
 	cases := []struct {
 		name    string
 		maxD    uint64
@@ -114,16 +122,7 @@ func TestGrowingErrFullAfterTheLoadFalls(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("the stall points exist in race builds only (CI runs this package under -race)")
 	}
-	g := tinyStepGrowing(LockFree, 1024)
-	r := rand.New(rand.NewPCG(11, 12))
-	sh := &g.st.shards[0]
-	x := sh.cur.Load()
-	sh.maxD = x.d
-	fillUntil(t, g, r, func(*growTable, growKey) bool { return false })
-	entries := 0 // fillUntil's adds do not count
-	for i := range x.t.words {
-		entries += laneCount(x.t.words[i].Load())
-	}
+	g, r, sh, x, entries := fullGrowTable(t)
 	sh.maxD = growMaxDoublings
 	sh.count.add(int64(entries))
 	// A key of shard 0 (seed 0: the keyed hash is the hash) whose short search
