@@ -322,15 +322,17 @@ func (f *Filter) Insert(key []byte) error {
 		h = f.keyed(h)
 	}
 	b1, fp, b2 := place(h, f.m, f.fpRange)
-	if f.inline { // insertKey's first try, written out (a call fewer)
+	if f.inline { // insertKey, its first try written out (a call fewer)
+		f.count.add(1) // taken back by kept
 		w1, w2 := loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
 		if (w1|w2)&tagMask == 0 {
 			if b, w, r := f.lay.choose(b1, b2, w1, w2); r == 0 {
-				return f.counted(f.makeRoomAndAdd(b1, b2, fp))
+				return f.kept(f.makeRoomAndAdd(b1, b2, fp))
 			} else if f.t.cas(b, w, w|fp*f.lay.slotUnit(r)) {
-				return f.counted(true)
+				return nil
 			}
 		}
+		return f.kept(f.insertRead(b1, b2, fp, w1, w2)) // stale reads fail only add's CAS
 	} else if f.lay.packed {
 		return f.pkInsertKey(b1, b2, fp)
 	}

@@ -6,6 +6,7 @@ package cuckoo
 
 // pkInsertKey is Insert once the key is placed.
 func (f *Filter) pkInsertKey(b1, b2, fp uint64) error {
+	f.count.add(1) // taken back by kept
 	w1, w2 := f.pkReadPair(b1, b2)
 	// pkInsertRead with pkAdd's first round written out (a call fewer).
 	var added bool
@@ -20,7 +21,7 @@ func (f *Filter) pkInsertKey(b1, b2, fp uint64) error {
 	} else {
 		added = f.pkInsertRead(b1, b2, fp, w1, w2)
 	}
-	return f.counted(added)
+	return f.kept(added)
 }
 
 // pkInsertRead stores fp uncounted, relocating if need be (LockFree: from reads w1, w2).

@@ -7,6 +7,7 @@ package cuckoo
 // insertKey is Insert once the key is placed.
 func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	l := &f.lay
+	f.count.add(1) // taken back by kept
 	w1, w2 := loadAt(&f.t, wordAt(f.t.words, b1)), loadAt(&f.t, wordAt(f.t.words, b2))
 	// insertRead with add's first round written out (a call fewer).
 	var added bool
@@ -21,7 +22,7 @@ func (f *Filter) insertKey(b1, b2, fp uint64) error {
 	} else {
 		added = f.insertRead(b1, b2, fp, w1, w2)
 	}
-	return f.counted(added)
+	return f.kept(added)
 }
 
 // insertRead stores fp uncounted, relocating if need be (LockFree: from reads w1, w2).
