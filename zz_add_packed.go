@@ -54,18 +54,14 @@ func (f *Filter) pkMakeRoomAndAdd(b1, b2, fp uint64) bool {
 }
 
 // pkInsertGroup inserts a placeForInsert group's first k keys as Inserts
-// would, counted once: how many, false if the next did not fit. It reads
-// every key's words first, as the first tries; a stale read costs an insert
-// only a failed CAS or a needless search (an add writes what its CAS
-// compared, or its lock read).
+// would, counted once: how many, false if the next did not fit. Its word
+// reads hit lines placeForInsert prefetched for the whole group.
 func (f *Filter) pkInsertGroup(g *pkGroup, k int) (int, bool) {
 	k = min(k, batchGroup) // no bounds checks on j below
 	words := f.t.words
 	for j := range k {
-		g.w1[j], g.w2[j] = words[g.b1[j]>>1].Load(), words[g.b2[j]>>1].Load()
-	}
-	for j := range k {
-		b1, b2, w1, w2 := g.b1[j], g.b2[j], g.w1[j], g.w2[j]
+		b1, b2 := g.b1[j], g.b2[j]
+		w1, w2 := words[b1>>1].Load(), words[b2>>1].Load()
 		if b1>>1 == b2>>1 {
 			w2 = w1 // one read of a shared word
 		}

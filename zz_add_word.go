@@ -55,19 +55,15 @@ func (f *Filter) makeRoomAndAdd(b1, b2, fp uint64) bool {
 }
 
 // insertGroup inserts a placeForInsert group's first k keys as Inserts
-// would, counted once: how many, false if the next did not fit. It reads
-// every key's words first, as the first tries; a stale read costs an insert
-// only a failed CAS or a needless search (an add writes what its CAS
-// compared, or its lock read).
+// would, counted once: how many, false if the next did not fit. Its word
+// reads hit lines placeForInsert prefetched for the whole group.
 func (f *Filter) insertGroup(g *group, k int) (int, bool) {
 	l := &f.lay
 	k = min(k, batchGroup) // no bounds checks on j below
 	words := f.t.words
 	for j := range k {
-		g.w1[j], g.w2[j] = words[g.b1[j]].Load(), words[g.b2[j]].Load()
-	}
-	for j := range k {
-		b1, b2, w1, w2 := g.b1[j], g.b2[j], g.w1[j], g.w2[j]
+		b1, b2 := g.b1[j], g.b2[j]
+		w1, w2 := words[b1].Load(), words[b2].Load()
 		fp := g.fp[j]
 		// insertRead with add's first round written out (a call fewer).
 		var added bool
