@@ -6,9 +6,9 @@ import "github.com/cespare/xxhash/v2"
 // group's independent cache misses are in flight at once.
 const batchGroup = 16
 
-// group holds raw hashes in b1 until place replaces them with placed keys,
-// first reads of their words and, for a lookup, the raw read before them of
-// b1's wrap epoch (or packed version).
+// group holds raw hashes in b1 until place replaces them with placed keys
+// and, for a lookup, first reads of their words and, before them, of b1's
+// wrap epoch (or packed version).
 type group struct{ b1, b2, fp, w1, w2, e [batchGroup]uint64 }
 
 // batchKeys is a batch's keys: keys, strs or hashes hs, the first not nil.

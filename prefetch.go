@@ -7,11 +7,11 @@ import "sync/atomic"
 // trip that a batch's overlapped reads do not hide. So InsertBatch (and the
 // growing filter's insertBatch) first issues PREFETCHW for all of a group's
 // words at once; a single Insert does not, as the call costs what it saves
-// (BENCHMARKS.md, "Tuning constants").
+// (BENCHMARKS.md, "Tuning constants"). Without PREFETCHW, prefetchForWrite
+// reads the words instead (their misses still overlap), prefetchTwo nothing.
 
 // prefetchForWrite prefetches words b1[j]>>shift and b2[j]>>shift, j < n
-// (shift 1 in the packed layout, else 0; all below len(words)); without
-// PREFETCHW it reads them, so that their misses still overlap.
+// (shift 1 in the packed layout, else 0; all below len(words)).
 func prefetchForWrite(words []atomic.Uint64, b1, b2 *[batchGroup]uint64, n int, shift uint64) {
 	if prefetchW && n > 0 {
 		prefetchPairs(&words[0], &b1[0], &b2[0], n, shift)
@@ -23,8 +23,7 @@ func prefetchForWrite(words []atomic.Uint64, b1, b2 *[batchGroup]uint64, n int, 
 	}
 }
 
-// prefetchTwo prefetches words[b1] and words[b2] (both below len(words));
-// without PREFETCHW it does nothing.
+// prefetchTwo prefetches words[b1] and words[b2] (both below len(words)).
 func prefetchTwo(words []atomic.Uint64, b1, b2 uint64) {
 	if prefetchW {
 		prefetchPairs(&words[0], &b1, &b2, 1, 0)

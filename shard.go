@@ -88,10 +88,9 @@ type shardedCount struct{ counters }
 func (c *shardedCount) add(d int64) { c.mine().n[0].Add(uint64(d)) }
 func (c *shardedCount) sum() int64  { return int64(c.counters.sum(0)) }
 
-// An insert counts its key before it reads the table and takes the count
-// back if it fails (kept): the locked add then waits on no cache miss of
-// the insert's (BENCHMARKS.md, "Tuning constants"). Len, exact only when no
-// operation is in flight, may count an insert in flight.
+// kept takes back the count of an insert that failed: an insert counts its
+// key before it reads the table, so that the count's locked add waits on no
+// miss of the insert's (BENCHMARKS.md, "Tuning constants").
 func (f *Filter) kept(added bool) error {
 	if !added {
 		f.count.add(-1)
