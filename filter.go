@@ -333,7 +333,8 @@ func (f *Filter) Insert(key []byte) error {
 			}
 		}
 		return f.kept(f.insertRead(b1, b2, fp, w1, w2)) // stale reads fail only add's CAS
-	} else if f.lay.packed {
+	}
+	if f.lay.packed {
 		return f.pkInsertKey(b1, b2, fp)
 	}
 	return f.insertKey(b1, b2, fp)
